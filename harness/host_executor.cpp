@@ -1,0 +1,39 @@
+// Host executor: steady-clock timing around each run_sample call on the calling thread.
+#include "harness/executor.h"
+
+#include <time.h>
+
+#include <chrono>
+
+namespace ib {
+
+std::int64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+namespace {
+class HostExecutor final : public Executor {
+ public:
+  ExecContext context() const override { return {}; }
+
+  void run_samples(Workload& w, const std::function<bool()>& keep_going,
+                   const std::function<void(TimedSample&&)>& sink) override {
+    const ExecContext ctx = context();
+    while (keep_going()) {
+      SampleOutput out;
+      // CLOCK_MONOTONIC (what start_ns is on every backend) also times the sample: steady and
+      // shared by all processes on the host, so sample windows of different workers line up.
+      const std::int64_t t0 = monotonic_ns();
+      w.run_sample(ctx, out);
+      const std::int64_t t1 = monotonic_ns();
+      sink(TimedSample{t0, static_cast<double>(t1 - t0) * 1e-9, std::move(out.latencies_s)});
+    }
+  }
+};
+}  // namespace
+
+std::unique_ptr<Executor> make_host_executor() { return std::make_unique<HostExecutor>(); }
+
+}  // namespace ib

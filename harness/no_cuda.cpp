@@ -1,0 +1,17 @@
+// Stand-ins linked when the tool is built without the CUDA toolkit (IB_WITH_CUDA=OFF or no nvcc).
+#include "harness/executor.h"
+#include "kernels/cuda/cuda_workloads.h"
+
+namespace ib {
+
+void register_cuda_workloads(Registry&) {}
+
+std::optional<std::string> cuda_unavailable_reason(int) {
+  return std::string("this build of interference-bench has no CUDA support (configured without nvcc)");
+}
+
+std::unique_ptr<Executor> make_cuda_executor(int device) {
+  throw WorkloadError(*cuda_unavailable_reason(device));
+}
+
+}  // namespace ib

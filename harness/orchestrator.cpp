@@ -1,0 +1,369 @@
+#include "harness/orchestrator.h"
+
+#include "harness/analysis.h"
+#include "harness/executor.h"
+#include "harness/process.h"
+#include "harness/protocol.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+namespace ib {
+
+using nlohmann::json;
+
+namespace {
+
+PhaseResult& phase_of(TenantResult& t, const std::string& phase) {
+  if (phase == "exclusive") return t.exclusive;
+  if (phase == "alone") return t.alone;
+  return t.colocated;
+}
+
+std::string last_log_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  if (last.size() > 300) last = last.substr(0, 300) + "...";
+  return last;
+}
+
+// One worker process of a phase and what it has told us so far.
+struct LiveWorker {
+  std::size_t tenant = 0;
+  ChildProcess proc;
+  std::unique_ptr<LineReader> reader;
+  bool ready = false, started = false, done = false, waived = false;
+  bool eof = false, exited = false, timed_out = false, stopped_by_us = false, interrupted = false;
+  std::string error;
+  std::int64_t started_ns = 0;
+  ExitStatus exit;
+  std::string log;
+
+  bool failed() const {
+    if (waived || stopped_by_us || interrupted) return false;
+    if (timed_out || !error.empty()) return true;
+    if (exited && (!done || exit.signal || exit.exit_code.value_or(1) != 0)) return true;
+    return eof && !done;  // closed its report pipe without finishing
+  }
+};
+
+std::vector<std::string> worker_args(const Scenario& s, const Tenant& t, Backend backend) {
+  std::vector<std::string> a = {"worker", "--workload", t.workload, "--params", t.params.dump(),
+                                "--backend", backend_name(backend), "--device", std::to_string(s.device),
+                                "--warmup", std::to_string(s.warmup_s), "--duration", std::to_string(s.duration_s)};
+  if (!t.placement.cpus.empty()) {
+    std::string c;
+    for (int cpu : t.placement.cpus) c += (c.empty() ? "" : ",") + std::to_string(cpu);
+    a.insert(a.end(), {"--cpus", c});
+  }
+  return a;
+}
+
+std::string sanitize(const std::string& s) {
+  std::string o;
+  for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+  return o;
+}
+
+}  // namespace
+
+bool Orchestrator::poll_signal(int timeout_ms) {
+  if (o_.signal_fd < 0) return false;
+  pollfd p{o_.signal_fd, POLLIN, 0};
+  if (poll(&p, 1, timeout_ms) > 0) {
+    signalfd_siginfo info;
+    if (::read(o_.signal_fd, &info, sizeof(info)) > 0) interrupted_ = true;
+  }
+  return interrupted_;
+}
+
+Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& run,
+                                                  const std::vector<std::size_t>& tenants, const std::string& phase) {
+  GroupResult g;
+  std::vector<LiveWorker> workers(tenants.size());
+  for (std::size_t k = 0; k < tenants.size(); ++k) {
+    LiveWorker& w = workers[k];
+    w.tenant = tenants[k];
+    const Tenant& t = s.tenants[w.tenant];
+    w.log = o_.log_dir + "/" + sanitize(s.name) + "-r" + std::to_string(run.repetition) + "-" + phase + "-" +
+            sanitize(t.name) + ".log";
+    try {
+      w.proc = spawn_process({o_.worker_exe, worker_args(s, t, o_.backend), {}, w.log});
+    } catch (const std::exception& e) {
+      w.error = e.what();
+      w.exited = w.eof = true;
+      continue;
+    }
+    fcntl(w.proc.report_fd, F_SETFL, fcntl(w.proc.report_fd, F_GETFL) | O_NONBLOCK);
+    w.reader = std::make_unique<LineReader>(w.proc.report_fd);
+  }
+
+  const auto now = [] { return monotonic_ns(); };
+  const auto secs = [](double s_) { return static_cast<std::int64_t>(s_ * 1e9); };
+  const std::int64_t phase_start = now();
+  std::int64_t deadline = phase_start + secs(s.warmup_s + o_.timeout_margin_s);
+  std::int64_t release_ns = 0, kill_at = 0;
+  bool released = false, aborting = false;
+
+  auto stop_all = [&](bool because_interrupted) {
+    if (aborting) return;
+    aborting = true;
+    for (auto& w : workers) {
+      if (w.exited || w.failed()) continue;
+      if (because_interrupted) w.interrupted = true;
+      else w.stopped_by_us = true;
+      write_all(w.proc.control_fd, "stop\n");
+      close_fd(w.proc.control_fd);
+    }
+    kill_at = now() + secs(o_.stop_grace_s);
+  };
+
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<LiveWorker*> owners;
+    for (auto& w : workers)
+      if (w.proc.report_fd >= 0) {
+        fds.push_back({w.proc.report_fd, POLLIN, 0});
+        owners.push_back(&w);
+      }
+    if (o_.signal_fd >= 0) fds.push_back({o_.signal_fd, POLLIN, 0});
+    poll(fds.data(), fds.size(), 50);
+
+    if (o_.signal_fd >= 0 && fds.back().revents && poll_signal(0)) stop_all(true);
+    for (std::size_t k = 0; k < owners.size(); ++k) {
+      if (!fds[k].revents) continue;
+      LiveWorker& w = *owners[k];
+      std::vector<std::string> lines;
+      const bool open = w.reader->read_some(lines);
+      PhaseResult& pr = phase_of(run.tenants[w.tenant], phase);
+      for (const auto& line : lines) try {
+        json m = json::parse(line, nullptr, false);
+        if (m.is_discarded() || !m.is_object() || !m.contains("type")) {
+          w.error = "malformed message from worker: " + line.substr(0, 100);
+          continue;
+        }
+        const std::string type = m.value("type", "");
+        if (type == "ready") {
+          w.ready = true;
+          run.tenants[w.tenant].work = {m.value("work", 0.0), m.value("unit", std::string())};
+        } else if (type == "waived") {
+          w.waived = true;
+          pr.outcome.message = m.value("reason", std::string());
+        } else if (type == "error") {
+          w.error = m.value("message", std::string("unknown error"));
+        } else if (type == "started") {
+          w.started = true;
+          w.started_ns = m.value("t_ns", std::int64_t{0});
+        } else if (type == "samples") {
+          const auto st = m.at("start_ns").get<std::vector<std::int64_t>>();
+          const auto du = m.at("duration_s").get<std::vector<double>>();
+          pr.start_ns.insert(pr.start_ns.end(), st.begin(), st.end());
+          pr.duration_s.insert(pr.duration_s.end(), du.begin(), du.end());
+          // Per-sample request counts keep latencies attributable to samples (and the window).
+          const auto lc = m.contains("latency_count") ? m.at("latency_count").get<std::vector<std::uint32_t>>()
+                                                      : std::vector<std::uint32_t>(st.size(), 0);
+          pr.latency_count.insert(pr.latency_count.end(), lc.begin(), lc.end());
+          if (m.contains("latencies_s")) {
+            const auto la = m.at("latencies_s").get<std::vector<double>>();
+            pr.latencies_s.insert(pr.latencies_s.end(), la.begin(), la.end());
+          }
+        } else if (type == "done") {
+          w.done = true;
+          pr.measure_start_ns = m.value("measure_start_ns", std::int64_t{0});
+          pr.measure_end_ns = m.value("measure_end_ns", std::int64_t{0});
+        }
+      } catch (const json::exception& e) {
+        w.error = std::string("malformed message from worker: ") + e.what();
+      }
+      if (!open) {
+        w.eof = true;
+        close_fd(w.proc.report_fd);
+      }
+    }
+    for (auto& w : workers)
+      if (!w.exited && w.proc.pid > 0)
+        if (auto st = try_wait(w.proc.pid)) {
+          w.exited = true;
+          w.exit = *st;
+        }
+
+    bool any_failed = false, any_waived = false, all_ready = true, all_finished = true;
+    for (auto& w : workers) {
+      any_failed |= w.failed();
+      any_waived |= w.waived;
+      all_ready &= w.ready;
+      all_finished &= w.exited;
+    }
+    if ((any_failed || any_waived) && !aborting) stop_all(false);
+    if (!released && all_ready && !aborting) {
+      release_ns = now();
+      for (auto& w : workers) write_all(w.proc.control_fd, "go\n");
+      released = true;
+      deadline = release_ns + secs(s.duration_s + o_.timeout_margin_s);
+    }
+    if (all_finished) break;
+    const std::int64_t t = now();
+    if (!aborting && t > deadline) {
+      for (auto& w : workers)
+        if (!w.exited && !(released ? w.done : w.ready)) {
+          w.timed_out = true;
+          kill_process_group(w.proc.pid, SIGKILL);
+        }
+      stop_all(false);
+    }
+    if (aborting && t > kill_at)
+      for (auto& w : workers)
+        if (!w.exited) kill_process_group(w.proc.pid, SIGKILL);
+    if (o_.progress) {
+      std::ostringstream os;
+      os.precision(1);
+      os << std::fixed << s.name << " rep " << run.repetition << "/" << s.repetitions << " " << phase;
+      if (released) os << " " << (t - release_ns) * 1e-9 << "/" << s.duration_s << " s";
+      else os << " warming up";
+      o_.progress(os.str());
+    }
+  }
+
+  // Record outcomes. Precedence: timeout, interrupted, waived, error, crashed/exited, stopped, ok.
+  std::int64_t win_start = 0, win_end = INT64_MAX, skew_lo = INT64_MAX, skew_hi = 0;
+  bool all_done = true;
+  for (auto& w : workers) {
+    close_fd(w.proc.control_fd);
+    close_fd(w.proc.report_fd);
+    PhaseResult& pr = phase_of(run.tenants[w.tenant], phase);
+    WorkerOutcome& oc = pr.outcome;
+    oc.exit_code = w.exit.exit_code;
+    oc.signal = w.exit.signal;
+    oc.log_file = w.log;
+    const std::string tail = last_log_line(w.log);
+    if (w.timed_out) {
+      oc.status = "timeout";
+      oc.message = "no " + std::string(released ? "end of measurement" : "ready") + " within " +
+                   std::to_string(released ? s.duration_s : s.warmup_s) + " s + a " +
+                   std::to_string(o_.timeout_margin_s) + " s margin; killed";
+    } else if (w.interrupted) {
+      oc.status = "interrupted";
+      oc.message = "stopped by SIGINT/SIGTERM";
+    } else if (w.waived) {
+      oc.status = "waived";
+    } else if (!w.error.empty()) {
+      oc.status = "error";
+      oc.message = w.error;
+    } else if (w.exit.signal) {
+      oc.status = "crashed";
+      oc.message = w.exit.describe() + (tail.empty() ? "" : "; last log line: " + tail);
+    } else if (w.exit.exit_code.value_or(0) != 0 || (!w.done && !w.stopped_by_us)) {
+      oc.status = "exited";
+      oc.message = w.exit.describe() + (w.done ? "" : " before finishing the phase") +
+                   (tail.empty() ? "" : "; last log line: " + tail);
+    } else if (w.stopped_by_us) {
+      oc.status = "stopped";
+      oc.message = "stopped by the harness because another worker of this phase failed";
+    } else {
+      oc.status = "ok";
+    }
+    if (oc.status != "ok") g.ok = false;
+    all_done &= w.done && oc.status == "ok";
+    win_start = std::max(win_start, pr.measure_start_ns);
+    win_end = std::min(win_end, pr.measure_end_ns);
+    if (w.started) {
+      skew_lo = std::min(skew_lo, w.started_ns);
+      skew_hi = std::max(skew_hi, w.started_ns);
+    }
+  }
+  const bool colocated = phase == "colocated";
+  if (colocated && skew_hi >= skew_lo && skew_lo != INT64_MAX) g.barrier_skew_s = (skew_hi - skew_lo) * 1e-9;
+  if (colocated && all_done && win_end > win_start) {
+    g.overlap_start_ns = win_start;
+    g.overlap_end_ns = win_end;
+  }
+  for (auto& w : workers) {
+    TenantResult& tr = run.tenants[w.tenant];
+    PhaseResult& pr = phase_of(tr, phase);
+    if (colocated && !g.overlap_start_ns) {
+      // No overlap window (a worker failed): nothing counts as co-located.
+      summarize_phase(pr, tr.work, std::int64_t{1}, std::int64_t{0});
+    } else {
+      summarize_phase(pr, tr.work, g.overlap_start_ns, g.overlap_end_ns);
+    }
+  }
+  return g;
+}
+
+RunResult Orchestrator::run(const Scenario& s, int repetition) {
+  RunResult r;
+  r.scenario = s.name;
+  r.scenario_file = s.file;
+  r.mode = mode_name(s.mode);
+  r.device = s.device;
+  r.repetition = repetition;
+  r.repetitions = s.repetitions;
+  r.warmup_s = s.warmup_s;
+  r.duration_s = s.duration_s;
+  r.cutoff = s.cutoff;
+  for (const auto& t : s.tenants) {
+    TenantResult tr;
+    tr.name = t.name;
+    tr.role = t.role;
+    tr.workload = t.workload;
+    tr.params = t.params;
+    tr.placement = t.placement.raw;
+    r.tenants.push_back(std::move(tr));
+  }
+  auto finish = [&](const std::string& status, const std::string& message) {
+    r.status = status;
+    r.message = message;
+    return r;
+  };
+
+  // exclusive: each tenant alone on the whole device, one after another.
+  for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+    if (poll_signal(0)) return finish("interrupted", "interrupted before the exclusive phase of " + s.tenants[i].name);
+    const GroupResult g = run_group(s, r, {i}, "exclusive");
+    const WorkerOutcome& oc = r.tenants[i].exclusive.outcome;
+    if (interrupted_) return finish("interrupted", "interrupted during the exclusive phase of " + s.tenants[i].name);
+    if (oc.status == "waived") return finish("waived", s.tenants[i].name + " waived: " + oc.message);
+    if (!g.ok) return finish("error", s.tenants[i].name + " " + oc.status + " in the exclusive phase: " + oc.message);
+  }
+  if (s.mode == Mode::exclusive) return finish("ok", "");
+
+  // alone: under time-slicing a tenant alone on the GPU is the exclusive phase by definition.
+  for (auto& t : r.tenants) {
+    t.alone = t.exclusive;
+    t.alone.source = "exclusive";
+    t.alone.start_ns.clear();
+    t.alone.duration_s.clear();
+    t.alone.in_window.clear();
+    t.alone.outlier.clear();
+    t.alone.latencies_s.clear();
+    t.alone.latency_count.clear();
+  }
+
+  std::vector<std::size_t> all(s.tenants.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  if (poll_signal(0)) return finish("interrupted", "interrupted before the colocated phase");
+  const GroupResult g = run_group(s, r, all, "colocated");
+  r.barrier_skew_s = g.barrier_skew_s;
+  r.overlap_start_ns = g.overlap_start_ns;
+  r.overlap_end_ns = g.overlap_end_ns;
+  if (interrupted_) return finish("interrupted", "interrupted during the colocated phase");
+  if (!g.ok) {
+    std::string who;
+    for (const auto& t : r.tenants)
+      if (t.colocated.outcome.status != "ok" && t.colocated.outcome.status != "stopped")
+        who += (who.empty() ? "" : "; ") + t.name + " " + t.colocated.outcome.status + ": " + t.colocated.outcome.message;
+    return finish("error", "colocated phase failed: " + who);
+  }
+  return finish("ok", "");
+}
+
+}  // namespace ib

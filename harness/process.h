@@ -1,0 +1,45 @@
+// Worker processes: started without a shell (posix_spawn), in their own process group, with a
+// control pipe on stdin (harness -> worker), a report pipe on fd 3 (worker -> harness) and
+// stdout/stderr in a log file.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ib {
+
+constexpr int kWorkerReportFd = 3;
+
+struct SpawnSpec {
+  std::string exe;
+  std::vector<std::string> args;         // argv[1..]
+  std::vector<std::string> env;          // "KEY=VALUE" set on top of the harness's environment
+  std::string log_path;                  // stdout and stderr of the worker
+};
+
+struct ChildProcess {
+  pid_t pid = -1;
+  int control_fd = -1;  // write end of the worker's stdin
+  int report_fd = -1;   // read end of the worker's fd 3
+};
+
+// Throws std::runtime_error when the process cannot be started.
+ChildProcess spawn_process(const SpawnSpec& spec);
+
+struct ExitStatus {
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string describe() const;  // "exit code 3", "killed by signal 6 (Aborted)"
+};
+
+std::optional<ExitStatus> try_wait(pid_t pid);  // nullopt while running
+ExitStatus wait_for(pid_t pid);                  // blocks
+void kill_process_group(pid_t pid, int sig);     // the worker and anything it started
+void close_fd(int& fd);
+
+std::string self_exe_path();
+
+}  // namespace ib

@@ -1,0 +1,34 @@
+// The worker protocol: one JSON object per line on the worker's fd 3, plain words on its stdin.
+//
+// worker -> harness: {"type":"ready","work":X,"unit":U,"setup_s":S,"warmup_samples":N}
+//                    {"type":"waived","reason":R}     {"type":"error","message":M}
+//                    {"type":"started","t_ns":T}      (when released from the barrier)
+//                    {"type":"samples","start_ns":[..],"duration_s":[..],"latencies_s":[..]}
+//                    {"type":"done","measure_start_ns":T0,"measure_end_ns":T1,"stopped":B}
+// harness -> worker: "go\n" releases the barrier; "stop\n" or end of file ends the worker early.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace ib {
+
+// Reads what is available on a non-blocking-ready fd and splits it into complete lines.
+class LineReader {
+ public:
+  explicit LineReader(int fd) : fd_(fd) {}
+  // Reads once (call when poll() says readable). Appends complete lines; returns false at end of file.
+  bool read_some(std::vector<std::string>& lines);
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+  std::string buffer_;
+};
+
+// Writes all of `text`; returns false when the reader is gone (EPIPE) or on error.
+bool write_all(int fd, const std::string& text);
+
+}  // namespace ib

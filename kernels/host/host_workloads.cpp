@@ -1,0 +1,194 @@
+#include "kernels/host/host_workloads.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace ib {
+namespace {
+
+// Deterministic inputs in [-1, 1): never time zeros or uninitialised memory.
+void fill_pseudo_random(std::vector<double>& v, std::uint64_t seed) {
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
+  for (auto& e : v) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    e = static_cast<double>(x >> 11) / static_cast<double>(1ULL << 53) * 2.0 - 1.0;
+  }
+}
+
+// host-compute: C = A * B on n x n float64 matrices, `reps` products per sample.
+// Work per sample: 2 n^3 reps FLOP (one multiply and one add per inner-product term).
+class HostCompute final : public Workload {
+ public:
+  explicit HostCompute(const Params& p) : n_(p.at("n").get<int>()), reps_(p.at("reps").get<int>()) {}
+
+  void setup(const ExecContext&) override {
+    const size_t nn = static_cast<size_t>(n_) * n_;
+    a_.resize(nn);
+    b_.resize(nn);
+    c_.assign(nn, 0.0);
+    fill_pseudo_random(a_, 1);
+    fill_pseudo_random(b_, 2);
+    multiply();
+    // Reference: every element as a long-double dot product in the textbook order.
+    double worst = 0.0;
+    for (int i = 0; i < n_; ++i)
+      for (int j = 0; j < n_; ++j) {
+        long double ref = 0.0L;
+        for (int k = 0; k < n_; ++k) ref += static_cast<long double>(a_[i * n_ + k]) * b_[k * n_ + j];
+        worst = std::max(worst, std::fabs(static_cast<double>(ref) - c_[i * n_ + j]));
+      }
+    // Inputs are in [-1, 1), so |partial sums| <= n and the float64 rounding error stays far below 1e-9 n.
+    if (!(worst <= 1e-9 * n_)) throw WorkloadError("host-compute: result differs from the reference by " + std::to_string(worst));
+  }
+
+  void run_sample(const ExecContext&, SampleOutput&) override {
+    for (int r = 0; r < reps_; ++r) multiply();
+  }
+
+  Work work_per_sample() const override {
+    const double n = n_;
+    return {2.0 * n * n * n * reps_, "FLOP"};
+  }
+
+  void teardown() override {
+    a_.clear();
+    b_.clear();
+    c_.clear();
+  }
+
+ private:
+  // i-k-j order so the inner loop streams rows of B and C (vectorisable).
+  void multiply() {
+    const int n = n_;
+    std::fill(c_.begin(), c_.end(), 0.0);
+    for (int i = 0; i < n; ++i) {
+      double* ci = &c_[static_cast<size_t>(i) * n];
+      for (int k = 0; k < n; ++k) {
+        const double aik = a_[static_cast<size_t>(i) * n + k];
+        const double* bk = &b_[static_cast<size_t>(k) * n];
+        for (int j = 0; j < n; ++j) ci[j] += aik * bk[j];
+      }
+    }
+  }
+
+  int n_;
+  int reps_;
+  std::vector<double> a_, b_, c_;
+};
+
+// host-copy: memcpy of a buffer larger than the last-level cache, `reps` copies per sample.
+// Work per sample: 2 * bytes * reps B, counted as bytes read + bytes written.
+class HostCopy final : public Workload {
+ public:
+  explicit HostCopy(const Params& p)
+      : bytes_(static_cast<size_t>(p.at("mib").get<int>()) << 20), reps_(p.at("reps").get<int>()) {}
+
+  void setup(const ExecContext&) override {
+    src_.resize(bytes_);
+    dst_.assign(bytes_, 0);
+    for (size_t i = 0; i < bytes_; ++i) src_[i] = static_cast<unsigned char>((i * 131u + 7u) & 0xFF);
+    std::memcpy(dst_.data(), src_.data(), bytes_);
+    if (std::memcmp(dst_.data(), src_.data(), bytes_) != 0) throw WorkloadError("host-copy: destination differs from source");
+  }
+
+  void run_sample(const ExecContext&, SampleOutput&) override {
+    for (int r = 0; r < reps_; ++r) {
+      // Alternate direction so every copy moves data the previous one did not leave in cache.
+      if (r % 2 == 0)
+        std::memcpy(dst_.data(), src_.data(), bytes_);
+      else
+        std::memcpy(src_.data(), dst_.data(), bytes_);
+    }
+  }
+
+  Work work_per_sample() const override { return {2.0 * static_cast<double>(bytes_) * reps_, "B"}; }
+
+  void teardown() override {
+    src_.clear();
+    dst_.clear();
+  }
+
+ private:
+  size_t bytes_;
+  int reps_;
+  std::vector<unsigned char> src_, dst_;
+};
+
+// host-fault: fault injection for testing the harness's error paths (crash, hang, exit, throw).
+// Each sample spins for sample_ms; the fault fires at sample number `at_sample` (counted from the
+// first sample this process runs, warm-up included) or during setup when at_sample is 0.
+class HostFault final : public Workload {
+ public:
+  explicit HostFault(const Params& p)
+      : action_(p.at("action").get<std::string>()),
+        at_sample_(p.at("at_sample").get<int>()),
+        sample_ms_(p.at("sample_ms").get<double>()) {}
+
+  void setup(const ExecContext&) override {
+    if (at_sample_ == 0) fire();
+  }
+
+  void run_sample(const ExecContext&, SampleOutput&) override {
+    if (++samples_ == at_sample_) fire();
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(sample_ms_);
+    while (std::chrono::steady_clock::now() < end) {
+    }
+  }
+
+  Work work_per_sample() const override { return {sample_ms_ / 1e3, "s"}; }
+  void teardown() override {}
+
+ private:
+  void fire() {
+    if (action_ == "crash") std::abort();
+    if (action_ == "segfault") std::raise(SIGSEGV);
+    if (action_ == "exit") ::_exit(3);
+    if (action_ == "throw") throw WorkloadError("host-fault: injected failure");
+    if (action_ == "hang")
+      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+
+  std::string action_;
+  int at_sample_;
+  double sample_ms_;
+  int samples_ = 0;
+};
+
+Support always_supported(const Params&, const ExecContext&) { return {}; }
+
+}  // namespace
+
+void register_host_workloads(Registry& registry) {
+  using T = ParamSpec::Type;
+  registry.add({"host-compute", Backend::host,
+                "CPU-bound: float64 n x n matrix product on one core (FLOP/s)",
+                {{"n", T::integer, 256, 16, 2048, {}, "matrix order"},
+                 {"reps", T::integer, 1, 1, 1000, {}, "products per sample"}},
+                always_supported,
+                [](const Params& p) { return std::make_unique<HostCompute>(p); }});
+  registry.add({"host-copy", Backend::host,
+                "Memory-bandwidth-bound: memcpy of a buffer larger than the LLC (B/s, read+written)",
+                {{"mib", T::integer, 64, 1, 16384, {}, "buffer size in MiB"},
+                 {"reps", T::integer, 1, 1, 1000, {}, "copies per sample"}},
+                always_supported,
+                [](const Params& p) { return std::make_unique<HostCopy>(p); }});
+  registry.add({"host-fault", Backend::host,
+                "Fault injection for testing the harness: spins, then crashes, hangs, exits or throws",
+                {{"action", T::string, "crash", {}, {}, {"crash", "segfault", "hang", "exit", "throw", "none"}, "what to do"},
+                 {"at_sample", T::integer, 10, 0, 1e9, {}, "sample number that faults (0: during setup)"},
+                 {"sample_ms", T::number, 5.0, 0.1, 1000, {}, "spin time per sample"}},
+                always_supported,
+                [](const Params& p) { return std::make_unique<HostFault>(p); }});
+}
+
+}  // namespace ib

@@ -1,0 +1,110 @@
+// The one interface between the harness and every workload (CUDA or host).
+//
+// A workload knows how to set itself up, run one sample of work and say how much work a sample is.
+// It does not time itself, spawn processes or pick streams: the harness's executor owns timing
+// (steady clock for host workloads, CUDA events on a harness-owned stream for CUDA ones).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ib {
+
+// Thrown by a workload when it cannot run (bad parameter that slipped past validation, a failed
+// correctness check, an allocation failure). The worker reports it and exits non-zero.
+class WorkloadError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Backend { host, cuda };
+const char* backend_name(Backend b);
+
+// How much work one sample does, e.g. {2*m*n*k, "FLOP"} or {2*bytes, "B"}.
+struct Work {
+  double amount = 0.0;
+  std::string unit;  // "FLOP", "B", "request", ...
+};
+
+// Result of a workload's "can it run here?" check; not supported means `waived`, not failed.
+struct Support {
+  bool supported = true;
+  std::string reason;  // why not, when !supported
+};
+
+// What the harness hands a workload: where to run. `stream` is a cudaStream_t owned by the
+// harness for CUDA workloads and nullptr for host workloads.
+struct ExecContext {
+  int device = 0;
+  void* stream = nullptr;
+};
+
+// Per-sample extras a workload may fill in (the harness times the sample itself).
+struct SampleOutput {
+  // Per-request latencies inside this sample, for latency-type workloads (completion - arrival).
+  std::vector<double> latencies_s;
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  // Allocates and initialises inputs and checks the result against a reference on small inputs.
+  virtual void setup(const ExecContext& ctx) = 0;
+  // Runs (host) or enqueues on ctx.stream (CUDA) exactly one sample of work.
+  virtual void run_sample(const ExecContext& ctx, SampleOutput& out) = 0;
+  // The work one sample does; constant for a configured workload.
+  virtual Work work_per_sample() const = 0;
+  virtual void teardown() = 0;
+};
+
+// One declared parameter of a workload. The harness validates scenario params against these,
+// so every workload gets the same clear messages ("tenants[0].params.n: expected integer in ...").
+struct ParamSpec {
+  enum class Type { integer, number, string, boolean };
+  std::string name;
+  Type type = Type::integer;
+  nlohmann::json default_value;
+  std::optional<double> min;                 // integer/number: inclusive bounds
+  std::optional<double> max;
+  std::vector<std::string> choices;          // string: allowed values (empty = any)
+  std::string help;
+};
+
+// Parameters after validation, with defaults filled in.
+using Params = nlohmann::json;
+
+struct WorkloadSpec {
+  std::string name;
+  Backend backend = Backend::host;
+  std::string description;
+  std::vector<ParamSpec> params;
+  // Can this workload run here with these (validated) params? Not supported => `waived`.
+  std::function<Support(const Params&, const ExecContext&)> supported;
+  std::function<std::unique_ptr<Workload>(const Params&)> create;
+};
+
+// Workloads by name. Built explicitly at start-up (no static self-registration, no globals).
+class Registry {
+ public:
+  void add(WorkloadSpec spec);  // throws std::logic_error on a duplicate name
+  const WorkloadSpec* find(const std::string& name) const;
+  std::vector<const WorkloadSpec*> all() const;  // sorted by name
+
+ private:
+  std::map<std::string, WorkloadSpec> specs_;
+};
+
+// Checks `given` (a JSON object) against `spec`, returns the params with defaults filled in.
+// On error returns std::nullopt and sets `error` to "<key>: <what was expected>" (key relative to
+// the params object, e.g. "n: expected integer in [16, 4096], got 5000").
+std::optional<Params> validate_params(const WorkloadSpec& spec, const nlohmann::json& given,
+                                      std::string& error);
+
+}  // namespace ib

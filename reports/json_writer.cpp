@@ -1,0 +1,171 @@
+#include "reports/json_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace ib {
+
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+ojson number(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
+
+ojson stats_json(const Summary& s) {
+  return {{"n", s.n},          {"mean", number(s.mean)}, {"median", number(s.median)}, {"stddev", number(s.stddev)},
+          {"cv", number(s.cv)}, {"min", number(s.min)},   {"max", number(s.max)},       {"p5", number(s.p5)},
+          {"p50", number(s.p50)}, {"p95", number(s.p95)}, {"p99", number(s.p99)}};
+}
+
+ojson outcome_json(const WorkerOutcome& o) {
+  ojson j = {{"status", o.status}, {"message", o.message}};
+  j["exit_code"] = o.exit_code ? ojson(*o.exit_code) : ojson(nullptr);
+  j["signal"] = o.signal ? ojson(*o.signal) : ojson(nullptr);
+  j["log"] = o.log_file;
+  return j;
+}
+
+ojson phase_json(const PhaseResult& p, bool raw) {
+  ojson j;
+  j["source"] = p.source;
+  j["worker"] = outcome_json(p.outcome);
+  j["stats"] = stats_json(p.stats);
+  j["stats"]["unit"] = "s";
+  j["throughput"] = {{"value", number(p.throughput)}, {"unit", p.throughput_unit}};
+  j["window_cv"] = number(p.window_cv);
+  j["outliers"] = p.outliers;
+  j["measure_start_ns"] = p.measure_start_ns;
+  j["measure_end_ns"] = p.measure_end_ns;
+  if (p.latency) {
+    j["latency"] = stats_json(*p.latency);
+    j["latency"]["unit"] = "s";
+  }
+  if (raw && p.source == "measured") {
+    j["samples"] = {{"start_ns", p.start_ns},
+                    {"duration_s", p.duration_s},
+                    {"in_window", p.in_window},
+                    {"outlier", p.outlier}};
+    if (!p.latencies_s.empty()) {
+      j["samples"]["latency_count"] = p.latency_count;
+      j["samples"]["latency_s"] = p.latencies_s;
+    }
+  }
+  return j;
+}
+
+ojson estimate_json(const Estimate& e) {
+  return {{"value", number(e.value)},
+          {"ci_low", number(e.ci_low)},
+          {"ci_high", number(e.ci_high)},
+          {"confidence", e.confidence},
+          {"method", "percentile bootstrap"},
+          {"resamples", e.resamples},
+          {"seed", e.seed}};
+}
+
+}  // namespace
+
+ojson results_to_json(const Results& r, bool raw) {
+  ojson j;
+  j["schema_version"] = r.schema_version;
+  const Meta& m = r.meta;
+  j["meta"] = {{"tool", "interference-bench"},
+               {"version", m.version},
+               {"git_sha", m.git_sha},
+               {"argv", m.argv},
+               {"start_time", m.start_time},
+               {"host", {{"hostname", m.host}, {"cpus", m.host_cpus}}},
+               {"backend", m.backend},
+               {"backend_requested", m.backend_requested},
+               {"backend_note", m.backend_note},
+               {"suite", m.suite},
+               {"bootstrap", {{"seed", m.bootstrap_seed}, {"resamples", m.bootstrap_resamples}}},
+               {"raw_samples", raw}};
+  j["runs"] = ojson::array();
+  for (const RunResult& run : r.runs) {
+    ojson jr;
+    jr["scenario"] = run.scenario;
+    jr["scenario_file"] = run.scenario_file;
+    jr["mode"] = run.mode;
+    jr["device"] = run.device;
+    jr["repetition"] = run.repetition;
+    jr["repetitions"] = run.repetitions;
+    jr["warmup_s"] = run.warmup_s;
+    jr["duration_s"] = run.duration_s;
+    jr["cutoff"] = run.cutoff;
+    jr["status"] = run.status;
+    jr["message"] = run.message;
+    jr["barrier_skew_s"] = run.barrier_skew_s ? number(*run.barrier_skew_s) : ojson(nullptr);
+    jr["overlap_window_ns"] = run.overlap_start_ns ? ojson{{"start", *run.overlap_start_ns}, {"end", *run.overlap_end_ns}}
+                                                  : ojson(nullptr);
+    jr["system"] = run.system ? ojson{{"stp", number(run.system->stp)}, {"antt", number(run.system->antt)}}
+                              : ojson{{"stp", nullptr}, {"antt", nullptr}};
+    jr["tenants"] = ojson::array();
+    for (const TenantResult& t : run.tenants) {
+      ojson jt;
+      jt["name"] = t.name;
+      jt["role"] = t.role;
+      jt["workload"] = t.workload;
+      jt["params"] = ojson::parse(t.params.dump());
+      jt["placement"] = ojson::parse(t.placement.dump());
+      jt["work_per_sample"] = {{"value", t.work.amount}, {"unit", t.work.unit}};
+      jt["phases"] = {{"exclusive", phase_json(t.exclusive, raw)},
+                      {"alone", phase_json(t.alone, raw)},
+                      {"colocated", phase_json(t.colocated, raw)}};
+      if (t.metrics) {
+        jt["metrics"] = {{"p95_slowdown", estimate_json(t.metrics->p95_slowdown)},
+                         {"median_slowdown", number(t.metrics->median_slowdown)},
+                         {"partition_cost", number(t.metrics->partition_cost)},
+                         {"interference", number(t.metrics->interference)},
+                         {"cv", {{"exclusive", number(t.exclusive.stats.cv)},
+                                 {"alone", number(t.alone.stats.cv)},
+                                 {"colocated", number(t.colocated.stats.cv)}}},
+                         {"window_cv", {{"exclusive", number(t.exclusive.window_cv)},
+                                        {"alone", number(t.alone.window_cv)},
+                                        {"colocated", number(t.colocated.window_cv)}}}};
+      } else {
+        jt["metrics"] = nullptr;
+      }
+      jt["verdict"] = verdict_name(t.verdict);
+      jt["verdict_reason"] = t.verdict_reason;
+      jt["warnings"] = t.warnings;
+      jr["tenants"].push_back(std::move(jt));
+    }
+    j["runs"].push_back(std::move(jr));
+  }
+  const RunSummary& s = r.summary;
+  j["summary"] = {{"pass", s.pass},         {"interrupted", s.interrupted}, {"exit_code", s.exit_code},
+                  {"runs", s.runs},         {"tenants", s.tenants},         {"passed", s.passed},
+                  {"failed", s.failed},     {"inconclusive", s.inconclusive}, {"baseline", s.baseline},
+                  {"waived", s.waived},     {"errors", s.errors}};
+  return j;
+}
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+  std::size_t off = 0;
+  while (off < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int e = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(e));
+    }
+    off += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("cannot write " + path + ": " + std::strerror(e));
+  }
+}
+
+}  // namespace ib

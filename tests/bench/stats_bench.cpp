@@ -1,0 +1,82 @@
+// Google Benchmark (not a timed test): statistics over 10 million samples and JSON writing of a
+// 1-million-sample result. Figures are recorded in docs/performance.md.
+#include "harness/analysis.h"
+#include "harness/metrics.h"
+#include "harness/stats.h"
+#include "reports/json_writer.h"
+
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+namespace {
+
+std::vector<double> make_samples(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::lognormal_distribution<double> d(std::log(0.01), 0.05);
+  std::vector<double> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+void BM_Summarize10M(benchmark::State& state) {
+  const auto v = make_samples(10'000'000, 1);
+  for (auto _ : state) benchmark::DoNotOptimize(ib::summarize(v));
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(v.size()));
+}
+BENCHMARK(BM_Summarize10M)->Unit(benchmark::kMillisecond);
+
+void BM_MadOutliers10M(benchmark::State& state) {
+  const auto v = make_samples(10'000'000, 2);
+  for (auto _ : state) benchmark::DoNotOptimize(ib::mad_outliers(v));
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(v.size()));
+}
+BENCHMARK(BM_MadOutliers10M)->Unit(benchmark::kMillisecond);
+
+void BM_WindowCv10M(benchmark::State& state) {
+  const auto d = make_samples(10'000'000, 3);
+  std::vector<std::int64_t> start(d.size());
+  std::int64_t t = 0;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    start[i] = t;
+    t += static_cast<std::int64_t>(d[i] * 1e9);
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(ib::window_throughput_cv(start, d, 1.0));
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(d.size()));
+}
+BENCHMARK(BM_WindowCv10M)->Unit(benchmark::kMillisecond);
+
+// The bootstrap at a realistic phase size (3,000 samples a side, 1,000 resamples).
+void BM_P95SlowdownBootstrap(benchmark::State& state) {
+  const auto c = make_samples(static_cast<std::size_t>(state.range(0)), 4);
+  const auto e = make_samples(static_cast<std::size_t>(state.range(0)), 5);
+  for (auto _ : state) benchmark::DoNotOptimize(ib::p95_slowdown(c, e, 1, 1000));
+}
+BENCHMARK(BM_P95SlowdownBootstrap)->Arg(3000)->Unit(benchmark::kMillisecond);
+
+void BM_JsonWrite1M(benchmark::State& state) {
+  ib::Results r;
+  ib::RunResult run;
+  ib::TenantResult t;
+  const auto d = make_samples(1'000'000, 6);
+  t.exclusive.duration_s = d;
+  t.exclusive.start_ns.resize(d.size());
+  for (std::size_t i = 0; i < d.size(); ++i) t.exclusive.start_ns[i] = static_cast<std::int64_t>(i) * 10'000'000;
+  t.exclusive.outcome.status = "ok";
+  ib::summarize_phase(t.exclusive, {1.0, "FLOP"}, std::nullopt, std::nullopt);
+  run.tenants.push_back(t);
+  r.runs.push_back(run);
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    const std::string text = ib::results_to_json(r, true).dump(1);
+    bytes = text.size();
+    benchmark::DoNotOptimize(text.data());
+  }
+  state.counters["json_MB"] = static_cast<double>(bytes) / 1e6;
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(d.size()));
+}
+BENCHMARK(BM_JsonWrite1M)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -117,7 +117,7 @@ void finalize_run(RunResult& run, std::uint64_t seed, int resamples) {
         t.verdict_reason = "exclusive mode measures the baseline only";
       } else {
         t.verdict = Verdict::error;
-        t.verdict_reason = "phases missing";
+        t.verdict_reason = "not measured: " + (run.message.empty() ? std::string("phases missing") : run.message);
       }
     }
     if (!have_c) all_colocated = false;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -127,14 +128,28 @@ class HostCopy final : public Workload {
 // host-fault: fault injection for testing the harness's error paths (crash, hang, exit, throw).
 // Each sample spins for sample_ms; the fault fires at sample number `at_sample` (counted from the
 // first sample this process runs, warm-up included) or during setup when at_sample is 0.
+// With `count_file` set, only the `at_start`-th process of this tenant faults (each start adds a
+// line to the file), so a test can let the exclusive phase pass and fault in the colocated one.
 class HostFault final : public Workload {
  public:
   explicit HostFault(const Params& p)
       : action_(p.at("action").get<std::string>()),
         at_sample_(p.at("at_sample").get<int>()),
-        sample_ms_(p.at("sample_ms").get<double>()) {}
+        sample_ms_(p.at("sample_ms").get<double>()),
+        count_file_(p.at("count_file").get<std::string>()),
+        at_start_(p.at("at_start").get<int>()) {}
 
   void setup(const ExecContext&) override {
+    if (!count_file_.empty()) {
+      int starts = 1;
+      {
+        std::ifstream in(count_file_);
+        std::string line;
+        while (std::getline(in, line)) ++starts;
+      }
+      std::ofstream(count_file_, std::ios::app) << "start\n";
+      armed_ = starts == at_start_;
+    }
     if (at_sample_ == 0) fire();
   }
 
@@ -150,6 +165,7 @@ class HostFault final : public Workload {
 
  private:
   void fire() {
+    if (!armed_) return;
     if (action_ == "crash") std::abort();
     if (action_ == "segfault") std::raise(SIGSEGV);
     if (action_ == "exit") ::_exit(3);
@@ -161,6 +177,9 @@ class HostFault final : public Workload {
   std::string action_;
   int at_sample_;
   double sample_ms_;
+  std::string count_file_;
+  int at_start_;
+  bool armed_ = true;
   int samples_ = 0;
 };
 
@@ -186,7 +205,9 @@ void register_host_workloads(Registry& registry) {
                 "Fault injection for testing the harness: spins, then crashes, hangs, exits or throws",
                 {{"action", T::string, "crash", {}, {}, {"crash", "segfault", "hang", "exit", "throw", "none"}, "what to do"},
                  {"at_sample", T::integer, 10, 0, 1e9, {}, "sample number that faults (0: during setup)"},
-                 {"sample_ms", T::number, 5.0, 0.1, 1000, {}, "spin time per sample"}},
+                 {"sample_ms", T::number, 5.0, 0.1, 1000, {}, "spin time per sample"},
+                 {"count_file", T::string, "", {}, {}, {}, "file counting process starts (empty: every start faults)"},
+                 {"at_start", T::integer, 1, 1, 1000, {}, "with count_file: which process start faults"}},
                 always_supported,
                 [](const Params& p) { return std::make_unique<HostFault>(p); }});
 }

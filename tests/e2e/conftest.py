@@ -1,0 +1,107 @@
+"""Shared helpers for the end-to-end tests: the real binary, real worker processes, host workloads."""
+import json
+import os
+import subprocess
+import uuid
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+BINARY = os.environ.get("IB_BINARY", "")
+SOURCE_DIR = Path(os.environ.get("IB_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+SCHEMA = json.loads((SOURCE_DIR / "reports" / "results.schema.json").read_text())
+
+
+def pytest_configure(config):
+    if not BINARY or not Path(BINARY).exists():
+        raise pytest.UsageError("IB_BINARY must name the built interference-bench binary")
+
+
+class Runner:
+    """Runs interference-bench with a unique tag in its environment, so leftover workers can be found."""
+
+    def __init__(self, tmp_path):
+        self.tmp = tmp_path
+        self.tag = uuid.uuid4().hex
+        self.env = dict(os.environ, IB_TEST_TAG=self.tag)
+
+    def write_json(self, name, doc):
+        path = self.tmp / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+        return path
+
+    def run(self, *args, timeout=120):
+        return subprocess.run([BINARY, *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                              env=self.env, stdin=subprocess.DEVNULL)
+
+    def popen(self, *args):
+        return subprocess.Popen([BINARY, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=self.env, stdin=subprocess.DEVNULL)
+
+    def suite(self, name, scenario_docs):
+        """Makes a scenarios folder with a suite of these scenarios; returns its path for the env."""
+        root = self.tmp / "scenarios"
+        files = []
+        for i, doc in enumerate(scenario_docs):
+            rel = f"s{i}.json"
+            self.write_json(f"scenarios/{rel}", doc)
+            files.append(rel)
+        self.write_json(f"scenarios/suites/{name}.json", {"name": name, "scenarios": {"host": files}})
+        self.env["INTERFERENCE_BENCH_SCENARIOS"] = str(root)
+        return root
+
+    def leftover_processes(self):
+        """Processes (other than zombies) that carry this runner's tag in their environment."""
+        found = []
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                environ = (proc / "environ").read_bytes()
+                state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if f"IB_TEST_TAG={self.tag}".encode() in environ and state != "Z":
+                found.append(int(proc.name))
+        return found
+
+
+@pytest.fixture
+def runner(tmp_path):
+    r = Runner(tmp_path)
+    yield r
+    assert r.leftover_processes() == [], "worker processes were left behind"
+
+
+def load_results(out_dir):
+    doc = json.loads((Path(out_dir) / "results.json").read_text())
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    return doc
+
+
+def scenario(name, tenants, mode="timeslice", duration=1.0, warmup=0.2, **extra):
+    return {"name": name, "mode": mode, "warmup_s": warmup, "duration_s": duration, "tenants": tenants, **extra}
+
+
+def compute(name, n=64, reps=4, **placement):
+    t = {"name": name, "workload": "host-compute", "params": {"n": n, "reps": reps}}
+    if placement:
+        t["placement"] = placement
+    return t
+
+
+def fault(name, action, at_sample, sample_ms=2.0, **params):
+    return {"name": name, "workload": "host-fault",
+            "params": {"action": action, "at_sample": at_sample, "sample_ms": sample_ms, **params}}
+
+
+def percentile(values, q):
+    """numpy's default (linear) percentile, written out so the test does not depend on numpy."""
+    xs = sorted(values)
+    h = (len(xs) - 1) * q / 100.0
+    lo = int(h)
+    if lo + 1 >= len(xs):
+        return xs[-1]
+    return xs[lo] + (h - lo) * (xs[lo + 1] - xs[lo])

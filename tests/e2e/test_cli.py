@@ -1,0 +1,97 @@
+"""The command line: version, help, list, refusals with their exit codes."""
+import os
+import subprocess
+
+from conftest import BINARY, scenario, compute
+
+
+def test_version(runner):
+    r = runner.run("--version")
+    assert r.returncode == 0
+    assert r.stdout.startswith("interference-bench 0.")
+
+
+def test_help_lists_the_run_options(runner):
+    r = runner.run("--help")
+    assert r.returncode == 0
+    for opt in ["--mode", "--scenario", "--suite", "--backend", "--duration", "--warmup", "--repeat", "--cutoff",
+                "--out", "--no-raw"]:
+        assert opt in r.stdout
+
+
+def test_list_workloads_names_the_host_workloads(runner):
+    r = runner.run("list", "workloads")
+    assert r.returncode == 0
+    names = [line.split()[0] for line in r.stdout.splitlines() if line and not line.startswith(" ")]
+    assert {"host-compute", "host-copy", "host-fault"} <= set(names)
+
+
+def test_list_modes_and_scenarios(runner):
+    modes = runner.run("list", "modes")
+    assert modes.returncode == 0
+    assert [line.split()[0] for line in modes.stdout.splitlines()] == ["exclusive", "timeslice", "mps", "mig"]
+    scen = runner.run("list", "scenarios")
+    assert scen.returncode == 0
+    assert scen.stdout.startswith("quick")
+    assert "[host] host/compute-compute.json" in scen.stdout
+
+
+def test_list_needs_a_known_topic(runner):
+    assert runner.run("list", "gpus").returncode == 2
+
+
+def test_run_prefix_is_the_same_command(runner, tmp_path):
+    r = runner.run("run", "--mode", "bogus")
+    assert r.returncode == 2
+    assert "--mode" in r.stderr
+
+
+def test_bad_options_exit_2(runner):
+    for args in (["--duration", "0"], ["--duration", "-1"], ["--repeat", "0"], ["--backend", "tpu"],
+                 ["--cutoff", "-0.1"], ["--scenario", "/nonexistent.json"], ["--no-such-option"]):
+        r = runner.run(*args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert r.stderr.strip(), args
+
+
+def test_unknown_suite_exit_2(runner, tmp_path):
+    r = runner.run("--backend", "host", "--suite", "nope", "--out", tmp_path / "out")
+    assert r.returncode == 2
+    assert "unknown suite \"nope\"" in r.stderr and "quick" in r.stderr
+
+
+def test_cuda_backend_without_gpu_exits_3_with_one_line(runner, tmp_path):
+    probe = subprocess.run(["nvidia-smi", "-L"], capture_output=True) if os.path.exists("/usr/bin/nvidia-smi") else None
+    if probe is not None and probe.returncode == 0:
+        import pytest
+        pytest.skip("a GPU is present: the no-GPU refusal cannot be observed here")
+    r = runner.run("--backend", "cuda", "--out", tmp_path / "out")
+    assert r.returncode == 3
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("interference-bench: --backend cuda: ")
+    assert not (tmp_path / "out").exists(), "nothing may run or be written"
+
+
+def test_auto_backend_without_gpu_falls_back_with_a_banner(runner, tmp_path):
+    probe = subprocess.run(["nvidia-smi", "-L"], capture_output=True) if os.path.exists("/usr/bin/nvidia-smi") else None
+    if probe is not None and probe.returncode == 0:
+        import pytest
+        pytest.skip("a GPU is present")
+    f = runner.write_json("s.json", scenario("auto", [compute("a")], mode="exclusive", duration=0.3, warmup=0.1))
+    r = runner.run("--backend", "auto", "--scenario", f, "--out", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    assert "NO GPU FOUND" in r.stderr and "CPU" in r.stderr
+    import json
+    meta = json.loads((tmp_path / "out" / "results.json").read_text())["meta"]
+    assert meta["backend"] == "host" and meta["backend_requested"] == "auto"
+    assert "NO GPU FOUND" in meta["backend_note"]
+
+
+def test_mps_and_mig_modes_are_refused_with_exit_3(runner, tmp_path):
+    f = runner.write_json("s.json", scenario("m", [compute("a")]))
+    for mode in ("mps", "mig"):
+        r = runner.run("--backend", "host", "--mode", mode, "--scenario", f, "--out", tmp_path / mode)
+        assert r.returncode == 3, r.stderr
+        assert f"mode {mode} is not available" in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / mode).exists()

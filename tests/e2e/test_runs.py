@@ -1,0 +1,138 @@
+"""Normal runs on host workloads: phases, overlap window, statistics recomputed from the raw
+samples, verdicts, outputs and exit codes."""
+import json
+import os
+
+from conftest import compute, load_results, percentile, scenario
+
+
+def run_ok(runner, tmp_path, doc, *extra, expect=(0, 1)):
+    f = runner.write_json("s.json", doc)
+    out = tmp_path / "out"
+    r = runner.run("--backend", "host", "--scenario", f, "--out", out, *extra)
+    assert r.returncode in expect, r.stdout + r.stderr
+    return r, load_results(out), out
+
+
+def test_timeslice_run_has_every_phase_and_consistent_statistics(runner, tmp_path):
+    doc = scenario("pair", [{**compute("victim"), "role": "victim"}, {**compute("aggressor"), "role": "aggressor"}],
+                   duration=1.5)
+    r, res, out = run_ok(runner, tmp_path, doc)
+    assert res["meta"]["backend"] == "host"
+    assert res["meta"]["argv"][1:3] == ["--backend", "host"]
+    assert len(res["runs"]) == 1
+    run = res["runs"][0]
+    assert run["status"] == "ok" and run["mode"] == "timeslice"
+    assert 0 <= run["barrier_skew_s"] < 0.5
+    win = run["overlap_window_ns"]
+    assert win["end"] > win["start"]
+    assert run["system"]["stp"] is not None and run["system"]["antt"] is not None
+    for t in run["tenants"]:
+        ph = t["phases"]
+        assert ph["alone"]["source"] == "exclusive" and "samples" not in ph["alone"]
+        assert ph["alone"]["stats"] == ph["exclusive"]["stats"]
+        excl, col = ph["exclusive"]["samples"], ph["colocated"]["samples"]
+        assert all(excl["in_window"]), "every exclusive sample counts"
+        counted = []
+        for s, d, w in zip(col["start_ns"], col["duration_s"], col["in_window"]):
+            inside = s >= win["start"] and s + round(d * 1e9) <= win["end"]
+            assert bool(w) == inside
+            if w:
+                counted.append(d)
+        assert ph["colocated"]["stats"]["n"] == len(counted) >= 72
+        assert ph["exclusive"]["stats"]["n"] == len(excl["duration_s"]) >= 72
+        # Statistics and the metric recomputed independently from the raw samples.
+        e = excl["duration_s"]
+        assert abs(ph["exclusive"]["stats"]["p95"] - percentile(e, 95)) < 1e-12
+        assert abs(ph["colocated"]["stats"]["p95"] - percentile(counted, 95)) < 1e-12
+        m = t["metrics"]
+        assert abs(m["p95_slowdown"]["value"] - (percentile(counted, 95) / percentile(e, 95) - 1)) < 1e-9
+        assert abs(m["median_slowdown"] - percentile(counted, 50) / percentile(e, 50)) < 1e-9
+        assert m["partition_cost"] == 1.0
+        assert m["p95_slowdown"]["ci_low"] <= m["p95_slowdown"]["value"] <= m["p95_slowdown"]["ci_high"]
+        work = t["work_per_sample"]
+        assert work == {"value": 2 * 64 ** 3 * 4, "unit": "FLOP"}
+        tput = ph["colocated"]["throughput"]
+        assert tput["unit"] == "FLOP/s"
+        assert abs(tput["value"] - work["value"] * len(counted) / sum(counted)) / tput["value"] < 1e-9
+        expected = "fail" if m["p95_slowdown"]["value"] > 0.40 else "pass"
+        assert t["verdict"] == expected
+    verdicts = [t["verdict"] for t in run["tenants"]]
+    assert res["summary"]["pass"] == all(v == "pass" for v in verdicts)
+    assert res["summary"]["exit_code"] == r.returncode
+    # The terminal summary: one row per tenant with the verdict; summary.md is the same text.
+    for t in run["tenants"]:
+        assert f"| pair | timeslice | 1/1 | {t['name']} |" in r.stdout
+        assert f"**{t['verdict']}**" in r.stdout
+    assert (out / "summary.md").read_text() in r.stdout
+    # Not a terminal: no progress line (no carriage returns).
+    assert "\r" not in r.stderr
+
+
+def test_two_tenants_time_sliced_on_one_cpu_fail_the_cutoff(runner, tmp_path):
+    # Both on CPU 0: the OS time-slices them, so their P95 sample time far exceeds exclusive.
+    doc = scenario("one-cpu", [compute("a", cpus=[0]), compute("b", cpus=[0])], duration=1.5)
+    r, res, _ = run_ok(runner, tmp_path, doc, expect=(1,))
+    for t in res["runs"][0]["tenants"]:
+        assert t["verdict"] == "fail", t["verdict_reason"]
+        assert t["metrics"]["p95_slowdown"]["value"] > 0.40
+        assert t["placement"] == {"cpus": [0]}
+    assert res["summary"] == {**res["summary"], "pass": False, "failed": 2, "exit_code": 1}
+
+
+def test_exclusive_mode_measures_the_baseline_only(runner, tmp_path):
+    r, res, _ = run_ok(runner, tmp_path, scenario("base", [compute("a"), compute("b")], mode="exclusive", duration=0.5),
+                       expect=(0,))
+    for t in res["runs"][0]["tenants"]:
+        assert t["verdict"] == "baseline"
+        assert t["phases"]["colocated"]["worker"]["status"] == "not_run"
+        assert t["phases"]["exclusive"]["stats"]["n"] > 0
+        assert t["metrics"] is None
+    assert res["summary"]["pass"] is True and res["summary"]["baseline"] == 2
+
+
+def test_too_few_samples_is_inconclusive_never_pass(runner, tmp_path):
+    doc = scenario("short", [compute("a", n=256, reps=4), compute("b", n=256, reps=4)], duration=0.3)
+    r, res, _ = run_ok(runner, tmp_path, doc, expect=(1,))
+    for t in res["runs"][0]["tenants"]:
+        assert t["verdict"] == "inconclusive"
+        assert "at least 72 samples" in t["verdict_reason"]
+    assert res["summary"]["pass"] is False and res["summary"]["inconclusive"] == 2
+
+
+def test_cli_overrides_and_no_raw(runner, tmp_path):
+    doc = scenario("ovr", [compute("a")], mode="exclusive", duration=5, cutoff=0.2, repetitions=1)
+    r, res, _ = run_ok(runner, tmp_path, doc, "--duration", "0.3", "--warmup", "0.1", "--repeat", "2",
+                       "--cutoff", "0.5", "--no-raw", expect=(0,))
+    assert [run["repetition"] for run in res["runs"]] == [1, 2]
+    for run in res["runs"]:
+        assert run["duration_s"] == 0.3 and run["warmup_s"] == 0.1 and run["cutoff"] == 0.5
+        assert run["repetitions"] == 2
+        for t in run["tenants"]:
+            for ph in t["phases"].values():
+                assert "samples" not in ph
+    assert res["meta"]["raw_samples"] is False
+    # A phase of about 0.3 s: the worker measured for the duration it was given.
+    ph = res["runs"][0]["tenants"][0]["phases"]["exclusive"]
+    assert 0.3 <= (ph["measure_end_ns"] - ph["measure_start_ns"]) / 1e9 < 1.0
+
+
+def test_the_bootstrap_is_reproducible_from_the_seed(runner, tmp_path):
+    doc = scenario("seed", [compute("a"), compute("b")], duration=1.0)
+    f = runner.write_json("s.json", doc)
+    runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "o1", "--seed", "7")
+    res = load_results(tmp_path / "o1")
+    assert res["meta"]["bootstrap"] == {"seed": 7, "resamples": 1000}
+    est = res["runs"][0]["tenants"][1]["metrics"]["p95_slowdown"]
+    assert est["seed"] == 8  # seed + tenant index
+    assert est["resamples"] == 1000 and est["method"] == "percentile bootstrap"
+
+
+def test_mode_override_applies_to_every_scenario_of_the_suite(runner, tmp_path):
+    runner.suite("two", [scenario("one", [compute("a")], duration=0.3), scenario("two", [compute("b")], duration=0.3)])
+    r = runner.run("--backend", "host", "--suite", "two", "--mode", "exclusive", "--out", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    res = load_results(tmp_path / "out")
+    assert [run["scenario"] for run in res["runs"]] == ["one", "two"]
+    assert {run["mode"] for run in res["runs"]} == {"exclusive"}
+    assert res["meta"]["suite"] == "two"

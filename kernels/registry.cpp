@@ -28,6 +28,7 @@ std::vector<const WorkloadSpec*> Registry::all() const {
 namespace {
 
 std::string format_bound(double v) {
+  if (std::fabs(v) < 1e15 && v == std::floor(v)) return std::to_string(static_cast<long long>(v));
   std::ostringstream os;
   os << v;
   return os.str();

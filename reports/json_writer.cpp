@@ -161,8 +161,11 @@ void write_file_atomic(const std::string& path, const std::string& text) {
     }
     off += static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
+  const bool synced = ::fsync(fd) == 0;
+  const int sync_errno = errno;
+  const bool closed = ::close(fd) == 0;
+  if (!synced || !closed || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = synced ? errno : sync_errno;
     ::unlink(tmp.c_str());
     throw std::runtime_error("cannot write " + path + ": " + std::strerror(e));
   }

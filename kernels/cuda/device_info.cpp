@@ -1,0 +1,54 @@
+#include "kernels/cuda/device_info.h"
+
+#include "harness/executor.h"
+#include "kernels/cuda/cuda_check.h"
+
+#include <cstring>
+#include <ctime>
+#include <sstream>
+
+namespace ib::cuda {
+
+DeviceInfo query_device(int device) {
+  DeviceInfo info;
+  IB_CHECK(cudaSetDevice(device));
+  cudaDeviceProp prop{};
+  IB_CHECK(cudaGetDeviceProperties(&prop, device));
+  info.name = prop.name;
+  info.cc = prop.major * 10 + prop.minor;
+  info.sms = prop.multiProcessorCount;
+  info.l2_bytes = static_cast<double>(prop.l2CacheSize);
+  std::memcpy(info.uuid, prop.uuid.bytes, sizeof(info.uuid));
+  IB_CHECK(cudaMemGetInfo(&info.free_bytes, &info.total_bytes));
+  return info;
+}
+
+Support cuda_support(int device) {
+  if (auto why = cuda_unavailable_reason(device)) return {false, *why};
+  return {};
+}
+
+std::string mib_text(double bytes) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(0);
+  os << bytes / (1024.0 * 1024.0) << " MiB";
+  return os.str();
+}
+
+Support memory_support(const DeviceInfo& info, double need, const std::string& what) {
+  if (need > 0.9 * static_cast<double>(info.free_bytes)) {
+    return {false, "not enough GPU memory: " + what + " needs " + mib_text(need) + ", " +
+                       mib_text(static_cast<double>(info.free_bytes)) + " free of " +
+                       mib_text(static_cast<double>(info.total_bytes)) + " on " + info.name};
+  }
+  return {};
+}
+
+std::int64_t mono_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+}  // namespace ib::cuda

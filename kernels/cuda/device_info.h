@@ -1,0 +1,42 @@
+// Device queries shared by the CUDA workloads' supported() checks (plain C++, CUDA runtime only).
+#pragma once
+
+#include "kernels/workload.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ib::cuda {
+
+struct DeviceInfo {
+  std::string name;
+  int cc = 0;               // major*10 + minor
+  int sms = 0;
+  double l2_bytes = 0;
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  unsigned char uuid[16] = {};
+};
+
+// Makes `device` current and reads its properties and free memory (throws WorkloadError).
+DeviceInfo query_device(int device);
+
+// {false, cuda_unavailable_reason(device)} when the device cannot be used, else {true, ""}.
+Support cuda_support(int device);
+
+// {false, "not enough GPU memory: ..."} when `need` bytes exceed 90% of the free memory.
+Support memory_support(const DeviceInfo& info, double need, const std::string& what);
+
+// Monotonic clock (CLOCK_MONOTONIC) in ns; the clock TimedSample::start_ns is on.
+std::int64_t mono_ns();
+
+std::string mib_text(double bytes);
+
+// Reads an integer/number/string parameter that validate_params has already checked.
+inline std::int64_t p_int(const Params& p, const char* k) { return p.at(k).get<std::int64_t>(); }
+inline double p_num(const Params& p, const char* k) { return p.at(k).get<double>(); }
+inline std::string p_str(const Params& p, const char* k) { return p.at(k).get<std::string>(); }
+
+}  // namespace ib::cuda

@@ -1,0 +1,163 @@
+// interference-microbench: every CUDA workload alone under Google Benchmark.
+// Each iteration is one sample (run_sample) bracketed by CUDA events on a stream of our own and
+// reported with SetIterationTime (UseManualTime), so the console and JSON figures are GPU time,
+// comparable with Google Benchmark's tools. Counters are computed from the summed event times
+// (not Google Benchmark's kIsRate, which divides by host CPU time):
+//   TFLOP/s (gemm), GB/s = bytes read+written and GB/s_1dir (copy), GB/s (h2d, one direction),
+//   algbw_GB/s and busbw_GB/s = algbw x 2(n-1)/n (allreduce), req/s, p50_ms, p99_ms (latency, serve).
+// A workload that is not supported here is reported with SkipWithError(<reason>).
+// Usage: interference-microbench [--benchmark_filter=REGEX] [--benchmark_format=json] ...
+#include "harness/executor.h"
+#include "kernels/cuda/accounting.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_workloads.h"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace {
+
+using nlohmann::json;
+
+struct Case {
+  std::string workload;
+  json params;
+  int iterations;
+};
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * (v.size() - 1);
+  const std::size_t lo = static_cast<std::size_t>(pos);
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - lo) * (v[hi] - v[lo]);
+}
+
+void run_case_or_throw(benchmark::State& state, const Case& c) {
+  ib::Registry registry;
+  ib::register_cuda_workloads(registry);
+  const ib::WorkloadSpec* spec = registry.find(c.workload);
+  std::string err;
+  auto params = spec ? ib::validate_params(*spec, c.params, err) : std::nullopt;
+  if (!params) {
+    state.SkipWithError(("bad case: " + err).c_str());
+    for (auto _ : state) {
+    }
+    return;
+  }
+  const int device = 0;
+  const auto support = spec->supported(*params, ib::ExecContext{device, nullptr});
+  if (!support.supported) {
+    state.SkipWithError(("waived: " + support.reason).c_str());
+    for (auto _ : state) {
+    }
+    return;
+  }
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, end = nullptr;
+  IB_CHECK(cudaSetDevice(device));
+  IB_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  IB_CHECK(cudaEventCreate(&start));
+  IB_CHECK(cudaEventCreate(&end));
+  const ib::ExecContext ctx{device, stream};
+  auto w = spec->create(*params);
+  w->setup(ctx);
+  const ib::Work work = w->work_per_sample();
+  ib::SampleOutput out;
+  for (int i = 0; i < 3; ++i) w->run_sample(ctx, out);  // warm-up
+  IB_CHECK(cudaStreamSynchronize(stream));
+
+  double gpu_s = 0.0;
+  std::vector<double> latencies;
+  for (auto _ : state) {
+    out = ib::SampleOutput{};
+    IB_CHECK(cudaEventRecord(start, stream));
+    w->run_sample(ctx, out);
+    IB_CHECK(cudaEventRecord(end, stream));
+    IB_CHECK(cudaEventSynchronize(end));
+    float ms = 0.0f;
+    IB_CHECK(cudaEventElapsedTime(&ms, start, end));
+    state.SetIterationTime(ms * 1e-3);
+    gpu_s += ms * 1e-3;
+    latencies.insert(latencies.end(), out.latencies_s.begin(), out.latencies_s.end());
+  }
+  const double total = work.amount * static_cast<double>(state.iterations());
+  const double per_s = gpu_s > 0 ? total / gpu_s : 0.0;
+  if (work.unit == "FLOP") {
+    state.counters["TFLOP/s"] = per_s / 1e12;
+  } else if (work.unit == "B" && c.workload == "copy") {
+    state.counters["GB/s"] = per_s / 1e9;
+    state.counters["GB/s_1dir"] = per_s / 2e9;
+  } else if (work.unit == "B" && c.workload == "allreduce") {
+    const int n = params->at("gpus").get<int>();
+    state.counters["algbw_GB/s"] = per_s / 1e9;
+    state.counters["busbw_GB/s"] = per_s * ib::acct::allreduce_busbw_factor(n) / 1e9;
+  } else if (work.unit == "B") {
+    state.counters["GB/s"] = per_s / 1e9;
+  } else if (work.unit == "request") {
+    state.counters["req/s"] = per_s;
+    state.counters["p50_ms"] = percentile(latencies, 0.50) * 1e3;
+    state.counters["p99_ms"] = percentile(latencies, 0.99) * 1e3;
+  }
+  state.SetLabel(params->dump());
+  w->teardown();
+  cudaEventDestroy(start);
+  cudaEventDestroy(end);
+  cudaStreamDestroy(stream);
+}
+
+// A failure (correctness check, CUDA error) is reported for this case and the run goes on.
+void run_case(benchmark::State& state, const Case& c) {
+  try {
+    run_case_or_throw(state, c);
+  } catch (const std::exception& e) {
+    state.SkipWithError(("failed: " + std::string(e.what())).c_str());
+  }
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> v;
+  for (const char* dt : {"bf16", "fp16", "tf32", "fp32", "fp8"})
+    v.push_back({"gemm", {{"dtype", dt}, {"m", 8192}, {"n", 8192}, {"k", 8192}}, 50});
+  v.push_back({"gemm", {{"dtype", "bf16"}, {"m", 4096}, {"n", 4096}, {"k", 4096}, {"reps", 8}}, 50});
+  for (const char* e : {"sm", "ce"}) v.push_back({"copy", {{"engine", e}, {"mib", 1024}, {"reps", 8}}, 50});
+  for (const char* dir : {"h2d", "d2h"})
+    for (const char* mem : {"pinned", "pageable"})
+      v.push_back({"h2d", {{"direction", dir}, {"memory", mem}, {"mib", 256}}, 20});
+  v.push_back({"latency", {{"mode", "open"}, {"load", 0.5}}, 20});
+  v.push_back({"latency", {{"mode", "closed"}, {"concurrency", 1}}, 20});
+  v.push_back({"serve", json::object(), 10});
+  v.push_back({"allreduce", {{"gpus", 1}, {"mib", 256}}, 20});
+  return v;
+}
+
+std::string case_name(const Case& c) {
+  std::string name = c.workload;
+  for (const auto& [k, val] : c.params.items()) name += "/" + k + ":" + (val.is_string() ? val.get<std::string>() : val.dump());
+  return name;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (const Case& c : cases()) {
+    benchmark::RegisterBenchmark(case_name(c).c_str(), [c](benchmark::State& st) { run_case(st, c); })
+        ->UseManualTime()
+        ->Iterations(c.iterations)
+        ->Unit(benchmark::kMillisecond);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  if (auto why = ib::cuda_unavailable_reason(0)) {
+    // Still run: every case reports its waiver, so the output says why there are no numbers.
+    fprintf(stderr, "interference-microbench: %s\n", why->c_str());
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,75 @@
+// register_cuda_workloads: the CUDA workloads' names, descriptions and parameters.
+// The workloads themselves live in one .cu file each (see workloads_internal.h).
+#include "kernels/cuda/cuda_workloads.h"
+#include "kernels/cuda/workloads_internal.h"
+
+namespace ib {
+
+void register_cuda_workloads(Registry& registry) {
+  using T = ParamSpec::Type;
+  using namespace ib::cuda;
+  registry.add({"gemm", Backend::cuda,
+                "cuBLASLt GEMM D = A^T B (TN), rotating among input sets larger than L2 (FLOP/s; 2mnk per GEMM)",
+                {{"dtype", T::string, "bf16", {}, {}, {"bf16", "fp16", "tf32", "fp32", "fp8"},
+                  "input type (fp8 = e4m3 inputs, bf16 output; needs compute capability 8.9)"},
+                 {"m", T::integer, 8192, 16, 65536, {}, "rows of D"},
+                 {"n", T::integer, 8192, 16, 65536, {}, "columns of D"},
+                 {"k", T::integer, 8192, 16, 65536, {}, "inner dimension"},
+                 {"reps", T::integer, 1, 1, 10000, {}, "GEMMs per sample (raise for small sizes: 1-50 ms per sample)"},
+                 {"input_sets", T::integer, 0, 0, 4096, {},
+                  "input sets to rotate through (0: enough for 4x L2, at least 2)"}},
+                gemm_supported, make_gemm});
+  registry.add({"copy", Backend::cuda,
+                "device-to-device copy, SM kernel (16-byte vectors) or copy engine (B/s counted read+written)",
+                {{"engine", T::string, "sm", {}, {}, {"sm", "ce"}, "sm: copy kernel; ce: cudaMemcpyAsync"},
+                 {"mib", T::integer, 1024, 1, 65536, {}, "buffer size in MiB (source and destination each)"},
+                 {"reps", T::integer, 8, 1, 10000, {}, "copies per sample"}},
+                copy_supported, make_copy});
+  registry.add({"h2d", Backend::cuda,
+                "host<->device copies over PCIe/C2C, pinned or pageable host memory (B/s, one direction)",
+                {{"direction", T::string, "h2d", {}, {}, {"h2d", "d2h"}, "h2d: host to device; d2h: device to host"},
+                 {"memory", T::string, "pinned", {}, {}, {"pinned", "pageable"}, "host buffer kind"},
+                 {"mib", T::integer, 256, 1, 65536, {}, "transfer size in MiB"},
+                 {"reps", T::integer, 1, 1, 10000, {}, "transfers per sample"}},
+                h2d_supported, make_h2d});
+  registry.add({"latency", Backend::cuda,
+                "latency-sensitive inference loop: small bf16 GEMM-chain requests, open-loop Poisson or closed-loop; "
+                "per-request latency incl. queueing (requests/s, P50/P95/P99)",
+                {{"mode", T::string, "open", {}, {}, {"open", "closed"}, "open: Poisson arrivals; closed: fixed concurrency"},
+                 {"load", T::number, 0.5, 0.01, 2.0, {},
+                  "open loop: arrival rate as a fraction of the capacity measured at setup (used when rate is 0)"},
+                 {"rate", T::number, 0.0, 0.0, 1e7, {},
+                  "open loop: arrival rate in requests/s (0: use load; set it to compare phases at the same rate)"},
+                 {"concurrency", T::integer, 1, 1, 1024, {}, "closed loop: requests outstanding"},
+                 {"requests", T::integer, 500, 10, 100000, {}, "requests per sample (the window)"},
+                 {"hidden", T::integer, 4096, 64, 16384, {}, "model width (weights hidden x hidden per layer)"},
+                 {"batch", T::integer, 16, 1, 4096, {}, "rows (tokens) per request"},
+                 {"layers", T::integer, 4, 1, 64, {}, "linear layers per request"},
+                 {"seed", T::integer, 1, 0, 1e9, {}, "arrival-process seed"}},
+                latency_supported, make_latency});
+  registry.add({"serve", Backend::cuda,
+                "inference serving mix: requests of random sizes, open-loop Poisson, dynamic batching into CUDA "
+                "graphs; latency percentiles and goodput (requests within slo_ms per second)",
+                {{"load", T::number, 0.7, 0.01, 2.0, {},
+                  "arrival rate as a fraction of full-batch capacity measured at setup (used when rate is 0)"},
+                 {"rate", T::number, 0.0, 0.0, 1e7, {}, "arrival rate in requests/s (0: use load)"},
+                 {"slo_ms", T::number, 10.0, 0.01, 1e5, {}, "latency objective for goodput"},
+                 {"requests", T::integer, 1000, 10, 100000, {}, "requests per sample (the window)"},
+                 {"max_batch", T::integer, 64, 1, 4096, {}, "rows per batch (largest CUDA graph)"},
+                 {"max_request_rows", T::integer, 8, 1, 4096, {}, "request sizes are uniform in 1..max_request_rows rows"},
+                 {"inflight", T::integer, 2, 1, 16, {}, "batches on the GPU at once"},
+                 {"hidden", T::integer, 4096, 64, 16384, {}, "model width"},
+                 {"layers", T::integer, 4, 1, 64, {}, "linear layers"},
+                 {"seed", T::integer, 1, 0, 1e9, {}, "arrival and size seed"}},
+                serve_supported, make_serve});
+  registry.add({"allreduce", Backend::cuda,
+                "NCCL float32 sum-allreduce over the tenant's GPUs, one rank per GPU, one process (algbw B/s; "
+                "busbw = algbw x 2(n-1)/n, not meaningful for one GPU)",
+                {{"gpus", T::integer, 1, 1, 64, {}, "ranks: devices device..device+gpus-1, one rank each"},
+                 {"mib", T::integer, 256, 1, 65536, {}, "message size per rank in MiB"},
+                 {"iters", T::integer, 4, 1, 10000, {}, "allreduces per sample"},
+                 {"timeout_s", T::number, 60.0, 0.1, 3600, {}, "abort the communicators when a collective takes longer"}},
+                allreduce_supported, make_allreduce});
+}
+
+}  // namespace ib

@@ -1,0 +1,195 @@
+// CUDA workloads on a GPU (CTest label `gpu`): each workload's setup() runs its own correctness
+// check against a float64/closed-form reference; these tests then run it through the CUDA executor
+// and check the accounting and timing that come out. Without a usable GPU every test is skipped
+// with the reason (ctest shows them as skipped, not passed).
+#include "harness/executor.h"
+#include "kernels/cuda/accounting.h"
+#include "kernels/cuda/cuda_workloads.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace {
+
+using nlohmann::json;
+
+class CudaGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = ib::cuda_unavailable_reason(0)) GTEST_SKIP() << "no CUDA GPU: " << *why;
+    ib::register_cuda_workloads(registry_);
+    exec_ = ib::make_cuda_executor(0);
+  }
+
+  struct Run {
+    ib::Work work;
+    std::vector<ib::TimedSample> samples;
+  };
+
+  // Validates params, checks supported() (skips with its reason), sets up (correctness check),
+  // runs `n` samples through the executor and tears down.
+  Run run(const std::string& name, const json& given, int n) {
+    Run out;
+    const auto* spec = registry_.find(name);
+    EXPECT_NE(spec, nullptr) << name;
+    if (!spec) return out;
+    std::string err;
+    auto params = ib::validate_params(*spec, given, err);
+    EXPECT_TRUE(params.has_value()) << err;
+    if (!params) return out;
+    const auto support = spec->supported(*params, exec_->context());
+    if (!support.supported) {
+      skipped_ = support.reason;
+      return out;
+    }
+    auto w = spec->create(*params);
+    w->setup(exec_->context());
+    out.work = w->work_per_sample();
+    int left = n;
+    exec_->run_samples(*w, [&] { return left-- > 0; }, [&](ib::TimedSample&& s) { out.samples.push_back(std::move(s)); });
+    w->teardown();
+    return out;
+  }
+
+  static void expect_timeline(const Run& r, std::size_t n) {
+    ASSERT_EQ(r.samples.size(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+      EXPECT_GT(r.samples[i].duration_s, 0.0) << i;
+      if (i) {
+        EXPECT_GE(r.samples[i].start_ns, r.samples[i - 1].start_ns) << i;
+      }
+    }
+  }
+
+  static double median_rate(const Run& r) {
+    std::vector<double> v;
+    for (const auto& s : r.samples) v.push_back(r.work.amount / s.duration_s);
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  }
+
+  ib::Registry registry_;
+  std::unique_ptr<ib::Executor> exec_;
+  std::string skipped_;
+};
+
+#define SKIP_IF_WAIVED() \
+  if (!skipped_.empty()) GTEST_SKIP() << "waived: " << skipped_
+
+TEST_F(CudaGpu, GemmEveryDtype) {
+  for (const char* dt : {"bf16", "fp16", "tf32", "fp32", "fp8"}) {
+    skipped_.clear();
+    const auto r = run("gemm", {{"dtype", dt}, {"m", 1024}, {"n", 512}, {"k", 768}, {"reps", 4}}, 5);
+    if (!skipped_.empty()) {
+      std::cout << "[  NOTE    ] gemm " << dt << " waived: " << skipped_ << "\n";
+      continue;
+    }
+    expect_timeline(r, 5);
+    EXPECT_EQ(r.work.unit, "FLOP");
+    EXPECT_DOUBLE_EQ(r.work.amount, 4 * 2.0 * 1024 * 512 * 768) << dt;
+  }
+}
+
+TEST_F(CudaGpu, GemmBackToBackHasNoGaps) {
+  const auto r = run("gemm", {{"m", 4096}, {"n", 4096}, {"k", 4096}, {"reps", 4}}, 20);
+  SKIP_IF_WAIVED();
+  expect_timeline(r, 20);
+  // Pipelined executor: sample k+1 starts when sample k ends (within 50 us).
+  for (std::size_t i = 1; i < r.samples.size(); ++i) {
+    const double gap = (r.samples[i].start_ns - r.samples[i - 1].start_ns) * 1e-9 - r.samples[i - 1].duration_s;
+    EXPECT_LT(gap, 50e-6) << i;
+  }
+  EXPECT_GT(median_rate(r), 50e12) << "bf16 4096^3 below 50 TFLOP/s";
+}
+
+TEST_F(CudaGpu, CopySmAndCe) {
+  for (const char* e : {"sm", "ce"}) {
+    skipped_.clear();
+    const auto r = run("copy", {{"engine", e}, {"mib", 256}, {"reps", 4}}, 5);
+    SKIP_IF_WAIVED();
+    expect_timeline(r, 5);
+    EXPECT_EQ(r.work.unit, "B");
+    EXPECT_DOUBLE_EQ(r.work.amount, 4 * 2.0 * 256 * 1048576.0);
+    EXPECT_GT(median_rate(r), 100e9) << e;
+  }
+}
+
+TEST_F(CudaGpu, HostDeviceCopies) {
+  for (const char* dir : {"h2d", "d2h"})
+    for (const char* mem : {"pinned", "pageable"}) {
+      skipped_.clear();
+      const auto r = run("h2d", {{"direction", dir}, {"memory", mem}, {"mib", 64}}, 3);
+      SKIP_IF_WAIVED();
+      expect_timeline(r, 3);
+      EXPECT_DOUBLE_EQ(r.work.amount, 64 * 1048576.0);
+      EXPECT_GT(median_rate(r), 1e9) << dir << " " << mem;
+    }
+}
+
+TEST_F(CudaGpu, LatencyOpenAndClosedLoop) {
+  for (const char* mode : {"open", "closed"}) {
+    skipped_.clear();
+    const auto r = run("latency", {{"mode", mode}, {"requests", 100}, {"hidden", 1024}, {"layers", 2}}, 3);
+    SKIP_IF_WAIVED();
+    expect_timeline(r, 3);
+    EXPECT_EQ(r.work.unit, "request");
+    EXPECT_DOUBLE_EQ(r.work.amount, 100.0);
+    for (const auto& s : r.samples) {
+      ASSERT_EQ(s.latencies_s.size(), 100u);
+      for (double l : s.latencies_s) {
+        EXPECT_GT(l, 0.0);
+        EXPECT_LT(l, s.duration_s + 1e-3);  // no request outlives its window (anchor error ~us)
+      }
+    }
+  }
+}
+
+TEST_F(CudaGpu, ServeBatchesRequests) {
+  const auto r = run("serve", {{"requests", 200}, {"hidden", 1024}, {"layers", 2}, {"max_batch", 32}}, 3);
+  SKIP_IF_WAIVED();
+  expect_timeline(r, 3);
+  for (const auto& s : r.samples) {
+    ASSERT_EQ(s.latencies_s.size(), 200u);
+    for (double l : s.latencies_s) EXPECT_GT(l, 0.0);
+  }
+}
+
+TEST_F(CudaGpu, AllreduceOneRank) {
+  const auto r = run("allreduce", {{"gpus", 1}, {"mib", 64}, {"iters", 2}}, 3);
+  SKIP_IF_WAIVED();
+  expect_timeline(r, 3);
+  EXPECT_DOUBLE_EQ(r.work.amount, 2 * 64 * 1048576.0);
+}
+
+TEST_F(CudaGpu, AllreduceTwoRanksWhenTwoGpus) {
+  const auto r = run("allreduce", {{"gpus", 2}, {"mib", 64}, {"iters", 2}}, 3);
+  SKIP_IF_WAIVED();  // "too few GPUs" on a one-GPU machine
+  expect_timeline(r, 3);
+}
+
+TEST_F(CudaGpu, TooFewGpusIsWaived) {
+  const auto* spec = registry_.find("allreduce");
+  ASSERT_NE(spec, nullptr);
+  std::string err;
+  const auto p = ib::validate_params(*spec, {{"gpus", 64}}, err);
+  ASSERT_TRUE(p.has_value()) << err;
+  const auto s = spec->supported(*p, exec_->context());
+  EXPECT_FALSE(s.supported);
+  EXPECT_NE(s.reason.find("too few GPUs"), std::string::npos) << s.reason;
+}
+
+TEST_F(CudaGpu, NotEnoughMemoryIsWaived) {
+  const auto* spec = registry_.find("copy");
+  ASSERT_NE(spec, nullptr);
+  std::string err;
+  const auto p = ib::validate_params(*spec, {{"mib", 65536}}, err);  // 2 x 64 GiB
+  ASSERT_TRUE(p.has_value()) << err;
+  const auto s = spec->supported(*p, exec_->context());
+  if (s.supported) GTEST_SKIP() << "this GPU has more than 128 GiB free";
+  EXPECT_NE(s.reason.find("not enough GPU memory"), std::string::npos) << s.reason;
+}
+
+}  // namespace

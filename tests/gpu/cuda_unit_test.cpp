@@ -1,0 +1,199 @@
+// CUDA workloads: what can be checked without a GPU.
+#include "harness/executor.h"
+#include "kernels/cuda/accounting.h"
+#include "kernels/cuda/cuda_workloads.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+
+namespace {
+
+using nlohmann::json;
+
+ib::Registry cuda_registry() {
+  ib::Registry r;
+  ib::register_cuda_workloads(r);
+  return r;
+}
+
+ib::Params valid(const ib::WorkloadSpec& spec, const json& given) {
+  std::string err;
+  auto p = ib::validate_params(spec, given, err);
+  EXPECT_TRUE(p.has_value()) << spec.name << ": " << err;
+  return p.value_or(json::object());
+}
+
+std::string invalid(const ib::WorkloadSpec& spec, const json& given) {
+  std::string err;
+  auto p = ib::validate_params(spec, given, err);
+  EXPECT_FALSE(p.has_value()) << spec.name << " accepted " << given.dump();
+  return err;
+}
+
+TEST(CudaRegistry, EveryWorkloadRegisteredAsCuda) {
+  const auto r = cuda_registry();
+  std::set<std::string> names;
+  for (const auto* s : r.all()) {
+    names.insert(s->name);
+    EXPECT_EQ(s->backend, ib::Backend::cuda) << s->name;
+    EXPECT_FALSE(s->description.empty()) << s->name;
+    EXPECT_TRUE(static_cast<bool>(s->supported)) << s->name;
+    EXPECT_TRUE(static_cast<bool>(s->create)) << s->name;
+    for (const auto& p : s->params) EXPECT_FALSE(p.help.empty()) << s->name << "." << p.name;
+  }
+  for (const char* n : {"gemm", "copy", "h2d", "latency", "serve", "allreduce"})
+    EXPECT_TRUE(names.count(n)) << "missing workload " << n;
+}
+
+TEST(CudaRegistry, CoexistsWithHostWorkloadNames) {
+  ib::Registry r;
+  ib::register_cuda_workloads(r);
+  EXPECT_EQ(r.find("host-compute"), nullptr);  // no name clash with the host family
+  EXPECT_NE(r.find("gemm"), nullptr);
+}
+
+TEST(CudaRegistry, DefaultsValidateForEveryWorkload) {
+  const auto r = cuda_registry();
+  for (const auto* s : r.all()) {
+    const auto p = valid(*s, json::object());
+    for (const auto& spec : s->params) EXPECT_TRUE(p.contains(spec.name)) << s->name << "." << spec.name;
+  }
+}
+
+TEST(CudaParams, GemmRejectsBadValues) {
+  const auto r = cuda_registry();
+  const auto& g = *r.find("gemm");
+  EXPECT_EQ(invalid(g, {{"dtype", "int8"}}), "dtype: expected one of bf16, fp16, tf32, fp32, fp8, got \"int8\"");
+  EXPECT_EQ(invalid(g, {{"m", 8}}), "m: expected integer in [16, 65536], got 8");
+  EXPECT_EQ(invalid(g, {{"k", 1.5}}), "k: expected integer in [16, 65536], got 1.5");
+  EXPECT_NE(invalid(g, {{"reps", 0}}).find("reps: expected integer in [1, 10000]"), std::string::npos);
+  EXPECT_NE(invalid(g, {{"tile", 4}}).find("tile: unknown parameter of workload 'gemm'"), std::string::npos);
+  const auto p = valid(g, {{"dtype", "fp8"}, {"m", 4096}});
+  EXPECT_EQ(p.at("dtype"), "fp8");
+  EXPECT_EQ(p.at("m"), 4096);
+  EXPECT_EQ(p.at("n"), 8192);
+  EXPECT_EQ(p.at("input_sets"), 0);
+}
+
+TEST(CudaParams, OtherWorkloadsRejectBadValues) {
+  const auto r = cuda_registry();
+  EXPECT_EQ(invalid(*r.find("copy"), {{"engine", "dma"}}), "engine: expected one of sm, ce, got \"dma\"");
+  EXPECT_EQ(invalid(*r.find("copy"), {{"mib", 0}}), "mib: expected integer in [1, 65536], got 0");
+  EXPECT_EQ(invalid(*r.find("h2d"), {{"direction", "p2p"}}), "direction: expected one of h2d, d2h, got \"p2p\"");
+  EXPECT_EQ(invalid(*r.find("h2d"), {{"memory", "managed"}}),
+            "memory: expected one of pinned, pageable, got \"managed\"");
+  EXPECT_EQ(invalid(*r.find("latency"), {{"mode", "burst"}}), "mode: expected one of open, closed, got \"burst\"");
+  EXPECT_EQ(invalid(*r.find("latency"), {{"load", 0}}), "load: expected number in [0.01, 2], got 0");
+  EXPECT_EQ(invalid(*r.find("latency"), {{"requests", 5}}), "requests: expected integer in [10, 100000], got 5");
+  EXPECT_EQ(invalid(*r.find("serve"), {{"slo_ms", -1}}), "slo_ms: expected number in [0.01, 100000], got -1");
+  EXPECT_EQ(invalid(*r.find("allreduce"), {{"gpus", 0}}), "gpus: expected integer in [1, 64], got 0");
+  EXPECT_EQ(invalid(*r.find("allreduce"), {{"timeout_s", "10"}}),
+            "timeout_s: expected number in [0.1, 3600], got \"10\"");
+}
+
+TEST(Accounting, GemmFlopAndSets) {
+  EXPECT_DOUBLE_EQ(ib::acct::gemm_flop(8192, 8192, 8192), 1099511627776.0);  // 2 * 2^39
+  EXPECT_DOUBLE_EQ(ib::acct::gemm_flop(16, 32, 64), 65536.0);
+  EXPECT_DOUBLE_EQ(ib::acct::gemm_flop(1000, 1, 3), 6000.0);
+  using ib::acct::DType;
+  // bf16 8192^3: A and B are 128 MiB each.
+  EXPECT_DOUBLE_EQ(ib::acct::gemm_set_bytes(DType::bf16, 8192, 8192, 8192), 268435456.0);
+  EXPECT_DOUBLE_EQ(ib::acct::gemm_set_bytes(DType::fp8, 16, 32, 64), 64.0 * 16 + 64.0 * 32);
+  EXPECT_DOUBLE_EQ(ib::acct::gemm_set_bytes(DType::tf32, 16, 32, 64), 4.0 * (64 * 16 + 64 * 32));
+  const double l2 = 50.0 * 1024 * 1024;
+  EXPECT_EQ(ib::acct::gemm_input_sets(268435456.0, l2, 0), 2);    // already > 4 x L2, but never 1
+  EXPECT_EQ(ib::acct::gemm_input_sets(4194304.0, l2, 0), 50);     // 4 MiB sets: 200 MiB = 4 x 50 MiB
+  EXPECT_EQ(ib::acct::gemm_input_sets(4194305.0, l2, 0), 50);
+  EXPECT_EQ(ib::acct::gemm_input_sets(4194303.0, l2, 0), 51);
+  EXPECT_EQ(ib::acct::gemm_input_sets(1.0, l2, 7), 7);           // explicit request wins
+}
+
+TEST(Accounting, DtypeTable) {
+  using ib::acct::DType;
+  for (const char* n : {"bf16", "fp16", "tf32", "fp32", "fp8"}) {
+    auto d = ib::acct::parse_dtype(n);
+    ASSERT_TRUE(d.has_value()) << n;
+    EXPECT_STREQ(ib::acct::dtype_name(*d), n);
+  }
+  EXPECT_FALSE(ib::acct::parse_dtype("int8").has_value());
+  EXPECT_EQ(ib::acct::input_bytes(DType::fp8), 1u);
+  EXPECT_EQ(ib::acct::output_bytes(DType::fp8), 2u);
+  EXPECT_EQ(ib::acct::input_bytes(DType::tf32), 4u);
+  EXPECT_EQ(ib::acct::min_compute_capability(DType::fp8), 89);
+  EXPECT_EQ(ib::acct::min_compute_capability(DType::bf16), 80);
+  EXPECT_EQ(ib::acct::min_compute_capability(DType::fp32), 0);
+}
+
+TEST(Accounting, CopyCountsReadPlusWritten) {
+  EXPECT_DOUBLE_EQ(ib::acct::copy_bytes_read_written(1073741824.0), 2147483648.0);
+  EXPECT_DOUBLE_EQ(ib::acct::copy_bytes_one_direction(1073741824.0), 1073741824.0);
+}
+
+TEST(Accounting, BusBandwidthFactorAsNcclTests) {
+  EXPECT_DOUBLE_EQ(ib::acct::allreduce_busbw_factor(1), 0.0);  // not meaningful on one rank
+  EXPECT_DOUBLE_EQ(ib::acct::allreduce_busbw_factor(2), 1.0);
+  EXPECT_DOUBLE_EQ(ib::acct::allreduce_busbw_factor(4), 1.5);
+  EXPECT_DOUBLE_EQ(ib::acct::allreduce_busbw_factor(8), 1.75);
+  EXPECT_DOUBLE_EQ(ib::acct::allreduce_busbw_factor(3), 4.0 / 3.0);
+}
+
+TEST(Accounting, TrainStepAndRequestFlop) {
+  // h = 4096, f = 4h: sum(in*out) = 12 h^2; fwd+bwd = 6 T * 12 h^2 = 72 T h^2.
+  EXPECT_DOUBLE_EQ(ib::acct::transformer_linear_params(4096, 16384), 12.0 * 4096 * 4096);
+  EXPECT_DOUBLE_EQ(ib::acct::train_step_flop(8192, 4096, 16384), 72.0 * 8192 * 4096.0 * 4096.0);
+  EXPECT_DOUBLE_EQ(ib::acct::train_step_flop(2, 3, 5), 6.0 * 2 * (4 * 9 + 2 * 3 * 5));
+  EXPECT_DOUBLE_EQ(ib::acct::request_flop(16, 4096, 4), 4 * 2.0 * 16 * 4096 * 4096);
+}
+
+// supported(): reasons that do not need a GPU.
+ib::Support supported(const ib::Registry& r, const char* name, const json& given) {
+  const auto* spec = r.find(name);
+  EXPECT_NE(spec, nullptr);
+  return spec->supported(valid(*spec, given), ib::ExecContext{0, nullptr});
+}
+
+TEST(CudaSupported, Fp8NeedsMultiplesOf16) {
+  const auto s = supported(cuda_registry(), "gemm", {{"dtype", "fp8"}, {"m", 100}});
+  EXPECT_FALSE(s.supported);
+  EXPECT_NE(s.reason.find("multiples of 16"), std::string::npos) << s.reason;
+}
+
+TEST(CudaSupported, ServeRequestLargerThanBatch) {
+  const auto s = supported(cuda_registry(), "serve", {{"max_batch", 8}, {"max_request_rows", 16}});
+  EXPECT_FALSE(s.supported);
+  EXPECT_NE(s.reason.find("exceeds max_batch"), std::string::npos) << s.reason;
+}
+
+TEST(CudaSupported, AllreduceRefusesAcrossMigInstances) {
+  const char* old = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string saved = old ? old : "";
+  ::setenv("CUDA_VISIBLE_DEVICES", "MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee,MIG-ffffffff-bbbb-cccc-dddd-eeeeeeeeeeee", 1);
+  const auto s = supported(cuda_registry(), "allreduce", {{"gpus", 2}});
+  if (old) ::setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1); else ::unsetenv("CUDA_VISIBLE_DEVICES");
+  EXPECT_FALSE(s.supported);
+  EXPECT_NE(s.reason.find("MIG instances"), std::string::npos) << s.reason;
+}
+
+TEST(CudaSupported, NoGpuGivesClearReason) {
+  const auto why = ib::cuda_unavailable_reason(0);
+  if (!why) GTEST_SKIP() << "a CUDA GPU is present: the no-GPU reasons cannot be checked here";
+  EXPECT_NE(why->find("no CUDA GPU found"), std::string::npos) << *why;
+  const auto r = cuda_registry();
+  for (const auto* spec : r.all()) {
+    const auto s = spec->supported(valid(*spec, json::object()), ib::ExecContext{0, nullptr});
+    EXPECT_FALSE(s.supported) << spec->name;
+    EXPECT_EQ(s.reason, *why) << spec->name;
+  }
+  EXPECT_THROW(ib::make_cuda_executor(0), ib::WorkloadError);
+}
+
+TEST(CudaSupported, BadDeviceIndex) {
+  const auto why = ib::cuda_unavailable_reason(1000);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_FALSE(why->empty());
+}
+
+}  // namespace

@@ -1,0 +1,302 @@
+// Workload registry, parameter validation and the host workloads (kernels/).
+#include "kernels/host/host_workloads.h"
+#include "kernels/workload.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ib {
+namespace {
+
+using json = nlohmann::json;
+using T = ParamSpec::Type;
+
+WorkloadSpec spec_named(const std::string& name) {
+  WorkloadSpec s;
+  s.name = name;
+  s.description = "test spec " + name;
+  return s;
+}
+
+Registry host_registry() {
+  Registry r;
+  register_host_workloads(r);
+  return r;
+}
+
+// A spec exercising every parameter type.
+WorkloadSpec all_types_spec() {
+  WorkloadSpec s = spec_named("all-types");
+  s.params = {{"count", T::integer, 4, 1, std::nullopt, {}, "at least one"},
+              {"ratio", T::number, 0.5, std::nullopt, 1.0, {}, "at most one"},
+              {"free", T::integer, 0, std::nullopt, std::nullopt, {}, "unbounded"},
+              {"label", T::string, "x", std::nullopt, std::nullopt, {}, "any string"},
+              {"verify", T::boolean, true, std::nullopt, std::nullopt, {}, "check results"}};
+  return s;
+}
+
+// ---------------------------------------------------------------- Registry
+
+TEST(Registry, AddFindAllSorted) {
+  Registry r;
+  r.add(spec_named("zeta"));
+  r.add(spec_named("alpha"));
+  r.add(spec_named("mid"));
+  ASSERT_NE(r.find("alpha"), nullptr);
+  EXPECT_EQ(r.find("alpha")->name, "alpha");
+  EXPECT_EQ(r.find("mid")->description, "test spec mid");
+  EXPECT_EQ(r.find("missing"), nullptr);
+  EXPECT_EQ(r.find(""), nullptr);
+  const auto all = r.all();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0]->name, "alpha");
+  EXPECT_EQ(all[1]->name, "mid");
+  EXPECT_EQ(all[2]->name, "zeta");
+  EXPECT_EQ(all[0], r.find("alpha"));  // the same stored spec
+}
+
+TEST(Registry, DuplicateThrowsLogicError) {
+  Registry r;
+  r.add(spec_named("dup"));
+  EXPECT_THROW(r.add(spec_named("dup")), std::logic_error);
+  EXPECT_EQ(r.all().size(), 1u);
+}
+
+TEST(Registry, EmptyRegistry) {
+  Registry r;
+  EXPECT_TRUE(r.all().empty());
+  EXPECT_EQ(r.find("host-compute"), nullptr);
+}
+
+TEST(Registry, HostWorkloadsRegistered) {
+  const Registry r = host_registry();
+  const auto all = r.all();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0]->name, "host-compute");
+  EXPECT_EQ(all[1]->name, "host-copy");
+  EXPECT_EQ(all[2]->name, "host-fault");
+  for (const auto* s : all) {
+    EXPECT_EQ(s->backend, Backend::host);
+    EXPECT_TRUE(static_cast<bool>(s->create));
+    EXPECT_TRUE(static_cast<bool>(s->supported));
+  }
+  Registry again = host_registry();
+  EXPECT_THROW(register_host_workloads(again), std::logic_error);
+  EXPECT_STREQ(backend_name(Backend::host), "host");
+  EXPECT_STREQ(backend_name(Backend::cuda), "cuda");
+}
+
+// ---------------------------------------------------------------- validate_params
+
+TEST(ValidateParams, DefaultsFilled) {
+  const Registry r = host_registry();
+  std::string err;
+  const auto p = validate_params(*r.find("host-compute"), json::object(), err);
+  ASSERT_TRUE(p.has_value()) << err;
+  EXPECT_EQ(*p, (json{{"n", 256}, {"reps", 1}}));
+
+  const auto q = validate_params(*r.find("host-compute"), json{{"n", 64}}, err);
+  ASSERT_TRUE(q.has_value()) << err;
+  EXPECT_EQ(*q, (json{{"n", 64}, {"reps", 1}}));
+
+  const auto f = validate_params(*r.find("host-fault"), json{{"action", "throw"}}, err);
+  ASSERT_TRUE(f.has_value()) << err;
+  EXPECT_EQ(f->at("action"), "throw");
+  EXPECT_EQ(f->at("at_sample"), 10);
+  EXPECT_DOUBLE_EQ(f->at("sample_ms").get<double>(), 5.0);
+}
+
+TEST(ValidateParams, UnknownKeyNamesKeyAndListsKnown) {
+  const Registry r = host_registry();
+  std::string err;
+  EXPECT_FALSE(validate_params(*r.find("host-compute"), json{{"n", 64}, {"size", 3}}, err).has_value());
+  EXPECT_EQ(err, "size: unknown parameter of workload 'host-compute' (known: n, reps)");
+
+  // A workload without parameters says so.
+  EXPECT_FALSE(validate_params(spec_named("bare"), json{{"x", 1}}, err).has_value());
+  EXPECT_EQ(err, "x: unknown parameter of workload 'bare' (known: none)");
+}
+
+TEST(ValidateParams, IntegerOutOfRangeExactMessage) {
+  const Registry r = host_registry();
+  const WorkloadSpec& s = *r.find("host-compute");
+  std::string err;
+  EXPECT_FALSE(validate_params(s, json{{"n", 5000}}, err).has_value());
+  EXPECT_EQ(err, "n: expected integer in [16, 2048], got 5000");
+  EXPECT_FALSE(validate_params(s, json{{"n", 15}}, err).has_value());
+  EXPECT_EQ(err, "n: expected integer in [16, 2048], got 15");
+  EXPECT_FALSE(validate_params(s, json{{"reps", 0}}, err).has_value());
+  EXPECT_EQ(err, "reps: expected integer in [1, 1000], got 0");
+  // Bounds are inclusive.
+  EXPECT_TRUE(validate_params(s, json{{"n", 16}}, err).has_value()) << err;
+  EXPECT_TRUE(validate_params(s, json{{"n", 2048}}, err).has_value()) << err;
+}
+
+TEST(ValidateParams, WrongType) {
+  const Registry r = host_registry();
+  std::string err;
+  EXPECT_FALSE(validate_params(*r.find("host-compute"), json{{"n", "big"}}, err).has_value());
+  EXPECT_EQ(err, "n: expected integer in [16, 2048], got \"big\"");
+  EXPECT_FALSE(validate_params(*r.find("host-compute"), json{{"n", true}}, err).has_value());
+  EXPECT_EQ(err, "n: expected integer in [16, 2048], got true");
+  EXPECT_FALSE(validate_params(*r.find("host-fault"), json{{"sample_ms", "fast"}}, err).has_value());
+  EXPECT_EQ(err, "sample_ms: expected number in [0.1, 1000], got \"fast\"");
+  EXPECT_FALSE(validate_params(*r.find("host-fault"), json{{"action", 3}}, err).has_value());
+  EXPECT_EQ(err, "action: expected one of crash, segfault, hang, exit, throw, none, got 3");
+}
+
+TEST(ValidateParams, NumberForIntegerRejected) {
+  const Registry r = host_registry();
+  std::string err;
+  EXPECT_FALSE(validate_params(*r.find("host-compute"), json{{"n", 64.5}}, err).has_value());
+  EXPECT_EQ(err, "n: expected integer in [16, 2048], got 64.5");
+  // Even an integral-valued float is not an integer in JSON terms.
+  EXPECT_FALSE(validate_params(*r.find("host-compute"), json{{"n", 64.0}}, err).has_value());
+  EXPECT_EQ(err.rfind("n: expected integer in [16, 2048], got ", 0), 0u) << err;
+}
+
+TEST(ValidateParams, IntegerAcceptedForNumber) {
+  const Registry r = host_registry();
+  std::string err;
+  const auto p = validate_params(*r.find("host-fault"), json{{"sample_ms", 2}}, err);
+  ASSERT_TRUE(p.has_value()) << err;
+  EXPECT_DOUBLE_EQ(p->at("sample_ms").get<double>(), 2.0);
+  EXPECT_FALSE(validate_params(*r.find("host-fault"), json{{"sample_ms", 0.05}}, err).has_value());
+  EXPECT_EQ(err, "sample_ms: expected number in [0.1, 1000], got 0.05");
+}
+
+TEST(ValidateParams, StringChoices) {
+  const Registry r = host_registry();
+  const WorkloadSpec& s = *r.find("host-fault");
+  std::string err;
+  EXPECT_FALSE(validate_params(s, json{{"action", "explode"}}, err).has_value());
+  EXPECT_EQ(err, "action: expected one of crash, segfault, hang, exit, throw, none, got \"explode\"");
+  // Case matters.
+  EXPECT_FALSE(validate_params(s, json{{"action", "THROW"}}, err).has_value());
+  for (const char* ok : {"crash", "segfault", "hang", "exit", "throw", "none"}) {
+    const auto p = validate_params(s, json{{"action", ok}}, err);
+    ASSERT_TRUE(p.has_value()) << ok << ": " << err;
+    EXPECT_EQ(p->at("action"), ok);
+  }
+}
+
+TEST(ValidateParams, NonObjectParams) {
+  const Registry r = host_registry();
+  std::string err;
+  EXPECT_FALSE(validate_params(*r.find("host-compute"), json::array({1, 2}), err).has_value());
+  EXPECT_NE(err.find("expected an object of parameters, got array"), std::string::npos) << err;
+  EXPECT_FALSE(validate_params(*r.find("host-compute"), json(5), err).has_value());
+  EXPECT_NE(err.find("expected an object of parameters, got number"), std::string::npos) << err;
+  EXPECT_FALSE(validate_params(*r.find("host-compute"), json(nullptr), err).has_value());
+  EXPECT_NE(err.find("got null"), std::string::npos) << err;
+}
+
+TEST(ValidateParams, OtherTypesAndBoundShapes) {
+  const WorkloadSpec s = all_types_spec();
+  std::string err;
+  const auto d = validate_params(s, json::object(), err);
+  ASSERT_TRUE(d.has_value()) << err;
+  EXPECT_EQ(*d, (json{{"count", 4}, {"ratio", 0.5}, {"free", 0}, {"label", "x"}, {"verify", true}}));
+
+  EXPECT_FALSE(validate_params(s, json{{"count", 0}}, err).has_value());
+  EXPECT_EQ(err, "count: expected integer >= 1, got 0");
+  EXPECT_FALSE(validate_params(s, json{{"ratio", 1.5}}, err).has_value());
+  EXPECT_EQ(err, "ratio: expected number <= 1, got 1.5");
+  EXPECT_FALSE(validate_params(s, json{{"free", "a"}}, err).has_value());
+  EXPECT_EQ(err, "free: expected integer, got \"a\"");
+  EXPECT_FALSE(validate_params(s, json{{"label", 1}}, err).has_value());
+  EXPECT_EQ(err, "label: expected string, got 1");
+  EXPECT_FALSE(validate_params(s, json{{"verify", 1}}, err).has_value());
+  EXPECT_EQ(err, "verify: expected boolean, got 1");
+
+  const auto ok = validate_params(s, json{{"free", -123456}, {"label", "anything"}, {"verify", false}, {"ratio", -7}}, err);
+  ASSERT_TRUE(ok.has_value()) << err;
+  EXPECT_EQ(ok->at("free"), -123456);
+  EXPECT_EQ(ok->at("label"), "anything");
+  EXPECT_EQ(ok->at("verify"), false);
+  EXPECT_EQ(ok->at("count"), 4);
+}
+
+// ---------------------------------------------------------------- host workloads
+
+std::unique_ptr<Workload> create(const Registry& r, const std::string& name, const json& given) {
+  std::string err;
+  const WorkloadSpec* s = r.find(name);
+  EXPECT_NE(s, nullptr) << name;
+  const auto p = validate_params(*s, given, err);
+  EXPECT_TRUE(p.has_value()) << err;
+  EXPECT_TRUE(s->supported(*p, ExecContext{}).supported);
+  return s->create(*p);
+}
+
+TEST(HostWorkloads, ComputeWorkPerSample) {
+  const Registry r = host_registry();
+  auto w = create(r, "host-compute", json{{"n", 16}, {"reps", 3}});
+  ExecContext ctx;
+  ASSERT_NO_THROW(w->setup(ctx));  // includes the reference check
+  SampleOutput out;
+  ASSERT_NO_THROW(w->run_sample(ctx, out));
+  EXPECT_TRUE(out.latencies_s.empty());
+  // 2 n^3 reps = 2 * 4096 * 3 = 24576 FLOP
+  const Work work = w->work_per_sample();
+  EXPECT_DOUBLE_EQ(work.amount, 24576.0);
+  EXPECT_EQ(work.unit, "FLOP");
+  w->teardown();
+}
+
+TEST(HostWorkloads, CopyWorkPerSample) {
+  const Registry r = host_registry();
+  auto w = create(r, "host-copy", json{{"mib", 1}, {"reps", 2}});
+  ExecContext ctx;
+  ASSERT_NO_THROW(w->setup(ctx));
+  SampleOutput out;
+  ASSERT_NO_THROW(w->run_sample(ctx, out));
+  // 2 * bytes * reps = 2 * 1048576 * 2 = 4194304 B
+  const Work work = w->work_per_sample();
+  EXPECT_DOUBLE_EQ(work.amount, 4194304.0);
+  EXPECT_EQ(work.unit, "B");
+  w->teardown();
+}
+
+TEST(HostWorkloads, FaultThrowAtSetup) {
+  const Registry r = host_registry();
+  auto w = create(r, "host-fault", json{{"action", "throw"}, {"at_sample", 0}, {"sample_ms", 0.1}});
+  ExecContext ctx;
+  try {
+    w->setup(ctx);
+    FAIL() << "setup did not throw";
+  } catch (const WorkloadError& e) {
+    EXPECT_STREQ(e.what(), "host-fault: injected failure");
+  }
+}
+
+TEST(HostWorkloads, FaultThrowAtSampleN) {
+  // at_sample 2: setup and the first sample succeed, the second throws.
+  const Registry r = host_registry();
+  auto w = create(r, "host-fault", json{{"action", "throw"}, {"at_sample", 2}, {"sample_ms", 0.1}});
+  ExecContext ctx;
+  SampleOutput out;
+  ASSERT_NO_THROW(w->setup(ctx));
+  ASSERT_NO_THROW(w->run_sample(ctx, out));
+  EXPECT_THROW(w->run_sample(ctx, out), WorkloadError);
+  // Work is the spin time in seconds: 0.1 ms = 1e-4 s.
+  EXPECT_DOUBLE_EQ(w->work_per_sample().amount, 0.1 / 1e3);
+  EXPECT_EQ(w->work_per_sample().unit, "s");
+}
+
+TEST(HostWorkloads, FaultNoneNeverFires) {
+  const Registry r = host_registry();
+  auto w = create(r, "host-fault", json{{"action", "none"}, {"at_sample", 1}, {"sample_ms", 0.1}});
+  ExecContext ctx;
+  SampleOutput out;
+  ASSERT_NO_THROW(w->setup(ctx));
+  ASSERT_NO_THROW(w->run_sample(ctx, out));
+  ASSERT_NO_THROW(w->run_sample(ctx, out));
+}
+
+}  // namespace
+}  // namespace ib

@@ -1,0 +1,345 @@
+// JSON and Markdown writers (reports/): formatting only, on hand-built results.
+#include "reports/json_writer.h"
+#include "reports/markdown_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ib {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Summary summary_of(std::size_t n, double v) {
+  Summary s;
+  s.n = n;
+  s.mean = s.median = s.min = s.max = s.p5 = s.p50 = s.p95 = s.p99 = v;
+  s.stddev = 0.0;
+  s.cv = 0.0;
+  return s;
+}
+
+PhaseResult phase(const std::vector<double>& durations, double value) {
+  PhaseResult p;
+  p.outcome.status = "ok";
+  std::int64_t t = 1'000'000;
+  for (double d : durations) {
+    p.start_ns.push_back(t);
+    p.duration_s.push_back(d);
+    p.in_window.push_back(1);
+    p.outlier.push_back(0);
+    t += 2'000'000;
+  }
+  p.stats = summary_of(durations.size(), value);
+  p.throughput = 1.0 / value;
+  p.throughput_unit = "FLOP/s";
+  p.window_cv = kNaN;  // fewer than 2 windows
+  return p;
+}
+
+// One run, two tenants: "alpha" passes with metrics (partition_cost NaN), "beta" errored.
+Results sample_results() {
+  Results r;
+  r.meta.version = "0.1.0";
+  r.meta.backend = "host";
+  r.meta.suite = "smoke";
+  r.meta.argv = {"interference-bench", "run"};
+  r.meta.bootstrap_seed = 7;
+  r.meta.bootstrap_resamples = 100;
+
+  RunResult run;
+  run.scenario = "pair";
+  run.mode = "timeslice";
+  run.repetition = 1;
+  run.repetitions = 2;
+  run.cutoff = 0.40;
+  run.overlap_start_ns = 10;
+  run.overlap_end_ns = 20;
+  run.system = SystemMetrics{1.5, kNaN};
+
+  TenantResult a;
+  a.name = "alpha";
+  a.workload = "host-compute";
+  a.params = {{"n", 64}, {"reps", 1}};
+  a.work = {524288.0, "FLOP"};
+  a.exclusive = phase({0.002, 0.003, 0.004}, 0.003);
+  a.alone = a.exclusive;
+  a.alone.source = "exclusive";
+  a.colocated = phase({0.004, 0.005, 0.006, 0.010}, 0.006);
+  a.colocated.in_window = {0, 1, 1, 1};
+  a.colocated.outlier = {0, 0, 0, 1};
+  a.colocated.outliers = 1;
+  TenantMetrics m;
+  m.p95_slowdown = Estimate{0.25, 0.1, 0.4, 0.95, 100, 7};
+  m.median_slowdown = 1.2;
+  m.partition_cost = kNaN;
+  m.interference = 1.2;
+  a.metrics = m;
+  a.verdict = Verdict::pass;
+  a.verdict_reason = "within";
+  a.warnings = {"noisy baseline: test"};
+
+  TenantResult b;
+  b.name = "beta";
+  b.workload = "host-copy";
+  b.exclusive = phase({0.01}, 0.01);
+  b.colocated.outcome.status = "crashed";
+  b.colocated.outcome.signal = 11;
+  b.verdict = Verdict::error;
+  b.verdict_reason = "worker crashed";
+
+  run.tenants = {a, b};
+  r.runs = {run};
+  r.summary.runs = 1;
+  r.summary.tenants = 2;
+  r.summary.passed = 1;
+  r.summary.errors = 1;
+  r.summary.exit_code = 4;
+  return r;
+}
+
+// ---------------------------------------------------------------- results_to_json
+
+TEST(JsonWriter, SchemaVersionMetaAndSummary) {
+  const auto j = results_to_json(sample_results(), true);
+  EXPECT_EQ(j.at("schema_version"), "1.0");
+  EXPECT_EQ(j.at("schema_version"), kSchemaVersion);
+  EXPECT_EQ(j.at("meta").at("tool"), "interference-bench");
+  EXPECT_EQ(j.at("meta").at("bootstrap").at("seed"), 7);
+  EXPECT_EQ(j.at("meta").at("bootstrap").at("resamples"), 100);
+  EXPECT_EQ(j.at("meta").at("raw_samples"), true);
+  EXPECT_EQ(j.at("summary").at("exit_code"), 4);
+  EXPECT_EQ(j.at("summary").at("errors"), 1);
+  EXPECT_EQ(j.at("summary").at("passed"), 1);
+  EXPECT_EQ(j.at("summary").at("pass"), false);
+  EXPECT_EQ(j.at("runs").size(), 1u);
+  EXPECT_EQ(j.at("runs")[0].at("tenants").size(), 2u);
+  EXPECT_EQ(j.at("runs")[0].at("overlap_window_ns").at("start"), 10);
+  EXPECT_EQ(j.at("runs")[0].at("overlap_window_ns").at("end"), 20);
+  // The writer's first key is the schema version.
+  EXPECT_EQ(j.begin().key(), "schema_version");
+}
+
+TEST(JsonWriter, NaNWrittenAsNull) {
+  const auto j = results_to_json(sample_results(), true);
+  const auto& run = j.at("runs")[0];
+  EXPECT_TRUE(run.at("system").at("antt").is_null());
+  EXPECT_DOUBLE_EQ(run.at("system").at("stp").get<double>(), 1.5);
+  const auto& alpha = run.at("tenants")[0];
+  EXPECT_TRUE(alpha.at("metrics").at("partition_cost").is_null());
+  EXPECT_DOUBLE_EQ(alpha.at("metrics").at("interference").get<double>(), 1.2);
+  EXPECT_TRUE(alpha.at("phases").at("exclusive").at("window_cv").is_null());
+  EXPECT_TRUE(run.at("barrier_skew_s").is_null());  // not set
+  // Beta has no metrics at all (null, not an object of nulls) and a crashed colocated worker.
+  const auto& beta = run.at("tenants")[1];
+  EXPECT_TRUE(beta.at("metrics").is_null());
+  EXPECT_EQ(beta.at("phases").at("colocated").at("worker").at("signal"), 11);
+  EXPECT_TRUE(beta.at("phases").at("colocated").at("worker").at("exit_code").is_null());
+  // The serialized text never contains NaN.
+  const std::string text = j.dump();
+  EXPECT_EQ(text.find("NaN"), std::string::npos);
+  EXPECT_EQ(text.find(":nan"), std::string::npos);
+  EXPECT_EQ(text.find(":inf"), std::string::npos);
+}
+
+TEST(JsonWriter, EstimateFields) {
+  const auto j = results_to_json(sample_results(), true);
+  const auto& e = j.at("runs")[0].at("tenants")[0].at("metrics").at("p95_slowdown");
+  EXPECT_DOUBLE_EQ(e.at("value").get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(e.at("ci_low").get<double>(), 0.1);
+  EXPECT_DOUBLE_EQ(e.at("ci_high").get<double>(), 0.4);
+  EXPECT_DOUBLE_EQ(e.at("confidence").get<double>(), 0.95);
+  EXPECT_EQ(e.at("resamples"), 100);
+  EXPECT_EQ(e.at("seed"), 7);
+}
+
+TEST(JsonWriter, RawKeepsPerSampleArrays) {
+  const auto j = results_to_json(sample_results(), true);
+  const auto& alpha = j.at("runs")[0].at("tenants")[0];
+  const auto& c = alpha.at("phases").at("colocated").at("samples");
+  ASSERT_EQ(c.at("start_ns").size(), 4u);
+  ASSERT_EQ(c.at("duration_s").size(), 4u);
+  ASSERT_EQ(c.at("in_window").size(), 4u);
+  ASSERT_EQ(c.at("outlier").size(), 4u);
+  EXPECT_EQ(c.at("start_ns")[1], 3'000'000);
+  EXPECT_DOUBLE_EQ(c.at("duration_s")[3].get<double>(), 0.010);
+  EXPECT_EQ(c.at("in_window")[0], 0);
+  EXPECT_EQ(c.at("in_window")[1], 1);
+  EXPECT_EQ(c.at("outlier")[3], 1);
+  EXPECT_EQ(alpha.at("phases").at("colocated").at("outliers"), 1);
+  const auto& e = alpha.at("phases").at("exclusive").at("samples");
+  EXPECT_EQ(e.at("duration_s").size(), 3u);
+  EXPECT_EQ(e.at("start_ns").size(), 3u);
+  // No latencies recorded: no latency arrays.
+  EXPECT_FALSE(e.contains("latency_s"));
+  // The time-slice alone phase repeats no samples even with raw on.
+  EXPECT_EQ(alpha.at("phases").at("alone").at("source"), "exclusive");
+  EXPECT_FALSE(alpha.at("phases").at("alone").contains("samples"));
+}
+
+TEST(JsonWriter, NoRawDropsSamples) {
+  const auto j = results_to_json(sample_results(), false);
+  EXPECT_EQ(j.at("meta").at("raw_samples"), false);
+  for (const auto& t : j.at("runs")[0].at("tenants"))
+    for (const char* ph : {"exclusive", "alone", "colocated"}) {
+      EXPECT_FALSE(t.at("phases").at(ph).contains("samples")) << ph;
+      EXPECT_TRUE(t.at("phases").at(ph).contains("stats")) << ph;
+    }
+  // Stats survive: alpha's colocated stats.
+  const auto& s = j.at("runs")[0].at("tenants")[0].at("phases").at("colocated").at("stats");
+  EXPECT_EQ(s.at("n"), 4);
+  EXPECT_DOUBLE_EQ(s.at("p95").get<double>(), 0.006);
+  EXPECT_EQ(s.at("unit"), "s");
+}
+
+TEST(JsonWriter, VerdictNamesAndWarnings) {
+  const auto j = results_to_json(sample_results(), true);
+  const auto& tenants = j.at("runs")[0].at("tenants");
+  EXPECT_EQ(tenants[0].at("verdict"), "pass");
+  EXPECT_EQ(tenants[0].at("verdict_reason"), "within");
+  EXPECT_EQ(tenants[0].at("warnings"), nlohmann::ordered_json::array({"noisy baseline: test"}));
+  EXPECT_EQ(tenants[1].at("verdict"), "error");
+  EXPECT_EQ(tenants[0].at("params").at("n"), 64);
+  EXPECT_DOUBLE_EQ(tenants[0].at("work_per_sample").at("value").get<double>(), 524288.0);
+  EXPECT_EQ(tenants[0].at("work_per_sample").at("unit"), "FLOP");
+  EXPECT_EQ(tenants[0].at("phases").at("exclusive").at("throughput").at("unit"), "FLOP/s");
+}
+
+TEST(JsonWriter, EveryVerdictName) {
+  Results r = sample_results();
+  const std::vector<std::pair<Verdict, std::string>> cases = {
+      {Verdict::pass, "pass"},         {Verdict::fail, "fail"},     {Verdict::inconclusive, "inconclusive"},
+      {Verdict::baseline, "baseline"}, {Verdict::waived, "waived"}, {Verdict::error, "error"}};
+  for (const auto& [v, name] : cases) {
+    r.runs[0].tenants[1].verdict = v;
+    EXPECT_EQ(results_to_json(r, false).at("runs")[0].at("tenants")[1].at("verdict"), name);
+  }
+}
+
+// ---------------------------------------------------------------- write_file_atomic
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/ib_reports_test.XXXXXX";
+    const char* p = ::mkdtemp(tmpl);
+    if (!p) throw std::runtime_error("mkdtemp failed");
+    path = p;
+  }
+  ~TempDir() {
+    if (DIR* d = ::opendir(path.c_str())) {
+      while (dirent* e = ::readdir(d)) {
+        const std::string n = e->d_name;
+        if (n != "." && n != "..") ::unlink((path + "/" + n).c_str());
+      }
+      ::closedir(d);
+    }
+    ::rmdir(path.c_str());
+  }
+  std::vector<std::string> entries() const {
+    std::vector<std::string> out;
+    if (DIR* d = ::opendir(path.c_str())) {
+      while (dirent* e = ::readdir(d)) {
+        const std::string n = e->d_name;
+        if (n != "." && n != "..") out.push_back(n);
+      }
+      ::closedir(d);
+    }
+    return out;
+  }
+};
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(WriteFileAtomic, WritesContentAndLeavesNoTemp) {
+  TempDir dir;
+  const std::string path = dir.path + "/results.json";
+  const std::string text = "{\"schema_version\": \"1.0\"}\nline two\n";
+  write_file_atomic(path, text);
+  EXPECT_EQ(read_all(path), text);
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"results.json"});
+
+  // Overwrites an existing file completely (shorter content, no leftover tail).
+  write_file_atomic(path, "x");
+  EXPECT_EQ(read_all(path), "x");
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"results.json"});
+
+  // Empty content is a valid (empty) file.
+  write_file_atomic(path, "");
+  EXPECT_EQ(read_all(path), "");
+}
+
+TEST(WriteFileAtomic, UnwritablePathThrows) {
+  TempDir dir;
+  EXPECT_THROW(write_file_atomic(dir.path + "/no/such/dir/results.json", "x"), std::runtime_error);
+  // Renaming onto a directory fails: the temp file is removed again.
+  const std::string sub = dir.path + "/sub";
+  ASSERT_EQ(::mkdir(sub.c_str(), 0755), 0);
+  EXPECT_THROW(write_file_atomic(sub, "x"), std::runtime_error);
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"sub"});
+  ::rmdir(sub.c_str());
+}
+
+// ---------------------------------------------------------------- markdown_summary
+
+int count_lines_starting(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) n += line.rfind(prefix, 0) == 0;
+  return n;
+}
+
+TEST(MarkdownWriter, OneRowPerTenantWithBoldVerdict) {
+  const std::string md = markdown_summary(sample_results());
+  EXPECT_EQ(count_lines_starting(md, "| pair | timeslice | 1/2 | alpha |"), 1) << md;
+  EXPECT_EQ(count_lines_starting(md, "| pair | timeslice | 1/2 | beta |"), 1) << md;
+  EXPECT_EQ(count_lines_starting(md, "| pair |"), 2) << md;
+  // Alpha's row: n 3/4, P95 3.000 / 6.000 ms, slowdown +25.0% [+10.0%, +40.0%], cutoff 40%, pass.
+  EXPECT_NE(md.find("| pair | timeslice | 1/2 | alpha | 3/4 | 3.000 | 6.000 | +25.0% [+10.0%, +40.0%] | 40% | **pass** |"),
+            std::string::npos)
+      << md;
+  // Beta has no metrics.
+  EXPECT_NE(md.find("| beta | 1/0 | 10.000 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| n/a | 40% | **error** |"), std::string::npos) << md;
+}
+
+TEST(MarkdownWriter, ExitCodeLineAndWarnings) {
+  const std::string md = markdown_summary(sample_results());
+  EXPECT_NE(md.find("**NOT PASS**: 1 pass, 0 fail, 0 inconclusive, 0 baseline, 0 waived, 1 error — exit code 4\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- warning (pair, alpha): noisy baseline: test"), std::string::npos) << md;
+  EXPECT_NE(md.find("STP 1.50, ANTT n/a"), std::string::npos) << md;
+
+  Results r = sample_results();
+  r.summary = RunSummary{};
+  r.summary.pass = true;
+  r.summary.passed = 2;
+  r.summary.exit_code = 0;
+  EXPECT_NE(markdown_summary(r).find("**PASS**: 2 pass, 0 fail, 0 inconclusive, 0 baseline, 0 waived, 0 error — exit code 0"),
+            std::string::npos);
+  r.summary.interrupted = true;
+  r.summary.exit_code = 130;
+  EXPECT_NE(markdown_summary(r).find("0 error (interrupted) — exit code 130"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ib

@@ -44,6 +44,15 @@ void summarize_phase(PhaseResult& p, const Work& work, std::optional<std::int64_
   p.throughput = total > 0.0 ? work.amount * static_cast<double>(durations.size()) / total : std::nan("");
   p.throughput_unit = work.unit + "/s";
   p.window_cv = window_throughput_cv(starts, durations, work.amount);
+  p.counters.clear();
+  for (auto& [name, column] : p.counter_samples) {
+    column.resize(n, 0.0);  // a counter missing from the last samples counts 0 there
+    PhaseResult::CounterTotal c;
+    for (std::size_t i = 0; i < n; ++i)
+      if (p.in_window[i]) c.total += column[i];
+    c.rate = total > 0.0 ? c.total / total : std::nan("");
+    p.counters[name] = c;
+  }
   p.latency.reset();
   if (!p.latencies_s.empty() && p.latency_count.size() == n) {
     std::vector<double> counted;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@ struct TimedSample {
   std::int64_t start_ns = 0;  // CLOCK_MONOTONIC at the start of the sample
   double duration_s = 0.0;    // host: steady clock; CUDA: event time on the workload's stream
   std::vector<double> latencies_s;
+  std::map<std::string, double> counters;  // SampleOutput::counters of this sample
 };
 
 class Executor {

@@ -28,7 +28,7 @@ class HostExecutor final : public Executor {
       const std::int64_t t0 = monotonic_ns();
       w.run_sample(ctx, out);
       const std::int64_t t1 = monotonic_ns();
-      sink(TimedSample{t0, static_cast<double>(t1 - t0) * 1e-9, std::move(out.latencies_s)});
+      sink(TimedSample{t0, static_cast<double>(t1 - t0) * 1e-9, std::move(out.latencies_s), std::move(out.counters)});
     }
   }
 };

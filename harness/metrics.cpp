@@ -12,17 +12,6 @@ namespace ib {
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Percentile with numpy's linear interpolation using nth_element (the bootstrap's hot loop).
-double percentile_inplace(std::vector<double>& x, double q) {
-  const double h = (static_cast<double>(x.size()) - 1.0) * q / 100.0;
-  const std::size_t lo = static_cast<std::size_t>(std::floor(h));
-  std::nth_element(x.begin(), x.begin() + lo, x.end());
-  const double a = x[lo];
-  if (lo + 1 >= x.size()) return a;
-  const double b = *std::min_element(x.begin() + lo + 1, x.end());
-  return a + (h - static_cast<double>(lo)) * (b - a);
-}
-
 // Uniform index in [0, n) from a 64-bit generator without the platform-dependent
 // std::uniform_int_distribution, so a seed gives the same CI everywhere.
 std::size_t draw_index(std::mt19937_64& rng, std::size_t n) {
@@ -50,7 +39,7 @@ Estimate p95_slowdown(const std::vector<double>& colocated, const std::vector<do
   for (int b = 0; b < resamples; ++b) {
     resample(colocated, c, rng);
     resample(exclusive, x, rng);
-    replicates.push_back(ratio(percentile_inplace(c, 95), percentile_inplace(x, 95)) - 1.0);
+    replicates.push_back(ratio(percentile_select(c, 95), percentile_select(x, 95)) - 1.0);
   }
   std::sort(replicates.begin(), replicates.end());
   e.ci_low = percentile_sorted(replicates, 2.5);

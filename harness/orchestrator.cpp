@@ -166,7 +166,15 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
         } else if (type == "samples") {
           const auto st = m.at("start_ns").get<std::vector<std::int64_t>>();
           const auto du = m.at("duration_s").get<std::vector<double>>();
+          if (m.contains("counters"))
+            for (const auto& [name, column] : m.at("counters").items()) {
+              auto& all = pr.counter_samples[name];
+              all.resize(pr.start_ns.size(), 0.0);  // samples before this counter first appeared
+              const auto values = column.get<std::vector<double>>();
+              all.insert(all.end(), values.begin(), values.end());
+            }
           pr.start_ns.insert(pr.start_ns.end(), st.begin(), st.end());
+          for (auto& [name, all] : pr.counter_samples) all.resize(pr.start_ns.size(), 0.0);
           pr.duration_s.insert(pr.duration_s.end(), du.begin(), du.end());
           // Per-sample request counts keep latencies attributable to samples (and the window).
           const auto lc = m.contains("latency_count") ? m.at("latency_count").get<std::vector<std::uint32_t>>()
@@ -346,6 +354,7 @@ RunResult Orchestrator::run(const Scenario& s, int repetition) {
     t.alone.outlier.clear();
     t.alone.latencies_s.clear();
     t.alone.latency_count.clear();
+    t.alone.counter_samples.clear();
   }
 
   std::vector<std::size_t> all(s.tenants.size());

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,13 @@ struct PhaseResult {
   std::vector<std::uint32_t> latency_count;
   std::vector<double> latencies_s;
   std::optional<Summary> latency;  // over the requests of counted samples
+  // Workload counters (SampleOutput::counters), one value per sample per name.
+  std::map<std::string, std::vector<double>> counter_samples;
+  struct CounterTotal {
+    double total = 0.0;  // sum over counted samples
+    double rate = 0.0;   // total / sum of counted sample durations (per second)
+  };
+  std::map<std::string, CounterTotal> counters;
   std::int64_t measure_start_ns = 0;
   std::int64_t measure_end_ns = 0;
   Summary stats{};                 // over counted (in-window) sample durations

@@ -45,7 +45,18 @@ double percentile(std::vector<double> x, double q) {
   return percentile_sorted(x, q);
 }
 
-double median(std::vector<double> x) { return percentile(std::move(x), 50.0); }
+double percentile_select(std::vector<double>& x, double q) {
+  if (x.empty() || !(q >= 0.0 && q <= 100.0)) return kNaN;
+  const double h = (static_cast<double>(x.size()) - 1.0) * q / 100.0;
+  const std::size_t lo = static_cast<std::size_t>(std::floor(h));
+  std::nth_element(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(lo), x.end());
+  const double a = x[lo];
+  if (lo + 1 >= x.size()) return a;
+  const double b = *std::min_element(x.begin() + static_cast<std::ptrdiff_t>(lo) + 1, x.end());
+  return a + (h - static_cast<double>(lo)) * (b - a);
+}
+
+double median(std::vector<double> x) { return percentile_select(x, 50.0); }
 
 Summary summarize(std::vector<double> x) {
   Summary s;

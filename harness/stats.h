@@ -16,6 +16,8 @@ double median(std::vector<double> x);
 // h = (n-1) q/100, P = x[floor h] + (h - floor h)(x[floor h + 1] - x[floor h]) over sorted x.
 double percentile_sorted(const std::vector<double>& sorted, double q);
 double percentile(std::vector<double> x, double q);
+// The same percentile by selection (nth_element, O(n)); reorders x. For hot loops and single values.
+double percentile_select(std::vector<double>& x, double q);
 
 struct Summary {
   std::size_t n = 0;

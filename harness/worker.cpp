@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <map>
 
 namespace ib {
 
@@ -52,6 +53,12 @@ class SampleBatcher {
   void add(TimedSample&& s) {
     start_.push_back(s.start_ns);
     duration_.push_back(s.duration_s);
+    // Counters travel as one array per name, aligned with the samples (0 where a sample lacks it).
+    for (const auto& [name, value] : s.counters) {
+      auto& column = counters_[name];
+      column.resize(start_.size() - 1, 0.0);
+      column.push_back(value);
+    }
     latency_count_.push_back(static_cast<std::uint32_t>(s.latencies_s.size()));
     latencies_.insert(latencies_.end(), s.latencies_s.begin(), s.latencies_s.end());
     if (start_.size() >= 256 || monotonic_ns() - last_flush_ns_ > 50'000'000) flush();
@@ -63,7 +70,12 @@ class SampleBatcher {
       msg["latency_count"] = latency_count_;
       msg["latencies_s"] = latencies_;
     }
+    if (!counters_.empty()) {
+      for (auto& [name, column] : counters_) column.resize(start_.size(), 0.0);
+      msg["counters"] = counters_;
+    }
     report(msg);
+    counters_.clear();
     start_.clear();
     latency_count_.clear();
     duration_.clear();
@@ -74,6 +86,7 @@ class SampleBatcher {
  private:
   std::vector<std::int64_t> start_;
   std::vector<double> duration_;
+  std::map<std::string, std::vector<double>> counters_;
   std::vector<std::uint32_t> latency_count_;
   std::vector<double> latencies_;
   std::int64_t last_flush_ns_ = monotonic_ns();

@@ -50,6 +50,10 @@ struct ExecContext {
 struct SampleOutput {
   // Per-request latencies inside this sample, for latency-type workloads (completion - arrival).
   std::vector<double> latencies_s;
+  // Named amounts this sample produced beside its work, e.g. {"slo_met_requests", 37} or
+  // {"bus_bytes", 1.2e9}. The harness sums each over the counted samples of a phase and reports
+  // the total and the rate (total / summed sample time), like Google Benchmark's rate counters.
+  std::map<std::string, double> counters;
 };
 
 class Workload {

@@ -40,6 +40,11 @@ ojson phase_json(const PhaseResult& p, bool raw) {
   j["outliers"] = p.outliers;
   j["measure_start_ns"] = p.measure_start_ns;
   j["measure_end_ns"] = p.measure_end_ns;
+  if (!p.counters.empty()) {
+    ojson c = ojson::object();
+    for (const auto& [name, v] : p.counters) c[name] = {{"total", number(v.total)}, {"rate_per_s", number(v.rate)}};
+    j["counters"] = c;
+  }
   if (p.latency) {
     j["latency"] = stats_json(*p.latency);
     j["latency"]["unit"] = "s";
@@ -49,6 +54,7 @@ ojson phase_json(const PhaseResult& p, bool raw) {
                     {"duration_s", p.duration_s},
                     {"in_window", p.in_window},
                     {"outlier", p.outlier}};
+    if (!p.counter_samples.empty()) j["samples"]["counters"] = p.counter_samples;
     if (!p.latencies_s.empty()) {
       j["samples"]["latency_count"] = p.latency_count;
       j["samples"]["latency_s"] = p.latencies_s;

@@ -117,6 +117,25 @@ def test_cli_overrides_and_no_raw(runner, tmp_path):
     assert 0.3 <= (ph["measure_end_ns"] - ph["measure_start_ns"]) / 1e9 < 1.0
 
 
+def test_workload_counters_are_summed_over_counted_samples(runner, tmp_path):
+    copy = {"name": "c", "workload": "host-copy", "params": {"mib": 4, "reps": 2}}
+    r, res, _ = run_ok(runner, tmp_path, scenario("ctr", [copy, compute("x")], duration=0.6))
+    t = res["runs"][0]["tenants"][0]
+    assert t["work_per_sample"] == {"value": 2 * 2 * 4 * 2 ** 20, "unit": "B"}
+    for name in ("exclusive", "colocated"):
+        ph = t["phases"][name]
+        s = ph["samples"]
+        column = s["counters"]["bytes_copied"]
+        assert len(column) == len(s["duration_s"]) and set(column) == {2 * 4 * 2 ** 20}
+        counted = [d for d, w in zip(s["duration_s"], s["in_window"]) if w]
+        total = 2 * 4 * 2 ** 20 * len(counted)
+        assert ph["counters"]["bytes_copied"]["total"] == total
+        assert abs(ph["counters"]["bytes_copied"]["rate_per_s"] - total / sum(counted)) < 1e-6 * total
+        # bytes copied per second is exactly half the read+written throughput
+        assert abs(ph["counters"]["bytes_copied"]["rate_per_s"] * 2 - ph["throughput"]["value"]) < 1e-6 * total
+    assert "counters" not in res["runs"][0]["tenants"][1]["phases"]["exclusive"]
+
+
 def test_the_bootstrap_is_reproducible_from_the_seed(runner, tmp_path):
     doc = scenario("seed", [compute("a"), compute("b")], duration=1.0)
     f = runner.write_json("s.json", doc)

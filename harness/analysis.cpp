@@ -83,7 +83,7 @@ void finalize_run(RunResult& run, std::uint64_t seed, int resamples) {
     // Under time-slicing the alone phase is the exclusive one (source "exclusive"): use its samples.
     const PhaseResult& alone = t.alone.source == "exclusive" ? t.exclusive : t.alone;
     for (const PhaseResult* p : {&t.exclusive, &t.alone})
-      if (p->measured() && p->source == "measured" && p->stats.cv > kNoisyBaselineCv)
+      if (p->measured() && p->source != "exclusive" && p->stats.cv > kNoisyBaselineCv)
         t.warnings.push_back(std::string("noisy baseline: the ") + (p == &t.exclusive ? "exclusive" : "alone") +
                              " phase has a sample-time CV of " + percent(p->stats.cv) + " (above " +
                              percent(kNoisyBaselineCv) + "); slowdowns below that level are not resolvable");

@@ -3,6 +3,9 @@
 #include "build_info.h"
 #include "harness/analysis.h"
 #include "harness/executor.h"
+#include "harness/mode_setup.h"
+#include "harness/mps.h"
+#include "harness/nvml.h"
 #include "harness/orchestrator.h"
 #include "harness/process.h"
 #include "harness/scenario.h"
@@ -20,6 +23,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <cstring>
 #include <ctime>
 #include <iostream>
@@ -41,6 +45,9 @@ struct RunOptions {
   double timeout_margin = 60.0;
   std::uint64_t seed = 1;
   int resamples = 1000;
+  std::string mps_pipe_dir;
+  std::string baseline;
+  std::vector<std::string> mig_create;
 };
 
 Registry make_registry() {
@@ -60,14 +67,113 @@ std::string utc_now(const char* format) {
 }
 
 void make_dirs(const std::string& path) {
-  std::string cur;
-  for (std::size_t i = 0; i <= path.size(); ++i) {
-    if (i == path.size() || path[i] == '/') {
-      if (!cur.empty() && mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST)
-        throw std::runtime_error("cannot create " + cur + ": " + std::strerror(errno));
-    }
-    if (i < path.size()) cur += path[i];
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) throw std::runtime_error("cannot create " + path + ": " + ec.message());
+}
+
+// A private temporary folder for this invocation (MPS pipes), removed when the run ends.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/ib-run-XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error(std::string("cannot create a temporary folder: ") + std::strerror(errno));
+    path = tmpl;
   }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+// What this machine says about the device the scenarios use, and the refusals that follow from it
+// (DESIGN.md sections 7 and 8). Everything here happens before anything runs.
+struct ModeSetup {
+  std::unique_ptr<Nvml> nvml;
+  std::unique_ptr<MigInstancesGuard> created;
+  nlohmann::json device = nlohmann::json::object();
+};
+
+void prepare_modes(const RunOptions& o, Backend backend, const std::vector<Scenario>& scenarios, ModeSetup& setup,
+                   OrchestratorOptions& oo) {
+  bool any_mig = false, any_mps = false, any_timeslice = false;
+  for (const auto& s : scenarios) {
+    any_mig |= s.mode == Mode::mig;
+    any_mps |= s.mode == Mode::mps;
+    any_timeslice |= s.mode == Mode::timeslice;
+  }
+  if (!o.baseline.empty() && !any_mig)
+    throw InputError("--baseline: only used with mode mig, where the exclusive phase cannot be measured");
+  if (!o.mig_create.empty() && !any_mig) throw InputError("--mig-create: only used with mode mig");
+  if (!o.mps_pipe_dir.empty() && !any_mps) throw InputError("--mps-pipe-dir: only used with mode mps");
+  const int device = scenarios.front().device;
+  for (const auto& s : scenarios)
+    if (s.device != device) throw InputError(s.file + ": device: all scenarios of one run must use the same device");
+
+  std::string nvml_error;
+  if (any_mig || (backend == Backend::cuda && (any_timeslice || any_mps))) {
+    try {
+      setup.nvml = Nvml::load();
+      setup.device["nvml"] = setup.nvml->library_path();
+      setup.device["name"] = setup.nvml->device_name(static_cast<unsigned>(device));
+      setup.device["uuid"] = setup.nvml->device_uuid(static_cast<unsigned>(device));
+    } catch (const NvmlError& e) {
+      nvml_error = e.what();
+      setup.device["nvml"] = "unavailable: " + nvml_error;
+    }
+  }
+  if (setup.nvml && backend == Backend::cuda && (any_timeslice || any_mps)) {
+    const ComputeMode cm = setup.nvml->compute_mode(static_cast<unsigned>(device));
+    setup.device["compute_mode"] = compute_mode_name(cm);
+    if (any_timeslice && (cm == ComputeMode::exclusive_process || cm == ComputeMode::prohibited))
+      throw CannotRunError(std::string("mode timeslice: GPU ") + std::to_string(device) + " is in compute mode " +
+                           compute_mode_name(cm) +
+                           ", where processes cannot share it without MPS; interference-bench never changes the "
+                           "compute mode (an administrator could set DEFAULT with nvidia-smi -c 0)");
+    // The time-slice length is a driver setting; record it where nvidia-smi shows it, never change it.
+    const CommandResult policy = run_command({"nvidia-smi", "compute-policy", "-l"}, {}, "", 5.0);
+    setup.device["compute_policy"] = policy.ok() ? policy.output : "not available";
+  }
+  if (any_mps && o.mps_pipe_dir.empty() && find_on_path(kMpsControl).empty())
+    throw CannotRunError(std::string("mode mps needs the MPS control daemon, but ") + kMpsControl +
+                         " is not on PATH (it ships with the NVIDIA driver)");
+  if (any_mig) {
+    if (!setup.nvml) throw CannotRunError("mode mig needs NVML to find the MIG instances: " + nvml_error);
+    const unsigned dev = static_cast<unsigned>(device);
+    const auto state = setup.nvml->mig_mode(dev);
+    const std::string gpu = "GPU " + std::to_string(device) + " (" + setup.device.value("name", std::string()) + ")";
+    if (!state) throw CannotRunError("mode mig: " + gpu + " does not support MIG");
+    setup.device["mig_mode"] = {{"current", state->current}, {"pending", state->pending}};
+    if (!state->current)
+      throw CannotRunError("mode mig: MIG mode is disabled on " + gpu + " (current: disabled, pending: " +
+                           (state->pending ? "enabled, after a GPU reset" : "disabled") +
+                           "). An administrator enables it with `nvidia-smi -i " + std::to_string(device) +
+                           " -mig 1` on an idle GPU (it needs a GPU reset) and creates instances with `nvidia-smi mig -i " +
+                           std::to_string(device) + " -cgi <profiles> -C`; interference-bench never changes MIG mode");
+    if (!o.mig_create.empty()) {
+      if (geteuid() != 0) throw CannotRunError("--mig-create: creating MIG instances needs root");
+      setup.created = std::make_unique<MigInstancesGuard>(*setup.nvml, dev, o.mig_create);
+      nlohmann::json made = nlohmann::json::array();
+      for (const auto& c : setup.created->created())
+        made.push_back({{"profile", c.profile}, {"gpu_instance_id", c.gpu_instance_id}, {"compute_instance_id", c.compute_instance_id}});
+      setup.device["mig_created"] = made;
+    }
+    const auto instances = setup.nvml->mig_instances(dev);
+    if (instances.empty())
+      throw CannotRunError("mode mig: MIG mode is enabled on " + gpu +
+                           " but no MIG instances exist: create them (nvidia-smi mig -cgi ... -C) or use --mig-create");
+    std::vector<Scenario> mig_scenarios;
+    for (const auto& s : scenarios)
+      if (s.mode == Mode::mig) {
+        oo.mig_plans[s.name] = plan_mig(s, instances);
+        mig_scenarios.push_back(s);
+      }
+    if (!o.baseline.empty()) {
+      oo.baseline = load_baseline(o.baseline, mig_scenarios);
+      oo.baseline_file = o.baseline;
+    }
+  }
+  oo.device = setup.device;
 }
 
 // "- " line on stderr; the one-line error style for every refusal.
@@ -88,8 +194,8 @@ int list_command(const std::string& what, const Registry& registry) {
   if (what == "modes") {
     std::cout << "exclusive  one tenant at a time on the whole device (the baseline)\n"
                  "timeslice  tenants as separate processes sharing the device (GPU time-slicing; OS scheduling on host)\n"
-                 "mps        tenants as MPS clients of a private control daemon (not available in this version)\n"
-                 "mig        each tenant on its own MIG instance (not available in this version)\n";
+                 "mps        exclusive, then each tenant alone and all together as MPS clients of a private control daemon\n"
+                 "mig        each tenant alone and all together, each on its own MIG instance (exclusive: --baseline)\n";
     return kExitPass;
   }
   const std::string dir = find_scenarios_dir();
@@ -159,13 +265,12 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
     if (scenarios.empty())
       return fail(kExitBadInput, "--suite " + suite_name + ": no scenarios for the " + backend_name(backend) + " backend");
   }
-  for (auto& s : scenarios) {
+  for (auto& s : scenarios)
     if (o.device) s.device = *o.device;
-    if (s.mode == Mode::mps || s.mode == Mode::mig)
-      return fail(kExitCannotRun, s.file + ": mode " + mode_name(s.mode) +
-                                      " is not available in this version of interference-bench (only exclusive and "
-                                      "timeslice are); nothing was run");
-  }
+  OrchestratorOptions oo;
+  ModeSetup setup;  // destroys MIG instances made by --mig-create on every way out of this function
+  prepare_modes(o, backend, scenarios, setup, oo);
+  const TempDir run_dir;
 
   const std::string out_dir = o.out.empty() ? "interference-bench-results/" + utc_now("%Y%m%d-%H%M%S") : o.out;
   make_dirs(out_dir + "/logs");
@@ -182,8 +287,9 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
   write_outputs();
 
   const bool tty = isatty(STDERR_FILENO);
-  OrchestratorOptions oo;
   oo.backend = backend;
+  oo.run_dir = run_dir.path;
+  oo.mps_pipe_dir = o.mps_pipe_dir;
   oo.worker_exe = self_exe_path();
   oo.log_dir = out_dir + "/logs";
   oo.timeout_margin_s = o.timeout_margin;
@@ -194,7 +300,13 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
   std::size_t index = 0;
   for (const auto& s : scenarios) {
     for (int rep = 1; rep <= s.repetitions && !orchestrator.interrupted(); ++rep) {
-      RunResult run = orchestrator.run(s, rep);
+      RunResult run;
+      try {
+        run = orchestrator.run(s, rep);
+      } catch (const CannotRunError& e) {  // e.g. the MPS daemon would not start: keep what finished
+        write_outputs();
+        return fail(kExitCannotRun, e.what());
+      }
       finalize_run(run, o.seed + (static_cast<std::uint64_t>(index++) << 16), o.resamples);
       results.runs.push_back(std::move(run));
       results.summary = summarize_results(results.runs, orchestrator.interrupted());
@@ -203,6 +315,10 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
     if (orchestrator.interrupted()) break;
   }
   if (tty) std::cerr << "\r\033[K";
+  if (setup.created) {
+    setup.created->destroy_all();
+    for (const auto& p : setup.created->problems()) std::cerr << "interference-bench: " << p << "\n";
+  }
   std::cout << markdown_summary(results) << "\nresults: " << json_path << "\n";
   if (sfd >= 0) close(sfd);
   return results.summary.exit_code;
@@ -240,6 +356,13 @@ int run_app(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--seed", o.seed, "Bootstrap seed (default 1)");
   app.add_option("--resamples", o.resamples, "Bootstrap resamples for the P95 CI (default 1000)")->check(CLI::Range(0, 100000));
+  app.add_option("--mps-pipe-dir", o.mps_pipe_dir, "mode mps: use the MPS daemon already running there (never stopped)")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--baseline", o.baseline, "mode mig: take the exclusive phase from this results.json of an exclusive run")
+      ->check(CLI::ExistingFile);
+  app.add_option("--mig-create", o.mig_create,
+                 "mode mig (root): create these MIG instances (e.g. 3g.71gb,3g.71gb) and destroy exactly them at the end")
+      ->delimiter(',');
 
   auto* list = app.add_subcommand("list", "List workloads, scenarios (suites) or modes");
   std::string what;
@@ -279,6 +402,8 @@ int run_app(int argc, char** argv) {
     return run_command(o, args, registry);
   } catch (const InputError& e) {
     return fail(kExitBadInput, e.what());
+  } catch (const CannotRunError& e) {
+    return fail(kExitCannotRun, e.what());
   } catch (const std::exception& e) {
     return fail(kExitCannotRun, e.what());
   }

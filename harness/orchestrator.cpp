@@ -2,6 +2,7 @@
 
 #include "harness/analysis.h"
 #include "harness/executor.h"
+#include "harness/mps.h"
 #include "harness/process.h"
 #include "harness/protocol.h"
 
@@ -56,9 +57,10 @@ struct LiveWorker {
   }
 };
 
-std::vector<std::string> worker_args(const Scenario& s, const Tenant& t, Backend backend) {
+// `device` is the CUDA device index inside the worker (0 when CUDA_VISIBLE_DEVICES names a MIG device).
+std::vector<std::string> worker_args(const Scenario& s, const Tenant& t, Backend backend, int device) {
   std::vector<std::string> a = {"worker", "--workload", t.workload, "--params", t.params.dump(),
-                                "--backend", backend_name(backend), "--device", std::to_string(s.device),
+                                "--backend", backend_name(backend), "--device", std::to_string(device),
                                 "--warmup", std::to_string(s.warmup_s), "--duration", std::to_string(s.duration_s)};
   if (!t.placement.cpus.empty()) {
     std::string c;
@@ -87,7 +89,8 @@ bool Orchestrator::poll_signal(int timeout_ms) {
 }
 
 Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& run,
-                                                  const std::vector<std::size_t>& tenants, const std::string& phase) {
+                                                  const std::vector<std::size_t>& tenants, const std::string& phase,
+                                                  const std::function<std::vector<std::string>(std::size_t)>& env) {
   GroupResult g;
   std::vector<LiveWorker> workers(tenants.size());
   for (std::size_t k = 0; k < tenants.size(); ++k) {
@@ -97,7 +100,10 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
     w.log = o_.log_dir + "/" + sanitize(s.name) + "-r" + std::to_string(run.repetition) + "-" + phase + "-" +
             sanitize(t.name) + ".log";
     try {
-      w.proc = spawn_process({o_.worker_exe, worker_args(s, t, o_.backend), {}, w.log});
+      const std::vector<std::string> e = env(w.tenant);
+      bool mig_device = false;
+      for (const auto& kv : e) mig_device |= kv.rfind("CUDA_VISIBLE_DEVICES=MIG-", 0) == 0;
+      w.proc = spawn_process({o_.worker_exe, worker_args(s, t, o_.backend, mig_device ? 0 : s.device), e, w.log});
     } catch (const std::exception& e) {
       w.error = e.what();
       w.exited = w.eof = true;
@@ -154,6 +160,7 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
         const std::string type = m.value("type", "");
         if (type == "ready") {
           w.ready = true;
+          if (m.contains("env")) pr.outcome.env = m.at("env").get<std::map<std::string, std::string>>();
           run.tenants[w.tenant].work = {m.value("work", 0.0), m.value("unit", std::string())};
         } else if (type == "waived") {
           w.waived = true;
@@ -307,6 +314,37 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
   return g;
 }
 
+namespace {
+// A phase that is by definition another one (alone under time-slicing is exclusive): its outcome
+// and statistics, no repeated samples.
+PhaseResult reference_to(const PhaseResult& p, const std::string& source) {
+  PhaseResult r = p;
+  r.source = source;
+  r.start_ns.clear();
+  r.duration_s.clear();
+  r.in_window.clear();
+  r.outlier.clear();
+  r.latencies_s.clear();
+  r.latency_count.clear();
+  r.counter_samples.clear();
+  return r;
+}
+
+std::vector<std::string> mps_client_env(const Scenario& s, const Tenant& t, const MpsDaemon& d) {
+  std::vector<std::string> env = d.client_env();
+  if (t.placement.mps_active_thread_percentage)
+    env.push_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + std::to_string(*t.placement.mps_active_thread_percentage));
+  if (t.placement.mps_pinned_mem_limit)
+    env.push_back("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=" + std::to_string(s.device) + "=" + *t.placement.mps_pinned_mem_limit);
+  return env;
+}
+
+nlohmann::json instance_json(const MigInstance& m) {
+  return {{"index", m.index}, {"gpu_instance_id", m.gpu_instance_id}, {"compute_instance_id", m.compute_instance_id},
+          {"profile", m.profile}, {"uuid", m.uuid}, {"sm_count", m.sm_count}, {"memory_bytes", m.memory_bytes}};
+}
+}  // namespace
+
 RunResult Orchestrator::run(const Scenario& s, int repetition) {
   RunResult r;
   r.scenario = s.name;
@@ -318,6 +356,7 @@ RunResult Orchestrator::run(const Scenario& s, int repetition) {
   r.warmup_s = s.warmup_s;
   r.duration_s = s.duration_s;
   r.cutoff = s.cutoff;
+  r.mode_config = {{"mode", r.mode}, {"device", o_.device}};
   for (const auto& t : s.tenants) {
     TenantResult tr;
     tr.name = t.name;
@@ -332,46 +371,109 @@ RunResult Orchestrator::run(const Scenario& s, int repetition) {
     r.message = message;
     return r;
   };
+  const auto no_env = [](std::size_t) { return std::vector<std::string>{}; };
+  std::vector<std::size_t> all(s.tenants.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
 
-  // exclusive: each tenant alone on the whole device, one after another.
-  for (std::size_t i = 0; i < s.tenants.size(); ++i) {
-    if (poll_signal(0)) return finish("interrupted", "interrupted before the exclusive phase of " + s.tenants[i].name);
-    const GroupResult g = run_group(s, r, {i}, "exclusive");
-    const WorkerOutcome& oc = r.tenants[i].exclusive.outcome;
-    if (interrupted_) return finish("interrupted", "interrupted during the exclusive phase of " + s.tenants[i].name);
-    if (oc.status == "waived") return finish("waived", s.tenants[i].name + " waived: " + oc.message);
-    if (!g.ok) return finish("error", s.tenants[i].name + " " + oc.status + " in the exclusive phase: " + oc.message);
+  // Runs `tenants` of one phase; returns an error/interrupted/waived RunResult status or "".
+  auto phase = [&](const std::vector<std::size_t>& tenants, const std::string& name,
+                   const std::function<std::vector<std::string>(std::size_t)>& env) -> std::string {
+    const std::string who = tenants.size() == 1 ? " of " + s.tenants[tenants[0]].name : "";
+    if (poll_signal(0)) {
+      r.message = "interrupted before the " + name + " phase" + who;
+      return "interrupted";
+    }
+    const GroupResult g = run_group(s, r, tenants, name, env);
+    if (name == "colocated") {
+      r.barrier_skew_s = g.barrier_skew_s;
+      r.overlap_start_ns = g.overlap_start_ns;
+      r.overlap_end_ns = g.overlap_end_ns;
+    }
+    if (interrupted_) {
+      r.message = "interrupted during the " + name + " phase" + who;
+      return "interrupted";
+    }
+    if (g.ok) return "";
+    std::string failed;
+    bool waived = false;
+    for (std::size_t i : tenants) {
+      const WorkerOutcome& oc = phase_of(r.tenants[i], name).outcome;
+      if (oc.status == "ok" || oc.status == "stopped") continue;
+      waived |= oc.status == "waived";
+      failed += (failed.empty() ? "" : "; ") + s.tenants[i].name + " " + oc.status + ": " + oc.message;
+    }
+    r.message = name + " phase failed: " + failed;
+    return waived ? "waived" : "error";
+  };
+
+  // MIG: where each tenant runs, and where the exclusive phase runs without a baseline.
+  const MigPlan* mig = nullptr;
+  if (s.mode == Mode::mig) {
+    const auto it = o_.mig_plans.find(s.name);
+    if (it == o_.mig_plans.end()) return finish("error", "no MIG placement was resolved for this scenario");
+    mig = &it->second;
+    nlohmann::json instances = nlohmann::json::array(), assignment = nlohmann::json::object();
+    for (const auto& m : mig->instances) instances.push_back(instance_json(m));
+    for (std::size_t i = 0; i < s.tenants.size(); ++i)
+      assignment[s.tenants[i].name] = mig->instances[mig->tenant_instance[i]].uuid;
+    r.mode_config["mig"] = {{"instances", instances}, {"assignment", assignment}};
+  }
+  const auto mig_env = [&](std::size_t i) {
+    return std::vector<std::string>{"CUDA_VISIBLE_DEVICES=" + mig->instances[mig->tenant_instance[i]].uuid};
+  };
+
+  // exclusive: each tenant alone on the whole device, one after another. A GPU in MIG mode has no
+  // whole device: take the saved baseline, or the largest MIG instance, and say which.
+  if (mig && !o_.baseline.empty()) {
+    for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+      const BaselinePhase& b = o_.baseline.at(s.name + "/" + s.tenants[i].name);
+      r.tenants[i].exclusive = b.phase;
+      r.tenants[i].work = b.work;
+    }
+    r.mode_config["exclusive_source"] = "baseline file " + o_.baseline_file;
+  } else {
+    std::function<std::vector<std::string>(std::size_t)> env = no_env;
+    if (mig) {
+      const MigInstance& big = mig->instances[mig->largest];
+      env = [&big](std::size_t) { return std::vector<std::string>{"CUDA_VISIBLE_DEVICES=" + big.uuid}; };
+      r.mode_config["exclusive_source"] = "largest MIG instance " + big.profile + " (" + big.uuid + ", " +
+                                          std::to_string(big.sm_count) +
+                                          " SMs): slowdowns are against that instance, not a whole GPU";
+    }
+    for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+      const std::string st = phase({i}, "exclusive", env);
+      if (mig) r.tenants[i].exclusive.source = "largest_mig_instance";
+      if (!st.empty()) return finish(st, r.message);
+    }
   }
   if (s.mode == Mode::exclusive) return finish("ok", "");
 
-  // alone: under time-slicing a tenant alone on the GPU is the exclusive phase by definition.
-  for (auto& t : r.tenants) {
-    t.alone = t.exclusive;
-    t.alone.source = "exclusive";
-    t.alone.start_ns.clear();
-    t.alone.duration_s.clear();
-    t.alone.in_window.clear();
-    t.alone.outlier.clear();
-    t.alone.latencies_s.clear();
-    t.alone.latency_count.clear();
-    t.alone.counter_samples.clear();
+  // alone and colocated, per mode.
+  std::unique_ptr<MpsDaemon> daemon;  // quit by its destructor on every way out of this function
+  std::function<std::vector<std::string>(std::size_t)> shared_env = no_env;
+  switch (s.mode) {
+    case Mode::timeslice:
+      // A tenant alone on a time-sliced GPU is the exclusive phase by definition.
+      for (auto& t : r.tenants) t.alone = reference_to(t.exclusive, "exclusive");
+      break;
+    case Mode::mps: {
+      const std::string n = std::to_string(++mps_starts_);
+      daemon = o_.mps_pipe_dir.empty() ? MpsDaemon::start(o_.run_dir + "/mps" + n, o_.log_dir + "/mps" + n)
+                                       : MpsDaemon::attach(o_.mps_pipe_dir);
+      r.mode_config["mps"] = daemon->describe();
+      shared_env = [&](std::size_t i) { return mps_client_env(s, s.tenants[i], *daemon); };
+      break;
+    }
+    case Mode::mig:
+      shared_env = mig_env;
+      break;
+    case Mode::exclusive:
+      break;
   }
-
-  std::vector<std::size_t> all(s.tenants.size());
-  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-  if (poll_signal(0)) return finish("interrupted", "interrupted before the colocated phase");
-  const GroupResult g = run_group(s, r, all, "colocated");
-  r.barrier_skew_s = g.barrier_skew_s;
-  r.overlap_start_ns = g.overlap_start_ns;
-  r.overlap_end_ns = g.overlap_end_ns;
-  if (interrupted_) return finish("interrupted", "interrupted during the colocated phase");
-  if (!g.ok) {
-    std::string who;
-    for (const auto& t : r.tenants)
-      if (t.colocated.outcome.status != "ok" && t.colocated.outcome.status != "stopped")
-        who += (who.empty() ? "" : "; ") + t.name + " " + t.colocated.outcome.status + ": " + t.colocated.outcome.message;
-    return finish("error", "colocated phase failed: " + who);
-  }
+  if (s.mode != Mode::timeslice)
+    for (std::size_t i = 0; i < s.tenants.size(); ++i)
+      if (const std::string st = phase({i}, "alone", shared_env); !st.empty()) return finish(st, r.message);
+  if (const std::string st = phase(all, "colocated", shared_env); !st.empty()) return finish(st, r.message);
   return finish("ok", "");
 }
 

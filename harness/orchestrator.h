@@ -2,13 +2,28 @@
 // one worker process per tenant, barrier release, watchdog, and stopping on SIGINT/SIGTERM.
 #pragma once
 
+#include "harness/nvml.h"
 #include "harness/results.h"
 #include "harness/scenario.h"
 
 #include <functional>
+#include <map>
 #include <string>
 
 namespace ib {
+
+// Mode mig: where each tenant of a scenario runs (resolved and validated before anything runs).
+struct MigPlan {
+  std::vector<MigInstance> instances;        // every MIG device of the GPU
+  std::vector<std::size_t> tenant_instance;  // per tenant: index into instances
+  std::size_t largest = 0;                   // where the exclusive phase runs when there is no baseline
+};
+
+// An exclusive phase read from a saved results file, with the work per sample it was measured with.
+struct BaselinePhase {
+  PhaseResult phase;
+  Work work;
+};
 
 struct OrchestratorOptions {
   Backend backend = Backend::host;
@@ -18,6 +33,13 @@ struct OrchestratorOptions {
   double stop_grace_s = 3.0;      // after "stop", how long a worker has to exit before SIGKILL
   int signal_fd = -1;             // signalfd for SIGINT/SIGTERM (or -1)
   std::function<void(const std::string&)> progress;  // one-line status, or empty
+  std::string run_dir;            // private temporary folder of this invocation (MPS pipes and logs)
+  std::string mps_pipe_dir;       // mode mps: attach to this daemon instead of starting one
+  std::map<std::string, MigPlan> mig_plans;  // mode mig: by scenario name
+  // Saved exclusive phases (--baseline), by "<scenario>/<tenant>": used instead of measuring.
+  std::map<std::string, BaselinePhase> baseline;
+  std::string baseline_file;
+  nlohmann::json device;          // what was read about the device (compute mode, MIG mode), per run
 };
 
 class Orchestrator {
@@ -34,12 +56,14 @@ class Orchestrator {
     std::optional<std::int64_t> overlap_start_ns, overlap_end_ns;
   };
   // Runs `tenants` together for one phase and fills their PhaseResult in `run`.
+  // env(i) is the environment the worker of tenant i gets on top of the harness's.
   GroupResult run_group(const Scenario& s, RunResult& run, const std::vector<std::size_t>& tenants,
-                        const std::string& phase);
+                        const std::string& phase, const std::function<std::vector<std::string>(std::size_t)>& env);
   bool poll_signal(int timeout_ms);
 
   OrchestratorOptions o_;
   bool interrupted_ = false;
+  int mps_starts_ = 0;
 };
 
 }  // namespace ib

@@ -43,3 +43,22 @@ void close_fd(int& fd);
 std::string self_exe_path();
 
 }  // namespace ib
+
+namespace ib {
+
+// A short helper command (e.g. nvidia-cuda-mps-control): found on PATH, started without a shell,
+// fed `stdin_text`, its stdout+stderr captured, killed when it outlives `timeout_s`.
+struct CommandResult {
+  bool started = false;     // false: not found / could not start (see output)
+  bool timed_out = false;
+  ExitStatus status;
+  std::string output;
+  bool ok() const { return started && !timed_out && status.exit_code == 0; }
+};
+CommandResult run_command(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                          const std::string& stdin_text, double timeout_s);
+
+// The full path of `name` on $PATH, or "" when it is not there.
+std::string find_on_path(const std::string& name);
+
+}  // namespace ib

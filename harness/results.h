@@ -27,6 +27,8 @@ struct WorkerOutcome {
   std::optional<int> exit_code;
   std::optional<int> signal;
   std::string log_file;  // the worker's stdout/stderr
+  // The placement-related environment the worker itself saw (CUDA_VISIBLE_DEVICES, CUDA_MPS_*).
+  std::map<std::string, std::string> env;
 };
 
 struct PhaseResult {
@@ -98,7 +100,8 @@ struct RunResult {
   double warmup_s = 0.0;
   double duration_s = 0.0;
   double cutoff = 0.0;
-  std::string status = "ok";       // ok | error | waived | interrupted | unsupported
+  std::string status = "ok";       // ok | error | waived | interrupted
+  nlohmann::json mode_config;      // how the mode was set up: device, compute mode, MPS daemon, MIG instances
   std::string message;
   std::vector<TenantResult> tenants;
   std::optional<SystemMetrics> system;

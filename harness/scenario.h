@@ -2,6 +2,7 @@
 // Every problem is reported as one line "<file>: <field path>: <what was expected>" (exit code 2).
 #pragma once
 
+#include "harness/errors.h"
 #include "kernels/workload.h"
 
 #include <nlohmann/json.hpp>
@@ -17,12 +18,6 @@ enum class Mode { exclusive, timeslice, mps, mig };
 const char* mode_name(Mode m);
 std::optional<Mode> parse_mode(const std::string& s);
 const std::vector<std::string>& mode_names();
-
-// Bad input: a malformed scenario, an unknown workload, an impossible placement. Exit code 2.
-class InputError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct Placement {
   std::vector<int> cpus;                    // host CPU affinity of the worker (empty: any)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <map>
 
@@ -131,8 +132,13 @@ int run_worker(const WorkerOptions& o, const Registry& registry) {
         *workload, [&] { return warm_samples == 0 || monotonic_ns() < warm_end; },
         [&](TimedSample&&) { ++warm_samples; });
     const Work work = workload->work_per_sample();
+    // The placement as this process sees it, so the results show what each worker really got.
+    json env = json::object();
+    for (const char* key : {"CUDA_VISIBLE_DEVICES", "CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY",
+                            "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"})
+      if (const char* v = std::getenv(key)) env[key] = v;
     report({{"type", "ready"}, {"work", work.amount}, {"unit", work.unit}, {"setup_s", setup_s},
-            {"warmup_samples", warm_samples}});
+            {"warmup_samples", warm_samples}, {"env", env}});
 
     if (!wait_for_go()) return 0;  // the harness called the phase off
     const std::int64_t start = monotonic_ns();

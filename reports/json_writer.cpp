@@ -26,6 +26,7 @@ ojson outcome_json(const WorkerOutcome& o) {
   j["exit_code"] = o.exit_code ? ojson(*o.exit_code) : ojson(nullptr);
   j["signal"] = o.signal ? ojson(*o.signal) : ojson(nullptr);
   j["log"] = o.log_file;
+  j["env"] = o.env;
   return j;
 }
 
@@ -49,7 +50,7 @@ ojson phase_json(const PhaseResult& p, bool raw) {
     j["latency"] = stats_json(*p.latency);
     j["latency"]["unit"] = "s";
   }
-  if (raw && p.source == "measured") {
+  if (raw && p.source != "exclusive") {
     j["samples"] = {{"start_ns", p.start_ns},
                     {"duration_s", p.duration_s},
                     {"in_window", p.in_window},
@@ -105,6 +106,7 @@ ojson results_to_json(const Results& r, bool raw) {
     jr["cutoff"] = run.cutoff;
     jr["status"] = run.status;
     jr["message"] = run.message;
+    jr["mode_config"] = run.mode_config.is_null() ? ojson::object() : ojson::parse(run.mode_config.dump());
     jr["barrier_skew_s"] = run.barrier_skew_s ? number(*run.barrier_skew_s) : ojson(nullptr);
     jr["overlap_window_ns"] = run.overlap_start_ns ? ojson{{"start", *run.overlap_start_ns}, {"end", *run.overlap_end_ns}}
                                                   : ojson(nullptr);

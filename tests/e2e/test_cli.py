@@ -87,11 +87,14 @@ def test_auto_backend_without_gpu_falls_back_with_a_banner(runner, tmp_path):
     assert "NO GPU FOUND" in meta["backend_note"]
 
 
-def test_mps_and_mig_modes_are_refused_with_exit_3(runner, tmp_path):
+def test_mps_without_daemon_binary_and_mig_without_nvml_exit_3(runner, tmp_path):
     f = runner.write_json("s.json", scenario("m", [compute("a")]))
-    for mode in ("mps", "mig"):
+    runner.env["PATH"] = "/nonexistent:/usr/bin:/bin"
+    runner.env["INTERFERENCE_BENCH_NVML"] = "/nonexistent/libnvidia-ml.so.1"
+    for mode, message in (("mps", "nvidia-cuda-mps-control is not on PATH"),
+                          ("mig", "mode mig needs NVML to find the MIG instances: NVML not available")):
         r = runner.run("--backend", "host", "--mode", mode, "--scenario", f, "--out", tmp_path / mode)
         assert r.returncode == 3, r.stderr
-        assert f"mode {mode} is not available" in r.stderr
+        assert message in r.stderr
         assert len(r.stderr.strip().splitlines()) == 1
         assert not (tmp_path / mode).exists()

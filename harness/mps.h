@@ -1,0 +1,48 @@
+// A private MPS control daemon for one run (DESIGN.md section 7): started with its own
+// CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY so it cannot collide with a system daemon,
+// checked to answer, and quit on every exit path (the destructor quits it). Or an existing daemon
+// attached to with --mps-pipe-dir, which is never stopped.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ib {
+
+inline constexpr const char* kMpsControl = "nvidia-cuda-mps-control";
+
+class MpsDaemon {
+ public:
+  // Starts `nvidia-cuda-mps-control -d` with these (private, created) pipe and log folders. Keep the
+  // pipe folder's path short: the daemon puts Unix sockets in it (108-byte limit).
+  // Throws CannotRunError when the binary is not on PATH or the daemon does not answer.
+  static std::unique_ptr<MpsDaemon> start(const std::string& pipe_dir, const std::string& log_dir);
+  // Uses a daemon that is already running; throws CannotRunError when it does not answer.
+  static std::unique_ptr<MpsDaemon> attach(const std::string& pipe_dir);
+
+  ~MpsDaemon();
+  MpsDaemon(const MpsDaemon&) = delete;
+  MpsDaemon& operator=(const MpsDaemon&) = delete;
+
+  // Sends "quit" to a daemon we started (no-op when attached or already quit). Never throws.
+  void quit() noexcept;
+  // What every MPS client needs in its environment to reach this daemon.
+  std::vector<std::string> client_env() const;
+  nlohmann::json describe() const;
+
+ private:
+  MpsDaemon(std::string pipe_dir, std::string log_dir, bool owned)
+      : pipe_dir_(std::move(pipe_dir)), log_dir_(std::move(log_dir)), owned_(owned) {}
+  bool answers() const;
+
+  std::string pipe_dir_;
+  std::string log_dir_;
+  bool owned_;
+  bool running_ = true;
+  std::string quit_result_;
+};
+
+}  // namespace ib

@@ -1,0 +1,222 @@
+"""Mode mig against the project's fake NVML (tests/fakes/fake_nvml.cpp): instance enumeration,
+one MIG UUID per tenant, the exclusive phase from the largest instance or a baseline file, MIG
+disabled, NVML missing, impossible placements, and --mig-create destroying exactly what it made."""
+import json
+import os
+import signal
+
+import pytest
+
+from conftest import compute, fault, load_results, scenario
+
+FAKE_NVML = os.environ.get("FAKE_NVML_LIB", "")
+
+INSTANCES = [
+    {"gi": 1, "ci": 0, "profile": "3g.71gb", "uuid": "MIG-aaaaaaaa-0000-0000-0000-000000000001", "sm": 60,
+     "memory_mb": 71424, "slot": 0},
+    {"gi": 2, "ci": 0, "profile": "2g.35gb", "uuid": "MIG-aaaaaaaa-0000-0000-0000-000000000002", "sm": 32,
+     "memory_mb": 35584, "slot": 1},
+    {"gi": 5, "ci": 0, "profile": "1g.18gb", "uuid": "MIG-aaaaaaaa-0000-0000-0000-000000000005", "sm": 16,
+     "memory_mb": 17664, "slot": 2},
+    {"gi": 6, "ci": 0, "profile": "1g.18gb", "uuid": "MIG-aaaaaaaa-0000-0000-0000-000000000006", "sm": 16,
+     "memory_mb": 17664, "slot": 3},
+]
+PROFILES = [
+    {"name": "1g.18gb", "id": 19, "slices": 1, "sm": 16, "memory_mb": 17664, "capacity": 7},
+    {"name": "2g.35gb", "id": 14, "slices": 2, "sm": 32, "memory_mb": 35584, "capacity": 3},
+    {"name": "3g.71gb", "id": 9, "slices": 3, "sm": 60, "memory_mb": 71424, "capacity": 2},
+]
+
+
+def gpu(mig_current=1, mig_pending=1, instances=INSTANCES, supported=True):
+    return {"name": "NVIDIA H200", "uuid": "GPU-11111111-2222-3333-4444-555555555555", "compute_mode": 0,
+            "sm": 132, "memory_mb": 143771,
+            "mig": {"supported": supported, "current": mig_current, "pending": mig_pending, "max_devices": 7,
+                    "slices": 7},
+            "instances": instances, "profiles": PROFILES}
+
+
+@pytest.fixture
+def nvml(runner, tmp_path):
+    if not FAKE_NVML:
+        pytest.skip("FAKE_NVML_LIB not set (run through ctest)")
+
+    def configure(*devices, **extra):
+        cfg = runner.write_json("nvml.json", {"devices": list(devices), **extra})
+        runner.env["INTERFERENCE_BENCH_NVML"] = FAKE_NVML
+        runner.env["FAKE_NVML_CONFIG"] = str(cfg)
+        runner.env["FAKE_NVML_STATE"] = str(tmp_path / "nvml-state.jsonl")
+        return tmp_path / "nvml-state.jsonl"
+    return configure
+
+
+def test_each_tenant_gets_its_own_mig_instance(runner, tmp_path, nvml):
+    nvml(gpu())
+    b = compute("b")
+    b["placement"] = {"mig_profile": "1g.18gb"}
+    c = compute("c")
+    c["placement"] = {"mig_instance": 1}
+    f = runner.write_json("s.json", scenario("mig3", [compute("a"), b, c], mode="mig", duration=0.8))
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out")
+    assert r.returncode in (0, 1), r.stderr
+    run = load_results(tmp_path / "out")["runs"][0]
+    assert run["status"] == "ok" and run["mode"] == "mig"
+    cfg = run["mode_config"]
+    assert [i["uuid"] for i in cfg["mig"]["instances"]] == [i["uuid"] for i in INSTANCES]
+    assert cfg["mig"]["instances"][0] == {"index": 0, "gpu_instance_id": 1, "compute_instance_id": 0,
+                                          "profile": "3g.71gb", "uuid": INSTANCES[0]["uuid"], "sm_count": 60,
+                                          "memory_bytes": 71424 * 2 ** 20}
+    # c asked for instance 1, b for a 1g.18gb (the first free one: index 2), a gets the first free one left (0).
+    expected = {"a": INSTANCES[0]["uuid"], "b": INSTANCES[2]["uuid"], "c": INSTANCES[1]["uuid"]}
+    assert cfg["mig"]["assignment"] == expected
+    seen = set()
+    for t in run["tenants"]:
+        for phase in ("alone", "colocated"):
+            env = t["phases"][phase]["worker"]["env"]
+            assert env == {"CUDA_VISIBLE_DEVICES": expected[t["name"]]}
+            assert t["phases"][phase]["source"] == "measured"
+        seen.add(t["phases"]["colocated"]["worker"]["env"]["CUDA_VISIBLE_DEVICES"])
+        # No whole GPU in MIG mode: the exclusive phase ran on the largest instance, and says so.
+        assert t["phases"]["exclusive"]["source"] == "largest_mig_instance"
+        assert t["phases"]["exclusive"]["worker"]["env"] == {"CUDA_VISIBLE_DEVICES": INSTANCES[0]["uuid"]}
+    assert len(seen) == 3
+    assert "largest MIG instance 3g.71gb" in cfg["exclusive_source"] and "not a whole GPU" in cfg["exclusive_source"]
+    assert cfg["device"]["mig_mode"] == {"current": True, "pending": True}
+
+
+def test_exclusive_phase_from_a_baseline_file(runner, tmp_path, nvml):
+    doc = scenario("pair", [compute("a"), compute("b")], duration=0.5)
+    f = runner.write_json("s.json", doc)
+    base = runner.run("--backend", "host", "--mode", "exclusive", "--scenario", f, "--out", tmp_path / "base")
+    assert base.returncode == 0, base.stderr
+    nvml(gpu())
+    r = runner.run("--backend", "host", "--mode", "mig", "--scenario", f, "--out", tmp_path / "out",
+                   "--baseline", tmp_path / "base" / "results.json")
+    assert r.returncode in (0, 1), r.stderr
+    baseline = load_results(tmp_path / "base")["runs"][0]
+    run = load_results(tmp_path / "out")["runs"][0]
+    assert run["mode_config"]["exclusive_source"] == f"baseline file {tmp_path / 'base' / 'results.json'}"
+    for t, bt in zip(run["tenants"], baseline["tenants"]):
+        ex = t["phases"]["exclusive"]
+        assert ex["source"] == "baseline"
+        assert ex["stats"] == bt["phases"]["exclusive"]["stats"]
+        assert ex["samples"]["duration_s"] == bt["phases"]["exclusive"]["samples"]["duration_s"]
+        assert t["metrics"]["median_slowdown"] == pytest.approx(
+            t["phases"]["colocated"]["stats"]["median"] / bt["phases"]["exclusive"]["stats"]["median"])
+
+
+def test_baseline_without_the_scenario_is_exit_2(runner, tmp_path, nvml):
+    f = runner.write_json("s.json", scenario("other", [compute("x")], mode="exclusive", duration=0.3))
+    assert runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "base").returncode == 0
+    nvml(gpu())
+    g = runner.write_json("g.json", scenario("wanted", [compute("a")], mode="mig", duration=0.3))
+    r = runner.run("--backend", "host", "--scenario", g, "--out", tmp_path / "out",
+                   "--baseline", tmp_path / "base" / "results.json")
+    assert r.returncode == 2
+    assert 'no exclusive phase for scenario "wanted" tenant "a"' in r.stderr
+
+
+@pytest.mark.parametrize("pending,text", [(0, "pending: disabled"), (1, "pending: enabled, after a GPU reset")])
+def test_mig_disabled_is_exit_3_with_what_an_administrator_does(runner, tmp_path, nvml, pending, text):
+    nvml(gpu(mig_current=0, mig_pending=pending, instances=[]))
+    f = runner.write_json("s.json", scenario("m", [compute("a")], mode="mig", duration=0.3))
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out")
+    assert r.returncode == 3
+    line = r.stderr.strip()
+    assert "MIG mode is disabled on GPU 0 (NVIDIA H200) (current: disabled, " + text in line
+    assert "nvidia-smi -i 0 -mig 1" in line and "never changes MIG mode" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_gpu_without_mig_support_and_no_instances(runner, tmp_path, nvml):
+    nvml(gpu(supported=False, instances=[]))
+    f = runner.write_json("s.json", scenario("m", [compute("a")], mode="mig", duration=0.3))
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out")
+    assert r.returncode == 3 and "does not support MIG" in r.stderr
+    nvml(gpu(instances=[]))
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out")
+    assert r.returncode == 3 and "no MIG instances exist" in r.stderr
+
+
+def test_nvml_init_failure_is_exit_3(runner, tmp_path, nvml):
+    nvml(gpu(), init="NVML_ERROR_DRIVER_NOT_LOADED")
+    f = runner.write_json("s.json", scenario("m", [compute("a")], mode="mig", duration=0.3))
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out")
+    assert r.returncode == 3 and "mode mig needs NVML" in r.stderr and "nvmlInit" in r.stderr
+
+
+def test_impossible_mig_placements_are_exit_2(runner, tmp_path, nvml):
+    nvml(gpu())
+    too_many = [compute(n) for n in "abcde"]
+    bad_index = compute("a")
+    bad_index["placement"] = {"mig_instance": 9}
+    bad_profile = compute("a")
+    bad_profile["placement"] = {"mig_profile": "4g.71gb"}
+    for tenants, message in ((too_many, "tenants[4].placement: impossible placement: 5 tenants need their own MIG "
+                                        "instance and there are 4"),
+                             ([bad_index], "tenants[0].placement.mig_instance: impossible placement: there is no "
+                                           "MIG instance 9"),
+                             ([bad_profile], "tenants[0].placement.mig_profile: impossible placement: no free MIG "
+                                             "instance of profile 4g.71gb")):
+        f = runner.write_json("s.json", scenario("m", tenants, mode="mig", duration=0.3))
+        r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out")
+        assert r.returncode == 2, r.stderr
+        assert message in r.stderr
+        assert not (tmp_path / "out").exists()
+
+
+def read_ops(state):
+    return [json.loads(line) for line in state.read_text().splitlines()] if state.exists() else []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="--mig-create needs root")
+def test_mig_create_destroys_exactly_its_instances_even_when_a_worker_crashes(runner, tmp_path, nvml):
+    state = nvml(gpu(instances=INSTANCES[:1]))
+    bad = fault("bad", "crash", at_sample=30, count_file=str(tmp_path / "starts"), at_start=3)
+    f = runner.write_json("s.json", scenario("made", [bad, compute("good")], mode="mig", duration=0.5, warmup=0.02))
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--mig-create",
+                   "1g.18gb,2g.35gb")
+    assert r.returncode == 4, r.stderr
+    ops = read_ops(state)
+    created = [(o["gi"], o["ci"]) for o in ops if o["op"] == "create_ci"]
+    assert [o["op"] for o in ops] == ["create_gi", "create_ci", "create_gi", "create_ci",
+                                      "destroy_ci", "destroy_gi", "destroy_ci", "destroy_gi"]
+    destroyed = [(o["gi"], o["ci"]) for o in ops if o["op"] == "destroy_ci"]
+    assert sorted(destroyed) == sorted(created)
+    assert {o["gi"] for o in ops if o["op"] == "destroy_gi"} == {o["gi"] for o in ops if o["op"] == "create_gi"}
+    assert INSTANCES[0]["gi"] not in {o["gi"] for o in ops}, "the instance that was there before is left alone"
+    run = load_results(tmp_path / "out")["runs"][0]
+    assert [c["profile"] for c in run["mode_config"]["device"]["mig_created"]] == ["1g.18gb", "2g.35gb"]
+    # The created instances were the ones the tenants ran on.
+    assigned = set(run["mode_config"]["mig"]["assignment"].values())
+    made_uuids = {o["uuid"] for o in ops if o["op"] == "create_ci"}
+    assert len(assigned & made_uuids) >= 1
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="--mig-create needs root")
+def test_mig_create_failure_destroys_what_was_made(runner, tmp_path, nvml):
+    state = nvml(gpu(instances=[]))
+    f = runner.write_json("s.json", scenario("m", [compute("a")], mode="mig", duration=0.3))
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--mig-create",
+                   "1g.18gb,7g.141gb")
+    assert r.returncode == 3
+    assert "--mig-create 7g.141gb" in r.stderr and "destroyed" in r.stderr
+    ops = [o["op"] for o in read_ops(state)]
+    assert ops == ["create_gi", "create_ci", "destroy_ci", "destroy_gi"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="--mig-create needs root")
+def test_mig_create_instances_are_destroyed_on_sigint(runner, tmp_path, nvml):
+    import time
+    state = nvml(gpu(instances=[]))
+    runner.suite("sig", [scenario("long", [compute("a")], mode="mig", duration=20, warmup=0.05)])
+    out = tmp_path / "out"
+    p = runner.popen("--backend", "host", "--suite", "sig", "--out", out, "--mig-create", "3g.71gb")
+    deadline = time.monotonic() + 60
+    while not (out / "logs" / "long-r1-exclusive-a.log").exists():
+        assert time.monotonic() < deadline and p.poll() is None
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=30)
+    assert p.returncode == 130
+    assert [o["op"] for o in read_ops(state)] == ["create_gi", "create_ci", "destroy_ci", "destroy_gi"]

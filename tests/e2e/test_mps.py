@@ -1,0 +1,154 @@
+"""Mode mps with a fake nvidia-cuda-mps-control first on PATH: private folders, per-client
+environment, the alone phase under MPS, the daemon quit on every exit path, and attach-only."""
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import SOURCE_DIR, compute, fault, load_results, scenario
+
+FAKES = SOURCE_DIR / "tests" / "fakes" / "bin"
+
+
+@pytest.fixture
+def mps(runner, tmp_path):
+    log = tmp_path / "mps.log"
+    log.touch()
+    runner.env["PATH"] = f"{FAKES}:{os.environ['PATH']}"
+    runner.env["FAKE_MPS_LOG"] = str(log)
+    return log
+
+
+def calls(log):
+    return [line.split(" pipe=")[0] for line in log.read_text().splitlines()]
+
+
+def pipe_of(log):
+    return log.read_text().splitlines()[0].split(" pipe=")[1].split(" log=")[0]
+
+
+def mps_tenants():
+    a = compute("a")
+    a["placement"] = {"mps_active_thread_percentage": 50, "mps_pinned_mem_limit": "2G"}
+    b = compute("b")
+    b["placement"] = {"mps_active_thread_percentage": 30}
+    return [a, b]
+
+
+def test_mps_run_gives_each_client_its_environment_and_quits_the_daemon(runner, tmp_path, mps):
+    f = runner.write_json("s.json", scenario("mps-pair", mps_tenants(), mode="mps", duration=1.0))
+    out = tmp_path / "out"
+    r = runner.run("--backend", "host", "--scenario", f, "--out", out)
+    assert r.returncode in (0, 1), r.stderr
+    assert calls(mps)[0] == "start" and calls(mps)[-1] == "quit"
+    assert set(calls(mps)[1:-1]) == {"get_server_list"}
+    pipe = pipe_of(mps)
+    assert pipe.startswith("/tmp/ib-run-") and pipe.endswith("/mps1")
+    assert not Path(pipe).exists(), "the private temporary folder is removed"
+    assert f"log={out}/logs/mps1" in mps.read_text()
+    res = load_results(out)
+    run = res["runs"][0]
+    assert run["mode"] == "mps" and run["status"] == "ok"
+    cfg = run["mode_config"]["mps"]
+    assert cfg["pipe_directory"] == pipe and "private" in cfg["daemon"]
+    assert "every client" in cfg["fault_propagation"]
+    a, b = run["tenants"]
+    assert a["phases"]["exclusive"]["worker"]["env"] == {}, "the exclusive phase runs without MPS"
+    for phase in ("alone", "colocated"):
+        assert a["phases"][phase]["source"] == "measured"
+        assert a["phases"][phase]["worker"]["env"] == {
+            "CUDA_MPS_PIPE_DIRECTORY": pipe, "CUDA_MPS_LOG_DIRECTORY": f"{out}/logs/mps1",
+            "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": "50", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT": "0=2G"}
+        assert b["phases"][phase]["worker"]["env"]["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] == "30"
+        assert "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT" not in b["phases"][phase]["worker"]["env"]
+    for t in run["tenants"]:
+        m = t["metrics"]
+        assert m["partition_cost"] == pytest.approx(
+            t["phases"]["alone"]["stats"]["median"] / t["phases"]["exclusive"]["stats"]["median"])
+        assert m["interference"] == pytest.approx(
+            t["phases"]["colocated"]["stats"]["median"] / t["phases"]["alone"]["stats"]["median"])
+
+
+@pytest.mark.parametrize("action,phase_start,status", [
+    ("crash", 3, "crashed"),   # starts: 1 exclusive, 2 alone, 3 colocated
+    ("hang", 2, "timeout"),
+])
+def test_daemon_is_quit_when_a_worker_fails(runner, tmp_path, mps, action, phase_start, status):
+    bad = fault("bad", action, at_sample=30, count_file=str(tmp_path / "starts"), at_start=phase_start)
+    f = runner.write_json("s.json", scenario("mps-fail", [bad, compute("good")], mode="mps", duration=0.5, warmup=0.02))
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--timeout-margin", "1.5")
+    assert r.returncode == 4, r.stderr
+    assert calls(mps)[0] == "start" and calls(mps)[-1] == "quit"
+    res = load_results(tmp_path / "out")
+    phase = "colocated" if phase_start == 3 else "alone"
+    assert res["runs"][0]["tenants"][0]["phases"][phase]["worker"]["status"] == status
+
+
+def test_daemon_is_quit_on_sigint(runner, tmp_path, mps):
+    # Phases of 3 s: the alone phase under MPS starts after the two exclusive ones, then SIGINT.
+    runner.suite("sig", [scenario("mps-long", [compute("a"), compute("b")], mode="mps", duration=3, warmup=0.05)])
+    out = tmp_path / "out"
+    p = runner.popen("--backend", "host", "--suite", "sig", "--out", out)
+    deadline = time.monotonic() + 60
+    while not (out / "logs" / "mps-long-r1-alone-a.log").exists():
+        assert time.monotonic() < deadline and p.poll() is None
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=30)
+    assert p.returncode == 130
+    assert calls(mps)[0] == "start" and calls(mps)[-1] == "quit"
+    assert load_results(out)["runs"][0]["status"] == "interrupted"
+
+
+def test_daemon_that_does_not_answer_is_quit_and_refused(runner, tmp_path, mps):
+    runner.env["FAKE_MPS_NO_ANSWER"] = "1"
+    f = runner.write_json("s.json", scenario("mute", [compute("a")], mode="mps", duration=0.3))
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out")
+    assert r.returncode == 3
+    assert "does not answer" in r.stderr
+    assert calls(mps)[0] == "start" and calls(mps)[-1] == "quit"
+    # What finished before (the exclusive phase) is not lost: the file exists and is valid.
+    load_results(tmp_path / "out")
+
+
+def test_daemon_that_cannot_start_gives_exit_3(runner, tmp_path, mps):
+    runner.env["FAKE_MPS_FAIL_START"] = "1"
+    f = runner.write_json("s.json", scenario("nostart", [compute("a")], mode="mps", duration=0.3))
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out")
+    assert r.returncode == 3
+    assert "cannot start the MPS control daemon" in r.stderr and "fake: cannot start" in r.stderr
+    assert calls(mps) == ["start"], "nothing to quit when it never started"
+
+
+def test_attach_only_never_starts_or_stops_the_daemon(runner, tmp_path, mps):
+    pipe = tmp_path / "existing-pipe"
+    pipe.mkdir()
+    (pipe / "control").touch()
+    f = runner.write_json("s.json", scenario("attach", [compute("a"), compute("b")], mode="mps", duration=0.5))
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--mps-pipe-dir", pipe)
+    assert r.returncode in (0, 1), r.stderr
+    assert "start" not in calls(mps) and "quit" not in calls(mps)
+    assert (pipe / "control").exists(), "the attached daemon keeps running"
+    run = load_results(tmp_path / "out")["runs"][0]
+    assert "attached" in run["mode_config"]["mps"]["daemon"]
+    assert run["tenants"][0]["phases"]["colocated"]["worker"]["env"]["CUDA_MPS_PIPE_DIRECTORY"] == str(pipe)
+
+
+def test_missing_mps_binary_is_exit_3_before_anything_runs(runner, tmp_path):
+    runner.env["PATH"] = "/nonexistent:/usr/bin:/bin"
+    if any(Path(d, "nvidia-cuda-mps-control").exists() for d in ("/usr/bin", "/bin")):
+        pytest.skip("a real nvidia-cuda-mps-control is installed")
+    f = runner.write_json("s.json", scenario("nomps", [compute("a")], mode="mps", duration=0.3))
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out")
+    assert r.returncode == 3
+    assert "nvidia-cuda-mps-control is not on PATH" in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_mps_pipe_dir_needs_mode_mps(runner, tmp_path):
+    f = runner.write_json("s.json", scenario("ts", [compute("a")], duration=0.3))
+    r = runner.run("--backend", "host", "--scenario", f, "--mps-pipe-dir", tmp_path, "--out", tmp_path / "out")
+    assert r.returncode == 2 and "--mps-pipe-dir: only used with mode mps" in r.stderr

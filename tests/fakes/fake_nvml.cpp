@@ -1,0 +1,857 @@
+// A fake NVML (libfake_nvml.so) for tests: exports the NVML entry points the harness binds, with NVML's C ABI,
+// and answers from a JSON description of the machine. The harness loads it through $INTERFERENCE_BENCH_NVML.
+//
+//   $FAKE_NVML_CONFIG  JSON file read at nvmlInit_v2 (without it nvmlInit_v2 fails with "Driver Not Loaded"):
+//     {
+//       "init": "ok" | "<error name>" | <code>,          // what nvmlInit_v2 returns (default "ok")
+//       "fail": {"<nvml function>": <code or name>},     // scripted failures for every device (optional)
+//       "devices": [{
+//         "name": "NVIDIA H200", "uuid": "GPU-...", "compute_mode": 0, "sm": 132, "memory_mb": 143771,
+//         "mig": {"supported": true, "current": 1, "pending": 1, "max_devices": 7, "slices": 7},
+//         "instances": [{"gi": 1, "ci": 0, "profile": "1g.18gb", "uuid": "MIG-...", "sm": 16,
+//                        "memory_mb": 16384, "slot": 0}],    // slot: index for GetMigDeviceHandleByIndex
+//         "profiles": [{"name": "1g.18gb", "id": 19, "slices": 1, "sm": 16, "memory_mb": 16384,
+//                       "capacity": 7, "index": 0}],         // index: NVML_GPU_INSTANCE_PROFILE_* (default from slices)
+//         "fail": {"nvmlDeviceGetMigMode": 3}                // scripted failures for this device
+//       }]
+//     }
+//   $FAKE_NVML_STATE   JSON-lines file of MIG instances created/destroyed through the fake, shared by every process
+//     that uses it: {"op":"create_gi","device":0,"gi":2,"profile":"1g.18gb","profile_id":19,"slices":1,"sm":16,
+//     "memory_mb":16384}, {"op":"create_ci","device":0,"gi":2,"ci":0,"profile_id":0,"profile":"1g.18gb",
+//     "uuid":"MIG-...","sm":16,"memory_mb":16384,"slot":3}, {"op":"destroy_ci","device":0,"gi":2,"ci":0},
+//     {"op":"destroy_gi","device":0,"gi":2}. The MIG devices seen are the configured instances plus the replayed
+//     file. Without it the operations are kept in memory for the life of the process.
+//
+// Error codes are NVML's (3 NOT_SUPPORTED, 4 NO_PERMISSION, 6 NOT_FOUND, 19 IN_USE, 23 INSUFFICIENT_RESOURCES, ...);
+// names may be given as "NVML_ERROR_NOT_SUPPORTED" or "NOT_SUPPORTED".
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using nlohmann::json;
+
+extern "C" {
+typedef int nvmlReturn_t;
+typedef int nvmlComputeMode_t;
+typedef struct nvmlDevice_st* nvmlDevice_t;
+typedef struct nvmlGpuInstance_st* nvmlGpuInstance_t;
+typedef struct nvmlComputeInstance_st* nvmlComputeInstance_t;
+
+typedef struct {
+  unsigned long long total, free, used;
+} nvmlMemory_t;
+
+typedef struct {
+  unsigned int multiprocessorCount, sharedCopyEngineCount, sharedDecoderCount, sharedEncoderCount, sharedJpegCount,
+      sharedOfaCount, gpuInstanceSliceCount, computeInstanceSliceCount;
+  unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
+
+typedef struct {
+  unsigned int id, isP2pSupported, sliceCount, instanceCount, multiprocessorCount, copyEngineCount, decoderCount,
+      encoderCount, jpegCount, ofaCount;
+  unsigned long long memorySizeMB;
+} nvmlGpuInstanceProfileInfo_t;
+
+typedef struct {
+  unsigned int version, id, isP2pSupported, sliceCount, instanceCount, multiprocessorCount, copyEngineCount,
+      decoderCount, encoderCount, jpegCount, ofaCount;
+  unsigned long long memorySizeMB;
+  char name[96];
+} nvmlGpuInstanceProfileInfo_v2_t;
+
+typedef struct {
+  unsigned int id, sliceCount, instanceCount, multiprocessorCount, sharedCopyEngineCount, sharedDecoderCount,
+      sharedEncoderCount, sharedJpegCount, sharedOfaCount;
+} nvmlComputeInstanceProfileInfo_t;
+
+typedef struct {
+  unsigned int start, size;
+} fakePlacement_t;
+
+typedef struct {
+  nvmlDevice_t device;
+  unsigned int id, profileId;
+  fakePlacement_t placement;
+} nvmlGpuInstanceInfo_t;
+
+typedef struct {
+  nvmlDevice_t device;
+  nvmlGpuInstance_t gpuInstance;
+  unsigned int id, profileId;
+  fakePlacement_t placement;
+} nvmlComputeInstanceInfo_t;
+}
+
+namespace {
+
+enum : int {
+  SUCCESS = 0,
+  UNINITIALIZED = 1,
+  INVALID_ARGUMENT = 2,
+  NOT_SUPPORTED = 3,
+  NOT_FOUND = 6,
+  INSUFFICIENT_SIZE = 7,
+  DRIVER_NOT_LOADED = 9,
+  IN_USE = 19,
+  INSUFFICIENT_RESOURCES = 23,
+  ARGUMENT_VERSION_MISMATCH = 25,
+  UNKNOWN = 999,
+};
+
+struct ErrorCode {
+  int code;
+  const char* name;
+  const char* text;
+};
+
+const ErrorCode kErrors[] = {
+    {0, "SUCCESS", "Success"},
+    {1, "ERROR_UNINITIALIZED", "Uninitialized"},
+    {2, "ERROR_INVALID_ARGUMENT", "Invalid Argument"},
+    {3, "ERROR_NOT_SUPPORTED", "Not Supported"},
+    {4, "ERROR_NO_PERMISSION", "Insufficient Permissions"},
+    {5, "ERROR_ALREADY_INITIALIZED", "Already Initialized"},
+    {6, "ERROR_NOT_FOUND", "Not Found"},
+    {7, "ERROR_INSUFFICIENT_SIZE", "Insufficient Size"},
+    {8, "ERROR_INSUFFICIENT_POWER", "Insufficient External Power"},
+    {9, "ERROR_DRIVER_NOT_LOADED", "Driver Not Loaded"},
+    {10, "ERROR_TIMEOUT", "Timeout"},
+    {11, "ERROR_IRQ_ISSUE", "Interrupt request issue"},
+    {12, "ERROR_LIBRARY_NOT_FOUND", "NVML Shared Library Not Found"},
+    {13, "ERROR_FUNCTION_NOT_FOUND", "Function Not Found"},
+    {14, "ERROR_CORRUPTED_INFOROM", "Corrupted infoROM"},
+    {15, "ERROR_GPU_IS_LOST", "GPU is lost"},
+    {16, "ERROR_RESET_REQUIRED", "GPU requires restart"},
+    {17, "ERROR_OPERATING_SYSTEM", "The operating system has blocked the request."},
+    {18, "ERROR_LIB_RM_VERSION_MISMATCH", "RM has detected an NVML/RM version mismatch."},
+    {19, "ERROR_IN_USE", "In use by another client"},
+    {20, "ERROR_MEMORY", "Insufficient Memory"},
+    {21, "ERROR_NO_DATA", "No data"},
+    {22, "ERROR_VGPU_ECC_NOT_SUPPORTED", "vGPU ECC not supported"},
+    {23, "ERROR_INSUFFICIENT_RESOURCES", "Insufficient resources"},
+    {24, "ERROR_FREQ_NOT_SUPPORTED", "Frequency not supported"},
+    {25, "ERROR_ARGUMENT_VERSION_MISMATCH", "Argument version mismatch"},
+    {26, "ERROR_DEPRECATED", "Deprecated"},
+    {27, "ERROR_NOT_READY", "Not ready"},
+    {28, "ERROR_GPU_NOT_FOUND", "GPU not found"},
+    {29, "ERROR_INVALID_STATE", "Invalid state"},
+    {999, "ERROR_UNKNOWN", "Unknown Error"},
+};
+
+// A code from the config: a number, "ok", "NVML_ERROR_X", "ERROR_X" or "X".
+int code_from(const json& v) {
+  if (v.is_number_integer()) return v.get<int>();
+  if (!v.is_string()) return UNKNOWN;
+  std::string s = v.get<std::string>();
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (s == "OK" || s == "SUCCESS" || s == "NVML_SUCCESS") return SUCCESS;
+  if (s.rfind("NVML_", 0) == 0) s = s.substr(5);
+  if (s.rfind("ERROR_", 0) != 0) s = "ERROR_" + s;
+  for (const auto& e : kErrors)
+    if (s == e.name) return e.code;
+  return UNKNOWN;
+}
+
+// ---- handles: stable addresses, never freed ----
+enum class Kind { device, mig, gi, ci };
+struct Handle {
+  Kind kind;
+  unsigned dev;
+  unsigned gi;
+  unsigned ci;
+};
+std::deque<Handle> g_handles;
+
+Handle* intern(Kind kind, unsigned dev, unsigned gi = 0, unsigned ci = 0) {
+  for (auto& h : g_handles)
+    if (h.kind == kind && h.dev == dev && h.gi == gi && h.ci == ci) return &h;
+  g_handles.push_back({kind, dev, gi, ci});
+  return &g_handles.back();
+}
+
+Handle* lookup(const void* p, Kind kind) {
+  if (!p) return nullptr;
+  for (auto& h : g_handles)
+    if (&h == p) return h.kind == kind ? &h : nullptr;
+  return nullptr;
+}
+
+template <typename T>
+T as(Handle* h) {
+  return reinterpret_cast<T>(h);
+}
+
+// ---- configuration and state ----
+json g_config;
+int g_init_count = 0;
+std::vector<json> g_memory_ops;  // when $FAKE_NVML_STATE is not set
+
+const json& devices() {
+  static const json empty = json::array();
+  auto it = g_config.find("devices");
+  return it != g_config.end() && it->is_array() ? *it : empty;
+}
+
+const json& device_config(unsigned dev) { return devices().at(dev); }
+
+template <typename T>
+T get_or(const json& j, const char* key, T fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  return it->get<T>();
+}
+
+unsigned as_unsigned(const json& j, const char* key, unsigned fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (it->is_boolean()) return it->get<bool>() ? 1u : 0u;
+  return it->get<unsigned>();
+}
+
+// Scripted failure for `fn` (global "fail", then the device's "fail").
+int scripted(const char* fn, int dev = -1) {
+  auto check = [fn](const json& j) -> int {
+    auto f = j.find("fail");
+    if (f == j.end() || !f->is_object()) return SUCCESS;
+    auto it = f->find(fn);
+    return it == f->end() ? SUCCESS : code_from(*it);
+  };
+  if (int rc = check(g_config)) return rc;
+  if (dev >= 0 && static_cast<size_t>(dev) < devices().size()) return check(device_config(dev));
+  return SUCCESS;
+}
+
+const char* state_path() {
+  const char* p = std::getenv("FAKE_NVML_STATE");
+  return p && *p ? p : nullptr;
+}
+
+std::vector<json> read_ops() {
+  const char* path = state_path();
+  if (!path) return g_memory_ops;
+  std::vector<json> ops;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      ops.push_back(json::parse(line));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fake_nvml: bad line in %s: %s\n", path, e.what());
+    }
+  }
+  return ops;
+}
+
+void append_op(const json& op) {
+  const char* path = state_path();
+  if (!path) {
+    g_memory_ops.push_back(op);
+    return;
+  }
+  std::ofstream out(path, std::ios::app);
+  out << op.dump() << "\n";
+}
+
+unsigned slices_of_name(const std::string& profile) {
+  // "1g.18gb" -> 1, "1c.2g.35gb" -> 2
+  auto g = profile.find('g');
+  if (g == std::string::npos) return 1;
+  auto start = profile.rfind('.', g);
+  start = start == std::string::npos ? 0 : start + 1;
+  try {
+    return static_cast<unsigned>(std::stoul(profile.substr(start, g - start)));
+  } catch (...) {
+    return 1;
+  }
+}
+
+struct Gi {
+  unsigned id;
+  std::string profile;
+  unsigned profile_id;
+  unsigned slices;
+  unsigned sm;
+  unsigned long long memory_mb;
+};
+struct Ci {
+  unsigned gi;
+  unsigned ci;
+  unsigned profile_id;
+  std::string profile;
+  std::string uuid;
+  unsigned sm;
+  unsigned long long memory_mb;
+  unsigned slot;
+  unsigned slices;
+};
+struct DevState {
+  std::vector<Gi> gis;
+  std::vector<Ci> cis;
+  Gi* find_gi(unsigned id) {
+    for (auto& g : gis)
+      if (g.id == id) return &g;
+    return nullptr;
+  }
+  Ci* find_ci(unsigned gi, unsigned ci) {
+    for (auto& c : cis)
+      if (c.gi == gi && c.ci == ci) return &c;
+    return nullptr;
+  }
+};
+
+const json* profile_by(const json& dev, const std::function<bool(const json&)>& pred) {
+  auto it = dev.find("profiles");
+  if (it == dev.end() || !it->is_array()) return nullptr;
+  for (const auto& p : *it)
+    if (pred(p)) return &p;
+  return nullptr;
+}
+
+// NVML_GPU_INSTANCE_PROFILE_* / NVML_COMPUTE_INSTANCE_PROFILE_* index for a slice count.
+int index_for_slices(unsigned slices) {
+  switch (slices) {
+    case 1: return 0;
+    case 2: return 1;
+    case 3: return 2;
+    case 4: return 3;
+    case 7: return 4;
+    case 8: return 5;
+    case 6: return 6;
+    default: return -1;
+  }
+}
+int slices_for_ci_index(unsigned index) {
+  static const int table[] = {1, 2, 3, 4, 7, 8, 6};
+  return index < 7 ? table[index] : -1;
+}
+
+DevState state_of(unsigned dev) {
+  DevState s;
+  const json& d = device_config(dev);
+  auto inst = d.find("instances");
+  if (inst != d.end() && inst->is_array()) {
+    unsigned seq = 0;
+    for (const auto& i : *inst) {
+      Ci c;
+      c.gi = as_unsigned(i, "gi", 0);
+      c.ci = as_unsigned(i, "ci", 0);
+      c.profile = get_or<std::string>(i, "profile", "1g.18gb");
+      c.uuid = get_or<std::string>(i, "uuid", "MIG-fake-" + std::to_string(dev) + "-" + std::to_string(c.gi) + "-" +
+                                                  std::to_string(c.ci));
+      c.sm = as_unsigned(i, "sm", 16);
+      c.memory_mb = get_or<unsigned long long>(i, "memory_mb", 16384);
+      c.slot = as_unsigned(i, "slot", seq);
+      c.slices = slices_of_name(c.profile);
+      c.profile_id = as_unsigned(i, "ci_profile_id", static_cast<unsigned>(std::max(0, index_for_slices(c.slices))));
+      ++seq;
+      if (!s.find_gi(c.gi)) {
+        const json* p = profile_by(d, [&](const json& p) { return get_or<std::string>(p, "name", "") == c.profile; });
+        s.gis.push_back({c.gi, c.profile, p ? as_unsigned(*p, "id", 0) : 0u, c.slices, c.sm, c.memory_mb});
+      }
+      s.cis.push_back(c);
+    }
+  }
+  for (const auto& op : read_ops()) {
+    if (as_unsigned(op, "device", 0) != dev) continue;
+    std::string kind = get_or<std::string>(op, "op", "");
+    unsigned gi = as_unsigned(op, "gi", 0);
+    if (kind == "create_gi") {
+      s.gis.push_back({gi, get_or<std::string>(op, "profile", ""), as_unsigned(op, "profile_id", 0),
+                       as_unsigned(op, "slices", 1), as_unsigned(op, "sm", 0),
+                       get_or<unsigned long long>(op, "memory_mb", 0)});
+    } else if (kind == "create_ci") {
+      s.cis.push_back({gi, as_unsigned(op, "ci", 0), as_unsigned(op, "profile_id", 0),
+                       get_or<std::string>(op, "profile", ""), get_or<std::string>(op, "uuid", ""),
+                       as_unsigned(op, "sm", 0), get_or<unsigned long long>(op, "memory_mb", 0),
+                       as_unsigned(op, "slot", 0), as_unsigned(op, "slices", 1)});
+    } else if (kind == "destroy_ci") {
+      unsigned ci = as_unsigned(op, "ci", 0);
+      s.cis.erase(std::remove_if(s.cis.begin(), s.cis.end(), [&](const Ci& c) { return c.gi == gi && c.ci == ci; }),
+                  s.cis.end());
+    } else if (kind == "destroy_gi") {
+      s.gis.erase(std::remove_if(s.gis.begin(), s.gis.end(), [&](const Gi& g) { return g.id == gi; }), s.gis.end());
+    }
+  }
+  return s;
+}
+
+struct MigInfo {
+  bool supported;
+  unsigned current;
+  unsigned pending;
+  unsigned max_devices;
+  unsigned slices;
+};
+MigInfo mig_of(unsigned dev) {
+  const json& d = device_config(dev);
+  auto m = d.find("mig");
+  if (m == d.end() || !m->is_object() || !get_or<bool>(*m, "supported", true)) return {false, 0, 0, 0, 0};
+  return {true, as_unsigned(*m, "current", 0), as_unsigned(*m, "pending", as_unsigned(*m, "current", 0)),
+          as_unsigned(*m, "max_devices", 7), as_unsigned(*m, "slices", 7)};
+}
+
+std::string new_uuid(unsigned dev, unsigned gi, unsigned ci, size_t salt) {
+  std::hash<std::string> h;
+  std::string base = get_or<std::string>(device_config(dev), "uuid", "GPU-fake") + "/" + std::to_string(gi) + "/" +
+                     std::to_string(ci) + "/" + std::to_string(salt);
+  unsigned long long a = h(base), b = h(base + "#");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "MIG-%08llx-%04llx-%04llx-%04llx-%012llx", a >> 32, (a >> 16) & 0xffff, a & 0xffff,
+                b >> 48, b & 0xffffffffffffULL);
+  return buf;
+}
+
+int copy_string(const std::string& s, char* out, unsigned length) {
+  if (!out) return INVALID_ARGUMENT;
+  if (s.size() + 1 > length) return INSUFFICIENT_SIZE;
+  std::memcpy(out, s.c_str(), s.size() + 1);
+  return SUCCESS;
+}
+
+// Resolves a device-or-MIG handle; returns the device index or -1.
+int device_of(nvmlDevice_t h, Handle** out = nullptr) {
+  Handle* p = lookup(h, Kind::device);
+  if (!p) p = lookup(h, Kind::mig);
+  if (out) *out = p;
+  return p ? static_cast<int>(p->dev) : -1;
+}
+
+#define FAKE_REQUIRE_INIT() \
+  if (g_init_count == 0) return UNINITIALIZED
+
+}  // namespace
+
+extern "C" {
+
+const char* nvmlErrorString(nvmlReturn_t result) {
+  for (const auto& e : kErrors)
+    if (e.code == result) return e.text;
+  return "Unknown Error";
+}
+
+nvmlReturn_t nvmlInit_v2(void) {
+  const char* path = std::getenv("FAKE_NVML_CONFIG");
+  if (!path || !*path) return DRIVER_NOT_LOADED;
+  json config;
+  try {
+    std::ifstream in(path);
+    if (!in) {
+      std::fprintf(stderr, "fake_nvml: cannot read %s\n", path);
+      return UNKNOWN;
+    }
+    config = json::parse(in);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fake_nvml: bad config %s: %s\n", path, e.what());
+    return UNKNOWN;
+  }
+  g_config = std::move(config);
+  auto init = g_config.find("init");
+  if (init != g_config.end())
+    if (int rc = code_from(*init)) return rc;
+  if (int rc = scripted("nvmlInit_v2")) return rc;
+  if (g_init_count++ == 0) g_memory_ops.clear();
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlShutdown(void) {
+  FAKE_REQUIRE_INIT();
+  --g_init_count;
+  return scripted("nvmlShutdown");
+}
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
+  FAKE_REQUIRE_INIT();
+  if (int rc = scripted("nvmlDeviceGetCount_v2")) return rc;
+  if (!count) return INVALID_ARGUMENT;
+  *count = static_cast<unsigned>(devices().size());
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
+  FAKE_REQUIRE_INIT();
+  if (int rc = scripted("nvmlDeviceGetHandleByIndex_v2", static_cast<int>(index))) return rc;
+  if (!device || index >= devices().size()) return INVALID_ARGUMENT;
+  *device = as<nvmlDevice_t>(intern(Kind::device, index));
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = nullptr;
+  int dev = device_of(device, &h);
+  if (dev < 0) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetName", dev)) return rc;
+  std::string base = get_or<std::string>(device_config(dev), "name", "NVIDIA H200");
+  if (h->kind == Kind::device) return copy_string(base, name, length);
+  DevState s = state_of(h->dev);
+  Ci* c = s.find_ci(h->gi, h->ci);
+  if (!c) return INVALID_ARGUMENT;
+  return copy_string(base + " MIG " + c->profile, name, length);
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = nullptr;
+  int dev = device_of(device, &h);
+  if (dev < 0) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetUUID", dev)) return rc;
+  if (h->kind == Kind::device)
+    return copy_string(get_or<std::string>(device_config(dev), "uuid", "GPU-fake-" + std::to_string(dev)), uuid,
+                       length);
+  DevState s = state_of(h->dev);
+  Ci* c = s.find_ci(h->gi, h->ci);
+  if (!c) return INVALID_ARGUMENT;
+  return copy_string(c->uuid, uuid, length);
+}
+
+nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t* mode) {
+  FAKE_REQUIRE_INIT();
+  int dev = device_of(device);
+  if (dev < 0 || !mode) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetComputeMode", dev)) return rc;
+  *mode = get_or<int>(device_config(dev), "compute_mode", 0);
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* current, unsigned int* pending) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = lookup(device, Kind::device);
+  if (!h || !current || !pending) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetMigMode", static_cast<int>(h->dev))) return rc;
+  MigInfo m = mig_of(h->dev);
+  if (!m.supported) return NOT_SUPPORTED;
+  *current = m.current;
+  *pending = m.pending;
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int* count) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = lookup(device, Kind::device);
+  if (!h || !count) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetMaxMigDeviceCount", static_cast<int>(h->dev))) return rc;
+  MigInfo m = mig_of(h->dev);
+  if (!m.supported) return NOT_SUPPORTED;
+  *count = m.max_devices;
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index, nvmlDevice_t* mig) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = lookup(device, Kind::device);
+  if (!h || !mig) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetMigDeviceHandleByIndex", static_cast<int>(h->dev))) return rc;
+  MigInfo m = mig_of(h->dev);
+  if (!m.supported) return NOT_SUPPORTED;
+  if (index >= m.max_devices) return INVALID_ARGUMENT;
+  if (!m.current) return NOT_FOUND;
+  DevState s = state_of(h->dev);
+  for (const auto& c : s.cis)
+    if (c.slot == index) {
+      *mig = as<nvmlDevice_t>(intern(Kind::mig, h->dev, c.gi, c.ci));
+      return SUCCESS;
+    }
+  return NOT_FOUND;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int* id) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = nullptr;
+  int dev = device_of(device, &h);
+  if (dev < 0 || !id) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetGpuInstanceId", dev)) return rc;
+  if (h->kind != Kind::mig) return NOT_SUPPORTED;
+  *id = h->gi;
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int* id) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = nullptr;
+  int dev = device_of(device, &h);
+  if (dev < 0 || !id) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetComputeInstanceId", dev)) return rc;
+  if (h->kind != Kind::mig) return NOT_SUPPORTED;
+  *id = h->ci;
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = nullptr;
+  int dev = device_of(device, &h);
+  if (dev < 0 || !memory) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetMemoryInfo", dev)) return rc;
+  unsigned long long mb = get_or<unsigned long long>(device_config(dev), "memory_mb", 143771);
+  if (h->kind == Kind::mig) {
+    DevState s = state_of(h->dev);
+    Ci* c = s.find_ci(h->gi, h->ci);
+    if (!c) return INVALID_ARGUMENT;
+    mb = c->memory_mb;
+  }
+  memory->total = mb << 20;
+  memory->used = 0;
+  memory->free = memory->total;
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t* attributes) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = nullptr;
+  int dev = device_of(device, &h);
+  if (dev < 0 || !attributes) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetAttributes_v2", dev)) return rc;
+  if (h->kind != Kind::mig) return NOT_SUPPORTED;  // NVML documents this call for MIG device handles only
+  DevState s = state_of(h->dev);
+  Ci* c = s.find_ci(h->gi, h->ci);
+  Gi* g = s.find_gi(h->gi);
+  if (!c) return INVALID_ARGUMENT;
+  *attributes = {};
+  attributes->multiprocessorCount = c->sm;
+  attributes->memorySizeMB = c->memory_mb;
+  attributes->gpuInstanceSliceCount = g ? g->slices : c->slices;
+  attributes->computeInstanceSliceCount = c->slices;
+  attributes->sharedCopyEngineCount = 1;
+  return SUCCESS;
+}
+
+}  // extern "C"
+
+namespace {
+
+// The configured GPU instance profile at NVML_GPU_INSTANCE_PROFILE_* index `index`, or an error code.
+int gi_profile_at(unsigned dev, unsigned index, const json** out) {
+  MigInfo m = mig_of(dev);
+  if (!m.supported || !m.current) return NOT_SUPPORTED;
+  const json* p = profile_by(device_config(dev), [&](const json& p) {
+    unsigned slices = as_unsigned(p, "slices", slices_of_name(get_or<std::string>(p, "name", "")));
+    int idx = p.contains("index") ? static_cast<int>(as_unsigned(p, "index", 0)) : index_for_slices(slices);
+    return idx == static_cast<int>(index);
+  });
+  if (!p) return index < 32 ? NOT_SUPPORTED : INVALID_ARGUMENT;
+  *out = p;
+  return SUCCESS;
+}
+
+template <typename Info>
+void fill_gi_profile(const json& p, Info* info) {
+  std::string name = get_or<std::string>(p, "name", "");
+  info->id = as_unsigned(p, "id", 0);
+  info->isP2pSupported = 0;
+  info->sliceCount = as_unsigned(p, "slices", slices_of_name(name));
+  info->instanceCount = as_unsigned(p, "capacity", 1);
+  info->multiprocessorCount = as_unsigned(p, "sm", 16);
+  info->copyEngineCount = 1;
+  info->decoderCount = info->encoderCount = info->jpegCount = info->ofaCount = 0;
+  info->memorySizeMB = get_or<unsigned long long>(p, "memory_mb", 16384);
+}
+
+}  // namespace
+
+extern "C" {
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned int profile,
+                                                 nvmlGpuInstanceProfileInfo_t* info) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = lookup(device, Kind::device);
+  if (!h || !info) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetGpuInstanceProfileInfo", static_cast<int>(h->dev))) return rc;
+  const json* p = nullptr;
+  if (int rc = gi_profile_at(h->dev, profile, &p)) return rc;
+  fill_gi_profile(*p, info);
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile,
+                                                  nvmlGpuInstanceProfileInfo_v2_t* info) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = lookup(device, Kind::device);
+  if (!h || !info) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetGpuInstanceProfileInfoV", static_cast<int>(h->dev))) return rc;
+  if (info->version != (static_cast<unsigned>(sizeof(*info)) | (2u << 24))) return ARGUMENT_VERSION_MISMATCH;
+  const json* p = nullptr;
+  if (int rc = gi_profile_at(h->dev, profile, &p)) return rc;
+  fill_gi_profile(*p, info);
+  std::snprintf(info->name, sizeof info->name, "MIG %s", get_or<std::string>(*p, "name", "").c_str());
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t* gi) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = lookup(device, Kind::device);
+  if (!h || !gi) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceCreateGpuInstance", static_cast<int>(h->dev))) return rc;
+  MigInfo m = mig_of(h->dev);
+  if (!m.supported || !m.current) return NOT_SUPPORTED;
+  const json& d = device_config(h->dev);
+  const json* p = profile_by(d, [&](const json& p) { return as_unsigned(p, "id", 0) == profileId; });
+  if (!p) return INVALID_ARGUMENT;
+  std::string name = get_or<std::string>(*p, "name", "");
+  unsigned slices = as_unsigned(*p, "slices", slices_of_name(name));
+  DevState s = state_of(h->dev);
+  unsigned same = 0, used = 0;
+  for (const auto& g : s.gis) {
+    used += g.slices;
+    if (g.profile == name) ++same;
+  }
+  if (same >= as_unsigned(*p, "capacity", 1) || used + slices > m.slices) return INSUFFICIENT_RESOURCES;
+  unsigned id = 1;
+  while (s.find_gi(id)) ++id;
+  append_op({{"op", "create_gi"}, {"device", h->dev}, {"gi", id}, {"profile", name}, {"profile_id", profileId},
+             {"slices", slices}, {"sm", as_unsigned(*p, "sm", 16)},
+             {"memory_mb", get_or<unsigned long long>(*p, "memory_mb", 16384)}});
+  *gi = as<nvmlGpuInstance_t>(intern(Kind::gi, h->dev, id));
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t* gi) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = lookup(device, Kind::device);
+  if (!h || !gi) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetGpuInstanceById", static_cast<int>(h->dev))) return rc;
+  MigInfo m = mig_of(h->dev);
+  if (!m.supported || !m.current) return NOT_SUPPORTED;
+  DevState s = state_of(h->dev);
+  if (!s.find_gi(id)) return NOT_FOUND;
+  *gi = as<nvmlGpuInstance_t>(intern(Kind::gi, h->dev, id));
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t* info) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = lookup(gpuInstance, Kind::gi);
+  if (!h || !info) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlGpuInstanceGetInfo", static_cast<int>(h->dev))) return rc;
+  DevState s = state_of(h->dev);
+  Gi* g = s.find_gi(h->gi);
+  if (!g) return INVALID_ARGUMENT;
+  info->device = as<nvmlDevice_t>(intern(Kind::device, h->dev));
+  info->id = g->id;
+  info->profileId = g->profile_id;
+  info->placement = {0, g->slices};
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_t gpuInstance, unsigned int profile,
+                                                          unsigned int engProfile,
+                                                          nvmlComputeInstanceProfileInfo_t* info) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = lookup(gpuInstance, Kind::gi);
+  if (!h || !info || engProfile != 0) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlGpuInstanceGetComputeInstanceProfileInfo", static_cast<int>(h->dev))) return rc;
+  DevState s = state_of(h->dev);
+  Gi* g = s.find_gi(h->gi);
+  if (!g) return INVALID_ARGUMENT;
+  int slices = slices_for_ci_index(profile);
+  if (slices < 0) return profile < 8 ? NOT_SUPPORTED : INVALID_ARGUMENT;
+  if (static_cast<unsigned>(slices) > g->slices) return NOT_SUPPORTED;
+  *info = {};
+  info->id = profile;
+  info->sliceCount = static_cast<unsigned>(slices);
+  info->instanceCount = g->slices / static_cast<unsigned>(slices);
+  info->multiprocessorCount = g->sm * static_cast<unsigned>(slices) / g->slices;
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuInstance, unsigned int profileId,
+                                                  nvmlComputeInstance_t* ci) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = lookup(gpuInstance, Kind::gi);
+  if (!h || !ci) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlGpuInstanceCreateComputeInstance", static_cast<int>(h->dev))) return rc;
+  DevState s = state_of(h->dev);
+  Gi* g = s.find_gi(h->gi);
+  if (!g) return INVALID_ARGUMENT;
+  int slices_i = slices_for_ci_index(profileId);
+  if (slices_i < 0) return INVALID_ARGUMENT;
+  unsigned slices = static_cast<unsigned>(slices_i);
+  if (slices > g->slices) return NOT_SUPPORTED;
+  unsigned used = 0;
+  for (const auto& c : s.cis)
+    if (c.gi == g->id) used += c.slices;
+  if (used + slices > g->slices) return INSUFFICIENT_RESOURCES;
+  MigInfo m = mig_of(h->dev);
+  unsigned slot = 0;
+  auto slot_used = [&](unsigned k) {
+    return std::any_of(s.cis.begin(), s.cis.end(), [&](const Ci& c) { return c.slot == k; });
+  };
+  while (slot < m.max_devices && slot_used(slot)) ++slot;
+  if (slot >= m.max_devices) return INSUFFICIENT_RESOURCES;
+  unsigned id = 0;
+  while (s.find_ci(g->id, id)) ++id;
+  std::string profile = slices == g->slices ? g->profile : std::to_string(slices) + "c." + g->profile;
+  std::string uuid = new_uuid(h->dev, g->id, id, read_ops().size());
+  append_op({{"op", "create_ci"}, {"device", h->dev}, {"gi", g->id}, {"ci", id}, {"profile_id", profileId},
+             {"profile", profile}, {"uuid", uuid}, {"sm", g->sm * slices / g->slices}, {"memory_mb", g->memory_mb},
+             {"slot", slot}, {"slices", slices}});
+  *ci = as<nvmlComputeInstance_t>(intern(Kind::ci, h->dev, g->id, id));
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlGpuInstanceGetComputeInstanceById(nvmlGpuInstance_t gpuInstance, unsigned int id,
+                                                   nvmlComputeInstance_t* ci) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = lookup(gpuInstance, Kind::gi);
+  if (!h || !ci) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlGpuInstanceGetComputeInstanceById", static_cast<int>(h->dev))) return rc;
+  DevState s = state_of(h->dev);
+  if (!s.find_gi(h->gi)) return INVALID_ARGUMENT;
+  if (!s.find_ci(h->gi, id)) return NOT_FOUND;
+  *ci = as<nvmlComputeInstance_t>(intern(Kind::ci, h->dev, h->gi, id));
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlComputeInstanceGetInfo_v2(nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t* info) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = lookup(computeInstance, Kind::ci);
+  if (!h || !info) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlComputeInstanceGetInfo_v2", static_cast<int>(h->dev))) return rc;
+  DevState s = state_of(h->dev);
+  Ci* c = s.find_ci(h->gi, h->ci);
+  if (!c) return INVALID_ARGUMENT;
+  info->device = as<nvmlDevice_t>(intern(Kind::device, h->dev));
+  info->gpuInstance = as<nvmlGpuInstance_t>(intern(Kind::gi, h->dev, h->gi));
+  info->id = c->ci;
+  info->profileId = c->profile_id;
+  info->placement = {0, c->slices};
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t computeInstance) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = lookup(computeInstance, Kind::ci);
+  if (!h) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlComputeInstanceDestroy", static_cast<int>(h->dev))) return rc;
+  DevState s = state_of(h->dev);
+  if (!s.find_ci(h->gi, h->ci)) return INVALID_ARGUMENT;
+  append_op({{"op", "destroy_ci"}, {"device", h->dev}, {"gi", h->gi}, {"ci", h->ci}});
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = lookup(gpuInstance, Kind::gi);
+  if (!h) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlGpuInstanceDestroy", static_cast<int>(h->dev))) return rc;
+  DevState s = state_of(h->dev);
+  if (!s.find_gi(h->gi)) return INVALID_ARGUMENT;
+  for (const auto& c : s.cis)
+    if (c.gi == h->gi) return IN_USE;  // NVML refuses while compute instances exist
+  append_op({{"op", "destroy_gi"}, {"device", h->dev}, {"gi", h->gi}});
+  return SUCCESS;
+}
+
+}  // extern "C"

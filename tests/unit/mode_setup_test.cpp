@@ -1,0 +1,80 @@
+// MIG placement planning (harness/mode_setup.cpp): every tenant its own instance, explicit
+// indices first, then profiles, then the rest; the largest instance; refusals naming the field.
+#include "harness/mode_setup.h"
+
+#include <gtest/gtest.h>
+
+namespace ib {
+namespace {
+
+MigInstance inst(int index, const std::string& profile, unsigned sm, unsigned long long mem_gb) {
+  MigInstance m;
+  m.index = index;
+  m.gpu_instance_id = static_cast<unsigned>(index + 1);
+  m.profile = profile;
+  m.uuid = "MIG-" + std::to_string(index);
+  m.sm_count = sm;
+  m.memory_bytes = mem_gb << 30;
+  return m;
+}
+
+Tenant tenant(const std::string& name, std::optional<int> index = {}, std::optional<std::string> profile = {},
+              const std::string& workload = "gemm") {
+  Tenant t;
+  t.name = name;
+  t.workload = workload;
+  t.placement.mig_instance = index;
+  t.placement.mig_profile = profile;
+  return t;
+}
+
+Scenario scenario(std::vector<Tenant> tenants) {
+  Scenario s;
+  s.file = "s.json";
+  s.name = "s";
+  s.mode = Mode::mig;
+  s.tenants = std::move(tenants);
+  return s;
+}
+
+const std::vector<MigInstance> kInstances = {inst(0, "1g.18gb", 16, 18), inst(1, "3g.71gb", 60, 71),
+                                             inst(2, "1g.18gb", 16, 18), inst(3, "2g.35gb", 32, 35)};
+
+TEST(PlanMig, ExplicitIndexThenProfileThenInOrder) {
+  // "free" takes what is left in order after "idx" (index 0) and "prof" (first free 1g.18gb: 2).
+  const MigPlan p = plan_mig(scenario({tenant("free"), tenant("prof", {}, "1g.18gb"), tenant("idx", 0)}), kInstances);
+  EXPECT_EQ(p.tenant_instance, (std::vector<std::size_t>{1, 2, 0}));
+  EXPECT_EQ(p.largest, 1u);
+}
+
+TEST(PlanMig, LargestBreaksTiesOnMemory) {
+  std::vector<MigInstance> v = {inst(0, "a", 32, 20), inst(1, "b", 32, 40), inst(2, "c", 16, 80)};
+  EXPECT_EQ(plan_mig(scenario({tenant("x")}), v).largest, 1u);
+}
+
+TEST(PlanMig, RefusalsNameTheField) {
+  auto message = [](const Scenario& s) {
+    try {
+      plan_mig(s, kInstances);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message(scenario({tenant("a", 7)})),
+            "s.json: tenants[0].placement.mig_instance: impossible placement: there is no MIG instance 7 (instances "
+            "here: 0:1g.18gb, 1:3g.71gb, 2:1g.18gb, 3:2g.35gb)");
+  EXPECT_NE(message(scenario({tenant("a", {}, "2g.35gb"), tenant("b", {}, "2g.35gb")}))
+                .find("tenants[1].placement.mig_profile: impossible placement: no free MIG instance of profile 2g.35gb"),
+            std::string::npos);
+  EXPECT_NE(message(scenario({tenant("a"), tenant("b"), tenant("c"), tenant("d"), tenant("e")}))
+                .find("tenants[4].placement: impossible placement: 5 tenants need their own MIG instance and there are 4"),
+            std::string::npos);
+  EXPECT_NE(message(scenario({tenant("a", {}, {}, "allreduce")}))
+                .find("tenants[0].workload: allreduce cannot run in mode mig: NCCL cannot build a communicator across "
+                      "MIG instances"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ib

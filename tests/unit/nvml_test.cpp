@@ -1,0 +1,376 @@
+// ib::Nvml against the project's fake NVML (tests/fakes/fake_nvml.cpp), loaded through $INTERFERENCE_BENCH_NVML.
+#include "harness/nvml.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#ifndef FAKE_NVML_PATH
+#error "FAKE_NVML_PATH must name libfake_nvml.so"
+#endif
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// An H200 in MIG mode (instances listed out of order, with holes in the MIG handle indices), an H200 with
+// MIG disabled but pending, and a GPU without MIG in EXCLUSIVE_PROCESS compute mode.
+json machine() {
+  json profiles = json::array({
+      {{"name", "1g.18gb"}, {"id", 19}, {"slices", 1}, {"sm", 16}, {"memory_mb", 16384}, {"capacity", 7}},
+      {{"name", "1g.35gb"}, {"id", 15}, {"slices", 1}, {"sm", 16}, {"memory_mb", 32768}, {"capacity", 4},
+       {"index", 9}},
+      {{"name", "2g.35gb"}, {"id", 14}, {"slices", 2}, {"sm", 32}, {"memory_mb", 32768}, {"capacity", 3}},
+      {{"name", "3g.71gb"}, {"id", 9}, {"slices", 3}, {"sm", 60}, {"memory_mb", 71424}, {"capacity", 2}},
+      {{"name", "7g.141gb"}, {"id", 0}, {"slices", 7}, {"sm", 132}, {"memory_mb", 143360}, {"capacity", 1}},
+  });
+  json mig_gpu = {
+      {"name", "NVIDIA H200"},
+      {"uuid", "GPU-00000000-1111-2222-3333-444444444444"},
+      {"compute_mode", 0},
+      {"mig", {{"supported", true}, {"current", 1}, {"pending", 1}}},
+      {"profiles", profiles},
+      {"instances", json::array({
+           {{"gi", 9}, {"ci", 0}, {"profile", "1g.18gb"}, {"uuid", "MIG-99999999-0000-0000-0000-000000000000"},
+            {"sm", 16}, {"memory_mb", 16384}, {"slot", 0}},
+           {{"gi", 3}, {"ci", 1}, {"profile", "1c.2g.35gb"}, {"uuid", "MIG-33333333-1111-0000-0000-000000000000"},
+            {"sm", 16}, {"memory_mb", 32768}, {"slot", 3}},
+           {{"gi", 3}, {"ci", 0}, {"profile", "1c.2g.35gb"}, {"uuid", "MIG-33333333-0000-0000-0000-000000000000"},
+            {"sm", 16}, {"memory_mb", 32768}, {"slot", 5}},
+           {{"gi", 1}, {"ci", 0}, {"profile", "3g.71gb"}, {"uuid", "MIG-11111111-0000-0000-0000-000000000000"},
+            {"sm", 60}, {"memory_mb", 71424}, {"slot", 6}},
+       })},
+  };
+  json disabled_gpu = {
+      {"name", "NVIDIA H200"},
+      {"uuid", "GPU-dddddddd-0000-0000-0000-000000000001"},
+      {"mig", {{"supported", true}, {"current", 0}, {"pending", 1}}},
+      {"profiles", profiles},
+  };
+  json plain_gpu = {
+      {"name", "NVIDIA L40S"},
+      {"uuid", "GPU-eeeeeeee-0000-0000-0000-000000000002"},
+      {"compute_mode", 3},
+  };
+  return {{"init", "ok"}, {"devices", json::array({mig_gpu, disabled_gpu, plain_gpu})}};
+}
+
+class NvmlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "ib-nvml-test-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    config_ = dir_ / "config.json";
+    state_ = dir_ / "state.jsonl";
+    setenv("INTERFERENCE_BENCH_NVML", FAKE_NVML_PATH, 1);
+    setenv("FAKE_NVML_CONFIG", config_.c_str(), 1);
+    setenv("FAKE_NVML_STATE", state_.c_str(), 1);
+  }
+
+  void TearDown() override {
+    unsetenv("INTERFERENCE_BENCH_NVML");
+    unsetenv("FAKE_NVML_CONFIG");
+    unsetenv("FAKE_NVML_STATE");
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  void write_config(const json& config) {
+    std::ofstream out(config_);
+    out << config.dump(2);
+  }
+
+  std::vector<json> state_ops() {
+    std::vector<json> ops;
+    std::ifstream in(state_);
+    std::string line;
+    while (std::getline(in, line))
+      if (!line.empty()) ops.push_back(json::parse(line));
+    return ops;
+  }
+
+  std::string load_error() {
+    try {
+      ib::Nvml::load();
+    } catch (const ib::NvmlError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  }
+
+  fs::path dir_, config_, state_;
+};
+
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const ib::NvmlError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST_F(NvmlTest, DevicesNamesAndUuids) {
+  write_config(machine());
+  auto nvml = ib::Nvml::load();
+  EXPECT_EQ(nvml->library_path(), FAKE_NVML_PATH);
+  ASSERT_EQ(nvml->device_count(), 3u);
+  EXPECT_EQ(nvml->device_name(0), "NVIDIA H200");
+  EXPECT_EQ(nvml->device_uuid(0), "GPU-00000000-1111-2222-3333-444444444444");
+  EXPECT_EQ(nvml->device_name(2), "NVIDIA L40S");
+  EXPECT_EQ(nvml->device_uuid(2), "GPU-eeeeeeee-0000-0000-0000-000000000002");
+  EXPECT_NE(error_of([&] { nvml->device_name(7); }).find("nvmlDeviceGetHandleByIndex_v2: Invalid Argument (2)"),
+            std::string::npos);
+}
+
+TEST_F(NvmlTest, MigInstancesAreSortedByGpuThenComputeInstance) {
+  write_config(machine());
+  auto nvml = ib::Nvml::load();
+  auto mode = nvml->mig_mode(0);
+  ASSERT_TRUE(mode.has_value());
+  EXPECT_TRUE(mode->current);
+  EXPECT_TRUE(mode->pending);
+
+  auto mig = nvml->mig_instances(0);
+  ASSERT_EQ(mig.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(mig[i].index, i);
+  EXPECT_EQ(mig[0].gpu_instance_id, 1u);
+  EXPECT_EQ(mig[0].compute_instance_id, 0u);
+  EXPECT_EQ(mig[0].profile, "3g.71gb");
+  EXPECT_EQ(mig[0].name, "NVIDIA H200 MIG 3g.71gb");
+  EXPECT_EQ(mig[0].uuid, "MIG-11111111-0000-0000-0000-000000000000");
+  EXPECT_EQ(mig[0].sm_count, 60u);
+  EXPECT_EQ(mig[0].memory_bytes, 71424ull << 20);
+
+  EXPECT_EQ(mig[1].gpu_instance_id, 3u);
+  EXPECT_EQ(mig[1].compute_instance_id, 0u);
+  EXPECT_EQ(mig[1].uuid, "MIG-33333333-0000-0000-0000-000000000000");
+  EXPECT_EQ(mig[1].profile, "1c.2g.35gb");
+  EXPECT_EQ(mig[2].gpu_instance_id, 3u);
+  EXPECT_EQ(mig[2].compute_instance_id, 1u);
+  EXPECT_EQ(mig[2].uuid, "MIG-33333333-1111-0000-0000-000000000000");
+  EXPECT_EQ(mig[2].memory_bytes, 32768ull << 20);
+
+  EXPECT_EQ(mig[3].gpu_instance_id, 9u);
+  EXPECT_EQ(mig[3].profile, "1g.18gb");
+  EXPECT_EQ(mig[3].uuid, "MIG-99999999-0000-0000-0000-000000000000");
+  EXPECT_EQ(mig[3].sm_count, 16u);
+  EXPECT_EQ(mig[3].memory_bytes, 16384ull << 20);
+}
+
+TEST_F(NvmlTest, MigDisabledReportsCurrentAndPending) {
+  write_config(machine());
+  auto nvml = ib::Nvml::load();
+  auto mode = nvml->mig_mode(1);
+  ASSERT_TRUE(mode.has_value());
+  EXPECT_FALSE(mode->current);
+  EXPECT_TRUE(mode->pending);
+  EXPECT_TRUE(nvml->mig_instances(1).empty());
+  EXPECT_NE(error_of([&] { nvml->create_mig_instance(1, "1g.18gb"); }).find("MIG mode is not enabled"),
+            std::string::npos);
+}
+
+TEST_F(NvmlTest, MigUnsupportedIsNullopt) {
+  write_config(machine());
+  auto nvml = ib::Nvml::load();
+  EXPECT_FALSE(nvml->mig_mode(2).has_value());
+  EXPECT_TRUE(nvml->mig_instances(2).empty());
+  EXPECT_NE(error_of([&] { nvml->create_mig_instance(2, "1g.18gb"); }).find("does not support MIG"),
+            std::string::npos);
+}
+
+TEST_F(NvmlTest, ComputeModes) {
+  json config = {{"devices", json::array({{{"compute_mode", 0}},
+                                          {{"compute_mode", 1}},
+                                          {{"compute_mode", 2}},
+                                          {{"compute_mode", 3}},
+                                          {{"compute_mode", 42}}})}};
+  write_config(config);
+  auto nvml = ib::Nvml::load();
+  EXPECT_EQ(nvml->compute_mode(0), ib::ComputeMode::default_mode);
+  EXPECT_EQ(nvml->compute_mode(1), ib::ComputeMode::exclusive_thread);
+  EXPECT_EQ(nvml->compute_mode(2), ib::ComputeMode::prohibited);
+  EXPECT_EQ(nvml->compute_mode(3), ib::ComputeMode::exclusive_process);
+  EXPECT_EQ(nvml->compute_mode(4), ib::ComputeMode::unknown);
+  EXPECT_STREQ(ib::compute_mode_name(ib::ComputeMode::default_mode), "Default");
+  EXPECT_STREQ(ib::compute_mode_name(ib::ComputeMode::exclusive_process), "Exclusive_Process");
+  EXPECT_STREQ(ib::compute_mode_name(ib::ComputeMode::prohibited), "Prohibited");
+  EXPECT_STREQ(ib::compute_mode_name(ib::ComputeMode::unknown), "Unknown");
+}
+
+TEST_F(NvmlTest, InitFailureNamesTheCallAndReason) {
+  json config = machine();
+  config["init"] = "NVML_ERROR_DRIVER_NOT_LOADED";
+  write_config(config);
+  EXPECT_EQ(load_error(), "nvmlInit_v2: Driver Not Loaded (9)");
+  config["init"] = 4;
+  write_config(config);
+  EXPECT_EQ(load_error(), "nvmlInit_v2: Insufficient Permissions (4)");
+}
+
+TEST_F(NvmlTest, MissingLibrary) {
+  std::string missing = (dir_ / "libnvidia-ml-missing.so.1").string();
+  setenv("INTERFERENCE_BENCH_NVML", missing.c_str(), 1);
+  std::string err = load_error();
+  EXPECT_EQ(err.rfind("NVML not available: cannot load " + missing + " (", 0), 0u) << err;
+  EXPECT_NE(err.find("No such file"), std::string::npos) << err;
+  EXPECT_EQ(err.back(), ')');
+}
+
+TEST_F(NvmlTest, CreateAndDestroyThroughTheStateFile) {
+  write_config(machine());
+  ib::CreatedMigInstance created;
+  {
+    auto nvml = ib::Nvml::load();
+    created = nvml->create_mig_instance(0, "1g.18gb");
+  }
+  EXPECT_EQ(created.profile, "1g.18gb");
+  EXPECT_EQ(created.gpu_instance_id, 2u);  // lowest free GPU instance id in the fake
+  EXPECT_EQ(created.compute_instance_id, 0u);
+
+  auto ops = state_ops();
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0]["op"], "create_gi");
+  EXPECT_EQ(ops[0]["profile_id"], 19);
+  EXPECT_EQ(ops[1]["op"], "create_ci");
+  EXPECT_EQ(ops[1]["profile_id"], 0);  // NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE
+
+  // A later load (as another process would) sees the new instance.
+  auto nvml = ib::Nvml::load();
+  auto mig = nvml->mig_instances(0);
+  ASSERT_EQ(mig.size(), 5u);
+  EXPECT_EQ(mig[1].gpu_instance_id, 2u);
+  EXPECT_EQ(mig[1].compute_instance_id, 0u);
+  EXPECT_EQ(mig[1].index, 1);
+  EXPECT_EQ(mig[1].profile, "1g.18gb");
+  EXPECT_EQ(mig[1].sm_count, 16u);
+  EXPECT_EQ(mig[1].memory_bytes, 16384ull << 20);
+  EXPECT_EQ(mig[1].uuid.rfind("MIG-", 0), 0u);
+  EXPECT_EQ(mig[1].uuid.size(), 40u);  // MIG- + 36-character UUID
+  EXPECT_EQ(mig[1].uuid, ops[1]["uuid"].get<std::string>());
+
+  // The GPU is now full (3 + 2 + 1 + 1 of 7 slices).
+  std::string full = error_of([&] { nvml->create_mig_instance(0, "1g.18gb"); });
+  EXPECT_EQ(full, "nvmlDeviceCreateGpuInstance: Insufficient resources (23)");
+
+  nvml->destroy_mig_instance(0, created);
+  ops = state_ops();
+  ASSERT_EQ(ops.size(), 4u);
+  EXPECT_EQ(ops[2]["op"], "destroy_ci");
+  EXPECT_EQ(ops[3]["op"], "destroy_gi");
+  mig = nvml->mig_instances(0);
+  ASSERT_EQ(mig.size(), 4u);
+  for (const auto& m : mig) EXPECT_NE(m.gpu_instance_id, 2u);
+
+  // Destroying it again: the GPU instance is gone.
+  EXPECT_EQ(error_of([&] { nvml->destroy_mig_instance(0, created); }),
+            "nvmlDeviceGetGpuInstanceById: Not Found (6)");
+}
+
+TEST_F(NvmlTest, ProfilesAreMatchedByNameIncludingSameSliceCount) {
+  json config = machine();
+  config["devices"][0]["instances"] = json::array();
+  write_config(config);
+  auto nvml = ib::Nvml::load();
+  auto a = nvml->create_mig_instance(0, "1g.35gb");  // NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2 in the fake
+  auto b = nvml->create_mig_instance(0, "2g.35gb");
+  auto ops = state_ops();
+  ASSERT_EQ(ops.size(), 4u);
+  EXPECT_EQ(ops[0]["profile_id"], 15);
+  EXPECT_EQ(ops[2]["profile_id"], 14);
+  EXPECT_EQ(ops[3]["profile_id"], 1);  // NVML_COMPUTE_INSTANCE_PROFILE_2_SLICE spans the 2g instance
+  auto mig = nvml->mig_instances(0);
+  ASSERT_EQ(mig.size(), 2u);
+  EXPECT_EQ(mig[0].profile, "1g.35gb");
+  EXPECT_EQ(mig[0].memory_bytes, 32768ull << 20);
+  EXPECT_EQ(mig[1].profile, "2g.35gb");
+  EXPECT_EQ(mig[1].sm_count, 32u);
+  nvml->destroy_mig_instance(0, b);
+  nvml->destroy_mig_instance(0, a);
+  EXPECT_TRUE(nvml->mig_instances(0).empty());
+}
+
+TEST_F(NvmlTest, UnknownProfileListsTheOfferedOnes) {
+  write_config(machine());
+  auto nvml = ib::Nvml::load();
+  std::string err = error_of([&] { nvml->create_mig_instance(0, "5g.99gb"); });
+  EXPECT_NE(err.find("unknown MIG profile '5g.99gb'"), std::string::npos) << err;
+  EXPECT_NE(err.find("1g.18gb"), std::string::npos) << err;
+  EXPECT_NE(err.find("7g.141gb"), std::string::npos) << err;
+  EXPECT_TRUE(state_ops().empty());
+}
+
+TEST_F(NvmlTest, ComputeInstanceFailureDestroysTheNewGpuInstance) {
+  json config = machine();
+  config["devices"][0]["fail"] = {{"nvmlGpuInstanceCreateComputeInstance", "INSUFFICIENT_RESOURCES"}};
+  write_config(config);
+  auto nvml = ib::Nvml::load();
+  EXPECT_EQ(error_of([&] { nvml->create_mig_instance(0, "1g.18gb"); }),
+            "nvmlGpuInstanceCreateComputeInstance: Insufficient resources (23)");
+  auto ops = state_ops();
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0]["op"], "create_gi");
+  EXPECT_EQ(ops[1]["op"], "destroy_gi");
+  EXPECT_EQ(ops[1]["gi"], ops[0]["gi"]);
+  EXPECT_EQ(nvml->mig_instances(0).size(), 4u);
+}
+
+TEST_F(NvmlTest, ScriptedFailuresNameTheCall) {
+  json config = machine();
+  config["devices"][0]["fail"] = {{"nvmlDeviceGetMigMode", 4}, {"nvmlDeviceGetUUID", 999}};
+  config["devices"][1]["fail"] = {{"nvmlDeviceGetMemoryInfo", "GPU_IS_LOST"}};
+  config["devices"][2]["fail"] = {{"nvmlDeviceGetComputeMode", "NVML_ERROR_NOT_SUPPORTED"}};
+  write_config(config);
+  auto nvml = ib::Nvml::load();
+  EXPECT_EQ(error_of([&] { nvml->mig_mode(0); }), "nvmlDeviceGetMigMode: Insufficient Permissions (4)");
+  EXPECT_EQ(error_of([&] { nvml->mig_instances(0); }), "nvmlDeviceGetMigMode: Insufficient Permissions (4)");
+  EXPECT_EQ(error_of([&] { nvml->device_uuid(0); }), "nvmlDeviceGetUUID: Unknown Error (999)");
+  EXPECT_EQ(error_of([&] { nvml->compute_mode(2); }), "nvmlDeviceGetComputeMode: Not Supported (3)");
+  EXPECT_EQ(nvml->device_name(0), "NVIDIA H200");  // other calls still work
+
+  config = machine();
+  config["devices"][0]["fail"] = {{"nvmlDeviceGetAttributes_v2", 3}};
+  config["fail"] = {{"nvmlDeviceGetCount_v2", "UNKNOWN"}};
+  write_config(config);
+  nvml = ib::Nvml::load();
+  EXPECT_EQ(error_of([&] { nvml->device_count(); }), "nvmlDeviceGetCount_v2: Unknown Error (999)");
+  EXPECT_EQ(error_of([&] { nvml->mig_instances(0); }), "nvmlDeviceGetAttributes_v2: Not Supported (3)");
+
+  config = machine();
+  config["devices"][0]["fail"] = {{"nvmlComputeInstanceDestroy", "IN_USE"}};
+  write_config(config);
+  nvml = ib::Nvml::load();
+  auto created = nvml->create_mig_instance(0, "1g.18gb");
+  EXPECT_EQ(error_of([&] { nvml->destroy_mig_instance(0, created); }),
+            "nvmlComputeInstanceDestroy: In use by another client (19)");
+}
+
+TEST_F(NvmlTest, StateWrittenByAnotherProcessIsSeen) {
+  write_config(machine());
+  {
+    std::ofstream out(state_);
+    out << R"({"op":"destroy_ci","device":0,"gi":9,"ci":0})" << "\n"
+        << R"({"op":"destroy_gi","device":0,"gi":9})" << "\n"
+        << R"({"op":"create_gi","device":0,"gi":4,"profile":"1g.18gb","profile_id":19,"slices":1,"sm":16,"memory_mb":16384})"
+        << "\n"
+        << R"({"op":"create_ci","device":0,"gi":4,"ci":0,"profile_id":0,"profile":"1g.18gb","uuid":"MIG-44444444-0000-0000-0000-000000000000","sm":16,"memory_mb":16384,"slot":1,"slices":1})"
+        << "\n";
+  }
+  auto nvml = ib::Nvml::load();
+  auto mig = nvml->mig_instances(0);
+  ASSERT_EQ(mig.size(), 4u);
+  EXPECT_EQ(mig[3].gpu_instance_id, 4u);
+  EXPECT_EQ(mig[3].uuid, "MIG-44444444-0000-0000-0000-000000000000");
+  nvml->destroy_mig_instance(0, {"1g.18gb", 4, 0});
+  EXPECT_EQ(nvml->mig_instances(0).size(), 3u);
+}
+
+}  // namespace

@@ -195,7 +195,8 @@ int list_command(const std::string& what, const Registry& registry) {
     std::cout << "exclusive  one tenant at a time on the whole device (the baseline)\n"
                  "timeslice  tenants as separate processes sharing the device (GPU time-slicing; OS scheduling on host)\n"
                  "mps        exclusive, then each tenant alone and all together as MPS clients of a private control daemon\n"
-                 "mig        each tenant alone and all together, each on its own MIG instance (exclusive: --baseline)\n";
+                 "mig        each tenant alone and all together, each on its own MIG instance (exclusive: --baseline)\n"
+                 "streams    all tenants in one process, one stream (host: one thread) each: the in-process baseline\n";
     return kExitPass;
   }
   const std::string dir = find_scenarios_dir();
@@ -370,14 +371,14 @@ int run_app(int argc, char** argv) {
 
   auto* worker = app.add_subcommand("worker", "")->group("");  // hidden: started by the harness only
   WorkerOptions wo;
-  std::string wbackend = "host", wcpus;
-  worker->add_option("--workload", wo.workload)->required();
-  worker->add_option("--params", wo.params_json);
+  std::string wbackend = "host";
+  std::vector<std::string> wtenants;
+  worker->add_option("--tenant", wtenants, "{\"workload\": ..., \"params\": {...}, \"cpus\": [...]}, once per tenant")
+      ->required();
   worker->add_option("--backend", wbackend);
   worker->add_option("--device", wo.device);
   worker->add_option("--warmup", wo.warmup_s);
   worker->add_option("--duration", wo.duration_s);
-  worker->add_option("--cpus", wcpus);
 
   try {
     app.parse(static_cast<int>(cargv.size()), cargv.data());
@@ -390,11 +391,10 @@ int run_app(int argc, char** argv) {
     const Registry registry = make_registry();
     if (*worker) {
       wo.backend = wbackend == "cuda" ? Backend::cuda : Backend::host;
-      std::size_t pos = 0;
-      while (pos < wcpus.size()) {
-        const std::size_t comma = wcpus.find(',', pos);
-        wo.cpus.push_back(std::stoi(wcpus.substr(pos, comma - pos)));
-        pos = comma == std::string::npos ? wcpus.size() : comma + 1;
+      for (const auto& text : wtenants) {
+        const nlohmann::json t = nlohmann::json::parse(text);
+        wo.tenants.push_back({t.at("workload").get<std::string>(), t.value("params", nlohmann::json::object()).dump(),
+                              t.value("cpus", std::vector<int>{})});
       }
       return run_worker(wo, registry);
     }

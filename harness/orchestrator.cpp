@@ -37,35 +37,50 @@ std::string last_log_line(const std::string& path) {
   return last;
 }
 
-// One worker process of a phase and what it has told us so far.
+// One tenant inside a worker process, and what it has told us so far.
+struct Slot {
+  std::size_t tenant = 0;  // index in the scenario
+  bool ready = false, started = false, done = false, waived = false;
+  std::int64_t started_ns = 0;
+};
+
+// One worker process of a phase: one tenant, or (mode streams, colocated) all of them.
 struct LiveWorker {
-  std::size_t tenant = 0;
+  std::vector<Slot> slots;
   ChildProcess proc;
   std::unique_ptr<LineReader> reader;
-  bool ready = false, started = false, done = false, waived = false;
   bool eof = false, exited = false, timed_out = false, stopped_by_us = false, interrupted = false;
   std::string error;
-  std::int64_t started_ns = 0;
   ExitStatus exit;
   std::string log;
 
+  bool all(bool Slot::*flag) const {
+    for (const auto& s : slots)
+      if (!(s.*flag)) return false;
+    return true;
+  }
+  bool any(bool Slot::*flag) const {
+    for (const auto& s : slots)
+      if (s.*flag) return true;
+    return false;
+  }
   bool failed() const {
-    if (waived || stopped_by_us || interrupted) return false;
+    if (any(&Slot::waived) || stopped_by_us || interrupted) return false;
     if (timed_out || !error.empty()) return true;
+    const bool done = all(&Slot::done);
     if (exited && (!done || exit.signal || exit.exit_code.value_or(1) != 0)) return true;
     return eof && !done;  // closed its report pipe without finishing
   }
 };
 
 // `device` is the CUDA device index inside the worker (0 when CUDA_VISIBLE_DEVICES names a MIG device).
-std::vector<std::string> worker_args(const Scenario& s, const Tenant& t, Backend backend, int device) {
-  std::vector<std::string> a = {"worker", "--workload", t.workload, "--params", t.params.dump(),
-                                "--backend", backend_name(backend), "--device", std::to_string(device),
+std::vector<std::string> worker_args(const Scenario& s, const std::vector<Slot>& slots, Backend backend, int device) {
+  std::vector<std::string> a = {"worker", "--backend", backend_name(backend), "--device", std::to_string(device),
                                 "--warmup", std::to_string(s.warmup_s), "--duration", std::to_string(s.duration_s)};
-  if (!t.placement.cpus.empty()) {
-    std::string c;
-    for (int cpu : t.placement.cpus) c += (c.empty() ? "" : ",") + std::to_string(cpu);
-    a.insert(a.end(), {"--cpus", c});
+  for (const Slot& slot : slots) {
+    const Tenant& t = s.tenants[slot.tenant];
+    a.push_back("--tenant");
+    a.push_back(nlohmann::json{{"workload", t.workload}, {"params", t.params}, {"cpus", t.placement.cpus}}.dump());
   }
   return a;
 }
@@ -92,18 +107,18 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
                                                   const std::vector<std::size_t>& tenants, const std::string& phase,
                                                   const std::function<std::vector<std::string>(std::size_t)>& env) {
   GroupResult g;
-  std::vector<LiveWorker> workers(tenants.size());
-  for (std::size_t k = 0; k < tenants.size(); ++k) {
-    LiveWorker& w = workers[k];
-    w.tenant = tenants[k];
-    const Tenant& t = s.tenants[w.tenant];
-    w.log = o_.log_dir + "/" + sanitize(s.name) + "-r" + std::to_string(run.repetition) + "-" + phase + "-" +
-            sanitize(t.name) + ".log";
+  // Mode streams runs the colocated tenants as threads of one process; otherwise a process each.
+  const bool one_process = s.mode == Mode::streams && phase == "colocated";
+  std::vector<LiveWorker> workers(one_process ? 1 : tenants.size());
+  for (std::size_t k = 0; k < tenants.size(); ++k) workers[one_process ? 0 : k].slots.push_back({tenants[k]});
+  for (LiveWorker& w : workers) {
+    const std::string who = one_process ? "all" : sanitize(s.tenants[w.slots[0].tenant].name);
+    w.log = o_.log_dir + "/" + sanitize(s.name) + "-r" + std::to_string(run.repetition) + "-" + phase + "-" + who + ".log";
     try {
-      const std::vector<std::string> e = env(w.tenant);
+      const std::vector<std::string> e = env(w.slots[0].tenant);
       bool mig_device = false;
       for (const auto& kv : e) mig_device |= kv.rfind("CUDA_VISIBLE_DEVICES=MIG-", 0) == 0;
-      w.proc = spawn_process({o_.worker_exe, worker_args(s, t, o_.backend, mig_device ? 0 : s.device), e, w.log});
+      w.proc = spawn_process({o_.worker_exe, worker_args(s, w.slots, o_.backend, mig_device ? 0 : s.device), e, w.log});
     } catch (const std::exception& e) {
       w.error = e.what();
       w.exited = w.eof = true;
@@ -150,26 +165,29 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
       LiveWorker& w = *owners[k];
       std::vector<std::string> lines;
       const bool open = w.reader->read_some(lines);
-      PhaseResult& pr = phase_of(run.tenants[w.tenant], phase);
       for (const auto& line : lines) try {
         json m = json::parse(line, nullptr, false);
-        if (m.is_discarded() || !m.is_object() || !m.contains("type")) {
+        const std::size_t k_slot = m.is_object() ? m.value("slot", std::size_t{0}) : 0;
+        if (m.is_discarded() || !m.is_object() || !m.contains("type") || k_slot >= w.slots.size()) {
           w.error = "malformed message from worker: " + line.substr(0, 100);
           continue;
         }
+        Slot& slot = w.slots[k_slot];
+        PhaseResult& pr = phase_of(run.tenants[slot.tenant], phase);
         const std::string type = m.value("type", "");
         if (type == "ready") {
-          w.ready = true;
+          slot.ready = true;
           if (m.contains("env")) pr.outcome.env = m.at("env").get<std::map<std::string, std::string>>();
-          run.tenants[w.tenant].work = {m.value("work", 0.0), m.value("unit", std::string())};
+          run.tenants[slot.tenant].work = {m.value("work", 0.0), m.value("unit", std::string())};
         } else if (type == "waived") {
-          w.waived = true;
+          slot.waived = true;
           pr.outcome.message = m.value("reason", std::string());
         } else if (type == "error") {
-          w.error = m.value("message", std::string("unknown error"));
+          w.error = (w.slots.size() > 1 ? s.tenants[slot.tenant].name + ": " : std::string()) +
+                    m.value("message", std::string("unknown error"));
         } else if (type == "started") {
-          w.started = true;
-          w.started_ns = m.value("t_ns", std::int64_t{0});
+          slot.started = true;
+          slot.started_ns = m.value("t_ns", std::int64_t{0});
         } else if (type == "samples") {
           const auto st = m.at("start_ns").get<std::vector<std::int64_t>>();
           const auto du = m.at("duration_s").get<std::vector<double>>();
@@ -192,7 +210,7 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
             pr.latencies_s.insert(pr.latencies_s.end(), la.begin(), la.end());
           }
         } else if (type == "done") {
-          w.done = true;
+          slot.done = true;
           pr.measure_start_ns = m.value("measure_start_ns", std::int64_t{0});
           pr.measure_end_ns = m.value("measure_end_ns", std::int64_t{0});
         }
@@ -214,8 +232,8 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
     bool any_failed = false, any_waived = false, all_ready = true, all_finished = true;
     for (auto& w : workers) {
       any_failed |= w.failed();
-      any_waived |= w.waived;
-      all_ready &= w.ready;
+      any_waived |= w.any(&Slot::waived);
+      all_ready &= w.all(&Slot::ready);
       all_finished &= w.exited;
     }
     if ((any_failed || any_waived) && !aborting) stop_all(false);
@@ -229,7 +247,7 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
     const std::int64_t t = now();
     if (!aborting && t > deadline) {
       for (auto& w : workers)
-        if (!w.exited && !(released ? w.done : w.ready)) {
+        if (!w.exited && !(released ? w.all(&Slot::done) : w.all(&Slot::ready))) {
           w.timed_out = true;
           kill_process_group(w.proc.pid, SIGKILL);
         }
@@ -248,51 +266,55 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
     }
   }
 
-  // Record outcomes. Precedence: timeout, interrupted, waived, error, crashed/exited, stopped, ok.
+  // Record outcomes, the process's for each of its tenants. Precedence: timeout, interrupted,
+  // waived, error, crashed/exited, stopped, ok.
   std::int64_t win_start = 0, win_end = INT64_MAX, skew_lo = INT64_MAX, skew_hi = 0;
   bool all_done = true;
   for (auto& w : workers) {
     close_fd(w.proc.control_fd);
     close_fd(w.proc.report_fd);
-    PhaseResult& pr = phase_of(run.tenants[w.tenant], phase);
-    WorkerOutcome& oc = pr.outcome;
-    oc.exit_code = w.exit.exit_code;
-    oc.signal = w.exit.signal;
-    oc.log_file = w.log;
     const std::string tail = last_log_line(w.log);
-    if (w.timed_out) {
-      oc.status = "timeout";
-      oc.message = "no " + std::string(released ? "end of measurement" : "ready") + " within " +
-                   std::to_string(released ? s.duration_s : s.warmup_s) + " s + a " +
-                   std::to_string(o_.timeout_margin_s) + " s margin; killed";
-    } else if (w.interrupted) {
-      oc.status = "interrupted";
-      oc.message = "stopped by SIGINT/SIGTERM";
-    } else if (w.waived) {
-      oc.status = "waived";
-    } else if (!w.error.empty()) {
-      oc.status = "error";
-      oc.message = w.error;
-    } else if (w.exit.signal) {
-      oc.status = "crashed";
-      oc.message = w.exit.describe() + (tail.empty() ? "" : "; last log line: " + tail);
-    } else if (w.exit.exit_code.value_or(0) != 0 || (!w.done && !w.stopped_by_us)) {
-      oc.status = "exited";
-      oc.message = w.exit.describe() + (w.done ? "" : " before finishing the phase") +
-                   (tail.empty() ? "" : "; last log line: " + tail);
-    } else if (w.stopped_by_us) {
-      oc.status = "stopped";
-      oc.message = "stopped by the harness because another worker of this phase failed";
-    } else {
-      oc.status = "ok";
-    }
-    if (oc.status != "ok") g.ok = false;
-    all_done &= w.done && oc.status == "ok";
-    win_start = std::max(win_start, pr.measure_start_ns);
-    win_end = std::min(win_end, pr.measure_end_ns);
-    if (w.started) {
-      skew_lo = std::min(skew_lo, w.started_ns);
-      skew_hi = std::max(skew_hi, w.started_ns);
+    const bool done = w.all(&Slot::done);
+    for (const Slot& slot : w.slots) {
+      PhaseResult& pr = phase_of(run.tenants[slot.tenant], phase);
+      WorkerOutcome& oc = pr.outcome;
+      oc.exit_code = w.exit.exit_code;
+      oc.signal = w.exit.signal;
+      oc.log_file = w.log;
+      if (w.timed_out) {
+        oc.status = "timeout";
+        oc.message = "no " + std::string(released ? "end of measurement" : "ready") + " within " +
+                     std::to_string(released ? s.duration_s : s.warmup_s) + " s + a " +
+                     std::to_string(o_.timeout_margin_s) + " s margin; killed";
+      } else if (w.interrupted) {
+        oc.status = "interrupted";
+        oc.message = "stopped by SIGINT/SIGTERM";
+      } else if (slot.waived) {
+        oc.status = "waived";
+      } else if (!w.error.empty()) {
+        oc.status = "error";
+        oc.message = w.error;
+      } else if (w.exit.signal) {
+        oc.status = "crashed";
+        oc.message = w.exit.describe() + (tail.empty() ? "" : "; last log line: " + tail);
+      } else if (w.exit.exit_code.value_or(0) != 0 || (!done && !w.stopped_by_us)) {
+        oc.status = "exited";
+        oc.message = w.exit.describe() + (done ? "" : " before finishing the phase") +
+                     (tail.empty() ? "" : "; last log line: " + tail);
+      } else if (w.stopped_by_us) {
+        oc.status = "stopped";
+        oc.message = "stopped by the harness because another worker of this phase failed";
+      } else {
+        oc.status = "ok";
+      }
+      if (oc.status != "ok") g.ok = false;
+      all_done &= slot.done && oc.status == "ok";
+      win_start = std::max(win_start, pr.measure_start_ns);
+      win_end = std::min(win_end, pr.measure_end_ns);
+      if (slot.started) {
+        skew_lo = std::min(skew_lo, slot.started_ns);
+        skew_hi = std::max(skew_hi, slot.started_ns);
+      }
     }
   }
   const bool colocated = phase == "colocated";
@@ -301,8 +323,8 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
     g.overlap_start_ns = win_start;
     g.overlap_end_ns = win_end;
   }
-  for (auto& w : workers) {
-    TenantResult& tr = run.tenants[w.tenant];
+  for (std::size_t i : tenants) {
+    TenantResult& tr = run.tenants[i];
     PhaseResult& pr = phase_of(tr, phase);
     if (colocated && !g.overlap_start_ns) {
       // No overlap window (a worker failed): nothing counts as co-located.
@@ -453,7 +475,8 @@ RunResult Orchestrator::run(const Scenario& s, int repetition) {
   std::function<std::vector<std::string>(std::size_t)> shared_env = no_env;
   switch (s.mode) {
     case Mode::timeslice:
-      // A tenant alone on a time-sliced GPU is the exclusive phase by definition.
+    case Mode::streams:
+      // A tenant alone on a time-sliced GPU (or alone in its process) is the exclusive phase by definition.
       for (auto& t : r.tenants) t.alone = reference_to(t.exclusive, "exclusive");
       break;
     case Mode::mps: {
@@ -470,7 +493,7 @@ RunResult Orchestrator::run(const Scenario& s, int repetition) {
     case Mode::exclusive:
       break;
   }
-  if (s.mode != Mode::timeslice)
+  if (s.mode != Mode::timeslice && s.mode != Mode::streams)
     for (std::size_t i = 0; i < s.tenants.size(); ++i)
       if (const std::string st = phase({i}, "alone", shared_env); !st.empty()) return finish(st, r.message);
   if (const std::string st = phase(all, "colocated", shared_env); !st.empty()) return finish(st, r.message);

@@ -21,7 +21,7 @@ namespace ib {
 using nlohmann::json;
 
 const std::vector<std::string>& mode_names() {
-  static const std::vector<std::string> names = {"exclusive", "timeslice", "mps", "mig"};
+  static const std::vector<std::string> names = {"exclusive", "timeslice", "mps", "mig", "streams"};
   return names;
 }
 
@@ -31,6 +31,7 @@ const char* mode_name(Mode m) {
     case Mode::timeslice: return "timeslice";
     case Mode::mps: return "mps";
     case Mode::mig: return "mig";
+    case Mode::streams: return "streams";
   }
   return "?";
 }
@@ -40,6 +41,7 @@ std::optional<Mode> parse_mode(const std::string& s) {
   if (s == "timeslice") return Mode::timeslice;
   if (s == "mps") return Mode::mps;
   if (s == "mig") return Mode::mig;
+  if (s == "streams") return Mode::streams;
   return std::nullopt;
 }
 

@@ -14,7 +14,7 @@
 
 namespace ib {
 
-enum class Mode { exclusive, timeslice, mps, mig };
+enum class Mode { exclusive, timeslice, mps, mig, streams };
 const char* mode_name(Mode m);
 std::optional<Mode> parse_mode(const std::string& s);
 const std::vector<std::string>& mode_names();

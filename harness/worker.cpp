@@ -10,10 +10,14 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <mutex>
+#include <thread>
 
 namespace ib {
 
@@ -21,36 +25,34 @@ using nlohmann::json;
 
 namespace {
 
-void report(const json& msg) {
-  if (!write_all(kWorkerReportFd, msg.dump() + "\n")) _exit(1);  // the harness is gone
-}
-
-// Non-blocking look at the control pipe: true when the harness said stop or went away.
-bool stop_requested() {
-  pollfd p{0, POLLIN, 0};
-  if (poll(&p, 1, 0) <= 0) return false;
-  char buf[64];
-  const ssize_t n = ::read(0, buf, sizeof(buf));
-  return n <= 0 || std::string(buf, static_cast<std::size_t>(n)).find("stop") != std::string::npos;
-}
-
-// Blocks until the harness releases the barrier ("go"); false on "stop" or end of file.
-bool wait_for_go() {
-  std::string line;
-  char c;
-  for (;;) {
-    const ssize_t n = ::read(0, &c, 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    if (c == '\n') return line == "go";
-    line += c;
+// Messages from several tenant threads go through one pipe, one whole line at a time.
+class Reporter {
+ public:
+  void send(json msg, std::size_t slot) {
+    msg["slot"] = slot;
+    const std::string line = msg.dump() + "\n";
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!write_all(kWorkerReportFd, line)) _exit(1);  // the harness is gone
   }
-}
+
+ private:
+  std::mutex mutex_;
+};
+
+// The barrier and the stop flag, set by the main thread from the control pipe.
+struct Control {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool released = false;  // "go"
+  bool called_off = false;  // "stop" or end of file before "go"
+  std::atomic<bool> stop{false};  // "stop" or end of file during measurement
+};
 
 // Streams samples in batches (256 samples or 50 ms) so a 10 kHz workload does not make 10k writes
 // a second, while a worker that crashes loses at most the last 50 ms of samples.
 class SampleBatcher {
  public:
+  SampleBatcher(Reporter& r, std::size_t slot) : reporter_(r), slot_(slot) {}
   void add(TimedSample&& s) {
     start_.push_back(s.start_ns);
     duration_.push_back(s.duration_s);
@@ -75,16 +77,18 @@ class SampleBatcher {
       for (auto& [name, column] : counters_) column.resize(start_.size(), 0.0);
       msg["counters"] = counters_;
     }
-    report(msg);
-    counters_.clear();
+    reporter_.send(std::move(msg), slot_);
     start_.clear();
-    latency_count_.clear();
     duration_.clear();
+    counters_.clear();
+    latency_count_.clear();
     latencies_.clear();
     last_flush_ns_ = monotonic_ns();
   }
 
  private:
+  Reporter& reporter_;
+  std::size_t slot_;
   std::vector<std::int64_t> start_;
   std::vector<double> duration_;
   std::map<std::string, std::vector<double>> counters_;
@@ -93,23 +97,22 @@ class SampleBatcher {
   std::int64_t last_flush_ns_ = monotonic_ns();
 };
 
-}  // namespace
-
-int run_worker(const WorkerOptions& o, const Registry& registry) {
-  // Die with the harness, whatever kills it; and never outlive a harness that is already gone.
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() == 1) return 1;
+// One tenant, on its own thread: set up, warm up, ready, barrier, measure, done.
+// Returns false when the workload failed (already reported).
+bool run_tenant(const WorkerOptions& o, std::size_t slot, const Registry& registry, Reporter& reporter,
+                Control& control) {
+  const WorkerTenant& t = o.tenants[slot];
   try {
-    if (!o.cpus.empty()) {
+    if (!t.cpus.empty()) {
       cpu_set_t set;
       CPU_ZERO(&set);
-      for (int c : o.cpus) CPU_SET(c, &set);
+      for (int c : t.cpus) CPU_SET(c, &set);
       if (sched_setaffinity(0, sizeof(set), &set) != 0) throw WorkloadError("cannot pin to the requested CPUs");
     }
-    const WorkloadSpec* spec = registry.find(o.workload);
-    if (!spec) throw WorkloadError("unknown workload " + o.workload);
+    const WorkloadSpec* spec = registry.find(t.workload);
+    if (!spec) throw WorkloadError("unknown workload " + t.workload);
     std::string perr;
-    const auto params = validate_params(*spec, json::parse(o.params_json), perr);
+    const auto params = validate_params(*spec, json::parse(t.params_json), perr);
     if (!params) throw WorkloadError("params." + perr);
 
     const std::int64_t t_setup = monotonic_ns();
@@ -118,8 +121,8 @@ int run_worker(const WorkerOptions& o, const Registry& registry) {
     const ExecContext ctx = executor->context();
     const Support support = spec->supported(*params, ctx);
     if (!support.supported) {
-      report({{"type", "waived"}, {"reason", support.reason}});
-      return 0;
+      reporter.send({{"type", "waived"}, {"reason", support.reason}}, slot);
+      return true;
     }
     auto workload = spec->create(*params);
     workload->setup(ctx);
@@ -129,7 +132,7 @@ int run_worker(const WorkerOptions& o, const Registry& registry) {
     const std::int64_t warm_end = monotonic_ns() + static_cast<std::int64_t>(o.warmup_s * 1e9);
     std::size_t warm_samples = 0;
     executor->run_samples(
-        *workload, [&] { return warm_samples == 0 || monotonic_ns() < warm_end; },
+        *workload, [&] { return warm_samples == 0 || (monotonic_ns() < warm_end && !control.stop); },
         [&](TimedSample&&) { ++warm_samples; });
     const Work work = workload->work_per_sample();
     // The placement as this process sees it, so the results show what each worker really got.
@@ -137,32 +140,90 @@ int run_worker(const WorkerOptions& o, const Registry& registry) {
     for (const char* key : {"CUDA_VISIBLE_DEVICES", "CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY",
                             "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"})
       if (const char* v = std::getenv(key)) env[key] = v;
-    report({{"type", "ready"}, {"work", work.amount}, {"unit", work.unit}, {"setup_s", setup_s},
-            {"warmup_samples", warm_samples}, {"env", env}});
-
-    if (!wait_for_go()) return 0;  // the harness called the phase off
+    reporter.send({{"type", "ready"}, {"work", work.amount}, {"unit", work.unit}, {"setup_s", setup_s},
+                   {"warmup_samples", warm_samples}, {"env", env}},
+                  slot);
+    {
+      std::unique_lock<std::mutex> lock(control.mutex);
+      control.cv.wait(lock, [&] { return control.released || control.called_off; });
+      if (!control.released) return true;  // the harness called the phase off
+    }
     const std::int64_t start = monotonic_ns();
-    report({{"type", "started"}, {"t_ns", start}});
+    reporter.send({{"type", "started"}, {"t_ns", start}}, slot);
     const std::int64_t end = start + static_cast<std::int64_t>(o.duration_s * 1e9);
-    bool stopped = false;
-    SampleBatcher batcher;
+    SampleBatcher batcher(reporter, slot);
     executor->run_samples(
-        *workload,
-        [&] {
-          if (stop_requested()) stopped = true;
-          return !stopped && monotonic_ns() < end;
-        },
+        *workload, [&] { return !control.stop && monotonic_ns() < end; },
         [&](TimedSample&& s) { batcher.add(std::move(s)); });
     const std::int64_t measure_end = monotonic_ns();
     batcher.flush();
-    report({{"type", "done"}, {"measure_start_ns", start}, {"measure_end_ns", measure_end}, {"stopped", stopped}});
+    reporter.send({{"type", "done"}, {"measure_start_ns", start}, {"measure_end_ns", measure_end},
+                   {"stopped", control.stop.load()}},
+                  slot);
     workload->teardown();
-    return 0;
+    return true;
   } catch (const std::exception& e) {
-    report({{"type", "error"}, {"message", e.what()}});
-    std::fprintf(stderr, "worker %s: %s\n", o.workload.c_str(), e.what());
-    return 1;
+    reporter.send({{"type", "error"}, {"message", e.what()}}, slot);
+    std::fprintf(stderr, "worker %s: %s\n", t.workload.c_str(), e.what());
+    return false;
   }
+}
+
+// Reads one line from the control pipe (stdin); false at end of file.
+bool read_line(std::string& line) {
+  line.clear();
+  char c;
+  for (;;) {
+    const ssize_t n = ::read(0, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    if (c == '\n') return true;
+    line += c;
+  }
+}
+
+}  // namespace
+
+int run_worker(const WorkerOptions& o, const Registry& registry) {
+  // Die with the harness, whatever kills it; and never outlive a harness that is already gone.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() == 1) return 1;
+  Reporter reporter;
+  Control control;
+  std::atomic<std::size_t> running{o.tenants.size()};
+  std::vector<char> ok(o.tenants.size(), 1);
+  std::vector<std::thread> threads;
+  for (std::size_t k = 0; k < o.tenants.size(); ++k)
+    threads.emplace_back([&, k] {
+      ok[k] = run_tenant(o, k, registry, reporter, control);
+      --running;
+    });
+
+  // The main thread owns the control pipe: "go" releases the barrier; "stop" or end of file
+  // calls the phase off (before go) or stops the measurement (after go).
+  std::string line;
+  const bool go = read_line(line) && line == "go";
+  {
+    std::lock_guard<std::mutex> lock(control.mutex);
+    (go ? control.released : control.called_off) = true;
+    if (!go) control.stop = true;
+  }
+  control.cv.notify_all();
+  while (go && running > 0) {
+    pollfd p{0, POLLIN, 0};
+    if (poll(&p, 1, 50) > 0) {
+      char buf[64];
+      const ssize_t n = ::read(0, buf, sizeof(buf));
+      if (n <= 0 || std::string(buf, static_cast<std::size_t>(n)).find("stop") != std::string::npos) {
+        control.stop = true;
+        break;
+      }
+    }
+  }
+  for (auto& t : threads) t.join();
+  for (char k : ok)
+    if (!k) return 1;
+  return 0;
 }
 
 }  // namespace ib

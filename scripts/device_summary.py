@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
-"""Summarises one device-check run: ratios to the PyTorch ceilings, CVs, latency and h2d figures.
+"""Summarises one device-check run: ratios to the PyTorch ceilings, CVs, latency, h2d, train-step.
 
-Reads from OUT: microbench.json (Google Benchmark JSON of interference-microbench),
-torch_ceilings.json, and cv-*.json (interference-bench results; the sample durations are found
-by walking the JSON for arrays named duration_s / durations_s or lists of objects that carry
-duration_s). Writes OUT/summary.json and prints a table (the last lines of the run's output).
+Reads from the work folder WORK (scripts/device-check.sh):
+  microbench.json          Google Benchmark JSON of interference-microbench
+  torch_ceilings.json      scripts/torch_ceilings.py
+  cv-<name>/results.json   interference-bench output folders (--out DIR writes DIR/results.json,
+                           DIR/summary.md, DIR/logs/); the exclusive phase of the first tenant:
+                           runs[].tenants[].phases.exclusive.stats (cv over counted samples) and
+                           .samples.duration_s / .in_window (raw samples), .latency (p50/p99, s)
+  quick-timeslice/results.json   optional: --suite quick --mode timeslice
+Writes WORK/summary.json and WORK/summary.md (a Markdown table) and prints the table.
 """
 import json
-import math
 import os
 import statistics
 import sys
 
 TARGETS = {"gemm_bf16_vs_torch": 0.97, "copy_sm_vs_torch": 0.95, "cv_max": 0.005}
+CV_RUNS = ("gemm-bf16-exclusive", "copy-sm-exclusive", "latency-half-load-exclusive")
 
 
 def load(path):
@@ -30,18 +35,11 @@ def bench(micro, prefix):
     return None
 
 
-def find_durations(node, out):
-    if isinstance(node, dict):
-        for k, v in node.items():
-            if k in ("duration_s", "durations_s") and isinstance(v, list) and all(isinstance(x, (int, float)) for x in v):
-                out.append(v)
-            elif k == "samples" and isinstance(v, list) and v and isinstance(v[0], dict) and "duration_s" in v[0]:
-                out.append([s["duration_s"] for s in v])
-            else:
-                find_durations(v, out)
-    elif isinstance(node, list):
-        for v in node:
-            find_durations(v, out)
+def bench_error(micro, prefix):
+    for b in (micro or {}).get("benchmarks", []):
+        if b.get("name", "").startswith(prefix) and b.get("error_occurred"):
+            return b.get("error_message")
+    return None
 
 
 def cv(xs):
@@ -51,15 +49,73 @@ def cv(xs):
     return statistics.stdev(xs) / m if m > 0 else None
 
 
-def main(out_dir):
-    micro = load(os.path.join(out_dir, "microbench.json"))
-    torch = load(os.path.join(out_dir, "torch_ceilings.json"))
+def exclusive_phase(results):
+    """The exclusive phase of the first tenant of the first run, or None."""
+    for run in (results or {}).get("runs", []):
+        for t in run.get("tenants", []):
+            ph = (t.get("phases") or {}).get("exclusive")
+            if ph:
+                return run, t, ph
+    return None
+
+
+def cv_figures(results):
+    found = exclusive_phase(results)
+    if not found:
+        return None
+    run, tenant, ph = found
+    stats = ph.get("stats") or {}
+    out = {"status": run.get("status"), "message": run.get("message"), "verdict": tenant.get("verdict"),
+           "samples": stats.get("n"), "cv_sample_time": stats.get("cv"), "median_sample_s": stats.get("median"),
+           "work_per_sample": tenant.get("work_per_sample"), "warnings": tenant.get("warnings")}
+    samples = ph.get("samples") or {}
+    durs = samples.get("duration_s") or []
+    inw = samples.get("in_window") or [True] * len(durs)
+    counted = [d for d, w in zip(durs, inw) if w]
+    if counted:
+        out["cv_recomputed_from_samples"] = cv(counted)
+        wps = (tenant.get("work_per_sample") or {}).get("value")
+        if wps:
+            out["throughput_per_s"] = wps * len(counted) / sum(counted)
+    lat = ph.get("latency")
+    if lat:
+        out["latency_p50_ms"] = lat["p50"] * 1e3 if lat.get("p50") is not None else None
+        out["latency_p99_ms"] = lat["p99"] * 1e3 if lat.get("p99") is not None else None
+    if ph.get("counters"):
+        out["counters"] = ph["counters"]
+    return out
+
+
+def timeslice_figures(results):
+    if not results:
+        return None
+    runs = []
+    for run in results.get("runs", []):
+        tenants = []
+        for t in run.get("tenants", []):
+            m = t.get("metrics") or {}
+            p95 = (m.get("p95_slowdown") or {}).get("value")
+            tenants.append({"name": t.get("name"), "workload": t.get("workload"), "role": t.get("role"),
+                            "verdict": t.get("verdict"), "p95_slowdown": p95,
+                            "median_slowdown": m.get("median_slowdown")})
+        runs.append({"scenario": run.get("scenario"), "status": run.get("status"), "tenants": tenants})
+    return {"summary": results.get("summary"), "runs": runs}
+
+
+def main(work):
+    micro = load(os.path.join(work, "microbench.json"))
+    torch = load(os.path.join(work, "torch_ceilings.json"))
     s = {"targets": TARGETS, "figures": {}, "commands": {
-        "microbench": "build/kernels/cuda/interference-microbench --benchmark_out=$OUT/microbench.json --benchmark_out_format=json",
-        "torch": "python3 scripts/torch_ceilings.py --out $OUT/torch_ceilings.json",
-        "cv": "build/interference-bench --mode exclusive --backend cuda --scenario scenarios/device/<name>.json --duration 20 --out $OUT/cv-<name>.json",
+        "all": "OUT=$OUT scripts/device-check.sh   (work folder /tmp/device-check, logs in device-check-logs.tar.gz)",
+        "microbench": "build/kernels/cuda/interference-microbench --benchmark_out=WORK/microbench.json --benchmark_out_format=json",
+        "torch": "python3 scripts/torch_ceilings.py --out WORK/torch_ceilings.json",
+        "cv": "build/interference-bench --mode exclusive --backend cuda --scenario scenarios/device/<name>.json --duration 20 --out WORK/cv-<name>",
+        "quick_timeslice": "build/interference-bench --suite quick --backend cuda --mode timeslice --duration 5 --warmup 1 --out WORK/quick-timeslice",
+        "gpu_tests": "ctest --test-dir build -L gpu --output-on-failure --timeout 120",
     }}
     f = s["figures"]
+    if micro:
+        f["device"] = (micro.get("context") or {}).get("host_name")
     g = bench(micro, "gemm/dtype:bf16/k:8192/m:8192/n:8192")
     c = bench(micro, "copy/engine:sm/")
     if g:
@@ -74,6 +130,8 @@ def main(out_dir):
         b = bench(micro, f"gemm/dtype:{dt}/k:8192")
         if b:
             f[f"gemm_{dt}_8192_tflops"] = b.get("TFLOP/s")
+        elif bench_error(micro, f"gemm/dtype:{dt}/k:8192"):
+            f[f"gemm_{dt}_8192_error"] = bench_error(micro, f"gemm/dtype:{dt}/k:8192")
     for d in ("h2d", "d2h"):
         for m in ("pinned", "pageable"):
             b = bench(micro, f"h2d/direction:{d}/memory:{m}/")
@@ -81,51 +139,97 @@ def main(out_dir):
                 f[f"{d}_{m}_gbps"] = b.get("GB/s")
     lat = bench(micro, "latency/load:0.5/mode:open")
     if lat:
-        f["latency_open_half_load"] = {"p50_ms": lat.get("p50_ms"), "p99_ms": lat.get("p99_ms"), "req_per_s": lat.get("req/s")}
+        f["latency_open_half_load_microbench"] = {"p50_ms": lat.get("p50_ms"), "p99_ms": lat.get("p99_ms"),
+                                                  "req_per_s": lat.get("req/s")}
+    sv = bench(micro, "serve")
+    if sv:
+        f["serve_defaults"] = {"p50_ms": sv.get("p50_ms"), "p99_ms": sv.get("p99_ms"), "req_per_s": sv.get("req/s"),
+                               "goodput_per_s": sv.get("slo_met_requests/s")}
+    ts = bench(micro, "train-step")
+    if ts:
+        f["train_step_defaults"] = {"tflops": ts.get("TFLOP/s"), "steps_per_s": ts.get("steps/s"),
+                                    "ms_per_step": ts.get("real_time")}
+    elif bench_error(micro, "train-step"):
+        f["train_step_error"] = bench_error(micro, "train-step")
+    ar = bench(micro, "allreduce")
+    if ar:
+        f["allreduce_1rank_algbw_gbps"] = ar.get("algbw_GB/s")
+    if micro:
+        f["microbench_errors"] = {b["name"]: b.get("error_message") for b in micro.get("benchmarks", [])
+                                  if b.get("error_occurred")}
     if torch:
         f["torch_matmul_bf16_tflops"] = torch["matmul_bf16"]["tflops"]
         f["torch_copy_gbps_read_plus_written"] = torch["copy_d2d"]["gbps_read_plus_written"]
-        if g:
+        if g and g.get("TFLOP/s"):
             f["gemm_bf16_vs_torch"] = g["TFLOP/s"] / torch["matmul_bf16"]["tflops"]
-        if c:
+        if c and c.get("GB/s"):
             f["copy_sm_vs_torch"] = c["GB/s"] / torch["copy_d2d"]["gbps_read_plus_written"]
-    for name in ("gemm-bf16-exclusive", "copy-sm-exclusive", "latency-half-load-exclusive"):
-        r = load(os.path.join(out_dir, f"cv-{name}.json"))
-        if r is None:
-            continue
-        durs = []
-        find_durations(r, durs)
-        if durs:
-            longest = max(durs, key=len)
-            f[f"cv_{name}"] = {"samples": len(longest), "cv_sample_time": cv(longest)}
-    with open(os.path.join(out_dir, "summary.json"), "w") as fh:
+    for name in CV_RUNS:
+        r = cv_figures(load(os.path.join(work, f"cv-{name}", "results.json")))
+        if r is not None:
+            f[f"cv_{name}"] = r
+    q = timeslice_figures(load(os.path.join(work, "quick-timeslice", "results.json")))
+    if q is not None:
+        f["quick_timeslice"] = q
+    with open(os.path.join(work, "summary.json"), "w") as fh:
         json.dump(s, fh, indent=2)
 
-    def show(key, target=None, fmt="{:.3f}"):
-        v = f.get(key)
-        if isinstance(v, dict):
-            v = v.get("cv_sample_time")
+    rows = []
+
+    def show(label, v, target=None, fmt="{:.3f}", higher_is_better=True):
         txt = "n/a" if v is None else fmt.format(v)
         verdict = ""
         if target is not None and v is not None:
-            ok = v >= target if key.endswith("vs_torch") else v <= target
-            verdict = "PASS" if ok else "FAIL"
-        print(f"{key:40s} {txt:>12s} {verdict}")
+            ok = v >= target if higher_is_better else v <= target
+            verdict = ("PASS" if ok else "FAIL") + (" (>= " if higher_is_better else " (<= ") + str(target) + ")"
+        rows.append((label, txt, verdict))
 
+    show("gemm bf16 8192^3 TFLOP/s", f.get("gemm_bf16_8192_tflops"), fmt="{:.1f}")
+    show("torch matmul bf16 8192^3 TFLOP/s", f.get("torch_matmul_bf16_tflops"), fmt="{:.1f}")
+    show("gemm bf16 / torch", f.get("gemm_bf16_vs_torch"), TARGETS["gemm_bf16_vs_torch"])
+    show("copy sm GB/s (read+written)", f.get("copy_sm_gbps_read_plus_written"), fmt="{:.0f}")
+    show("torch d2d copy GB/s (read+written)", f.get("torch_copy_gbps_read_plus_written"), fmt="{:.0f}")
+    show("copy sm / torch", f.get("copy_sm_vs_torch"), TARGETS["copy_sm_vs_torch"])
+    show("copy ce GB/s (read+written)", f.get("copy_ce_gbps_read_plus_written"), fmt="{:.0f}")
+    for dt in ("fp16", "tf32", "fp32", "fp8"):
+        show(f"gemm {dt} 8192^3 TFLOP/s", f.get(f"gemm_{dt}_8192_tflops"), fmt="{:.1f}")
+    for name in ("gemm-bf16-exclusive", "copy-sm-exclusive"):
+        r = f.get(f"cv_{name}") or {}
+        show(f"CV of sample time, 20 s {name} (n={r.get('samples')})", r.get("cv_sample_time"), TARGETS["cv_max"],
+             "{:.5f}", higher_is_better=False)
+    r = f.get("cv_latency-half-load-exclusive") or {}
+    show("latency 50% load, 20 s exclusive: P50 ms", r.get("latency_p50_ms"))
+    show("latency 50% load, 20 s exclusive: P99 ms", r.get("latency_p99_ms"))
+    l = f.get("latency_open_half_load_microbench") or {}
+    show("latency 50% load (microbench): P50 ms", l.get("p50_ms"))
+    show("latency 50% load (microbench): P99 ms", l.get("p99_ms"))
+    for d in ("h2d", "d2h"):
+        for m in ("pinned", "pageable"):
+            show(f"{d} {m} GB/s", f.get(f"{d}_{m}_gbps"), fmt="{:.1f}")
+    t = f.get("train_step_defaults") or {}
+    show("train-step defaults TFLOP/s", t.get("tflops"), fmt="{:.1f}")
+    show("train-step defaults steps/s", t.get("steps_per_s"), fmt="{:.1f}")
+    sv = f.get("serve_defaults") or {}
+    show("serve defaults goodput req/s (<= 10 ms)", sv.get("goodput_per_s"), fmt="{:.0f}")
+    show("serve defaults P99 ms", sv.get("p99_ms"))
+    md = ["| figure | value | target |", "| --- | ---: | --- |"] + [f"| {a} | {b} | {c} |" for a, b, c in rows]
+    if q:
+        md += ["", "quick suite, timeslice, 5 s phases:", "", "| scenario | tenant | workload | verdict | p95 slowdown |",
+               "| --- | --- | --- | --- | ---: |"]
+        for run in q["runs"]:
+            for tn in run["tenants"]:
+                p95 = tn["p95_slowdown"]
+                md.append(f"| {run['scenario']} | {tn['name']} | {tn['workload']} | {tn['verdict']} | "
+                          f"{'n/a' if p95 is None else format(p95, '.3f')} |")
+    if f.get("microbench_errors"):
+        md += ["", "microbench cases that did not run:", ""] + [f"- `{k}`: {v}" for k, v in f["microbench_errors"].items()]
+    text = "\n".join(md) + "\n"
+    with open(os.path.join(work, "summary.md"), "w") as fh:
+        fh.write(text)
     print("---- device-check summary ----")
-    for k in ("gemm_bf16_8192_tflops", "torch_matmul_bf16_tflops", "copy_sm_gbps_read_plus_written",
-              "torch_copy_gbps_read_plus_written", "copy_ce_gbps_read_plus_written", "h2d_pinned_gbps",
-              "h2d_pageable_gbps", "d2h_pinned_gbps", "d2h_pageable_gbps"):
-        show(k, fmt="{:.1f}")
-    show("gemm_bf16_vs_torch", TARGETS["gemm_bf16_vs_torch"])
-    show("copy_sm_vs_torch", TARGETS["copy_sm_vs_torch"])
-    show("cv_gemm-bf16-exclusive", TARGETS["cv_max"], "{:.4f}")
-    show("cv_copy-sm-exclusive", TARGETS["cv_max"], "{:.4f}")
-    if "latency_open_half_load" in f:
-        l = f["latency_open_half_load"]
-        print(f"latency open 50% load: P50 {l['p50_ms']:.3f} ms, P99 {l['p99_ms']:.3f} ms, {l['req_per_s']:.0f} req/s")
+    print(text)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")))
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("WORK", "/tmp/device-check")))

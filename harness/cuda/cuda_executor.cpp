@@ -103,6 +103,7 @@ class CudaExecutor final : public Executor {
       s.start_ns = prev_start_ns + static_cast<std::int64_t>(static_cast<double>(gap_ms) * 1e6);
       s.duration_s = static_cast<double>(ms) * 1e-3;
       s.latencies_s = std::move(cur.out.latencies_s);
+      s.counters = std::move(cur.out.counters);
       prev_start_ns = s.start_ns;
       prev_start = cur.start;  // still valid: slot k is only re-recorded at sample k + kSlots
       sink(std::move(s));

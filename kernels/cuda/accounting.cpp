@@ -72,13 +72,60 @@ double allreduce_busbw_factor(int nranks) {
   return 2.0 * (nranks - 1) / static_cast<double>(nranks);
 }
 
+double allreduce_bus_bytes(double bytes, int nranks) { return bytes * allreduce_busbw_factor(nranks); }
+
+std::size_t count_within(const std::vector<double>& latencies_s, double slo_s) {
+  std::size_t n = 0;
+  for (double l : latencies_s)
+    if (l <= slo_s) ++n;  // false for NaN
+  return n;
+}
+
 double transformer_linear_params(std::int64_t hidden, std::int64_t ffn) {
   const double h = static_cast<double>(hidden), f = static_cast<double>(ffn);
   return 3.0 * h * h + h * h + h * f + f * h;
 }
 
-double train_step_flop(std::int64_t tokens, std::int64_t hidden, std::int64_t ffn) {
-  return 3.0 * 2.0 * static_cast<double>(tokens) * transformer_linear_params(hidden, ffn);
+double train_linear_forward_flop(const TrainShape& s) {
+  return 2.0 * static_cast<double>(s.tokens()) * transformer_linear_params(s.hidden, s.ffn);
+}
+
+double train_attention_forward_flop(const TrainShape& s) {
+  const double per_head = 2.0 * 2.0 * static_cast<double>(s.seq) * static_cast<double>(s.seq) *
+                          static_cast<double>(s.head_dim());  // S = K^T Q and O = V P
+  return per_head * static_cast<double>(s.batch) * static_cast<double>(s.heads);
+}
+
+double train_step_flop(const TrainShape& s) {
+  return 3.0 * (train_linear_forward_flop(s) + train_attention_forward_flop(s)) * static_cast<double>(s.layers);
+}
+
+double train_params(const TrainShape& s) {
+  return static_cast<double>(s.layers) * transformer_linear_params(s.hidden, s.ffn);
+}
+
+std::optional<std::string> train_shape_error(const TrainShape& s) {
+  if (s.heads <= 0 || s.hidden % s.heads != 0)
+    return "heads (" + std::to_string(s.heads) + ") must divide hidden (" + std::to_string(s.hidden) + ")";
+  if (s.head_dim() % 8 != 0)
+    return "head dimension hidden/heads = " + std::to_string(s.head_dim()) +
+           " must be a multiple of 8 (16-byte aligned bf16 operands)";
+  if (s.ffn % 8 != 0) return "ffn (" + std::to_string(s.ffn) + ") must be a multiple of 8";
+  if (s.seq % 8 != 0) return "seq (" + std::to_string(s.seq) + ") must be a multiple of 8";
+  return std::nullopt;
+}
+
+double train_device_bytes(const TrainShape& s, bool adam, double workspace_bytes) {
+  const double p = train_params(s);
+  const double h = static_cast<double>(s.hidden), f = static_cast<double>(s.ffn), t = static_cast<double>(s.tokens());
+  const double probs = static_cast<double>(s.batch) * s.heads * static_cast<double>(s.seq) * s.seq;
+  // Saved per layer (bf16): x, ln1, ctx, x_mid, ln2 (h each), qkv (3h), up, act (f each), probabilities.
+  const double act_per_layer = 2.0 * (t * (8 * h + 2 * f) + probs);
+  // Scratch (bf16): output x, loss gradient, GEMM output before a residual add, dx x2, dx_mid, dln,
+  // dctx (h each), dqkv (3h), dact (f), dprobabilities.
+  const double scratch = 2.0 * (t * (8 * h + 3 * h + f) + probs);
+  const double state = p * (2.0 /*w*/ + 2.0 /*grad*/ + 4.0 /*master*/ + 4.0 /*m*/ + (adam ? 4.0 : 0.0));
+  return state + act_per_layer * static_cast<double>(s.layers) + scratch + workspace_bytes;
 }
 
 double request_flop(std::int64_t rows, std::int64_t hidden, std::int64_t layers) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ib::acct {
 
@@ -39,11 +40,39 @@ double copy_bytes_one_direction(double bytes);
 // busbw = algbw x 2(n-1)/n. For n = 1 the factor is 0: bus bandwidth means nothing on one rank.
 double allreduce_busbw_factor(int nranks);
 
-// Synthetic transformer layer, T tokens, hidden h, feed-forward width f: linear layers
-// QKV (h->3h), attention output (h->h), FFN up (h->f), FFN down (f->h). Forward = 2T x sum(in*out);
-// backward = 2x forward (dX and dW GEMMs). Attention score/value products are not included.
+// Bus bytes of one allreduce of `bytes` per rank, as nccl-tests counts them: bytes x 2(n-1)/n, so
+// (bus bytes / time) is busbw. 0 for one rank.
+double allreduce_bus_bytes(double bytes, int nranks);
+
+// Requests whose latency is <= slo_s (the numerator of goodput). NaN latencies never count.
+std::size_t count_within(const std::vector<double>& latencies_s, double slo_s);
+
+// Synthetic transformer layer (train-step): T = seq x batch tokens, hidden h, `heads` heads of
+// d = h / heads, feed-forward width f. Linear layers QKV (h->3h), attention output (h->h), FFN up
+// (h->f), FFN down (f->h); attention per (sequence, head): scores S = K^T Q (s x s x d) and context
+// O = V P (d x s x s). Forward GEMM FLOP per layer:
+//   linear    2T(4h^2 + 2hf)
+//   attention 2 x 2 s^2 d x batch x heads = 4 batch s^2 h
+// Backward = 2 x forward (for every forward GEMM one dgrad and one wgrad GEMM of the same size; for
+// the attention products dV, dP and dQ, dK). Step = 3 x forward x layers. Only GEMM FLOP are counted
+// (layernorm, softmax, GELU, residual adds and the optimizer are memory-bound and not counted).
+struct TrainShape {
+  std::int64_t hidden = 4096, heads = 32, seq = 2048, batch = 2, ffn = 16384, layers = 2;
+  std::int64_t tokens() const { return seq * batch; }
+  std::int64_t head_dim() const { return heads > 0 ? hidden / heads : 0; }
+};
 double transformer_linear_params(std::int64_t hidden, std::int64_t ffn);  // sum(in*out) = 4h^2 + 2hf
-double train_step_flop(std::int64_t tokens, std::int64_t hidden, std::int64_t ffn);
+double train_linear_forward_flop(const TrainShape& s);     // per layer
+double train_attention_forward_flop(const TrainShape& s);  // per layer
+double train_step_flop(const TrainShape& s);               // 3 x (linear + attention) x layers
+// Parameters of the model (weights only: no biases, layernorm without affine): layers x (4h^2 + 2hf).
+double train_params(const TrainShape& s);
+// Why the shape cannot be run (heads must divide hidden, head_dim and ffn multiples of 8 for
+// 16-byte aligned bf16 tensor-core operands), or nullopt.
+std::optional<std::string> train_shape_error(const TrainShape& s);
+// Device memory of one replica: weights and gradients bf16, fp32 master weights and optimizer state
+// (Adam: m and v; SGD with momentum: m), saved activations per layer, backward scratch, workspace.
+double train_device_bytes(const TrainShape& s, bool adam, double workspace_bytes);
 
 // An inference request through `layers` square (hidden x hidden) linear layers on `rows` rows.
 double request_flop(std::int64_t rows, std::int64_t hidden, std::int64_t layers);

@@ -4,7 +4,8 @@
 // runs on the harness stream; the other ranks on their own streams, forked from and joined back
 // to the harness stream with events, so the executor's events bracket the whole collective.
 // Work per sample: iters x bytes (message size per rank), so throughput = algbw as nccl-tests
-// defines it; busbw = algbw x 2(n-1)/n (acct::allreduce_busbw_factor). With one GPU the
+// defines it; busbw = algbw x 2(n-1)/n (acct::allreduce_busbw_factor): each sample reports
+// counters["bus_bytes"] = iters x bytes x 2(n-1)/n, whose rate is busbw. With one GPU the
 // communicator has one rank (a local copy) and bus bandwidth is not meaningful (factor 0).
 // Correctness (setup): rank r's input is x_r[i] = ((7i + 13r) mod 17) - 8, small integers whose
 // sum is exact in float32; after one allreduce into a NaN-poisoned output, every element on every
@@ -131,7 +132,7 @@ class Allreduce final : public Workload {
     watchdog_ = std::thread([this] { watch(); });
   }
 
-  void run_sample(const ExecContext& ctx, SampleOutput&) override {
+  void run_sample(const ExecContext& ctx, SampleOutput& out) override {
     if (aborted_.load()) throw WorkloadError(abort_reason());
     auto s0 = static_cast<cudaStream_t>(ctx.stream);
     enqueue(s0, cfg_.iters);
@@ -143,6 +144,8 @@ class Allreduce final : public Workload {
     IB_CHECK(cudaEventRecord(done_[slot], s0));
     pending_.push_back({slot, std::chrono::steady_clock::now() + timeout()});
     cv_.notify_all();
+    // Bus bytes as nccl-tests count them, so the harness's rate of this counter is busbw (0 on one rank).
+    out.counters["bus_bytes"] = cfg_.iters * acct::allreduce_bus_bytes(static_cast<double>(cfg_.bytes), cfg_.gpus);
   }
 
   Work work_per_sample() const override { return {static_cast<double>(cfg_.iters) * cfg_.bytes, "B"}; }

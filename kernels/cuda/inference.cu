@@ -10,7 +10,9 @@
 // serve: requests of random sizes (1..max_request_rows rows) arriving open-loop, dynamically
 //   batched (all waiting requests that fit in max_batch rows, at most `inflight` batches on the
 //   GPU, each batch padded to the next power-of-two graph); latencies as for `latency`. Goodput =
-//   requests with latency <= slo_ms per second, computed from the latencies.
+//   requests with latency <= slo_ms per second: each sample reports counters["slo_met_requests"]
+//   (acct::count_within) and counters["requests"], and the harness's rate of slo_met_requests is
+//   the goodput. `latency` reports counters["requests"].
 //
 // Completion times: each request's (or batch's) completion event is timed against an anchor event
 // recorded on the idle stream at the start of the window, whose CLOCK_MONOTONIC time is the
@@ -290,6 +292,7 @@ class Latency final : public Workload {
     IB_CHECK(cudaEventSynchronize(clock_->at(n - 1)));
     out.latencies_s.resize(n);
     for (std::size_t i = 0; i < n; ++i) out.latencies_s[i] = static_cast<double>(clock_->time_ns(i) - arrival[i]) * 1e-9;
+    out.counters["requests"] = static_cast<double>(n);
   }
 
   Work work_per_sample() const override { return {static_cast<double>(cfg_.requests), "request"}; }
@@ -385,6 +388,8 @@ class Serve final : public Workload {
     out.latencies_s.resize(n);
     for (std::size_t i = 0; i < n; ++i)
       out.latencies_s[i] = static_cast<double>(clock_->time_ns(batch_of[i]) - arrival[i]) * 1e-9;
+    out.counters["requests"] = static_cast<double>(n);
+    out.counters["slo_met_requests"] = static_cast<double>(acct::count_within(out.latencies_s, cfg_.slo_ms * 1e-3));
   }
 
   Work work_per_sample() const override { return {static_cast<double>(cfg_.requests), "request"}; }

@@ -4,7 +4,8 @@
 // comparable with Google Benchmark's tools. Counters are computed from the summed event times
 // (not Google Benchmark's kIsRate, which divides by host CPU time):
 //   TFLOP/s (gemm), GB/s = bytes read+written and GB/s_1dir (copy), GB/s (h2d, one direction),
-//   algbw_GB/s and busbw_GB/s = algbw x 2(n-1)/n (allreduce), req/s, p50_ms, p99_ms (latency, serve).
+//   algbw_GB/s and busbw_GB/s = algbw x 2(n-1)/n (allreduce), req/s, p50_ms, p99_ms (latency, serve),
+//   and <counter>/s for every SampleOutput counter (steps/s, slo_met_requests/s = goodput, bus_bytes/s).
 // A workload that is not supported here is reported with SkipWithError(<reason>).
 // Usage: interference-microbench [--benchmark_filter=REGEX] [--benchmark_format=json] ...
 #include "harness/executor.h"
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -74,6 +76,7 @@ void run_case_or_throw(benchmark::State& state, const Case& c) {
 
   double gpu_s = 0.0;
   std::vector<double> latencies;
+  std::map<std::string, double> counter_totals;  // SampleOutput::counters summed over iterations
   for (auto _ : state) {
     out = ib::SampleOutput{};
     IB_CHECK(cudaEventRecord(start, stream));
@@ -85,6 +88,7 @@ void run_case_or_throw(benchmark::State& state, const Case& c) {
     state.SetIterationTime(ms * 1e-3);
     gpu_s += ms * 1e-3;
     latencies.insert(latencies.end(), out.latencies_s.begin(), out.latencies_s.end());
+    for (const auto& [name, v] : out.counters) counter_totals[name] += v;
   }
   const double total = work.amount * static_cast<double>(state.iterations());
   const double per_s = gpu_s > 0 ? total / gpu_s : 0.0;
@@ -104,6 +108,9 @@ void run_case_or_throw(benchmark::State& state, const Case& c) {
     state.counters["p50_ms"] = percentile(latencies, 0.50) * 1e3;
     state.counters["p99_ms"] = percentile(latencies, 0.99) * 1e3;
   }
+  // Every workload counter as a rate over GPU time, as the harness reports it: steps/s (train-step),
+  // slo_met_requests/s = goodput (serve), bus_bytes/s = busbw (allreduce), requests/s.
+  for (const auto& [name, total] : counter_totals) state.counters[name + "/s"] = gpu_s > 0 ? total / gpu_s : 0.0;
   state.SetLabel(params->dump());
   w->teardown();
   cudaEventDestroy(start);
@@ -133,6 +140,7 @@ std::vector<Case> cases() {
   v.push_back({"latency", {{"mode", "closed"}, {"concurrency", 1}}, 20});
   v.push_back({"serve", json::object(), 10});
   v.push_back({"allreduce", {{"gpus", 1}, {"mib", 256}}, 20});
+  v.push_back({"train-step", json::object(), 20});
   return v;
 }
 

@@ -62,6 +62,21 @@ void register_cuda_workloads(Registry& registry) {
                  {"layers", T::integer, 4, 1, 64, {}, "linear layers"},
                  {"seed", T::integer, 1, 0, 1e9, {}, "arrival and size seed"}},
                 serve_supported, make_serve});
+  registry.add({"train-step", Backend::cuda,
+                "synthetic transformer-layer training step: bf16 forward/backward GEMMs (cuBLASLt, attention as "
+                "batched GEMMs), layernorm/softmax/GELU kernels, Adam or SGD on fp32 master weights, NCCL gradient "
+                "allreduce when gpus > 1 (FLOP/s; steps/s via counter `steps`)",
+                {{"dtype", T::string, "bf16", {}, {}, {"bf16"}, "weights, activations and gradients (fp32 master weights)"},
+                 {"hidden", T::integer, 4096, 64, 16384, {}, "model width h"},
+                 {"heads", T::integer, 32, 1, 256, {}, "attention heads (must divide hidden; hidden/heads a multiple of 8)"},
+                 {"seq", T::integer, 2048, 16, 32768, {}, "sequence length (multiple of 8)"},
+                 {"batch", T::integer, 2, 1, 1024, {}, "sequences per step (tokens = seq x batch)"},
+                 {"ffn", T::integer, 0, 0, 65536, {}, "feed-forward width (0: 4 x hidden; a multiple of 8)"},
+                 {"layers", T::integer, 2, 1, 64, {}, "transformer layers"},
+                 {"steps", T::integer, 1, 1, 1000, {}, "training steps per sample"},
+                 {"optimizer", T::string, "adam", {}, {}, {"adam", "sgd"}, "adam, or sgd with momentum 0.9"},
+                 {"gpus", T::integer, 1, 1, 64, {}, "data-parallel ranks: devices device..device+gpus-1 (NCCL allreduce of gradients when > 1)"}},
+                train_step_supported, make_train_step});
   registry.add({"allreduce", Backend::cuda,
                 "NCCL float32 sum-allreduce over the tenant's GPUs, one rank per GPU, one process (algbw B/s; "
                 "busbw = algbw x 2(n-1)/n, not meaningful for one GPU)",

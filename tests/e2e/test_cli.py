@@ -29,7 +29,7 @@ def test_list_workloads_names_the_host_workloads(runner):
 def test_list_modes_and_scenarios(runner):
     modes = runner.run("list", "modes")
     assert modes.returncode == 0
-    assert [line.split()[0] for line in modes.stdout.splitlines()] == ["exclusive", "timeslice", "mps", "mig"]
+    assert [line.split()[0] for line in modes.stdout.splitlines()] == ["exclusive", "timeslice", "mps", "mig", "streams"]
     scen = runner.run("list", "scenarios")
     assert scen.returncode == 0
     assert scen.stdout.startswith("quick")

@@ -29,7 +29,7 @@ def test_failing_worker_is_recorded_and_the_next_scenario_runs(runner, tmp_path,
     assert r.returncode == 4, r.stderr
     broken, after = res["runs"]
     assert broken["status"] == "error"
-    assert f"bad {status} in the exclusive phase" in broken["message"]
+    assert broken["message"].startswith(f"exclusive phase failed: bad {status}: ")
     w = broken["tenants"][0]["phases"]["exclusive"]["worker"]
     assert w["status"] == status and check(w), w
     assert broken["tenants"][0]["verdict"] == "error"
@@ -41,7 +41,7 @@ def test_failing_worker_is_recorded_and_the_next_scenario_runs(runner, tmp_path,
     assert after["status"] == "ok" and after["tenants"][0]["verdict"] == "baseline"
     # The neighbour was never measured: no verdict can be given for it either.
     assert broken["tenants"][1]["verdict"] == "error"
-    assert broken["tenants"][1]["verdict_reason"].startswith("not measured: bad " + status)
+    assert broken["tenants"][1]["verdict_reason"].startswith("not measured: exclusive phase failed: bad " + status)
     assert res["summary"]["errors"] == 2 and res["summary"]["exit_code"] == 4
     assert "**error**" in r.stdout
 

@@ -3,7 +3,7 @@ samples, verdicts, outputs and exit codes."""
 import json
 import os
 
-from conftest import compute, load_results, percentile, scenario
+from conftest import compute, fault, load_results, percentile, scenario
 
 
 def run_ok(runner, tmp_path, doc, *extra, expect=(0, 1)):
@@ -155,3 +155,28 @@ def test_mode_override_applies_to_every_scenario_of_the_suite(runner, tmp_path):
     assert [run["scenario"] for run in res["runs"]] == ["one", "two"]
     assert {run["mode"] for run in res["runs"]} == {"exclusive"}
     assert res["meta"]["suite"] == "two"
+
+
+def test_streams_mode_runs_the_colocated_tenants_in_one_process(runner, tmp_path):
+    doc = scenario("in-process", [compute("a", cpus=[0]), compute("b", cpus=[0])], mode="streams", duration=1.0)
+    r, res, out = run_ok(runner, tmp_path, doc, expect=(1,))
+    run = res["runs"][0]
+    assert run["mode"] == "streams" and run["status"] == "ok"
+    logs = {t["name"]: t["phases"]["colocated"]["worker"]["log"] for t in run["tenants"]}
+    assert logs["a"] == logs["b"] == str(out / "logs" / "in-process-r1-colocated-all.log"), "one worker process"
+    assert run["tenants"][0]["phases"]["exclusive"]["worker"]["log"] != run["tenants"][1]["phases"]["exclusive"]["worker"]["log"]
+    for t in run["tenants"]:
+        assert t["phases"]["alone"]["source"] == "exclusive"
+        assert t["phases"]["colocated"]["stats"]["n"] >= 72
+        # Both threads pinned to CPU 0 (per-thread affinity): they share one core and fail the cutoff.
+        assert t["verdict"] == "fail", t["verdict_reason"]
+    assert 0 <= run["barrier_skew_s"] < 0.5
+
+
+def test_streams_mode_a_crash_takes_every_tenant_of_the_process(runner, tmp_path):
+    bad = fault("bad", "crash", at_sample=40, count_file=str(tmp_path / "starts"), at_start=2)
+    doc = scenario("in-process-crash", [bad, compute("good")], mode="streams", duration=1.0, warmup=0.02)
+    r, res, _ = run_ok(runner, tmp_path, doc, expect=(4,))
+    run = res["runs"][0]
+    assert [t["phases"]["colocated"]["worker"]["status"] for t in run["tenants"]] == ["crashed", "crashed"]
+    assert [t["verdict"] for t in run["tenants"]] == ["error", "error"]

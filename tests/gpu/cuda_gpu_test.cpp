@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -143,6 +144,7 @@ TEST_F(CudaGpu, LatencyOpenAndClosedLoop) {
         EXPECT_GT(l, 0.0);
         EXPECT_LT(l, s.duration_s + 1e-3);  // no request outlives its window (anchor error ~us)
       }
+      EXPECT_DOUBLE_EQ(s.counters.at("requests"), 100.0);
     }
   }
 }
@@ -154,6 +156,9 @@ TEST_F(CudaGpu, ServeBatchesRequests) {
   for (const auto& s : r.samples) {
     ASSERT_EQ(s.latencies_s.size(), 200u);
     for (double l : s.latencies_s) EXPECT_GT(l, 0.0);
+    EXPECT_DOUBLE_EQ(s.counters.at("requests"), 200.0);
+    // Goodput numerator: requests within the default slo_ms = 10.
+    EXPECT_DOUBLE_EQ(s.counters.at("slo_met_requests"), static_cast<double>(ib::acct::count_within(s.latencies_s, 10e-3)));
   }
 }
 
@@ -162,10 +167,52 @@ TEST_F(CudaGpu, AllreduceOneRank) {
   SKIP_IF_WAIVED();
   expect_timeline(r, 3);
   EXPECT_DOUBLE_EQ(r.work.amount, 2 * 64 * 1048576.0);
+  for (const auto& s : r.samples) EXPECT_DOUBLE_EQ(s.counters.at("bus_bytes"), 0.0);  // busbw not meaningful
 }
 
 TEST_F(CudaGpu, AllreduceTwoRanksWhenTwoGpus) {
   const auto r = run("allreduce", {{"gpus", 2}, {"mib", 64}, {"iters", 2}}, 3);
+  SKIP_IF_WAIVED();  // "too few GPUs" on a one-GPU machine
+  expect_timeline(r, 3);
+  for (const auto& s : r.samples) EXPECT_DOUBLE_EQ(s.counters.at("bus_bytes"), 2 * 64 * 1048576.0);  // factor 1
+}
+
+// setup() runs the tiny-model check (every forward stage, FFN-down dgrad/wgrad, the optimizer's
+// closed form) and one finite step of the configured model; these tests add accounting and timing.
+TEST_F(CudaGpu, TrainStepSmallAdamAndSgd) {
+  for (const char* opt : {"adam", "sgd"}) {
+    skipped_.clear();
+    const auto r = run("train-step",
+                       {{"hidden", 1024}, {"heads", 8}, {"seq", 512}, {"batch", 2}, {"layers", 1}, {"steps", 2},
+                        {"optimizer", opt}},
+                       3);
+    SKIP_IF_WAIVED();
+    expect_timeline(r, 3);
+    ib::acct::TrainShape sh;
+    sh.hidden = 1024, sh.heads = 8, sh.seq = 512, sh.batch = 2, sh.ffn = 4096, sh.layers = 1;
+    EXPECT_EQ(r.work.unit, "FLOP");
+    EXPECT_DOUBLE_EQ(r.work.amount, 2 * ib::acct::train_step_flop(sh)) << opt;
+    for (const auto& s : r.samples) EXPECT_DOUBLE_EQ(s.counters.at("steps"), 2.0);
+  }
+}
+
+TEST_F(CudaGpu, TrainStepDefaultsTakeOneToFiftyMs) {
+  const auto r = run("train-step", json::object(), 5);
+  SKIP_IF_WAIVED();
+  expect_timeline(r, 5);
+  std::vector<double> d;
+  for (const auto& s : r.samples) d.push_back(s.duration_s);
+  std::sort(d.begin(), d.end());
+  const double median = d[d.size() / 2];
+  std::cout << "[  NOTE    ] train-step defaults: median step " << median * 1e3 << " ms, "
+            << r.work.amount / median / 1e12 << " TFLOP/s\n";
+  EXPECT_GE(median, 1e-3);
+  EXPECT_LE(median, 50e-3);
+  EXPECT_GT(median_rate(r), 100e12) << "train-step below 100 TFLOP/s";
+}
+
+TEST_F(CudaGpu, TrainStepTwoGpusWhenTwoGpus) {
+  const auto r = run("train-step", {{"hidden", 1024}, {"heads", 8}, {"seq", 512}, {"batch", 1}, {"layers", 1}, {"gpus", 2}}, 3);
   SKIP_IF_WAIVED();  // "too few GPUs" on a one-GPU machine
   expect_timeline(r, 3);
 }

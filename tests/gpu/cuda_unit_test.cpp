@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -44,7 +46,7 @@ TEST(CudaRegistry, EveryWorkloadRegisteredAsCuda) {
     EXPECT_TRUE(static_cast<bool>(s->create)) << s->name;
     for (const auto& p : s->params) EXPECT_FALSE(p.help.empty()) << s->name << "." << p.name;
   }
-  for (const char* n : {"gemm", "copy", "h2d", "latency", "serve", "allreduce"})
+  for (const char* n : {"gemm", "copy", "h2d", "latency", "serve", "allreduce", "train-step"})
     EXPECT_TRUE(names.count(n)) << "missing workload " << n;
 }
 
@@ -92,6 +94,17 @@ TEST(CudaParams, OtherWorkloadsRejectBadValues) {
   EXPECT_EQ(invalid(*r.find("allreduce"), {{"gpus", 0}}), "gpus: expected integer in [1, 64], got 0");
   EXPECT_EQ(invalid(*r.find("allreduce"), {{"timeout_s", "10"}}),
             "timeout_s: expected number in [0.1, 3600], got \"10\"");
+  const auto& t = *r.find("train-step");
+  EXPECT_EQ(invalid(t, {{"optimizer", "lamb"}}), "optimizer: expected one of adam, sgd, got \"lamb\"");
+  EXPECT_EQ(invalid(t, {{"dtype", "fp16"}}), "dtype: expected one of bf16, got \"fp16\"");
+  EXPECT_EQ(invalid(t, {{"steps", 0}}), "steps: expected integer in [1, 1000], got 0");
+  EXPECT_EQ(invalid(t, {{"hidden", 32}}), "hidden: expected integer in [64, 16384], got 32");
+  EXPECT_EQ(invalid(t, {{"layers", 65}}), "layers: expected integer in [1, 64], got 65");
+  EXPECT_EQ(invalid(t, {{"gpus", 0}}), "gpus: expected integer in [1, 64], got 0");
+  const auto p = valid(t, {{"hidden", 1024}});
+  EXPECT_EQ(p.at("ffn"), 0);  // 0 = 4 x hidden
+  EXPECT_EQ(p.at("heads"), 32);
+  EXPECT_EQ(p.at("optimizer"), "adam");
 }
 
 TEST(Accounting, GemmFlopAndSets) {
@@ -140,12 +153,64 @@ TEST(Accounting, BusBandwidthFactorAsNcclTests) {
   EXPECT_DOUBLE_EQ(ib::acct::allreduce_busbw_factor(3), 4.0 / 3.0);
 }
 
-TEST(Accounting, TrainStepAndRequestFlop) {
-  // h = 4096, f = 4h: sum(in*out) = 12 h^2; fwd+bwd = 6 T * 12 h^2 = 72 T h^2.
+TEST(Accounting, BusBytesCounter) {
+  // counters["bus_bytes"] per allreduce = bytes x 2(n-1)/n: its rate is busbw as nccl-tests define it.
+  EXPECT_DOUBLE_EQ(ib::acct::allreduce_bus_bytes(1e9, 1), 0.0);
+  EXPECT_DOUBLE_EQ(ib::acct::allreduce_bus_bytes(1e9, 2), 1e9);
+  EXPECT_DOUBLE_EQ(ib::acct::allreduce_bus_bytes(268435456.0, 8), 469762048.0);  // 256 MiB x 1.75
+  EXPECT_DOUBLE_EQ(ib::acct::allreduce_bus_bytes(3e6, 3), 4e6);
+}
+
+TEST(Accounting, SloMetRequests) {
+  const std::vector<double> lat = {0.001, 0.010, 0.0100001, std::nan(""), 0.005, 0.2};
+  EXPECT_EQ(ib::acct::count_within(lat, 0.010), 3u);  // exactly at the SLO counts; NaN never does
+  EXPECT_EQ(ib::acct::count_within(lat, 1.0), 5u);
+  EXPECT_EQ(ib::acct::count_within(lat, 0.0), 0u);
+  EXPECT_EQ(ib::acct::count_within({}, 0.01), 0u);
+}
+
+TEST(Accounting, TrainStepFlop) {
+  ib::acct::TrainShape tiny;
+  tiny.hidden = 64, tiny.heads = 2, tiny.seq = 16, tiny.batch = 2, tiny.ffn = 256, tiny.layers = 1;
+  EXPECT_EQ(tiny.tokens(), 32);
+  EXPECT_EQ(tiny.head_dim(), 32);
+  // 4h^2 + 2hf = 16384 + 32768 = 49152 weights; linear forward 2 x 32 x 49152.
+  EXPECT_DOUBLE_EQ(ib::acct::transformer_linear_params(64, 256), 49152.0);
+  EXPECT_DOUBLE_EQ(ib::acct::train_linear_forward_flop(tiny), 3145728.0);
+  // Attention: (2 s^2 d for S + 2 s^2 d for O) x batch x heads = 2 x 2 x 256 x 32 x 2 x 2.
+  EXPECT_DOUBLE_EQ(ib::acct::train_attention_forward_flop(tiny), 131072.0);
+  EXPECT_DOUBLE_EQ(ib::acct::train_step_flop(tiny), 9830400.0);  // 3 x (3145728 + 131072)
+  tiny.layers = 3;
+  EXPECT_DOUBLE_EQ(ib::acct::train_step_flop(tiny), 3 * 9830400.0);
+  EXPECT_DOUBLE_EQ(ib::acct::train_params(tiny), 3 * 49152.0);
+
+  // Defaults: h 4096, 32 heads, seq 2048 x batch 2 = 4096 tokens, ffn 16384, 2 layers.
+  const ib::acct::TrainShape def;
   EXPECT_DOUBLE_EQ(ib::acct::transformer_linear_params(4096, 16384), 12.0 * 4096 * 4096);
-  EXPECT_DOUBLE_EQ(ib::acct::train_step_flop(8192, 4096, 16384), 72.0 * 8192 * 4096.0 * 4096.0);
-  EXPECT_DOUBLE_EQ(ib::acct::train_step_flop(2, 3, 5), 6.0 * 2 * (4 * 9 + 2 * 3 * 5));
+  EXPECT_DOUBLE_EQ(ib::acct::train_linear_forward_flop(def), 1649267441664.0);   // 24 x 4096^3
+  EXPECT_DOUBLE_EQ(ib::acct::train_attention_forward_flop(def), 137438953472.0);  // 4 x 2 x 2048^2 x 4096
+  EXPECT_DOUBLE_EQ(ib::acct::train_step_flop(def), 10720238370816.0);
+  EXPECT_DOUBLE_EQ(ib::acct::train_params(def), 402653184.0);
   EXPECT_DOUBLE_EQ(ib::acct::request_flop(16, 4096, 4), 4 * 2.0 * 16 * 4096 * 4096);
+}
+
+TEST(Accounting, TrainShapeAndMemory) {
+  ib::acct::TrainShape s;
+  EXPECT_FALSE(ib::acct::train_shape_error(s).has_value());
+  s.heads = 3;
+  ASSERT_TRUE(ib::acct::train_shape_error(s).has_value());
+  EXPECT_NE(ib::acct::train_shape_error(s)->find("must divide hidden"), std::string::npos);
+  s.hidden = 64, s.heads = 16;  // d = 4
+  EXPECT_NE(ib::acct::train_shape_error(s).value_or("").find("multiple of 8"), std::string::npos);
+  s.heads = 2, s.ffn = 100;
+  EXPECT_NE(ib::acct::train_shape_error(s).value_or("").find("ffn (100)"), std::string::npos);
+
+  ib::acct::TrainShape tiny;
+  tiny.hidden = 64, tiny.heads = 2, tiny.seq = 16, tiny.batch = 2, tiny.ffn = 256, tiny.layers = 1;
+  // State 49152 x (2+2+4+4+4) = 786432; saved 2 x (32 x (8x64 + 2x256) + 1024) = 67584;
+  // scratch 2 x (32 x (11x64 + 256) + 1024) = 63488.
+  EXPECT_DOUBLE_EQ(ib::acct::train_device_bytes(tiny, true, 0.0), 917504.0);
+  EXPECT_DOUBLE_EQ(ib::acct::train_device_bytes(tiny, false, 100.0), 917504.0 - 4 * 49152.0 + 100.0);
 }
 
 // supported(): reasons that do not need a GPU.
@@ -165,6 +230,19 @@ TEST(CudaSupported, ServeRequestLargerThanBatch) {
   const auto s = supported(cuda_registry(), "serve", {{"max_batch", 8}, {"max_request_rows", 16}});
   EXPECT_FALSE(s.supported);
   EXPECT_NE(s.reason.find("exceeds max_batch"), std::string::npos) << s.reason;
+}
+
+TEST(CudaSupported, TrainStepShapeErrorsAreWaivedWithReason) {
+  const auto r = cuda_registry();
+  auto s = supported(r, "train-step", {{"hidden", 1000}, {"heads", 3}});
+  EXPECT_FALSE(s.supported);
+  EXPECT_NE(s.reason.find("heads (3) must divide hidden (1000)"), std::string::npos) << s.reason;
+  s = supported(r, "train-step", {{"hidden", 64}, {"heads", 16}});
+  EXPECT_FALSE(s.supported);
+  EXPECT_NE(s.reason.find("multiple of 8"), std::string::npos) << s.reason;
+  s = supported(r, "train-step", {{"seq", 20}});
+  EXPECT_FALSE(s.supported);
+  EXPECT_NE(s.reason.find("seq (20)"), std::string::npos) << s.reason;
 }
 
 TEST(CudaSupported, AllreduceRefusesAcrossMigInstances) {

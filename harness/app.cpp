@@ -24,6 +24,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <cstring>
 #include <ctime>
 #include <iostream>
@@ -89,29 +90,35 @@ struct TempDir {
 // What this machine says about the device the scenarios use, and the refusals that follow from it
 // (DESIGN.md sections 7 and 8). Everything here happens before anything runs.
 struct ModeSetup {
+  bool nvml_tried = false;
+  std::string nvml_error;
   std::unique_ptr<Nvml> nvml;
   std::unique_ptr<MigInstancesGuard> created;
   nlohmann::json device = nlohmann::json::object();
 };
 
+// `all_modes`: called once per mode for --mode all (options for one mode are not an error then).
 void prepare_modes(const RunOptions& o, Backend backend, const std::vector<Scenario>& scenarios, ModeSetup& setup,
-                   OrchestratorOptions& oo) {
+                   OrchestratorOptions& oo, bool all_modes) {
   bool any_mig = false, any_mps = false, any_timeslice = false;
   for (const auto& s : scenarios) {
     any_mig |= s.mode == Mode::mig;
     any_mps |= s.mode == Mode::mps;
     any_timeslice |= s.mode == Mode::timeslice;
   }
-  if (!o.baseline.empty() && !any_mig)
-    throw InputError("--baseline: only used with mode mig, where the exclusive phase cannot be measured");
-  if (!o.mig_create.empty() && !any_mig) throw InputError("--mig-create: only used with mode mig");
-  if (!o.mps_pipe_dir.empty() && !any_mps) throw InputError("--mps-pipe-dir: only used with mode mps");
+  if (!all_modes) {
+    if (!o.baseline.empty() && !any_mig)
+      throw InputError("--baseline: only used with mode mig, where the exclusive phase cannot be measured");
+    if (!o.mig_create.empty() && !any_mig) throw InputError("--mig-create: only used with mode mig");
+    if (!o.mps_pipe_dir.empty() && !any_mps) throw InputError("--mps-pipe-dir: only used with mode mps");
+  }
   const int device = scenarios.front().device;
   for (const auto& s : scenarios)
     if (s.device != device) throw InputError(s.file + ": device: all scenarios of one run must use the same device");
 
-  std::string nvml_error;
-  if (any_mig || (backend == Backend::cuda && (any_timeslice || any_mps))) {
+  std::string& nvml_error = setup.nvml_error;
+  if (!setup.nvml_tried && (any_mig || (backend == Backend::cuda && (any_timeslice || any_mps)))) {
+    setup.nvml_tried = true;
     try {
       setup.nvml = Nvml::load();
       setup.device["nvml"] = setup.nvml->library_path();
@@ -150,7 +157,7 @@ void prepare_modes(const RunOptions& o, Backend backend, const std::vector<Scena
                            "). An administrator enables it with `nvidia-smi -i " + std::to_string(device) +
                            " -mig 1` on an idle GPU (it needs a GPU reset) and creates instances with `nvidia-smi mig -i " +
                            std::to_string(device) + " -cgi <profiles> -C`; interference-bench never changes MIG mode");
-    if (!o.mig_create.empty()) {
+    if (!o.mig_create.empty() && !setup.created) {
       if (geteuid() != 0) throw CannotRunError("--mig-create: creating MIG instances needs root");
       setup.created = std::make_unique<MigInstancesGuard>(*setup.nvml, dev, o.mig_create);
       nlohmann::json made = nlohmann::json::array();
@@ -208,6 +215,34 @@ int list_command(const std::string& what, const Registry& registry) {
   return kExitPass;
 }
 
+// A scenario under a mode this machine cannot run (--mode all): recorded, not run.
+RunResult waived_run(const Scenario& s, const std::string& reason) {
+  RunResult r;
+  r.scenario = s.name;
+  r.scenario_file = s.file;
+  r.mode = mode_name(s.mode);
+  r.device = s.device;
+  r.repetitions = s.repetitions;
+  r.warmup_s = s.warmup_s;
+  r.duration_s = s.duration_s;
+  r.cutoff = s.cutoff;
+  r.status = "waived";
+  r.message = reason;
+  r.mode_config = {{"mode", r.mode}};
+  for (const auto& t : s.tenants) {
+    TenantResult tr;
+    tr.name = t.name;
+    tr.role = t.role;
+    tr.workload = t.workload;
+    tr.params = t.params;
+    tr.placement = t.placement.raw;
+    tr.verdict = Verdict::waived;
+    tr.verdict_reason = "mode " + r.mode + " waived: " + reason;
+    r.tenants.push_back(std::move(tr));
+  }
+  return r;
+}
+
 int run_command(const RunOptions& o, const std::vector<std::string>& argv, const Registry& registry) {
   // SIGINT/SIGTERM arrive through a signalfd the orchestrator polls; nothing runs in a handler.
   sigset_t stop_signals;
@@ -218,8 +253,12 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
   const int sfd = signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
   signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe gives EPIPE, not death
 
+  // --mode all: every sharing mode side by side; scenarios are loaded once, placement keys of the
+  // other modes are kept for the mode they belong to.
+  const bool all_modes = o.mode == "all";
   ScenarioOverrides ov;
-  if (!o.mode.empty()) ov.mode = parse_mode(o.mode);
+  if (!o.mode.empty() && !all_modes) ov.mode = parse_mode(o.mode);
+  ov.lenient_placement = all_modes;
   ov.duration_s = o.duration;
   ov.warmup_s = o.warmup;
   ov.repetitions = o.repeat;
@@ -260,6 +299,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
     const std::string suite_name = o.suite.empty() ? "quick" : o.suite;
     const SuiteInfo suite = load_suite(find_scenarios_dir(), suite_name);
     meta.suite = suite.name;
+    if (!ov.repetitions) ov.repetitions = suite.repetitions;
     for (const auto& [b, files] : suite.scenarios_by_backend)
       if (b == backend_name(backend))
         for (const auto& f : files) scenarios.push_back(load_scenario(f, ov, vctx));
@@ -270,7 +310,31 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
     if (o.device) s.device = *o.device;
   OrchestratorOptions oo;
   ModeSetup setup;  // destroys MIG instances made by --mig-create on every way out of this function
-  prepare_modes(o, backend, scenarios, setup, oo);
+  // What runs, in order: each scenario under its mode, or (--mode all) under every mode in turn,
+  // with the modes this machine cannot run waived with the reason.
+  const std::vector<Mode> all_mode_list = {Mode::timeslice, Mode::mps, Mode::mig, Mode::streams};
+  std::map<Mode, std::string> waived_modes;
+  if (all_modes) {
+    for (Mode m : all_mode_list) {
+      std::vector<Scenario> copies = scenarios;
+      for (auto& s : copies) s.mode = m;
+      try {
+        prepare_modes(o, backend, copies, setup, oo, true);
+      } catch (const CannotRunError& e) {
+        waived_modes[m] = e.what();
+      }
+    }
+  } else {
+    prepare_modes(o, backend, scenarios, setup, oo, false);
+  }
+  std::vector<Scenario> plan;
+  for (const auto& s : scenarios) {
+    if (!all_modes) plan.push_back(s);
+    for (Mode m : all_modes ? all_mode_list : std::vector<Mode>{}) {
+      plan.push_back(s);
+      plan.back().mode = m;
+    }
+  }
   const TempDir run_dir;
 
   const std::string out_dir = o.out.empty() ? "interference-bench-results/" + utc_now("%Y%m%d-%H%M%S") : o.out;
@@ -299,7 +363,13 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
   Orchestrator orchestrator(oo);
 
   std::size_t index = 0;
-  for (const auto& s : scenarios) {
+  for (const auto& s : plan) {
+    if (const auto w = waived_modes.find(s.mode); w != waived_modes.end()) {
+      results.runs.push_back(waived_run(s, w->second));
+      results.summary = summarize_results(results.runs, false);
+      write_outputs();
+      continue;
+    }
     for (int rep = 1; rep <= s.repetitions && !orchestrator.interrupted(); ++rep) {
       RunResult run;
       try {
@@ -339,8 +409,12 @@ int run_app(int argc, char** argv) {
   app.require_subcommand(0, 1);
 
   RunOptions o;
-  app.add_option("--mode", o.mode, "Sharing mode (overrides the scenario's)")
-      ->check(CLI::IsMember(mode_names()));
+  app.add_option("--mode", o.mode, "Sharing mode (overrides the scenario's); all: every mode side by side")
+      ->check(CLI::IsMember([] {
+        auto names = mode_names();
+        names.push_back("all");
+        return names;
+      }()));
   auto* scen = app.add_option("--scenario", o.scenario, "Scenario file (JSON)")->check(CLI::ExistingFile);
   app.add_option("--suite", o.suite, "Suite name from scenarios/suites (default: quick)")->excludes(scen);
   app.add_option("--backend", o.backend, "cuda (default), host (CPU workloads) or auto (cuda if a GPU is usable, else host)")

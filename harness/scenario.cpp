@@ -118,7 +118,7 @@ class Checker {
 };
 
 Placement parse_placement(const Checker& ck, const json& p, const std::string& path, Mode mode,
-                          const ValidationContext& ctx) {
+                          const ValidationContext& ctx, bool lenient) {
   Placement out;
   if (!p.is_object()) ck.fail(path, "expected an object, got " + Checker::describe(p));
   ck.only_keys(p, path,
@@ -140,7 +140,7 @@ Placement parse_placement(const Checker& ck, const json& p, const std::string& p
       out.cpus.push_back(c);
     }
   }
-  const bool mig = mode == Mode::mig, mps = mode == Mode::mps;
+  const bool mig = lenient || mode == Mode::mig, mps = lenient || mode == Mode::mps;
   if (p.contains("mig_instance")) {
     if (!mig) ck.fail(path + ".mig_instance", std::string("only valid with mode mig (mode is ") + mode_name(mode) + ")");
     out.mig_instance = ck.integer(p.at("mig_instance"), path + ".mig_instance", 0, 63);
@@ -244,7 +244,7 @@ Scenario parse_scenario(const json& doc, const std::string& file, const Scenario
         ck.fail(tp + ".role", "expected one of victim, aggressor, got \"" + tenant.role + "\"");
     }
     tenant.placement = parse_placement(ck, t.contains("placement") ? t.at("placement") : json::object(),
-                                       tp + ".placement", s.mode, ctx);
+                                       tp + ".placement", s.mode, ctx, ov.lenient_placement);
     if (tenant.placement.mig_instance) {
       for (const auto& [inst, other] : mig_instances)
         if (inst == *tenant.placement.mig_instance)
@@ -281,11 +281,12 @@ SuiteInfo parse_suite(const std::string& dir, const std::string& file) {
   }
   const Checker ck(file);
   if (!doc.is_object()) ck.fail("", "expected a JSON object (a suite)");
-  ck.only_keys(doc, "", {"name", "description", "scenarios"});
+  ck.only_keys(doc, "", {"name", "description", "repetitions", "scenarios"});
   SuiteInfo s;
   s.file = file;
   s.name = ck.string(ck.required(doc, "", "name"), "name");
   if (doc.contains("description")) s.description = ck.string(doc.at("description"), "description");
+  if (doc.contains("repetitions")) s.repetitions = ck.integer(doc.at("repetitions"), "repetitions", 1, 1000);
   const json& sc = ck.required(doc, "", "scenarios");
   if (!sc.is_object()) ck.fail("scenarios", "expected an object of backend -> scenario files");
   ck.only_keys(sc, "scenarios", {"host", "cuda"});

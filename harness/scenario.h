@@ -56,6 +56,8 @@ struct ScenarioOverrides {
   std::optional<double> duration_s;
   std::optional<int> repetitions;
   std::optional<double> cutoff;
+  // --mode all: placement keys of another mode than the scenario's are kept, not refused.
+  bool lenient_placement = false;
 };
 
 struct ValidationContext {
@@ -74,10 +76,11 @@ struct SuiteInfo {
   std::string name;
   std::string description;
   std::string file;
+  std::optional<int> repetitions;  // overrides every scenario's (the command line still wins)
   // Scenario files (absolute paths) per backend name ("host", "cuda").
   std::vector<std::pair<std::string, std::vector<std::string>>> scenarios_by_backend;
 };
-// Suites are scenarios/suites/<name>.json: {"name", "description", "scenarios": {"host": [...], "cuda": [...]}}
+// Suites are scenarios/suites/<name>.json: {"name", "description", "repetitions"?, "scenarios": {"host": [...], "cuda": [...]}}
 // with scenario paths relative to the scenarios directory.
 SuiteInfo load_suite(const std::string& scenarios_dir, const std::string& name);
 std::vector<SuiteInfo> list_suites(const std::string& scenarios_dir);

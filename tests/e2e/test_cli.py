@@ -32,8 +32,10 @@ def test_list_modes_and_scenarios(runner):
     assert [line.split()[0] for line in modes.stdout.splitlines()] == ["exclusive", "timeslice", "mps", "mig", "streams"]
     scen = runner.run("list", "scenarios")
     assert scen.returncode == 0
-    assert scen.stdout.startswith("quick")
-    assert "[host] host/compute-compute.json" in scen.stdout
+    suites = [line.split()[0] for line in scen.stdout.splitlines() if not line.startswith(" ")]
+    assert suites == ["default", "nightly", "quick"]
+    assert "    [host] host/compute-compute.json" in scen.stdout
+    assert "    [cuda] cuda/quick-gemm-gemm.json" in scen.stdout
 
 
 def test_list_needs_a_known_topic(runner):

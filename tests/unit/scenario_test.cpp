@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <unistd.h>
 
 namespace ib {
@@ -126,6 +127,50 @@ TEST_F(ScenarioTest, SuitesResolveScenarioFilesPerBackend) {
 TEST(ModeNames, RoundTrip) {
   for (const auto& n : mode_names()) EXPECT_EQ(mode_name(*parse_mode(n)), n);
   EXPECT_FALSE(parse_mode("shared"));
+}
+
+}  // namespace
+}  // namespace ib
+
+#include "kernels/cuda/cuda_workloads.h"
+
+namespace ib {
+namespace {
+
+// Every suite and scenario shipped in scenarios/ loads and validates for its backend, and the
+// suites cover the pairs the modes issue lists.
+TEST(ShippedScenarios, EverySuiteValidates) {
+  Registry registry;
+  register_host_workloads(registry);
+  register_cuda_workloads(registry);
+  const bool have_cuda = registry.find("gemm") != nullptr;
+  const std::string dir = find_scenarios_dir();
+  const auto suites = list_suites(dir);
+  std::vector<std::string> names;
+  for (const auto& suite : suites) {
+    names.push_back(suite.name);
+    for (const auto& [backend, files] : suite.scenarios_by_backend) {
+      if (backend == "cuda" && !have_cuda) continue;
+      const ValidationContext ctx{&registry, backend == "cuda" ? Backend::cuda : Backend::host, {}};
+      EXPECT_FALSE(files.empty()) << suite.name << " " << backend;
+      for (const auto& f : files) EXPECT_NO_THROW(load_scenario(f, {}, ctx)) << f;
+    }
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"default", "nightly", "quick"}));
+  EXPECT_EQ(load_suite(dir, "nightly").repetitions, 3);
+  if (!have_cuda) return;
+  std::set<std::string> pairs;
+  for (const auto& [backend, files] : load_suite(dir, "default").scenarios_by_backend)
+    if (backend == "cuda")
+      for (const auto& f : files) {
+        const Scenario s = load_scenario(f, {}, {&registry, Backend::cuda, {}});
+        std::string key;
+        for (const auto& t : s.tenants) key += (key.empty() ? "" : "+") + t.workload;
+        pairs.insert(key);
+      }
+  for (const char* want : {"gemm+gemm", "copy+copy", "gemm+copy", "latency+gemm", "latency+copy", "h2d+copy",
+                           "train-step+serve", "latency+gemm+copy+h2d"})
+    EXPECT_TRUE(pairs.count(want)) << want;
 }
 
 }  // namespace

@@ -66,6 +66,15 @@ void summarize_phase(PhaseResult& p, const Work& work, std::optional<std::int64_
   }
 }
 
+void attach_telemetry(PhaseResult& p, std::vector<TelemetrySample> telemetry) {
+  p.telemetry = std::move(telemetry);
+  p.throttled = flag_throttled_samples(p.start_ns, p.duration_s, p.telemetry);
+  std::vector<std::uint8_t> counted;
+  for (std::size_t i = 0; i < p.throttled.size(); ++i)
+    if (p.in_window[i]) counted.push_back(p.throttled[i]);
+  p.throttle = summarize_throttle(counted, p.telemetry);
+}
+
 namespace {
 std::string percent(double x) {
   std::ostringstream os;
@@ -87,6 +96,12 @@ void finalize_run(RunResult& run, std::uint64_t seed, int resamples) {
         t.warnings.push_back(std::string("noisy baseline: the ") + (p == &t.exclusive ? "exclusive" : "alone") +
                              " phase has a sample-time CV of " + percent(p->stats.cv) + " (above " +
                              percent(kNoisyBaselineCv) + "); slowdowns below that level are not resolvable");
+    for (const PhaseResult* p : {&t.exclusive, &t.alone, &t.colocated})
+      if (p->measured() && p->source != "exclusive" && p->throttle && p->throttle->throttled_samples > 0)
+        t.warnings.push_back(percent(p->throttle->throttled_fraction) + " of the " +
+                             (p == &t.exclusive ? "exclusive" : p == &t.alone ? "alone" : "colocated") +
+                             " samples ran throttled (reasons seen: " + reason_names(p->throttle->reasons_seen) +
+                             "); flagged and kept in the statistics");
     for (const PhaseResult* p : {&t.exclusive, &t.colocated})
       if (p->measured() && p->outliers > 0)
         t.warnings.push_back(std::to_string(p->outliers) + " outlier sample(s) flagged (MAD) in the " +

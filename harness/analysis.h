@@ -14,6 +14,10 @@ namespace ib {
 void summarize_phase(PhaseResult& phase, const Work& work, std::optional<std::int64_t> window_start,
                      std::optional<std::int64_t> window_end);
 
+// Attaches a phase's telemetry: flags each sample throttled (telemetry.h) and summarises the
+// throttling over the counted samples. Call after summarize_phase.
+void attach_telemetry(PhaseResult& phase, std::vector<TelemetrySample> telemetry);
+
 // Durations of the samples that count (in_window).
 std::vector<double> counted_durations(const PhaseResult& phase);
 

@@ -49,6 +49,7 @@ struct RunOptions {
   std::string mps_pipe_dir;
   std::string baseline;
   std::vector<std::string> mig_create;
+  std::optional<double> telemetry_hz;  // default: 10 with the cuda backend, off with host
 };
 
 Registry make_registry() {
@@ -97,6 +98,22 @@ struct ModeSetup {
   nlohmann::json device = nlohmann::json::object();
 };
 
+// Loads NVML once (when something needs it); a failure is remembered, not thrown.
+void ensure_nvml(ModeSetup& setup, int device) {
+  if (setup.nvml_tried) return;
+  setup.nvml_tried = true;
+  try {
+    setup.nvml = Nvml::load();
+    setup.device["nvml"] = setup.nvml->library_path();
+    setup.device["name"] = setup.nvml->device_name(static_cast<unsigned>(device));
+    setup.device["uuid"] = setup.nvml->device_uuid(static_cast<unsigned>(device));
+  } catch (const NvmlError& e) {
+    setup.nvml.reset();
+    setup.nvml_error = e.what();
+    setup.device["nvml"] = "unavailable: " + setup.nvml_error;
+  }
+}
+
 // `all_modes`: called once per mode for --mode all (options for one mode are not an error then).
 void prepare_modes(const RunOptions& o, Backend backend, const std::vector<Scenario>& scenarios, ModeSetup& setup,
                    OrchestratorOptions& oo, bool all_modes) {
@@ -116,19 +133,8 @@ void prepare_modes(const RunOptions& o, Backend backend, const std::vector<Scena
   for (const auto& s : scenarios)
     if (s.device != device) throw InputError(s.file + ": device: all scenarios of one run must use the same device");
 
-  std::string& nvml_error = setup.nvml_error;
-  if (!setup.nvml_tried && (any_mig || (backend == Backend::cuda && (any_timeslice || any_mps)))) {
-    setup.nvml_tried = true;
-    try {
-      setup.nvml = Nvml::load();
-      setup.device["nvml"] = setup.nvml->library_path();
-      setup.device["name"] = setup.nvml->device_name(static_cast<unsigned>(device));
-      setup.device["uuid"] = setup.nvml->device_uuid(static_cast<unsigned>(device));
-    } catch (const NvmlError& e) {
-      nvml_error = e.what();
-      setup.device["nvml"] = "unavailable: " + nvml_error;
-    }
-  }
+  const std::string& nvml_error = setup.nvml_error;
+  if (any_mig || (backend == Backend::cuda && (any_timeslice || any_mps))) ensure_nvml(setup, device);
   if (setup.nvml && backend == Backend::cuda && (any_timeslice || any_mps)) {
     const ComputeMode cm = setup.nvml->compute_mode(static_cast<unsigned>(device));
     setup.device["compute_mode"] = compute_mode_name(cm);
@@ -217,28 +223,12 @@ int list_command(const std::string& what, const Registry& registry) {
 
 // A scenario under a mode this machine cannot run (--mode all): recorded, not run.
 RunResult waived_run(const Scenario& s, const std::string& reason) {
-  RunResult r;
-  r.scenario = s.name;
-  r.scenario_file = s.file;
-  r.mode = mode_name(s.mode);
-  r.device = s.device;
-  r.repetitions = s.repetitions;
-  r.warmup_s = s.warmup_s;
-  r.duration_s = s.duration_s;
-  r.cutoff = s.cutoff;
+  RunResult r = new_run_result(s, 1);
   r.status = "waived";
   r.message = reason;
-  r.mode_config = {{"mode", r.mode}};
-  for (const auto& t : s.tenants) {
-    TenantResult tr;
-    tr.name = t.name;
-    tr.role = t.role;
-    tr.workload = t.workload;
-    tr.params = t.params;
-    tr.placement = t.placement.raw;
-    tr.verdict = Verdict::waived;
-    tr.verdict_reason = "mode " + r.mode + " waived: " + reason;
-    r.tenants.push_back(std::move(tr));
+  for (auto& t : r.tenants) {
+    t.verdict = Verdict::waived;
+    t.verdict_reason = "mode " + r.mode + " waived: " + reason;
   }
   return r;
 }
@@ -326,6 +316,21 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
     }
   } else {
     prepare_modes(o, backend, scenarios, setup, oo, false);
+  }
+  // Telemetry beside every phase (DESIGN.md section 5), where NVML answers.
+  const double hz = o.telemetry_hz.value_or(backend == Backend::cuda ? 10.0 : 0.0);
+  meta.telemetry = {{"hz", hz}};
+  if (hz > 0.0) {
+    ensure_nvml(setup, scenarios.front().device);
+    if (setup.nvml) {
+      oo.nvml = setup.nvml.get();
+      oo.telemetry_device = static_cast<unsigned>(scenarios.front().device);
+      oo.telemetry_hz = hz;
+      meta.telemetry["source"] = setup.nvml->library_path();
+    } else {
+      meta.telemetry["source"] = "unavailable: " + setup.nvml_error;
+      std::cerr << "interference-bench: no telemetry (" << setup.nvml_error << ")\n";
+    }
   }
   std::vector<Scenario> plan;
   for (const auto& s : scenarios) {
@@ -431,6 +436,9 @@ int run_app(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--seed", o.seed, "Bootstrap seed (default 1)");
   app.add_option("--resamples", o.resamples, "Bootstrap resamples for the P95 CI (default 1000)")->check(CLI::Range(0, 100000));
+  app.add_option("--telemetry-hz", o.telemetry_hz,
+                 "NVML telemetry rate beside every phase (default 10 with --backend cuda, off with host; 0: off)")
+      ->check(CLI::Range(0.0, 1000.0));
   app.add_option("--mps-pipe-dir", o.mps_pipe_dir, "mode mps: use the MPS daemon already running there (never stopped)")
       ->check(CLI::ExistingDirectory);
   app.add_option("--baseline", o.baseline, "mode mig: take the exclusive phase from this results.json of an exclusive run")

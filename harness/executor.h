@@ -3,6 +3,7 @@
 // owns, so workloads never time themselves.
 #pragma once
 
+#include "harness/clock.h"
 #include "kernels/workload.h"
 
 #include <cstdint>
@@ -39,8 +40,5 @@ std::unique_ptr<Executor> make_host_executor();
 std::optional<std::string> cuda_unavailable_reason(int device);
 // Throws WorkloadError when CUDA is unavailable.
 std::unique_ptr<Executor> make_cuda_executor(int device);
-
-// Monotonic clock in ns, the same clock in every process on this host.
-std::int64_t monotonic_ns();
 
 }  // namespace ib

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <sstream>
 #include <utility>
 
@@ -95,6 +96,25 @@ typedef struct {
 } nvmlGpuInstanceInfo_t;
 
 typedef struct {
+  unsigned int gpu;     // percent of the last sample period with a kernel running
+  unsigned int memory;  // percent of the last sample period with device memory being read or written
+} nvmlUtilization_t;
+
+typedef struct {
+  unsigned long long referenceTime;  // CPU timestamp, microseconds
+  unsigned long long violationTime;  // nanoseconds
+} nvmlViolationTime_t;
+
+// nvmlProcessInfo_t as taken by nvmlDeviceGetComputeRunningProcesses_v3 (and, with the same layout,
+// nvmlProcessInfo_v2_t by ..._v2).
+typedef struct {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  // bytes, or NVML_VALUE_NOT_AVAILABLE
+  unsigned int gpuInstanceId;        // 0xFFFFFFFF outside MIG
+  unsigned int computeInstanceId;    // 0xFFFFFFFF outside MIG
+} nvmlProcessInfo_t;
+
+typedef struct {
   nvmlDevice_t device;
   nvmlGpuInstance_t gpuInstance;
   unsigned int id;
@@ -116,12 +136,38 @@ const char* compute_mode_name(ComputeMode m) {
   return "Unknown";
 }
 
+const char* virtualization_mode_name(VirtualizationMode m) {
+  switch (m) {
+    case VirtualizationMode::none: return "NONE";
+    case VirtualizationMode::passthrough: return "PASSTHROUGH";
+    case VirtualizationMode::vgpu: return "VGPU";
+    case VirtualizationMode::host_vgpu: return "HOST_VGPU";
+    case VirtualizationMode::host_vsga: return "HOST_VSGA";
+    case VirtualizationMode::unknown: break;
+  }
+  return "UNKNOWN";
+}
+
 namespace {
 
 constexpr nvmlReturn_t NVML_SUCCESS = 0;
 constexpr nvmlReturn_t NVML_ERROR_INVALID_ARGUMENT = 2;
 constexpr nvmlReturn_t NVML_ERROR_NOT_SUPPORTED = 3;
+constexpr nvmlReturn_t NVML_ERROR_NO_PERMISSION = 4;
 constexpr nvmlReturn_t NVML_ERROR_NOT_FOUND = 6;
+constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_SIZE = 7;
+constexpr nvmlReturn_t NVML_ERROR_LIBRARY_NOT_FOUND = 12;
+constexpr nvmlReturn_t NVML_ERROR_FUNCTION_NOT_FOUND = 13;
+
+constexpr int NVML_CLOCK_SM = 1;                 // nvmlClockType_t
+constexpr int NVML_CLOCK_MEM = 2;
+constexpr int NVML_TEMPERATURE_GPU = 0;          // nvmlTemperatureSensors_t
+constexpr int NVML_PERF_POLICY_POWER = 0;        // nvmlPerfPolicyType_t
+constexpr int NVML_PERF_POLICY_THERMAL = 1;
+constexpr unsigned NVML_NVLINK_MAX_LINKS = 18;
+constexpr unsigned kDriverVersionBuffer = 80;    // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+constexpr unsigned kNoInstance = 0xFFFFFFFFu;    // gpuInstanceId / computeInstanceId outside MIG
+constexpr unsigned long long kValueNotAvailable = ~0ull;  // NVML_VALUE_NOT_AVAILABLE as an unsigned long long
 
 constexpr unsigned kNameBuffer = 96;   // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 constexpr unsigned kUuidBuffer = 96;   // NVML_DEVICE_UUID_V2_BUFFER_SIZE
@@ -166,6 +212,33 @@ class DlNvml final : public Nvml {
     if (!ci_get_info_) bind("nvmlComputeInstanceGetInfo", ci_get_info_);
     bind("nvmlComputeInstanceDestroy", destroy_ci_);
     bind("nvmlGpuInstanceDestroy", destroy_gi_);
+    // Telemetry and facts: each optional, a missing entry point makes its field "unsupported".
+    bind("nvmlDeviceGetClockInfo", get_clock_);
+    bind("nvmlDeviceGetMaxClockInfo", get_max_clock_);
+    bind("nvmlDeviceGetPowerUsage", get_power_);
+    bind("nvmlDeviceGetEnforcedPowerLimit", get_enforced_limit_);
+    bind("nvmlDeviceGetPowerManagementDefaultLimit", get_default_limit_);
+    bind("nvmlDeviceGetTemperature", get_temperature_);
+    bind("nvmlDeviceGetCurrentClocksEventReasons", get_event_reasons_);
+    bind("nvmlDeviceGetCurrentClocksThrottleReasons", get_throttle_reasons_);
+    bind("nvmlDeviceGetUtilizationRates", get_utilization_);
+    bind("nvmlDeviceGetViolationStatus", get_violation_);
+    bind("nvmlSystemGetDriverVersion", get_driver_version_);
+    bind("nvmlSystemGetCudaDriverVersion_v2", get_cuda_version_);
+    bind("nvmlDeviceGetCudaComputeCapability", get_cc_);
+    bind("nvmlDeviceGetEccMode", get_ecc_);
+    bind("nvmlDeviceGetVirtualizationMode", get_virt_);
+    bind("nvmlDeviceGetCurrPcieLinkGeneration", get_pcie_gen_);
+    bind("nvmlDeviceGetCurrPcieLinkWidth", get_pcie_width_);
+    bind("nvmlDeviceGetMaxPcieLinkGeneration", get_pcie_max_gen_);
+    bind("nvmlDeviceGetMaxPcieLinkWidth", get_pcie_max_width_);
+    bind("nvmlDeviceGetNvLinkState", get_nvlink_state_);
+    bind("nvmlDeviceGetComputeRunningProcesses_v3", get_processes_);
+    processes_call_ = "nvmlDeviceGetComputeRunningProcesses_v3";
+    if (!get_processes_) {
+      bind("nvmlDeviceGetComputeRunningProcesses_v2", get_processes_);  // same nvmlProcessInfo_t layout
+      processes_call_ = "nvmlDeviceGetComputeRunningProcesses_v2";
+    }
 
     if (!init_ || !shutdown_ || !error_string_) {
       std::string missing = !init_ ? "nvmlInit_v2" : !shutdown_ ? "nvmlShutdown" : "nvmlErrorString";
@@ -328,7 +401,197 @@ class DlNvml final : public Nvml {
     check("nvmlGpuInstanceDestroy", need(destroy_gi_, "nvmlGpuInstanceDestroy")(gi));
   }
 
+  TelemetryReading read_telemetry(unsigned device) override {
+    nvmlDevice_t h = handle(device);
+    TelemetryReading r;
+    auto& notes = r.unsupported;
+    unsigned v = 0;
+    if (optional_call(notes, "sm_clock", "nvmlDeviceGetClockInfo", get_clock_, {}, h, NVML_CLOCK_SM, &v))
+      r.sm_clock_mhz = v;
+    if (optional_call(notes, "mem_clock", "nvmlDeviceGetClockInfo", get_clock_, {}, h, NVML_CLOCK_MEM, &v))
+      r.mem_clock_mhz = v;
+    if (optional_call(notes, "max_sm_clock", "nvmlDeviceGetMaxClockInfo", get_max_clock_, {}, h, NVML_CLOCK_SM, &v))
+      r.max_sm_clock_mhz = v;
+    if (optional_call(notes, "power", "nvmlDeviceGetPowerUsage", get_power_, {}, h, &v)) r.power_w = v / 1000.0;
+    if (optional_call(notes, "power_limit", "nvmlDeviceGetEnforcedPowerLimit", get_enforced_limit_, {}, h, &v))
+      r.power_limit_w = v / 1000.0;
+    if (optional_call(notes, "default_power_limit", "nvmlDeviceGetPowerManagementDefaultLimit", get_default_limit_,
+                      {}, h, &v))
+      r.default_power_limit_w = v / 1000.0;
+    if (optional_call(notes, "temperature", "nvmlDeviceGetTemperature", get_temperature_, {}, h, NVML_TEMPERATURE_GPU,
+                      &v))
+      r.temperature_c = v;
+    r.clock_event_reasons = read_reasons(h, notes);
+    nvmlUtilization_t util{};
+    if (optional_call(notes, "utilization", "nvmlDeviceGetUtilizationRates", get_utilization_, {}, h, &util)) {
+      r.util_gpu_pct = util.gpu;
+      r.util_memory_pct = util.memory;
+    }
+    nvmlMemory_t mem{};
+    if (optional_call(notes, "memory_used", "nvmlDeviceGetMemoryInfo", get_memory_, {}, h, &mem))
+      r.memory_used_bytes = mem.used;
+    nvmlViolationTime_t viol{};
+    if (optional_call(notes, "power_violation", "nvmlDeviceGetViolationStatus", get_violation_, {}, h,
+                      NVML_PERF_POLICY_POWER, &viol))
+      r.power_violation = ViolationTime{viol.referenceTime, viol.violationTime};
+    viol = {};
+    if (optional_call(notes, "thermal_violation", "nvmlDeviceGetViolationStatus", get_violation_, {}, h,
+                      NVML_PERF_POLICY_THERMAL, &viol))
+      r.thermal_violation = ViolationTime{viol.referenceTime, viol.violationTime};
+    return r;
+  }
+
+  DeviceFacts device_facts(unsigned device) override {
+    nvmlDevice_t h = handle(device);
+    DeviceFacts f;
+    auto& notes = f.unsupported;
+    f.name = name_of(h);
+    f.uuid = uuid_of(h);
+    {
+      char buf[kDriverVersionBuffer] = {};
+      if (optional_call(notes, "driver_version", "nvmlSystemGetDriverVersion", get_driver_version_, {}, buf,
+                        kDriverVersionBuffer)) {
+        buf[kDriverVersionBuffer - 1] = '\0';
+        f.driver_version = std::string(buf);
+      }
+    }
+    int cuda = 0;
+    // Without libcuda.so.1 NVML cannot ask the CUDA driver: the version is then unknown, not an error.
+    if (optional_call(notes, "cuda_driver_version", "nvmlSystemGetCudaDriverVersion_v2", get_cuda_version_,
+                      {NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND}, &cuda))
+      f.cuda_driver_version = cuda;
+    int major = 0, minor = 0;
+    if (optional_call(notes, "compute_capability", "nvmlDeviceGetCudaComputeCapability", get_cc_, {}, h, &major,
+                      &minor)) {
+      f.cc_major = major;
+      f.cc_minor = minor;
+    }
+    nvmlMemory_t mem{};
+    check("nvmlDeviceGetMemoryInfo", need(get_memory_, "nvmlDeviceGetMemoryInfo")(h, &mem));
+    f.memory_total_bytes = mem.total;
+    f.memory_used_bytes = mem.used;
+    int ecc_current = 0, ecc_pending = 0;  // nvmlEnableState_t
+    if (optional_call(notes, "ecc", "nvmlDeviceGetEccMode", get_ecc_, {}, h, &ecc_current, &ecc_pending)) {
+      f.ecc_current = ecc_current != 0;
+      f.ecc_pending = ecc_pending != 0;
+    }
+    int virt = 0;  // nvmlGpuVirtualizationMode_t
+    if (optional_call(notes, "virtualization_mode", "nvmlDeviceGetVirtualizationMode", get_virt_, {}, h, &virt))
+      f.virtualization = (virt >= 0 && virt <= 4) ? static_cast<VirtualizationMode>(virt) : VirtualizationMode::unknown;
+    unsigned v = 0;
+    if (optional_call(notes, "pcie_gen_current", "nvmlDeviceGetCurrPcieLinkGeneration", get_pcie_gen_, {}, h, &v))
+      f.pcie_gen_current = v;
+    if (optional_call(notes, "pcie_width_current", "nvmlDeviceGetCurrPcieLinkWidth", get_pcie_width_, {}, h, &v))
+      f.pcie_width_current = v;
+    if (optional_call(notes, "pcie_gen_max", "nvmlDeviceGetMaxPcieLinkGeneration", get_pcie_max_gen_, {}, h, &v))
+      f.pcie_gen_max = v;
+    if (optional_call(notes, "pcie_width_max", "nvmlDeviceGetMaxPcieLinkWidth", get_pcie_max_width_, {}, h, &v))
+      f.pcie_width_max = v;
+    read_nvlink(h, f);
+    read_processes(h, f);
+    nvmlDeviceAttributes_t attr{};
+    // Documented for MIG handles only; a whole GPU may answer NOT_SUPPORTED or INVALID_ARGUMENT.
+    if (optional_call(notes, "sm_count", "nvmlDeviceGetAttributes_v2", get_attributes_, {NVML_ERROR_INVALID_ARGUMENT},
+                      h, &attr))
+      f.sm_count = attr.multiprocessorCount;
+    return f;
+  }
+
  private:
+  // Calls fn(args...) when the library exports it. Returns true on success; false, with a note in `notes`,
+  // when the entry point is missing or answers NOT_SUPPORTED (or one of `also_unsupported`); throws otherwise.
+  template <typename F, typename... A>
+  bool optional_call(std::vector<std::string>& notes, const char* field, const char* call, F fn,
+                     std::initializer_list<nvmlReturn_t> also_unsupported, A... args) const {
+    if (!fn) {
+      notes.push_back(std::string(field) + ": " + call + ": not exported by " + path_);
+      return false;
+    }
+    nvmlReturn_t rc = fn(args...);
+    if (rc == NVML_SUCCESS) return true;
+    if (rc == NVML_ERROR_NOT_SUPPORTED ||
+        std::find(also_unsupported.begin(), also_unsupported.end(), rc) != also_unsupported.end()) {
+      notes.push_back(std::string(field) + ": " + message(call, rc));
+      return false;
+    }
+    throw NvmlError(message(call, rc));
+  }
+
+  // nvmlDeviceGetCurrentClocksEventReasons (R535+), falling back to the older
+  // nvmlDeviceGetCurrentClocksThrottleReasons when it is not exported or answers FUNCTION_NOT_FOUND/NOT_SUPPORTED.
+  std::optional<unsigned long long> read_reasons(nvmlDevice_t h, std::vector<std::string>& notes) const {
+    unsigned long long mask = 0;
+    if (get_event_reasons_) {
+      nvmlReturn_t rc = get_event_reasons_(h, &mask);
+      if (rc == NVML_SUCCESS) return mask;
+      if (rc != NVML_ERROR_FUNCTION_NOT_FOUND && rc != NVML_ERROR_NOT_SUPPORTED)
+        throw NvmlError(message("nvmlDeviceGetCurrentClocksEventReasons", rc));
+    }
+    if (optional_call(notes, "clock_event_reasons", "nvmlDeviceGetCurrentClocksThrottleReasons",
+                      get_throttle_reasons_, {NVML_ERROR_FUNCTION_NOT_FOUND}, h, &mask))
+      return mask;
+    return std::nullopt;
+  }
+
+  // Counts active links among 0..NVML_NVLINK_MAX_LINKS-1. NOT_SUPPORTED on link 0: no NVLink. INVALID_ARGUMENT
+  // on a later link: the GPU has fewer links (stop there).
+  void read_nvlink(nvmlDevice_t h, DeviceFacts& f) const {
+    if (!get_nvlink_state_) {
+      f.unsupported.push_back("nvlink: nvmlDeviceGetNvLinkState: not exported by " + path_);
+      return;
+    }
+    unsigned up = 0, queried = 0;
+    for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+      int active = 0;  // nvmlEnableState_t
+      nvmlReturn_t rc = get_nvlink_state_(h, link, &active);
+      if (rc == NVML_ERROR_NOT_SUPPORTED || (rc == NVML_ERROR_INVALID_ARGUMENT && link > 0)) {
+        if (link == 0) {
+          f.unsupported.push_back("nvlink: " + message("nvmlDeviceGetNvLinkState", rc));
+          return;
+        }
+        break;
+      }
+      check("nvmlDeviceGetNvLinkState", rc);
+      ++queried;
+      if (active != 0) ++up;
+    }
+    f.nvlink_links_up = up;
+    f.nvlink_links_queried = queried;
+  }
+
+  // The documented two-step query: *infoCount = 0 answers SUCCESS (none) or INSUFFICIENT_SIZE with the count;
+  // then a buffer with headroom (the list can grow between the calls), retried a few times.
+  void read_processes(nvmlDevice_t h, DeviceFacts& f) const {
+    const char* call = processes_call_;
+    if (!get_processes_) {
+      f.unsupported.push_back(std::string("processes: ") + call + ": not exported by " + path_);
+      return;
+    }
+    std::vector<nvmlProcessInfo_t> buf;
+    unsigned count = 0;
+    nvmlReturn_t rc = get_processes_(h, &count, nullptr);
+    for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < 4; ++attempt) {
+      buf.assign(count + 8, nvmlProcessInfo_t{});
+      count = static_cast<unsigned>(buf.size());
+      rc = get_processes_(h, &count, buf.data());
+    }
+    if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_NO_PERMISSION) {
+      f.unsupported.push_back("processes: " + message(call, rc));
+      return;
+    }
+    check(call, rc);
+    std::vector<ComputeProcess> out;
+    for (unsigned i = 0; i < count && i < buf.size(); ++i) {
+      ComputeProcess p;
+      p.pid = buf[i].pid;
+      if (buf[i].usedGpuMemory != kValueNotAvailable) p.used_bytes = buf[i].usedGpuMemory;
+      if (buf[i].gpuInstanceId != kNoInstance) p.gpu_instance_id = buf[i].gpuInstanceId;
+      if (buf[i].computeInstanceId != kNoInstance) p.compute_instance_id = buf[i].computeInstanceId;
+      out.push_back(p);
+    }
+    f.processes = std::move(out);
+  }
+
   struct GiProfile {
     unsigned id = 0;
     unsigned slices = 0;
@@ -442,6 +705,28 @@ class DlNvml final : public Nvml {
   nvmlReturn_t (*ci_get_info_)(nvmlComputeInstance_t, nvmlComputeInstanceInfo_t*) = nullptr;
   nvmlReturn_t (*destroy_ci_)(nvmlComputeInstance_t) = nullptr;
   nvmlReturn_t (*destroy_gi_)(nvmlGpuInstance_t) = nullptr;
+  nvmlReturn_t (*get_clock_)(nvmlDevice_t, int, unsigned*) = nullptr;      // nvmlClockType_t
+  nvmlReturn_t (*get_max_clock_)(nvmlDevice_t, int, unsigned*) = nullptr;  // nvmlClockType_t
+  nvmlReturn_t (*get_power_)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*get_enforced_limit_)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*get_default_limit_)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*get_temperature_)(nvmlDevice_t, int, unsigned*) = nullptr;  // nvmlTemperatureSensors_t
+  nvmlReturn_t (*get_event_reasons_)(nvmlDevice_t, unsigned long long*) = nullptr;
+  nvmlReturn_t (*get_throttle_reasons_)(nvmlDevice_t, unsigned long long*) = nullptr;
+  nvmlReturn_t (*get_utilization_)(nvmlDevice_t, nvmlUtilization_t*) = nullptr;
+  nvmlReturn_t (*get_violation_)(nvmlDevice_t, int, nvmlViolationTime_t*) = nullptr;  // nvmlPerfPolicyType_t
+  nvmlReturn_t (*get_driver_version_)(char*, unsigned) = nullptr;
+  nvmlReturn_t (*get_cuda_version_)(int*) = nullptr;
+  nvmlReturn_t (*get_cc_)(nvmlDevice_t, int*, int*) = nullptr;
+  nvmlReturn_t (*get_ecc_)(nvmlDevice_t, int*, int*) = nullptr;  // nvmlEnableState_t
+  nvmlReturn_t (*get_virt_)(nvmlDevice_t, int*) = nullptr;       // nvmlGpuVirtualizationMode_t
+  nvmlReturn_t (*get_pcie_gen_)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*get_pcie_width_)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*get_pcie_max_gen_)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*get_pcie_max_width_)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*get_nvlink_state_)(nvmlDevice_t, unsigned, int*) = nullptr;  // nvmlEnableState_t
+  nvmlReturn_t (*get_processes_)(nvmlDevice_t, unsigned*, nvmlProcessInfo_t*) = nullptr;
+  const char* processes_call_ = "nvmlDeviceGetComputeRunningProcesses_v3";
 };
 
 }  // namespace

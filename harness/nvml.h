@@ -44,6 +44,69 @@ struct CreatedMigInstance {
   unsigned compute_instance_id = 0;
 };
 
+// Cumulative time the GPU was held below its application clocks by one limiter (nvmlViolationTime_t).
+struct ViolationTime {
+  unsigned long long reference_us = 0;  // CPU timestamp of the reading, microseconds
+  unsigned long long violation_ns = 0;  // cumulative violation time, nanoseconds
+};
+
+// One NVML telemetry reading of a whole GPU. Every field is optional: a field that NVML does not support on this
+// device or driver (NVML_ERROR_NOT_SUPPORTED, or an entry point the library does not export) is left empty and
+// named in `unsupported` ("<field>: <call>: <reason>"); it is never guessed. Any other NVML error throws NvmlError.
+struct TelemetryReading {
+  std::optional<unsigned> sm_clock_mhz;              // nvmlDeviceGetClockInfo(NVML_CLOCK_SM)
+  std::optional<unsigned> mem_clock_mhz;             // nvmlDeviceGetClockInfo(NVML_CLOCK_MEM)
+  std::optional<unsigned> max_sm_clock_mhz;          // nvmlDeviceGetMaxClockInfo(NVML_CLOCK_SM)
+  std::optional<double> power_w;                     // nvmlDeviceGetPowerUsage (mW / 1000)
+  std::optional<double> power_limit_w;               // nvmlDeviceGetEnforcedPowerLimit (mW / 1000)
+  std::optional<double> default_power_limit_w;       // nvmlDeviceGetPowerManagementDefaultLimit (mW / 1000)
+  std::optional<unsigned> temperature_c;             // nvmlDeviceGetTemperature(NVML_TEMPERATURE_GPU)
+  std::optional<unsigned long long> clock_event_reasons;  // nvmlDeviceGetCurrentClocksEventReasons (or ...Throttle...)
+  std::optional<unsigned> util_gpu_pct;              // nvmlDeviceGetUtilizationRates .gpu (not on MIG-enabled GPUs)
+  std::optional<unsigned> util_memory_pct;           // nvmlDeviceGetUtilizationRates .memory
+  std::optional<unsigned long long> memory_used_bytes;    // nvmlDeviceGetMemoryInfo .used
+  std::optional<ViolationTime> power_violation;      // nvmlDeviceGetViolationStatus(NVML_PERF_POLICY_POWER)
+  std::optional<ViolationTime> thermal_violation;    // nvmlDeviceGetViolationStatus(NVML_PERF_POLICY_THERMAL)
+  std::vector<std::string> unsupported;              // one note per empty field
+};
+
+// NVML GPU virtualization modes (nvmlGpuVirtualizationMode_t).
+enum class VirtualizationMode { none = 0, passthrough = 1, vgpu = 2, host_vgpu = 3, host_vsga = 4, unknown = -1 };
+const char* virtualization_mode_name(VirtualizationMode m);
+
+// One entry of nvmlDeviceGetComputeRunningProcesses_v3 (nvmlProcessInfo_t).
+struct ComputeProcess {
+  unsigned pid = 0;
+  std::optional<unsigned long long> used_bytes;   // empty when NVML reports NVML_VALUE_NOT_AVAILABLE
+  std::optional<unsigned> gpu_instance_id;        // empty outside MIG (NVML reports 0xFFFFFFFF)
+  std::optional<unsigned> compute_instance_id;
+};
+
+// Static facts about one whole GPU and the driver, for the probe. Same rule as TelemetryReading: unsupported
+// fields are empty and named in `unsupported`; other errors throw NvmlError.
+struct DeviceFacts {
+  std::string name;
+  std::string uuid;
+  std::optional<std::string> driver_version;      // nvmlSystemGetDriverVersion, e.g. "550.90.07"
+  std::optional<int> cuda_driver_version;         // nvmlSystemGetCudaDriverVersion_v2, e.g. 12040 (= 12.4)
+  std::optional<int> cc_major, cc_minor;          // nvmlDeviceGetCudaComputeCapability
+  unsigned long long memory_total_bytes = 0;      // nvmlDeviceGetMemoryInfo .total
+  unsigned long long memory_used_bytes = 0;       // nvmlDeviceGetMemoryInfo .used
+  std::optional<bool> ecc_current, ecc_pending;   // nvmlDeviceGetEccMode
+  std::optional<VirtualizationMode> virtualization;  // nvmlDeviceGetVirtualizationMode
+  std::optional<unsigned> pcie_gen_current, pcie_width_current;  // nvmlDeviceGetCurrPcieLinkGeneration/Width
+  std::optional<unsigned> pcie_gen_max, pcie_width_max;          // nvmlDeviceGetMaxPcieLinkGeneration/Width
+  // Active NVLink links among links 0..17 (nvmlDeviceGetNvLinkState); empty when NVLink is not supported.
+  std::optional<unsigned> nvlink_links_up;
+  unsigned nvlink_links_queried = 0;              // how many link indices answered (the GPU's link count)
+  // nvmlDeviceGetComputeRunningProcesses_v3 (_v2 on older drivers); empty when not supported or not permitted.
+  std::optional<std::vector<ComputeProcess>> processes;
+  // nvmlDeviceGetAttributes_v2 .multiprocessorCount; NVML documents it for MIG handles only, so on a whole GPU
+  // this is usually empty (the CUDA side reports the SM count).
+  std::optional<unsigned> sm_count;
+  std::vector<std::string> unsupported;
+};
+
 class Nvml {
  public:
   // Loads and initialises NVML; throws NvmlError with a clear reason when the library is missing
@@ -65,6 +128,11 @@ class Nvml {
   virtual CreatedMigInstance create_mig_instance(unsigned device, const std::string& profile) = 0;
   // Destroys exactly that compute instance and its GPU instance. Throws NvmlError.
   virtual void destroy_mig_instance(unsigned device, const CreatedMigInstance& instance) = 0;
+
+  // One telemetry reading of `device` (see TelemetryReading). Thread-safe as NVML is; cheap enough for 10 Hz.
+  virtual TelemetryReading read_telemetry(unsigned device) = 0;
+  // Identity, driver, memory, ECC, virtualisation, PCIe, NVLink and compute processes of `device`.
+  virtual DeviceFacts device_facts(unsigned device) = 0;
 };
 
 }  // namespace ib

@@ -128,6 +128,13 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
     w.reader = std::make_unique<LineReader>(w.proc.report_fd);
   }
 
+  // NVML telemetry beside the phase, from before the workers start until they are gone.
+  std::unique_ptr<TelemetrySampler> sampler;
+  if (o_.nvml && o_.telemetry_hz > 0.0) {
+    sampler = std::make_unique<TelemetrySampler>(*o_.nvml, o_.telemetry_device, o_.telemetry_hz);
+    sampler->start();
+  }
+
   const auto now = [] { return monotonic_ns(); };
   const auto secs = [](double s_) { return static_cast<std::int64_t>(s_ * 1e9); };
   const std::int64_t phase_start = now();
@@ -323,6 +330,7 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
     g.overlap_start_ns = win_start;
     g.overlap_end_ns = win_end;
   }
+  if (sampler) sampler->stop();
   for (std::size_t i : tenants) {
     TenantResult& tr = run.tenants[i];
     PhaseResult& pr = phase_of(tr, phase);
@@ -331,6 +339,10 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
       summarize_phase(pr, tr.work, std::int64_t{1}, std::int64_t{0});
     } else {
       summarize_phase(pr, tr.work, g.overlap_start_ns, g.overlap_end_ns);
+    }
+    if (sampler) {
+      attach_telemetry(pr, sampler->samples());
+      if (const auto err = sampler->error()) pr.telemetry_error = *err;
     }
   }
   return g;
@@ -367,7 +379,7 @@ nlohmann::json instance_json(const MigInstance& m) {
 }
 }  // namespace
 
-RunResult Orchestrator::run(const Scenario& s, int repetition) {
+RunResult new_run_result(const Scenario& s, int repetition) {
   RunResult r;
   r.scenario = s.name;
   r.scenario_file = s.file;
@@ -378,7 +390,7 @@ RunResult Orchestrator::run(const Scenario& s, int repetition) {
   r.warmup_s = s.warmup_s;
   r.duration_s = s.duration_s;
   r.cutoff = s.cutoff;
-  r.mode_config = {{"mode", r.mode}, {"device", o_.device}};
+  r.mode_config = {{"mode", r.mode}};
   for (const auto& t : s.tenants) {
     TenantResult tr;
     tr.name = t.name;
@@ -388,6 +400,12 @@ RunResult Orchestrator::run(const Scenario& s, int repetition) {
     tr.placement = t.placement.raw;
     r.tenants.push_back(std::move(tr));
   }
+  return r;
+}
+
+RunResult Orchestrator::run(const Scenario& s, int repetition) {
+  RunResult r = new_run_result(s, repetition);
+  r.mode_config["device"] = o_.device;
   auto finish = [&](const std::string& status, const std::string& message) {
     r.status = status;
     r.message = message;

@@ -40,7 +40,13 @@ struct OrchestratorOptions {
   std::map<std::string, BaselinePhase> baseline;
   std::string baseline_file;
   nlohmann::json device;          // what was read about the device (compute mode, MIG mode), per run
+  Nvml* nvml = nullptr;           // telemetry source; nullptr or telemetry_hz 0: no telemetry
+  unsigned telemetry_device = 0;  // the physical GPU (also in mode mig)
+  double telemetry_hz = 0.0;
 };
+
+// A run's result before any phase: the scenario's settings and one entry per tenant.
+RunResult new_run_result(const Scenario& s, int repetition);
 
 class Orchestrator {
  public:

@@ -3,6 +3,7 @@
 
 #include "harness/metrics.h"
 #include "harness/stats.h"
+#include "harness/telemetry.h"
 #include "kernels/workload.h"
 
 #include <nlohmann/json.hpp>
@@ -54,6 +55,12 @@ struct PhaseResult {
     double rate = 0.0;   // total / sum of counted sample durations (per second)
   };
   std::map<std::string, CounterTotal> counters;
+  // NVML telemetry during the phase (DESIGN.md section 5): the readings, a throttled flag per sample
+  // (flagged, never dropped) and the summary over counted samples. Empty when not sampled.
+  std::vector<TelemetrySample> telemetry;
+  std::vector<std::uint8_t> throttled;
+  std::optional<ThrottleSummary> throttle;
+  std::string telemetry_error;
   std::int64_t measure_start_ns = 0;
   std::int64_t measure_end_ns = 0;
   Summary stats{};                 // over counted (in-window) sample durations
@@ -120,6 +127,7 @@ struct Meta {
   std::string backend_requested;    // host | cuda | auto
   std::string backend_note;         // e.g. the no-GPU banner
   std::string suite;
+  nlohmann::json telemetry = nlohmann::json::object();  // {"hz", "source"}
   std::uint64_t bootstrap_seed = 0;
   int bootstrap_resamples = 0;
 };

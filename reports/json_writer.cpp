@@ -30,6 +30,42 @@ ojson outcome_json(const WorkerOutcome& o) {
   return j;
 }
 
+// Readings as columns (one array per field; null where NVML did not report the field).
+template <typename T, typename F>
+ojson column(const std::vector<TelemetrySample>& s, F field) {
+  ojson a = ojson::array();
+  for (const auto& x : s) {
+    const std::optional<T> v = field(x.r);
+    a.push_back(v ? ojson(*v) : ojson(nullptr));
+  }
+  return a;
+}
+
+ojson telemetry_series(const std::vector<TelemetrySample>& s) {
+  ojson t = ojson::array();
+  for (const auto& x : s) t.push_back(x.t_ns);
+  using R = TelemetryReading;
+  return {{"t_ns", t},
+          {"sm_clock_mhz", column<unsigned>(s, [](const R& r) { return r.sm_clock_mhz; })},
+          {"max_sm_clock_mhz", column<unsigned>(s, [](const R& r) { return r.max_sm_clock_mhz; })},
+          {"mem_clock_mhz", column<unsigned>(s, [](const R& r) { return r.mem_clock_mhz; })},
+          {"power_w", column<double>(s, [](const R& r) { return r.power_w; })},
+          {"power_limit_w", column<double>(s, [](const R& r) { return r.power_limit_w; })},
+          {"default_power_limit_w", column<double>(s, [](const R& r) { return r.default_power_limit_w; })},
+          {"temperature_c", column<unsigned>(s, [](const R& r) { return r.temperature_c; })},
+          {"clock_event_reasons", column<unsigned long long>(s, [](const R& r) { return r.clock_event_reasons; })},
+          {"util_gpu_pct", column<unsigned>(s, [](const R& r) { return r.util_gpu_pct; })},
+          {"util_memory_pct", column<unsigned>(s, [](const R& r) { return r.util_memory_pct; })},
+          {"memory_used_bytes", column<unsigned long long>(s, [](const R& r) { return r.memory_used_bytes; })},
+          {"power_violation_ns", column<unsigned long long>(s, [](const R& r) {
+             return r.power_violation ? std::optional<unsigned long long>(r.power_violation->violation_ns) : std::nullopt;
+           })},
+          {"thermal_violation_ns", column<unsigned long long>(s, [](const R& r) {
+             return r.thermal_violation ? std::optional<unsigned long long>(r.thermal_violation->violation_ns)
+                                        : std::nullopt;
+           })}};
+}
+
 ojson phase_json(const PhaseResult& p, bool raw) {
   ojson j;
   j["source"] = p.source;
@@ -46,6 +82,24 @@ ojson phase_json(const PhaseResult& p, bool raw) {
     for (const auto& [name, v] : p.counters) c[name] = {{"total", number(v.total)}, {"rate_per_s", number(v.rate)}};
     j["counters"] = c;
   }
+  if (!p.telemetry.empty() || !p.telemetry_error.empty()) {
+    ojson t;
+    t["readings"] = p.telemetry.size();
+    t["error"] = p.telemetry_error.empty() ? ojson(nullptr) : ojson(p.telemetry_error);
+    if (p.throttle) {
+      ojson reasons = ojson::object();
+      for (const auto& r : p.throttle->time_per_reason) reasons[r.name] = {{"seconds", r.seconds}, {"fraction", number(r.fraction)}};
+      t["throttle"] = {{"samples", p.throttle->samples},
+                       {"throttled_samples", p.throttle->throttled_samples},
+                       {"throttled_fraction", number(p.throttle->throttled_fraction)},
+                       {"throttled_readings", p.throttle->throttled_readings},
+                       {"covered_s", number(p.throttle->covered_s)},
+                       {"reasons_seen", p.throttle->reasons_seen},
+                       {"time_per_reason", reasons}};
+    }
+    if (raw) t["series"] = telemetry_series(p.telemetry);
+    j["telemetry"] = t;
+  }
   if (p.latency) {
     j["latency"] = stats_json(*p.latency);
     j["latency"]["unit"] = "s";
@@ -56,6 +110,7 @@ ojson phase_json(const PhaseResult& p, bool raw) {
                     {"in_window", p.in_window},
                     {"outlier", p.outlier}};
     if (!p.counter_samples.empty()) j["samples"]["counters"] = p.counter_samples;
+    if (!p.throttled.empty()) j["samples"]["throttled"] = p.throttled;
     if (!p.latencies_s.empty()) {
       j["samples"]["latency_count"] = p.latency_count;
       j["samples"]["latency_s"] = p.latencies_s;
@@ -91,6 +146,7 @@ ojson results_to_json(const Results& r, bool raw) {
                {"backend_note", m.backend_note},
                {"suite", m.suite},
                {"bootstrap", {{"seed", m.bootstrap_seed}, {"resamples", m.bootstrap_resamples}}},
+               {"telemetry", ojson::parse(m.telemetry.dump())},
                {"raw_samples", raw}};
   j["runs"] = ojson::array();
   for (const RunResult& run : r.runs) {

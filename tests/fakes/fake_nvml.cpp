@@ -12,9 +12,37 @@
 //                        "memory_mb": 16384, "slot": 0}],    // slot: index for GetMigDeviceHandleByIndex
 //         "profiles": [{"name": "1g.18gb", "id": 19, "slices": 1, "sm": 16, "memory_mb": 16384,
 //                       "capacity": 7, "index": 0}],         // index: NVML_GPU_INSTANCE_PROFILE_* (default from slices)
-//         "fail": {"nvmlDeviceGetMigMode": 3}                // scripted failures for this device
-//       }]
+//         "fail": {"nvmlDeviceGetMigMode": 3},               // scripted failures for this device
+//         // --- telemetry (whole-GPU handles only; MIG handles answer NOT_SUPPORTED) ---
+//         "telemetry": [{"sm_clock": 1980, "mem_clock": 3201, "max_sm_clock": 1980, "power_w": 650,
+//                        "power_limit_w": 700, "default_power_limit_w": 700, "temp_c": 60, "reasons": 4,
+//                        "util_gpu": 100, "util_mem": 40, "memory_used_mb": 1024,
+//                        "power_violation_ns": 0, "thermal_violation_ns": 0, "violation_ref_us": 1000,
+//                        "fail": {"nvmlDeviceGetPowerUsage": "GPU_IS_LOST"}}, ...],
+//         // --- facts ---
+//         "cc": "9.0",                                        // or [9, 0]
+//         "ecc": {"current": 1, "pending": 1},                // null: NOT_SUPPORTED (default 1/1)
+//         "virtualization_mode": 0,                           // nvmlGpuVirtualizationMode_t (default 0 NONE)
+//         "pcie": {"gen": 5, "width": 16, "max_gen": 5, "max_width": 16},  // a null member: NOT_SUPPORTED
+//         "nvlink": {"links": 18, "up": 18},                  // links 0..up-1 active; absent/null: NOT_SUPPORTED
+//         "processes": [{"pid": 4242, "used_mb": 1024, "gi": 1, "ci": 0}],  // null: NOT_SUPPORTED (default [])
+//         "attributes_on_device": true                        // nvmlDeviceGetAttributes_v2 answers "sm" for the
+//                                                             // whole GPU (default: NOT_SUPPORTED, as NVML documents)
+//       }],
+//       "driver_version": "550.90.07",                        // nvmlSystemGetDriverVersion (null: NOT_SUPPORTED)
+//       "cuda_driver_version": 12040                          // nvmlSystemGetCudaDriverVersion_v2 (null: NOT_SUPPORTED)
 //     }
+//
+//   Telemetry series: each entry point (and, for nvmlDeviceGetClockInfo / GetMaxClockInfo / GetViolationStatus, each
+//   clock type or policy) keeps its own call counter per device and per process, reset when NVML is first
+//   initialised: its n-th call (0-based) answers from telemetry[n], and from the last entry once the list is used
+//   up. One ib::Nvml::read_telemetry makes one call of each, so reading k answers from entry k. A key absent from an
+//   entry takes its default (sm_clock/max_sm_clock 1980, mem_clock 3201, power_w 100, power_limit_w and
+//   default_power_limit_w 700, temp_c 40, reasons/util/memory_used_mb/violations 0, violation_ref_us 100000*n);
+//   a key set to null answers NVML_ERROR_NOT_SUPPORTED; an entry's "fail" fails that call while the entry is served.
+//   "telemetry" may also be a single object (one entry). nvmlDeviceGetMemoryInfo on a whole GPU reports
+//   memory_used_mb from the series, and every call of it (also from mig/facts code) advances its counter.
+//   nvmlDeviceGetCurrentClocksEventReasons and ...ThrottleReasons both answer "reasons".
 //   $FAKE_NVML_STATE   JSON-lines file of MIG instances created/destroyed through the fake, shared by every process
 //     that uses it: {"op":"create_gi","device":0,"gi":2,"profile":"1g.18gb","profile_id":19,"slices":1,"sm":16,
 //     "memory_mb":16384}, {"op":"create_ci","device":0,"gi":2,"ci":0,"profile_id":0,"profile":"1g.18gb",
@@ -35,6 +63,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -414,6 +443,45 @@ std::string new_uuid(unsigned dev, unsigned gi, unsigned ci, size_t salt) {
   return buf;
 }
 
+// ---- telemetry series ----
+std::mutex g_calls_mutex;
+std::map<std::string, size_t> g_calls;  // "<device>/<entry point>/<argument>" -> calls so far
+
+// The series entry for the next call of `fn` (with `arg`) on `dev`, advancing its counter; `n` receives the entry's
+// call number. Returns an empty object when the device has no "telemetry".
+json telemetry_entry(unsigned dev, const char* fn, int arg, size_t* n = nullptr) {
+  size_t k;
+  {
+    std::lock_guard<std::mutex> lock(g_calls_mutex);
+    k = g_calls[std::to_string(dev) + "/" + fn + "/" + std::to_string(arg)]++;
+  }
+  if (n) *n = k;
+  const json& d = device_config(dev);
+  auto it = d.find("telemetry");
+  if (it == d.end() || it->is_null()) return json::object();
+  if (it->is_object()) return *it;
+  if (!it->is_array() || it->empty()) return json::object();
+  return (*it)[std::min(k, it->size() - 1)];
+}
+
+// The entry's scripted failure for `fn`, else the value of `key` (absent: `fallback`; null: NOT_SUPPORTED).
+int series_value(const json& entry, const char* fn, const char* key, const json& fallback, json* out) {
+  auto f = entry.find("fail");
+  if (f != entry.end() && f->is_object()) {
+    auto it = f->find(fn);
+    if (it != f->end())
+      if (int rc = code_from(*it)) return rc;
+  }
+  auto it = entry.find(key);
+  if (it == entry.end()) {
+    *out = fallback;
+    return 0;
+  }
+  if (it->is_null()) return 3;  // NOT_SUPPORTED
+  *out = *it;
+  return 0;
+}
+
 int copy_string(const std::string& s, char* out, unsigned length) {
   if (!out) return INVALID_ARGUMENT;
   if (s.size() + 1 > length) return INSUFFICIENT_SIZE;
@@ -462,7 +530,11 @@ nvmlReturn_t nvmlInit_v2(void) {
   if (init != g_config.end())
     if (int rc = code_from(*init)) return rc;
   if (int rc = scripted("nvmlInit_v2")) return rc;
-  if (g_init_count++ == 0) g_memory_ops.clear();
+  if (g_init_count++ == 0) {
+    g_memory_ops.clear();
+    std::lock_guard<std::mutex> lock(g_calls_mutex);
+    g_calls.clear();
+  }
   return SUCCESS;
 }
 
@@ -604,7 +676,14 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) 
   }
   memory->total = mb << 20;
   memory->used = 0;
-  memory->free = memory->total;
+  if (h->kind == Kind::device) {
+    json used;
+    if (int rc = series_value(telemetry_entry(h->dev, "nvmlDeviceGetMemoryInfo", 0), "nvmlDeviceGetMemoryInfo",
+                              "memory_used_mb", 0, &used))
+      return rc;
+    memory->used = std::min(memory->total, used.get<unsigned long long>() << 20);
+  }
+  memory->free = memory->total - memory->used;
   return SUCCESS;
 }
 
@@ -614,7 +693,14 @@ nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttribute
   int dev = device_of(device, &h);
   if (dev < 0 || !attributes) return INVALID_ARGUMENT;
   if (int rc = scripted("nvmlDeviceGetAttributes_v2", dev)) return rc;
-  if (h->kind != Kind::mig) return NOT_SUPPORTED;  // NVML documents this call for MIG device handles only
+  if (h->kind != Kind::mig) {  // NVML documents this call for MIG device handles only
+    const json& d = device_config(h->dev);
+    if (!get_or<bool>(d, "attributes_on_device", false)) return NOT_SUPPORTED;
+    *attributes = {};
+    attributes->multiprocessorCount = as_unsigned(d, "sm", 132);
+    attributes->memorySizeMB = get_or<unsigned long long>(d, "memory_mb", 143771);
+    return SUCCESS;
+  }
   DevState s = state_of(h->dev);
   Ci* c = s.find_ci(h->gi, h->ci);
   Gi* g = s.find_gi(h->gi);
@@ -851,6 +937,273 @@ nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance) {
   for (const auto& c : s.cis)
     if (c.gi == h->gi) return IN_USE;  // NVML refuses while compute instances exist
   append_op({{"op", "destroy_gi"}, {"device", h->dev}, {"gi", h->gi}});
+  return SUCCESS;
+}
+
+}  // extern "C"
+
+// ---- telemetry and facts ----
+
+namespace {
+
+typedef struct {
+  unsigned int gpu, memory;
+} fakeUtilization_t;  // nvmlUtilization_t
+
+typedef struct {
+  unsigned long long referenceTime, violationTime;
+} fakeViolationTime_t;  // nvmlViolationTime_t
+
+typedef struct {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId, computeInstanceId;
+} fakeProcessInfo_t;  // nvmlProcessInfo_t (v2 and v3 share the layout)
+
+// A whole-GPU handle's device index, or -1 (MIG handles: -2, answered NOT_SUPPORTED).
+int whole_device(nvmlDevice_t device) {
+  Handle* h = nullptr;
+  int dev = device_of(device, &h);
+  if (dev < 0) return -1;
+  return h->kind == Kind::device ? dev : -2;
+}
+
+#define FAKE_WHOLE_DEVICE(fn, out)              \
+  FAKE_REQUIRE_INIT();                          \
+  int dev = whole_device(device);               \
+  if (dev == -1 || !(out)) return INVALID_ARGUMENT; \
+  if (int rc = scripted(fn, dev)) return rc;    \
+  if (dev == -2) return NOT_SUPPORTED
+
+// One unsigned telemetry value from the series.
+int series_unsigned(int dev, const char* fn, int arg, const char* key, unsigned long long fallback,
+                    unsigned long long* out) {
+  json v;
+  if (int rc = series_value(telemetry_entry(static_cast<unsigned>(dev), fn, arg), fn, key, fallback, &v)) return rc;
+  *out = v.get<unsigned long long>();
+  return SUCCESS;
+}
+
+// Watts from the series as NVML's milliwatts.
+int series_milliwatts(int dev, const char* fn, const char* key, double fallback, unsigned* out) {
+  json v;
+  if (int rc = series_value(telemetry_entry(static_cast<unsigned>(dev), fn, 0), fn, key, fallback, &v)) return rc;
+  *out = static_cast<unsigned>(v.get<double>() * 1000.0 + 0.5);
+  return SUCCESS;
+}
+
+// A static device fact: absent -> fallback, null -> NOT_SUPPORTED.
+int fact(const json& j, const char* key, const json& fallback, json* out) {
+  auto it = j.find(key);
+  if (it == j.end()) {
+    *out = fallback;
+    return SUCCESS;
+  }
+  if (it->is_null()) return NOT_SUPPORTED;
+  *out = *it;
+  return SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, int type, unsigned int* clock) {
+  FAKE_WHOLE_DEVICE("nvmlDeviceGetClockInfo", clock);
+  const char* key = type == 1 ? "sm_clock" : type == 2 ? "mem_clock" : nullptr;  // NVML_CLOCK_SM / NVML_CLOCK_MEM
+  if (!key) return NOT_SUPPORTED;
+  unsigned long long v = 0;
+  if (int rc = series_unsigned(dev, "nvmlDeviceGetClockInfo", type, key, type == 1 ? 1980 : 3201, &v)) return rc;
+  *clock = static_cast<unsigned>(v);
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, int type, unsigned int* clock) {
+  FAKE_WHOLE_DEVICE("nvmlDeviceGetMaxClockInfo", clock);
+  const char* key = type == 1 ? "max_sm_clock" : type == 2 ? "max_mem_clock" : nullptr;
+  if (!key) return NOT_SUPPORTED;
+  unsigned long long v = 0;
+  if (int rc = series_unsigned(dev, "nvmlDeviceGetMaxClockInfo", type, key, type == 1 ? 1980 : 3201, &v)) return rc;
+  *clock = static_cast<unsigned>(v);
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power) {
+  FAKE_WHOLE_DEVICE("nvmlDeviceGetPowerUsage", power);
+  return series_milliwatts(dev, "nvmlDeviceGetPowerUsage", "power_w", 100.0, power);
+}
+
+nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int* limit) {
+  FAKE_WHOLE_DEVICE("nvmlDeviceGetEnforcedPowerLimit", limit);
+  return series_milliwatts(dev, "nvmlDeviceGetEnforcedPowerLimit", "power_limit_w", 700.0, limit);
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device, unsigned int* limit) {
+  FAKE_WHOLE_DEVICE("nvmlDeviceGetPowerManagementDefaultLimit", limit);
+  return series_milliwatts(dev, "nvmlDeviceGetPowerManagementDefaultLimit", "default_power_limit_w", 700.0, limit);
+}
+
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, int sensor, unsigned int* temp) {
+  FAKE_WHOLE_DEVICE("nvmlDeviceGetTemperature", temp);
+  if (sensor != 0) return INVALID_ARGUMENT;  // NVML_TEMPERATURE_GPU is the only sensor
+  unsigned long long v = 0;
+  if (int rc = series_unsigned(dev, "nvmlDeviceGetTemperature", 0, "temp_c", 40, &v)) return rc;
+  *temp = static_cast<unsigned>(v);
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long* reasons) {
+  FAKE_WHOLE_DEVICE("nvmlDeviceGetCurrentClocksEventReasons", reasons);
+  return series_unsigned(dev, "nvmlDeviceGetCurrentClocksEventReasons", 0, "reasons", 0, reasons);
+}
+
+nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsigned long long* reasons) {
+  FAKE_WHOLE_DEVICE("nvmlDeviceGetCurrentClocksThrottleReasons", reasons);
+  return series_unsigned(dev, "nvmlDeviceGetCurrentClocksThrottleReasons", 0, "reasons", 0, reasons);
+}
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, fakeUtilization_t* utilization) {
+  FAKE_WHOLE_DEVICE("nvmlDeviceGetUtilizationRates", utilization);
+  json entry = telemetry_entry(static_cast<unsigned>(dev), "nvmlDeviceGetUtilizationRates", 0);
+  json gpu, mem;
+  if (int rc = series_value(entry, "nvmlDeviceGetUtilizationRates", "util_gpu", 0, &gpu)) return rc;
+  if (int rc = series_value(entry, "nvmlDeviceGetUtilizationRates", "util_mem", 0, &mem)) return rc;
+  utilization->gpu = gpu.get<unsigned>();
+  utilization->memory = mem.get<unsigned>();
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, int policy, fakeViolationTime_t* violation) {
+  FAKE_WHOLE_DEVICE("nvmlDeviceGetViolationStatus", violation);
+  const char* key = policy == 0 ? "power_violation_ns" : policy == 1 ? "thermal_violation_ns" : nullptr;
+  if (!key) return NOT_SUPPORTED;
+  size_t n = 0;
+  json entry = telemetry_entry(static_cast<unsigned>(dev), "nvmlDeviceGetViolationStatus", policy, &n);
+  json v, ref;
+  if (int rc = series_value(entry, "nvmlDeviceGetViolationStatus", key, 0, &v)) return rc;
+  if (int rc = series_value(entry, "nvmlDeviceGetViolationStatus", "violation_ref_us",
+                            static_cast<unsigned long long>(n) * 100000ull, &ref))
+    return rc;
+  violation->violationTime = v.get<unsigned long long>();
+  violation->referenceTime = ref.get<unsigned long long>();
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
+  FAKE_REQUIRE_INIT();
+  if (int rc = scripted("nvmlSystemGetDriverVersion")) return rc;
+  json v;
+  if (int rc = fact(g_config, "driver_version", "550.90.07", &v)) return rc;
+  return copy_string(v.get<std::string>(), version, length);
+}
+
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* version) {
+  FAKE_REQUIRE_INIT();
+  if (!version) return INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlSystemGetCudaDriverVersion_v2")) return rc;
+  json v;
+  if (int rc = fact(g_config, "cuda_driver_version", 12040, &v)) return rc;
+  *version = v.get<int>();
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int* minor) {
+  FAKE_WHOLE_DEVICE("nvmlDeviceGetCudaComputeCapability", major && minor);
+  json v;
+  if (int rc = fact(device_config(dev), "cc", "9.0", &v)) return rc;
+  if (v.is_array() && v.size() == 2) {
+    *major = v[0].get<int>();
+    *minor = v[1].get<int>();
+  } else {
+    std::string s = v.get<std::string>();
+    auto dot = s.find('.');
+    *major = std::atoi(s.substr(0, dot).c_str());
+    *minor = dot == std::string::npos ? 0 : std::atoi(s.substr(dot + 1).c_str());
+  }
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, int* current, int* pending) {
+  FAKE_WHOLE_DEVICE("nvmlDeviceGetEccMode", current && pending);
+  json v;
+  if (int rc = fact(device_config(dev), "ecc", json{{"current", 1}, {"pending", 1}}, &v)) return rc;
+  *current = static_cast<int>(as_unsigned(v, "current", 1));
+  *pending = static_cast<int>(as_unsigned(v, "pending", static_cast<unsigned>(*current)));
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device, int* mode) {
+  FAKE_WHOLE_DEVICE("nvmlDeviceGetVirtualizationMode", mode);
+  json v;
+  if (int rc = fact(device_config(dev), "virtualization_mode", 0, &v)) return rc;
+  *mode = v.get<int>();
+  return SUCCESS;
+}
+
+}  // extern "C"
+
+namespace {
+
+int pcie_value(nvmlDevice_t device, const char* fn, const char* key, unsigned fallback, unsigned* out) {
+  FAKE_WHOLE_DEVICE(fn, out);
+  json pcie;
+  if (int rc = fact(device_config(dev), "pcie", json::object(), &pcie)) return rc;
+  json v;
+  if (int rc = fact(pcie, key, fallback, &v)) return rc;
+  *out = v.get<unsigned>();
+  return SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int* gen) {
+  return pcie_value(device, "nvmlDeviceGetCurrPcieLinkGeneration", "gen", 5, gen);
+}
+
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int* width) {
+  return pcie_value(device, "nvmlDeviceGetCurrPcieLinkWidth", "width", 16, width);
+}
+
+nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int* gen) {
+  return pcie_value(device, "nvmlDeviceGetMaxPcieLinkGeneration", "max_gen", 5, gen);
+}
+
+nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int* width) {
+  return pcie_value(device, "nvmlDeviceGetMaxPcieLinkWidth", "max_width", 16, width);
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, int* active) {
+  FAKE_WHOLE_DEVICE("nvmlDeviceGetNvLinkState", active);
+  const json& d = device_config(dev);
+  auto it = d.find("nvlink");
+  if (it == d.end() || !it->is_object()) return NOT_SUPPORTED;
+  unsigned links = as_unsigned(*it, "links", 18);
+  if (link >= links || link >= 18) return INVALID_ARGUMENT;
+  *active = link < as_unsigned(*it, "up", links) ? 1 : 0;
+  return SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
+                                                     fakeProcessInfo_t* infos) {
+  FAKE_WHOLE_DEVICE("nvmlDeviceGetComputeRunningProcesses_v3", count);
+  json list;
+  if (int rc = fact(device_config(dev), "processes", json::array(), &list)) return rc;
+  unsigned n = static_cast<unsigned>(list.size());
+  if (*count < n) {
+    *count = n;
+    return INSUFFICIENT_SIZE;
+  }
+  if (n > 0 && !infos) return INVALID_ARGUMENT;
+  for (unsigned i = 0; i < n; ++i) {
+    const json& p = list[i];
+    infos[i].pid = as_unsigned(p, "pid", 0);
+    infos[i].usedGpuMemory = get_or<unsigned long long>(p, "used_mb", 0) << 20;
+    infos[i].gpuInstanceId = as_unsigned(p, "gi", 0xFFFFFFFFu);
+    infos[i].computeInstanceId = as_unsigned(p, "ci", 0xFFFFFFFFu);
+  }
+  *count = n;
   return SUCCESS;
 }
 

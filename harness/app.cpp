@@ -7,6 +7,7 @@
 #include "harness/mps.h"
 #include "harness/nvml.h"
 #include "harness/orchestrator.h"
+#include "harness/platform.h"
 #include "harness/process.h"
 #include "harness/scenario.h"
 #include "harness/worker.h"
@@ -17,6 +18,7 @@
 
 #include <CLI/CLI.hpp>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -403,6 +405,8 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
 }  // namespace
 
 int run_app(int argc, char** argv) {
+  // A measuring step of `vet`/`sustain` ends (gracefully, via SIGTERM) when its parent does.
+  if (std::getenv("INTERFERENCE_BENCH_CHILD")) prctl(PR_SET_PDEATHSIG, SIGTERM);
   std::vector<std::string> args(argv, argv + argc);
   // `interference-bench run ...` and `interference-bench ...` are the same command.
   std::vector<char*> cargv(argv, argv + argc);
@@ -451,6 +455,9 @@ int run_app(int argc, char** argv) {
   std::string what;
   list->add_option("what", what, "workloads | scenarios | modes")->required()->check(CLI::IsMember({"workloads", "scenarios", "modes"}));
 
+  PlatformCommands platform;
+  add_platform_commands(app, platform);
+
   auto* worker = app.add_subcommand("worker", "")->group("");  // hidden: started by the harness only
   WorkerOptions wo;
   std::string wbackend = "host";
@@ -481,6 +488,7 @@ int run_app(int argc, char** argv) {
       return run_worker(wo, registry);
     }
     if (*list) return list_command(what, registry);
+    if (const auto rc = run_platform_command(platform)) return *rc;
     return run_command(o, args, registry);
   } catch (const InputError& e) {
     return fail(kExitBadInput, e.what());

@@ -87,15 +87,14 @@ std::vector<std::uint8_t> mad_outliers(const std::vector<double>& x, double thre
   return flags;
 }
 
-double window_throughput_cv(const std::vector<std::int64_t>& start_ns, const std::vector<double>& duration_s,
-                            double work_per_sample, double window_s) {
-  if (start_ns.empty() || start_ns.size() != duration_s.size() || !(window_s > 0.0)) return kNaN;
+std::vector<double> window_throughputs(const std::vector<std::int64_t>& start_ns, const std::vector<double>& duration_s,
+                                       double work_per_sample, double window_s) {
+  if (start_ns.empty() || start_ns.size() != duration_s.size() || !(window_s > 0.0)) return {};
   const std::int64_t t0 = *std::min_element(start_ns.begin(), start_ns.end());
   double t_end = 0.0;  // seconds after t0
   for (std::size_t i = 0; i < start_ns.size(); ++i)
     t_end = std::max(t_end, static_cast<double>(start_ns[i] - t0) * 1e-9 + duration_s[i]);
   const std::size_t windows = static_cast<std::size_t>(std::floor(t_end / window_s + 1e-12));
-  if (windows < 2) return kNaN;
   std::vector<double> work(windows, 0.0);
   for (std::size_t i = 0; i < start_ns.size(); ++i) {
     const double a = static_cast<double>(start_ns[i] - t0) * 1e-9;
@@ -109,7 +108,13 @@ double window_throughput_cv(const std::vector<std::int64_t>& start_ns, const std
     }
   }
   for (auto& w : work) w /= window_s;
-  return cv(work);
+  return work;
+}
+
+double window_throughput_cv(const std::vector<std::int64_t>& start_ns, const std::vector<double>& duration_s,
+                            double work_per_sample, double window_s) {
+  const std::vector<double> w = window_throughputs(start_ns, duration_s, work_per_sample, window_s);
+  return w.size() < 2 ? kNaN : cv(w);
 }
 
 }  // namespace ib

@@ -33,6 +33,9 @@ std::vector<std::uint8_t> mad_outliers(const std::vector<double>& x, double thre
 // the first sample's start. Each sample's work is spread over [start, start + duration] and counted
 // in each window in proportion to its overlap, so a sample straddling a boundary adds no
 // quantisation noise. Only complete windows count; fewer than 2 complete windows gives NaN.
+// The throughputs (work per second) of those windows, in order; empty with no complete window.
+std::vector<double> window_throughputs(const std::vector<std::int64_t>& start_ns, const std::vector<double>& duration_s,
+                                       double work_per_sample, double window_s = 1.0);
 double window_throughput_cv(const std::vector<std::int64_t>& start_ns, const std::vector<double>& duration_s,
                             double work_per_sample, double window_s = 1.0);
 

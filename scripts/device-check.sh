@@ -14,6 +14,15 @@
 # the end exactly three files are copied into $OUT:
 #   summary.json, summary.md (the table), device-check-logs.tar.gz (every log and result JSON of WORK).
 # Usage: OUT=/some/dir scripts/device-check.sh    (BUILD_DIR=..., WORK=..., DEADLINE_S=... to override)
+#
+# PART selects the measurement (one device call each, 8 minutes at most):
+#   PART=workloads (default)  issue 3: the steps above.
+#   PART=modes                issue 4: nvidia-smi -L and the MIG mode NVML reports (probe), then
+#                             --suite quick under exclusive, timeslice, mps (when nvidia-cuda-mps-control
+#                             exists; else recorded) and streams.
+#   PART=vet                  issue 5: probe --json, a 120 s sustain, a baseline and a 60 s vet against
+#                             it, and the sampler's cost: gemm and copy with telemetry at 10 Hz vs off,
+#                             alternated twice.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${OUT:-$ROOT/device-check-out}"
@@ -59,6 +68,10 @@ if [ ! -f "$BUILD/build.ninja" ]; then
 fi
 run build 240 150 cmake --build "$BUILD" -j "$JOBS" --target interference-microbench ib_cuda_gpu_tests interference-bench
 
+PART="${PART:-workloads}"
+IB="$BUILD/interference-bench"
+
+if [ "$PART" = "workloads" ]; then
 MB="$BUILD/kernels/cuda/interference-microbench"
 if [ -x "$MB" ]; then
   run microbench 150 120 "$MB" --benchmark_out="$WORK/microbench.json" --benchmark_out_format=json
@@ -94,6 +107,36 @@ if [ -x "$IB" ] && [ "$(left)" -ge 120 ]; then
     --out "$WORK/quick-timeslice"
 else
   step "SKIPPED quick-timeslice: needs 120 s, $(left) s left (or no interference-bench)"
+fi
+
+elif [ "$PART" = "modes" ]; then
+  nvidia-smi -L > "$WORK/nvidia-smi-L.txt" 2>&1
+  run probe 30 0 "$IB" probe --json --idle-window 2
+  for mode in exclusive timeslice mps streams; do
+    if [ "$mode" = mps ] && ! command -v nvidia-cuda-mps-control > /dev/null; then
+      step "mode mps: nvidia-cuda-mps-control is not on this machine" | tee "$WORK/quick-mps.log"
+      continue
+    fi
+    run "quick-$mode" 150 0 "$IB" --suite quick --backend cuda --mode "$mode" --duration 3 --warmup 1 \
+      --out "$WORK/quick-$mode"
+  done
+elif [ "$PART" = "vet" ]; then
+  run probe 30 0 "$IB" probe --json --idle-window 5
+  run sustain 170 0 "$IB" sustain --duration 120 --out "$WORK/sustain"
+  run baseline 60 0 "$IB" baseline --duration 8 --out "$WORK/baseline.json"
+  run vet 110 0 "$IB" vet --budget 60 --baseline "$WORK/baseline.json" --out "$WORK/vet"
+  for rep in 1 2; do
+    for hz in 10 0; do
+      run "sampler-hz$hz-rep$rep" 60 0 "$IB" --mode exclusive --backend cuda --telemetry-hz "$hz" \
+        --scenario "$ROOT/scenarios/device/gemm-bf16-exclusive.json" --duration 10 --warmup 2 \
+        --out "$WORK/sampler-gemm-hz$hz-rep$rep"
+      run "sampler-copy-hz$hz-rep$rep" 60 0 "$IB" --mode exclusive --backend cuda --telemetry-hz "$hz" \
+        --scenario "$ROOT/scenarios/device/copy-sm-exclusive.json" --duration 10 --warmup 2 \
+        --out "$WORK/sampler-copy-hz$hz-rep$rep"
+    done
+  done
+else
+  step "unknown PART=$PART (workloads, modes or vet)"
 fi
 
 step "summary"

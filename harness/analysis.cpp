@@ -54,16 +54,19 @@ void summarize_phase(PhaseResult& p, const Work& work, std::optional<std::int64_
     p.counters[name] = c;
   }
   p.latency.reset();
-  if (!p.latencies_s.empty() && p.latency_count.size() == n) {
-    std::vector<double> counted;
-    std::size_t off = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t c = std::min<std::size_t>(p.latency_count[i], p.latencies_s.size() - off);
-      if (p.in_window[i]) counted.insert(counted.end(), p.latencies_s.begin() + off, p.latencies_s.begin() + off + c);
-      off += c;
-    }
-    p.latency = summarize(std::move(counted));
+  if (!p.latencies_s.empty()) p.latency = summarize(counted_latencies(p));
+}
+
+std::vector<double> counted_latencies(const PhaseResult& p) {
+  std::vector<double> counted;
+  if (p.latency_count.size() != p.start_ns.size() || p.in_window.size() != p.start_ns.size()) return counted;
+  std::size_t off = 0;
+  for (std::size_t i = 0; i < p.latency_count.size(); ++i) {
+    const std::size_t c = std::min<std::size_t>(p.latency_count[i], p.latencies_s.size() - off);
+    if (p.in_window[i]) counted.insert(counted.end(), p.latencies_s.begin() + off, p.latencies_s.begin() + off + c);
+    off += c;
   }
+  return counted;
 }
 
 void attach_telemetry(PhaseResult& p, std::vector<TelemetrySample> telemetry) {
@@ -121,14 +124,23 @@ void finalize_run(RunResult& run, std::uint64_t seed, int resamples) {
     }
     const bool have_e = t.exclusive.measured(), have_a = alone.measured(), have_c = t.colocated.measured();
     if (have_e && have_c) {
-      const auto E = counted_durations(t.exclusive), A = counted_durations(alone), C = counted_durations(t.colocated);
+      // Latency-type workloads are judged on their per-request latencies (queueing included): an
+      // open-loop sample lasts as long as its arrivals do, so its duration hides a slower victim.
+      const bool by_latency = !counted_latencies(t.exclusive).empty() && !counted_latencies(t.colocated).empty() &&
+                              (!have_a || !counted_latencies(alone).empty());
+      const auto values = [by_latency](const PhaseResult& p) {
+        return by_latency ? counted_latencies(p) : counted_durations(p);
+      };
+      const auto E = values(t.exclusive), A = values(alone), C = values(t.colocated);
       TenantMetrics m;
+      m.basis = by_latency ? "request_latency" : "sample_time";
       m.p95_slowdown = p95_slowdown(C, E, seed + i, resamples);
       m.median_slowdown = median_slowdown(C, E);
       m.partition_cost = have_a ? partition_cost(A, E) : std::nan("");
       m.interference = have_a ? interference(C, A) : std::nan("");
       t.metrics = m;
-      if (have_a) pairs.push_back({median(A), median(C)});
+      // STP and ANTT are about throughput: always on sample times.
+      if (have_a) pairs.push_back({median(counted_durations(alone)), median(counted_durations(t.colocated))});
       if (!failed) {
         const auto v = slowdown_verdict(E.size(), C.size(), m.p95_slowdown.value, run.cutoff);
         t.verdict = v.verdict;

@@ -18,6 +18,9 @@ void summarize_phase(PhaseResult& phase, const Work& work, std::optional<std::in
 // throttling over the counted samples. Call after summarize_phase.
 void attach_telemetry(PhaseResult& phase, std::vector<TelemetrySample> telemetry);
 
+// Per-request latencies of the samples that count (empty for workloads without latencies).
+std::vector<double> counted_latencies(const PhaseResult& phase);
+
 // Durations of the samples that count (in_window).
 std::vector<double> counted_durations(const PhaseResult& phase);
 

@@ -2,6 +2,7 @@
 
 #include "build_info.h"
 #include "harness/analysis.h"
+#include "harness/clock.h"
 #include "harness/executor.h"
 #include "harness/mode_setup.h"
 #include "harness/mps.h"
@@ -59,15 +60,6 @@ Registry make_registry() {
   register_host_workloads(r);
   register_cuda_workloads(r);
   return r;
-}
-
-std::string utc_now(const char* format) {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof(buf), format, &tm);
-  return buf;
 }
 
 void make_dirs(const std::string& path) {

@@ -3,9 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace ib {
 
 std::int64_t monotonic_ns();
+
+// The wall-clock time in UTC, formatted with strftime (for file names and start times only).
+std::string utc_now(const char* strftime_format);
 
 }  // namespace ib

@@ -1,6 +1,7 @@
 #include "harness/platform.h"
 
 #include "harness/app.h"
+#include "harness/clock.h"
 #include "harness/metrics.h"
 #include "harness/nvml.h"
 #include "harness/probe.h"
@@ -27,15 +28,6 @@ using ojson = nlohmann::ordered_json;
 namespace {
 
 // ---- helpers ----
-
-std::string utc(const char* format) {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof(buf), format, &tm);
-  return buf;
-}
 
 std::string fmt(double v, int precision = 3) {
   if (!std::isfinite(v)) return "n/a";
@@ -227,7 +219,7 @@ ProbeCheck sustain_check(const json& sustain) {
 }
 
 std::string default_out(const std::string& what) {
-  return "interference-bench-results/" + what + "-" + utc("%Y%m%d-%H%M%S");
+  return "interference-bench-results/" + what + "-" + utc_now("%Y%m%d-%H%M%S");
 }
 
 std::unique_ptr<Nvml> nvml_or_refuse(const std::string& command, std::string& error) {
@@ -457,7 +449,7 @@ int vet_command(const PlatformOptions& o) {
   }
   ojson doc = {{"schema_version", "1.0"},
                {"kind", "vet"},
-               {"start_time", utc("%Y-%m-%dT%H:%M:%SZ")},
+               {"start_time", utc_now("%Y-%m-%dT%H:%M:%SZ")},
                {"device", o.device},
                {"backend", o.backend},
                {"budget_s", budget},

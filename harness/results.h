@@ -72,6 +72,9 @@ struct PhaseResult {
 };
 
 struct TenantMetrics {
+  // What E, A and C are: "sample_time" (sample durations) or "request_latency" (per-request
+  // latencies of latency-type workloads, completion - arrival).
+  std::string basis = "sample_time";
   Estimate p95_slowdown{};
   double median_slowdown = 0.0;
   double partition_cost = 0.0;

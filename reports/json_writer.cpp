@@ -181,7 +181,8 @@ ojson results_to_json(const Results& r, bool raw) {
                       {"alone", phase_json(t.alone, raw)},
                       {"colocated", phase_json(t.colocated, raw)}};
       if (t.metrics) {
-        jt["metrics"] = {{"p95_slowdown", estimate_json(t.metrics->p95_slowdown)},
+        jt["metrics"] = {{"basis", t.metrics->basis},
+                         {"p95_slowdown", estimate_json(t.metrics->p95_slowdown)},
                          {"median_slowdown", number(t.metrics->median_slowdown)},
                          {"partition_cost", number(t.metrics->partition_cost)},
                          {"interference", number(t.metrics->interference)},

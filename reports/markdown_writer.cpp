@@ -31,9 +31,13 @@ std::string markdown_summary(const Results& r) {
   os << "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& run : r.runs) {
     for (const auto& t : run.tenants) {
+      // The P95s the verdict compared: per-request latencies (marked "req") or sample times.
+      const bool req = t.metrics && t.metrics->basis == "request_latency" && t.exclusive.latency && t.colocated.latency;
+      const Summary& e = req ? *t.exclusive.latency : t.exclusive.stats;
+      const Summary& c = req ? *t.colocated.latency : t.colocated.stats;
       os << "| " << run.scenario << " | " << run.mode << " | " << run.repetition << "/" << run.repetitions << " | "
-         << t.name << " | " << t.exclusive.stats.n << "/" << t.colocated.stats.n << " | " << ms(t.exclusive.stats.p95)
-         << " | " << ms(t.colocated.stats.p95) << " | ";
+         << t.name << " | " << e.n << "/" << c.n << (req ? " req" : "") << " | " << ms(e.p95) << " | " << ms(c.p95)
+         << " | ";
       if (t.metrics) {
         const auto& e = t.metrics->p95_slowdown;
         os << pct(e.value) << " [" << pct(e.ci_low) << ", " << pct(e.ci_high) << "]";

@@ -481,3 +481,55 @@ TEST(SummarizeResults, NoTenantsIsNotAPass) {
 
 }  // namespace
 }  // namespace ib
+
+namespace ib {
+namespace {
+
+// A latency-type phase: `samples` windows of equal duration (as open-loop windows are), each with
+// `per_sample` requests whose latencies are `latency_s`.
+PhaseResult latency_phase(std::size_t samples, std::size_t per_sample, double latency_s) {
+  PhaseResult p;
+  p.outcome.status = "ok";
+  for (std::size_t i = 0; i < samples; ++i) {
+    p.start_ns.push_back(static_cast<std::int64_t>(i) * 50'000'000);
+    p.duration_s.push_back(0.05);
+    p.latency_count.push_back(static_cast<std::uint32_t>(per_sample));
+    for (std::size_t k = 0; k < per_sample; ++k) p.latencies_s.push_back(latency_s * (1.0 + 0.01 * (k % 10)));
+  }
+  summarize_phase(p, {1.0, "request"}, std::nullopt, std::nullopt);
+  return p;
+}
+
+TEST(FinalizeRun, LatencyWorkloadsAreJudgedOnRequestLatencyNotSampleTime) {
+  RunResult run;
+  run.mode = "timeslice";
+  run.cutoff = 0.40;
+  TenantResult t;
+  t.exclusive = latency_phase(10, 20, 0.001);   // 200 requests, 1.00..1.09 ms
+  t.colocated = latency_phase(10, 20, 0.002);   // the same windows, twice the latency
+  t.alone = t.exclusive;
+  t.alone.source = "exclusive";
+  run.tenants.push_back(t);
+  finalize_run(run, 1, 200);
+  const TenantResult& r = run.tenants[0];
+  ASSERT_TRUE(r.metrics);
+  EXPECT_EQ(r.metrics->basis, "request_latency");
+  // Sample times are identical (0.05 s): on them the slowdown would be 0. On the requests it is
+  // P95(C)/P95(E) - 1 = 2 - 1 = 1 (latencies scale by exactly 2).
+  EXPECT_NEAR(r.metrics->p95_slowdown.value, 1.0, 1e-12);
+  EXPECT_NEAR(r.metrics->median_slowdown, 2.0, 1e-12);
+  EXPECT_EQ(r.verdict, Verdict::fail);  // 200 requests >= 72 in each phase
+  ASSERT_TRUE(r.exclusive.latency);
+  EXPECT_EQ(r.exclusive.latency->n, 200u);
+}
+
+TEST(FinalizeRun, OnlyInWindowRequestsCount) {
+  PhaseResult p = latency_phase(4, 3, 0.001);
+  // Window [0.05 s, 0.15 s]: samples 1 and 2 (starts 0.05, 0.10; ends 0.10, 0.15) count.
+  summarize_phase(p, {1.0, "request"}, std::int64_t{50'000'000}, std::int64_t{150'000'000});
+  EXPECT_EQ(counted_latencies(p).size(), 6u);
+  EXPECT_EQ(p.latency->n, 6u);
+}
+
+}  // namespace
+}  // namespace ib

@@ -132,11 +132,8 @@ void prepare_modes(const RunOptions& o, Backend backend, const std::vector<Scena
   if (setup.nvml && backend == Backend::cuda && (any_timeslice || any_mps)) {
     const ComputeMode cm = setup.nvml->compute_mode(static_cast<unsigned>(device));
     setup.device["compute_mode"] = compute_mode_name(cm);
-    if (any_timeslice && (cm == ComputeMode::exclusive_process || cm == ComputeMode::prohibited))
-      throw CannotRunError(std::string("mode timeslice: GPU ") + std::to_string(device) + " is in compute mode " +
-                           compute_mode_name(cm) +
-                           ", where processes cannot share it without MPS; interference-bench never changes the "
-                           "compute mode (an administrator could set DEFAULT with nvidia-smi -c 0)");
+    if (any_timeslice)
+      if (const auto why = timeslice_refusal(cm, device)) throw CannotRunError(*why);
     // The time-slice length is a driver setting; record it where nvidia-smi shows it, never change it.
     const CommandResult policy = run_command({"nvidia-smi", "compute-policy", "-l"}, {}, "", 5.0);
     setup.device["compute_policy"] = policy.ok() ? policy.output : "not available";

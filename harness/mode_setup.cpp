@@ -7,6 +7,15 @@
 
 namespace ib {
 
+std::optional<std::string> timeslice_refusal(ComputeMode mode, int device) {
+  if (mode == ComputeMode::exclusive_process || mode == ComputeMode::prohibited)
+    return std::string("mode timeslice: GPU ") + std::to_string(device) + " is in compute mode " +
+           compute_mode_name(mode) +
+           ", where processes cannot share it without MPS; interference-bench never changes the compute mode (an "
+           "administrator could set DEFAULT with nvidia-smi -c 0)";
+  return std::nullopt;
+}
+
 MigPlan plan_mig(const Scenario& s, const std::vector<MigInstance>& instances) {
   MigPlan plan;
   plan.instances = instances;

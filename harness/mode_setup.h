@@ -23,6 +23,9 @@ MigPlan plan_mig(const Scenario& s, const std::vector<MigInstance>& instances);
 // "<scenario>/<tenant>" for every tenant of `scenarios`. Throws InputError when one is missing.
 std::map<std::string, BaselinePhase> load_baseline(const std::string& path, const std::vector<Scenario>& scenarios);
 
+// Why time-slicing cannot run in this compute mode (EXCLUSIVE_PROCESS, PROHIBITED), or nullopt.
+std::optional<std::string> timeslice_refusal(ComputeMode mode, int device);
+
 // Creates MIG instances (GPU + compute instance) and destroys exactly those when destroyed.
 class MigInstancesGuard {
  public:

@@ -66,12 +66,15 @@ ChildRun run_self(std::vector<std::string> args, const std::string& out_dir, dou
   return c;
 }
 
-// The exclusive-phase workloads of the stability run: compute, memory bandwidth and latency.
+// The exclusive-phase workloads of the stability run: compute, memory bandwidth and latency (and,
+// on a GPU, pinned and pageable host-to-device copies for the probe's H2D check).
 json stability_scenario(const std::string& backend, double warmup_s, double duration_s) {
   json tenants = backend == "cuda"
                      ? json::array({{{"name", "gemm"}, {"workload", "gemm"}},
                                     {{"name", "copy"}, {"workload", "copy"}},
-                                    {{"name", "latency"}, {"workload", "latency"}, {"params", {{"mode", "open"}, {"load", 0.5}}}}})
+                                    {{"name", "latency"}, {"workload", "latency"}, {"params", {{"mode", "open"}, {"load", 0.5}}}},
+                                    {{"name", "h2d-pinned"}, {"workload", "h2d"}, {"params", {{"memory", "pinned"}}}},
+                                    {{"name", "h2d-pageable"}, {"workload", "h2d"}, {"params", {{"memory", "pageable"}}}}})
                      : json::array({{{"name", "compute"}, {"workload", "host-compute"}},
                                     {{"name", "copy"}, {"workload", "host-copy"}}});
   return {{"name", "vet-stability"},
@@ -353,7 +356,7 @@ int vet_command(const PlatformOptions& o) {
   // The budget, split: 8% idle window (2-5 s), 45% stability, 40% sustained load; the rest is start-up.
   const double budget = o.budget_s;
   const double idle = std::clamp(0.08 * budget, 2.0, 5.0);
-  const std::size_t n_stability = o.backend == "cuda" ? 3 : 2;
+  const std::size_t n_stability = o.backend == "cuda" ? 5 : 2;
   const double stability_phase = std::max(3.0, 0.45 * budget / static_cast<double>(n_stability) - 2.0);
   const double sustain_s = std::max(5.0, 0.40 * budget - 2.0);
 
@@ -372,8 +375,13 @@ int vet_command(const PlatformOptions& o) {
     for (const auto& u : e.telemetry.value("series", json()).value("util_gpu_pct", json::array()))
       if (!u.is_null()) util.push_back(u.get<double>());
   if (!util.empty()) facts.load_util_pct = mean(util);
+  for (const auto& e : phases) {  // h2d counts bytes one way: B/s -> GB/s
+    if (e.name == "h2d-pinned") facts.host.h2d_pinned_gbps = e.throughput / 1e9;
+    if (e.name == "h2d-pageable") facts.host.h2d_pageable_gbps = e.throughput / 1e9;
+  }
   std::vector<ProbeCheck> checks = evaluate_probe(facts);
-  for (const auto& e : phases) checks.push_back(stability_check(e));
+  for (const auto& e : phases)
+    if (e.workload != "h2d") checks.push_back(stability_check(e));
   if (phases.size() < n_stability)
     checks.push_back({"stability", "Throughput stability", CheckStatus::fail,
                       "the stability run did not finish (exit " + std::to_string(stability.exit_code) + ")", "", ""});

@@ -78,3 +78,20 @@ TEST(PlanMig, RefusalsNameTheField) {
 
 }  // namespace
 }  // namespace ib
+
+namespace ib {
+namespace {
+
+TEST(TimesliceRefusal, ExclusiveProcessAndProhibitedCannotTimeSlice) {
+  EXPECT_FALSE(timeslice_refusal(ComputeMode::default_mode, 0));
+  EXPECT_FALSE(timeslice_refusal(ComputeMode::exclusive_thread, 0));  // deprecated; not refused
+  const auto ep = timeslice_refusal(ComputeMode::exclusive_process, 2);
+  ASSERT_TRUE(ep);
+  EXPECT_EQ(*ep, "mode timeslice: GPU 2 is in compute mode Exclusive_Process, where processes cannot share it without "
+                 "MPS; interference-bench never changes the compute mode (an administrator could set DEFAULT with "
+                 "nvidia-smi -c 0)");
+  EXPECT_TRUE(timeslice_refusal(ComputeMode::prohibited, 0));
+}
+
+}  // namespace
+}  // namespace ib

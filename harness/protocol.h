@@ -1,9 +1,12 @@
 // The worker protocol: one JSON object per line on the worker's fd 3, plain words on its stdin.
+// Every message carries "slot": which of the process's tenants it is about (0 unless mode streams
+// runs several tenants in one process).
 //
-// worker -> harness: {"type":"ready","work":X,"unit":U,"setup_s":S,"warmup_samples":N}
+// worker -> harness: {"type":"ready","work":X,"unit":U,"setup_s":S,"warmup_samples":N,"env":{..}}
 //                    {"type":"waived","reason":R}     {"type":"error","message":M}
 //                    {"type":"started","t_ns":T}      (when released from the barrier)
-//                    {"type":"samples","start_ns":[..],"duration_s":[..],"latencies_s":[..]}
+//                    {"type":"samples","start_ns":[..],"duration_s":[..],
+//                     "latency_count":[..],"latencies_s":[..],"counters":{name:[..]}}  (last three optional)
 //                    {"type":"done","measure_start_ns":T0,"measure_end_ns":T1,"stopped":B}
 // harness -> worker: "go\n" releases the barrier; "stop\n" or end of file ends the worker early.
 #pragma once

@@ -126,12 +126,12 @@ void finalize_run(RunResult& run, std::uint64_t seed, int resamples) {
     if (have_e && have_c) {
       // Latency-type workloads are judged on their per-request latencies (queueing included): an
       // open-loop sample lasts as long as its arrivals do, so its duration hides a slower victim.
-      const bool by_latency = !counted_latencies(t.exclusive).empty() && !counted_latencies(t.colocated).empty() &&
-                              (!have_a || !counted_latencies(alone).empty());
-      const auto values = [by_latency](const PhaseResult& p) {
-        return by_latency ? counted_latencies(p) : counted_durations(p);
-      };
-      const auto E = values(t.exclusive), A = values(alone), C = values(t.colocated);
+      const auto lat_e = counted_latencies(t.exclusive), lat_a = counted_latencies(alone),
+                 lat_c = counted_latencies(t.colocated);
+      const bool by_latency = !lat_e.empty() && !lat_c.empty() && (!have_a || !lat_a.empty());
+      const auto E = by_latency ? lat_e : counted_durations(t.exclusive);
+      const auto A = by_latency ? lat_a : counted_durations(alone);
+      const auto C = by_latency ? lat_c : counted_durations(t.colocated);
       TenantMetrics m;
       m.basis = by_latency ? "request_latency" : "sample_time";
       m.p95_slowdown = p95_slowdown(C, E, seed + i, resamples);

@@ -2,6 +2,7 @@
 import json
 import os
 import subprocess
+import time
 import uuid
 from pathlib import Path
 
@@ -95,6 +96,18 @@ def compute(name, n=64, reps=4, **placement):
 def fault(name, action, at_sample, sample_ms=2.0, **params):
     return {"name": name, "workload": "host-fault",
             "params": {"action": action, "at_sample": at_sample, "sample_ms": sample_ms, **params}}
+
+
+def wait_for(predicate, timeout=60.0, process=None):
+    """Polls a condition (not a sleep standing in for synchronisation); fails the test on timeout, or
+    when `process` exits before the condition holds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail("condition not reached")
+        if process is not None and process.poll() is not None:
+            pytest.fail(f"the process exited ({process.returncode}) before the condition held")
+        time.sleep(0.05)
 
 
 def percentile(values, q):

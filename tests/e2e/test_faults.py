@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import compute, fault, load_results, scenario
+from conftest import compute, fault, load_results, scenario, wait_for
 
 
 def run_suite(runner, tmp_path, docs, *extra, timeout=120):
@@ -87,16 +87,6 @@ def test_worker_hanging_in_setup_is_killed_before_the_barrier(runner, tmp_path):
     assert w["status"] == "timeout" and "no ready within" in w["message"]
 
 
-def wait_for(predicate, timeout=60.0):
-    """Polls a condition (not a sleep standing in for synchronisation); fails the test on timeout."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    pytest.fail("condition not reached")
-
-
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_mid_run_keeps_finished_results_and_leaves_no_process(runner, tmp_path, sig):
     docs = [scenario("first", [compute("a")], mode="exclusive", duration=0.3, warmup=0.05),
@@ -113,7 +103,7 @@ def test_signal_mid_run_keeps_finished_results_and_leaves_no_process(runner, tmp
             return False
         return len(runs) == 1 and (out / "logs" / "second-r1-exclusive-b.log").exists()
 
-    wait_for(first_written_and_second_measuring)
+    wait_for(first_written_and_second_measuring, process=p)
     p.send_signal(sig)
     stdout, stderr = p.communicate(timeout=30)
     assert p.returncode == 130, stderr

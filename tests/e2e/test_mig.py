@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from conftest import compute, fault, load_results, scenario
+from conftest import compute, fault, load_results, scenario, wait_for
 
 FAKE_NVML = os.environ.get("FAKE_NVML_LIB", "")
 
@@ -207,15 +207,11 @@ def test_mig_create_failure_destroys_what_was_made(runner, tmp_path, nvml):
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="--mig-create needs root")
 def test_mig_create_instances_are_destroyed_on_sigint(runner, tmp_path, nvml):
-    import time
     state = nvml(gpu(instances=[]))
     runner.suite("sig", [scenario("long", [compute("a")], mode="mig", duration=20, warmup=0.05)])
     out = tmp_path / "out"
     p = runner.popen("--backend", "host", "--suite", "sig", "--out", out, "--mig-create", "3g.71gb")
-    deadline = time.monotonic() + 60
-    while not (out / "logs" / "long-r1-exclusive-a.log").exists():
-        assert time.monotonic() < deadline and p.poll() is None
-        time.sleep(0.05)
+    wait_for((out / "logs" / "long-r1-exclusive-a.log").exists, process=p)
     p.send_signal(signal.SIGINT)
     p.communicate(timeout=30)
     assert p.returncode == 130

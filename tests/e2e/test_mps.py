@@ -3,12 +3,11 @@ environment, the alone phase under MPS, the daemon quit on every exit path, and 
 import json
 import os
 import signal
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import SOURCE_DIR, compute, fault, load_results, scenario
+from conftest import SOURCE_DIR, compute, fault, load_results, scenario, wait_for
 
 FAKES = SOURCE_DIR / "tests" / "fakes" / "bin"
 
@@ -92,10 +91,7 @@ def test_daemon_is_quit_on_sigint(runner, tmp_path, mps):
     runner.suite("sig", [scenario("mps-long", [compute("a"), compute("b")], mode="mps", duration=3, warmup=0.05)])
     out = tmp_path / "out"
     p = runner.popen("--backend", "host", "--suite", "sig", "--out", out)
-    deadline = time.monotonic() + 60
-    while not (out / "logs" / "mps-long-r1-alone-a.log").exists():
-        assert time.monotonic() < deadline and p.poll() is None
-        time.sleep(0.05)
+    wait_for((out / "logs" / "mps-long-r1-alone-a.log").exists, process=p)
     p.send_signal(signal.SIGINT)
     p.communicate(timeout=30)
     assert p.returncode == 130

@@ -1,35 +1,46 @@
 #!/usr/bin/env bash
-# The one device check for an H200 (issue 3, "Measured on the H200"), within 8 minutes, in order of
-# priority for the issue's figures:
-#   1. build (or reuse a carried build dir)          2. interference-microbench (every workload alone)
-#   3. PyTorch ceilings (8192^3 bf16, 1 GiB D2D)     4. 20 s exclusive phases of gemm and copy (sample CV)
-#   5. ctest -L gpu (correctness of every workload)  6. 20 s exclusive phase of latency at 50% load
-#   7. if time remains: --suite quick --backend cuda --mode timeslice --duration 5
-#   8. summary (scripts/device_summary.py): ratios, CVs, latency, h2d, train-step, serve goodput.
-# Each step runs under a timeout that also respects the overall deadline; a step that does not fit is
-# skipped and says so. Never changes GPU settings.
+# The device check: every figure the issues ask to be measured on the H200, in one device call.
 #
-# Output: the device tool brings back at most 8 files, at most 2 folders deep, names [A-Za-z0-9._-].
-# So everything is written into a work folder outside $OUT (WORK, default /tmp/device-check) and at
-# the end exactly three files are copied into $OUT:
-#   summary.json, summary.md (the table), device-check-logs.tar.gz (every log and result JSON of WORK).
-# Usage: OUT=/some/dir scripts/device-check.sh    (BUILD_DIR=..., WORK=..., DEADLINE_S=... to override)
+# A session has 15 minutes of device time in all (starts and idle time included), so the default,
+# PART=all, fits one call of about 9 minutes (DEADLINE_S=540; give the call timeout_s 590) and runs
+# its steps in order of priority; a step that no longer fits before the deadline is skipped and says
+# so, and the sustained-load test shrinks to the time left (at most 120 s).
 #
-# PART selects the measurement (one device call each, 8 minutes at most):
-#   PART=workloads (default)  issue 3: the steps above.
-#   PART=modes                issue 4: nvidia-smi -L and the MIG mode NVML reports (probe), then
-#                             --suite quick under exclusive, timeslice, mps (when nvidia-cuda-mps-control
-#                             exists; else recorded) and streams.
-#   PART=vet                  issue 5: probe --json, a 120 s sustain, a baseline and a 60 s vet against
-#                             it, and the sampler's cost: gemm and copy with telemetry at 10 Hz vs off,
-#                             alternated twice.
+#   1. preflight: nvidia-smi (read only), the programs start, libraries found (below)
+#   2. gpu-tests: ib_cuda_gpu_tests (correctness of every CUDA workload against a reference)
+#   3. probe --json (issue 5)
+#   4. modes: --suite quick --mode all: exclusive, timeslice, mps, streams side by side, mig waived
+#      with the reason (issue 4)
+#   5. sampler: gemm and copy with telemetry at 10 Hz vs off, in the order ABBA (issue 5)
+#   6. baseline, then vet --budget 60 against it (issue 5)
+#   7. sustain: the sustained-load test, up to 120 s (issue 5)
+#   8. workloads (if time is left): interference-microbench and the PyTorch ceilings (issue 3)
+#   9. summary (scripts/device_summary.py): the issues' checks with their targets, as a table
+# PART=workloads, modes or vet runs only that issue's steps (issue 3: microbench, PyTorch ceilings,
+# 20 s CVs, gpu tests, latency at 50% load).
+#
+# Programs: with .device-bundle/ carried (scripts/device-bundle.sh; device run with carry
+# [".device-bundle"]), the programs built and tested on the CPU machine are used. Libraries they
+# link that the bundle does not hold (NCCL, cuBLAS) are looked up in the CUDA toolkit's folders and in
+# the NVIDIA wheels of the image's Python. If the programs still do not start, the project is built
+# there with -DCMAKE_PREFIX_PATH=.device-bundle/prefix (headers and CMake files of the Debian
+# packages). Without a bundle the build folder BUILD_DIR (default build/) is used or configured.
+#
+# Output: the device tool brings back at most 8 files, flat names. Everything is written into a work
+# folder outside $OUT (WORK, default /tmp/device-check) and at the end three files go into $OUT:
+#   summary.json, summary.md (the table), device-check-logs.tar.gz (every log and result of WORK).
+# Usage: OUT=/some/dir scripts/device-check.sh   (PART=, BUNDLE=, BUILD_DIR=, WORK=, DEADLINE_S=)
+# Never changes GPU settings; the private MPS daemon of the modes step is the harness's and is quit by
+# it; the check reports any MPS process still running at the end and stops it.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${OUT:-$ROOT/device-check-out}"
 WORK="${WORK:-/tmp/device-check}"
+PART="${PART:-all}"
+BUNDLE="${BUNDLE:-$ROOT/.device-bundle}"
 BUILD="${BUILD_DIR:-$ROOT/build}"
 JOBS="${JOBS:-$(nproc)}"
-DEADLINE_S="${DEADLINE_S:-450}"  # leaves ~30 s of the 8 minutes for the summary and the tarball
+if [ "$PART" = all ]; then DEADLINE_S="${DEADLINE_S:-540}"; else DEADLINE_S="${DEADLINE_S:-450}"; fi
 rm -rf "$WORK"
 mkdir -p "$WORK" "$OUT"
 START=$(date +%s)
@@ -43,107 +54,192 @@ limit() {
   l=$(( $(left) - reserve ))
   if [ "$l" -lt 10 ]; then echo 0; elif [ "$l" -lt "$max" ]; then echo "$l"; else echo "$max"; fi
 }
-# run NAME MAX RESERVE CMD...: runs CMD under `limit MAX RESERVE`, output in WORK/NAME.log.
-run() {
-  local name=$1 max=$2 reserve=$3 t rc
-  shift 3
+# run NAME MAX RESERVE CMD...: runs CMD under `limit MAX RESERVE`; stdout and stderr in WORK/NAME.log.
+# runo NAME MAX RESERVE CMD...: the same with stdout alone in WORK/NAME.out (JSON on stdout).
+run_into() {
+  local name=$1 max=$2 reserve=$3 stdout=$4 t rc
+  shift 4
   t=$(limit "$max" "$reserve")
   if [ "$t" -eq 0 ]; then step "SKIPPED $name: not enough time left before the ${DEADLINE_S} s deadline"; return 0; fi
   step "$name (timeout ${t} s)"
-  timeout "$t" "$@" > "$WORK/$name.log" 2>&1
+  echo "\$ $*" > "$WORK/$name.log"
+  if [ -n "$stdout" ]; then
+    timeout "$t" "$@" > "$stdout" 2>> "$WORK/$name.log"
+  else
+    timeout "$t" "$@" >> "$WORK/$name.log" 2>&1
+  fi
   rc=$?
   [ "$rc" -eq 124 ] && step "$name TIMED OUT after ${t} s"
   echo "$name exit $rc" | tee -a "$WORK/steps.log"
   return 0
 }
+run() { local n=$1 m=$2 r=$3; shift 3; run_into "$n" "$m" "$r" "" "$@"; }
+runo() { local n=$1 m=$2 r=$3; shift 3; run_into "$n" "$m" "$r" "$WORK/$n.out" "$@"; }
 
+# ---- 1. preflight --------------------------------------------------------------------------------
 step "GPU state (read only)"
 nvidia-smi > "$WORK/nvidia-smi.txt" 2>&1
+nvidia-smi -L > "$WORK/nvidia-smi-L.txt" 2>&1
 nvidia-smi -q > "$WORK/nvidia-smi-q.txt" 2>&1
+cat "$WORK/nvidia-smi-L.txt"
 git -C "$ROOT" rev-parse HEAD > "$WORK/git-sha.txt" 2>/dev/null
 git -C "$ROOT" status --short > "$WORK/git-status.txt" 2>/dev/null
+[ -f "$BUNDLE/MANIFEST" ] && cp "$BUNDLE/MANIFEST" "$WORK/bundle-MANIFEST.txt"
+export INTERFERENCE_BENCH_SCENARIOS="$ROOT/scenarios"   # the compiled-in path is the CPU machine's
 
-if [ ! -f "$BUILD/build.ninja" ]; then
-  run configure 120 300 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
-fi
-run build 240 150 cmake --build "$BUILD" -j "$JOBS" --target interference-microbench ib_cuda_gpu_tests interference-bench
-
-PART="${PART:-workloads}"
-IB="$BUILD/interference-bench"
-
-if [ "$PART" = "workloads" ]; then
-MB="$BUILD/kernels/cuda/interference-microbench"
-if [ -x "$MB" ]; then
-  run microbench 150 120 "$MB" --benchmark_out="$WORK/microbench.json" --benchmark_out_format=json
-else
-  step "no $MB: microbenchmark skipped (see build.log)"
-fi
-
-run torch 90 90 python3 "$ROOT/scripts/torch_ceilings.py" --out "$WORK/torch_ceilings.json"
-
-IB="$BUILD/interference-bench"
-cv_phase() {  # NAME: 20 s exclusive phase of scenarios/device/NAME.json into the folder WORK/cv-NAME
-  if [ -x "$IB" ]; then
-    run "cv-$1" 60 "$2" "$IB" --mode exclusive --backend cuda --scenario "$ROOT/scenarios/device/$1.json" \
-      --duration 20 --out "$WORK/cv-$1"
-  else
-    step "no $IB: cv-$1 skipped (see build.log)"
-  fi
-}
-cv_phase gemm-bf16-exclusive 0
-cv_phase copy-sm-exclusive 0
-
-GT="$BUILD/tests/gpu/ib_cuda_gpu_tests"
-if [ -f "$BUILD/CTestTestfile.cmake" ]; then
-  run ctest-gpu 150 0 ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 120
-  tail -n 15 "$WORK/ctest-gpu.log" 2>/dev/null
-fi
-[ -x "$GT" ] || step "note: $GT missing (see build.log)"
-
-cv_phase latency-half-load-exclusive 0
-
-if [ -x "$IB" ] && [ "$(left)" -ge 120 ]; then
-  run quick-timeslice 150 0 "$IB" --suite quick --backend cuda --mode timeslice --duration 5 --warmup 1 \
-    --out "$WORK/quick-timeslice"
-else
-  step "SKIPPED quick-timeslice: needs 120 s, $(left) s left (or no interference-bench)"
-fi
-
-elif [ "$PART" = "modes" ]; then
-  nvidia-smi -L > "$WORK/nvidia-smi-L.txt" 2>&1
-  run probe 30 0 "$IB" probe --json --idle-window 2
-  for mode in exclusive timeslice mps streams; do
-    if [ "$mode" = mps ] && ! command -v nvidia-cuda-mps-control > /dev/null; then
-      step "mode mps: nvidia-cuda-mps-control is not on this machine" | tee "$WORK/quick-mps.log"
-      continue
-    fi
-    run "quick-$mode" 150 0 "$IB" --suite quick --backend cuda --mode "$mode" --duration 3 --warmup 1 \
-      --out "$WORK/quick-$mode"
+# Folders where the device may keep a library the programs link but the bundle does not carry.
+lib_candidates() {
+  local d sp
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib; do
+    [ -d "$d" ] && echo "$d"
   done
-elif [ "$PART" = "vet" ]; then
-  run probe 30 0 "$IB" probe --json --idle-window 5
-  run sustain 170 0 "$IB" sustain --duration 120 --out "$WORK/sustain"
-  run baseline 60 0 "$IB" baseline --duration 8 --out "$WORK/baseline.json"
-  run vet 110 0 "$IB" vet --budget 60 --baseline "$WORK/baseline.json" --out "$WORK/vet"
-  for rep in 1 2; do
-    for hz in 10 0; do
-      run "sampler-hz$hz-rep$rep" 60 0 "$IB" --mode exclusive --backend cuda --telemetry-hz "$hz" \
-        --scenario "$ROOT/scenarios/device/gemm-bf16-exclusive.json" --duration 10 --warmup 2 \
-        --out "$WORK/sampler-gemm-hz$hz-rep$rep"
-      run "sampler-copy-hz$hz-rep$rep" 60 0 "$IB" --mode exclusive --backend cuda --telemetry-hz "$hz" \
-        --scenario "$ROOT/scenarios/device/copy-sm-exclusive.json" --duration 10 --warmup 2 \
-        --out "$WORK/sampler-copy-hz$hz-rep$rep"
+  sp=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null)
+  if [ -n "$sp" ]; then for d in "$sp"/nvidia/*/lib; do [ -d "$d" ] && echo "$d"; done; fi
+}
+# resolve_libs PROGRAM...: adds to LD_LIBRARY_PATH the folder of each library ldd cannot find.
+resolve_libs() {
+  local p lib d found
+  for p in "$@"; do
+    [ -x "$p" ] || continue
+    for lib in $(ldd "$p" 2>/dev/null | awk '/not found/ {print $1}' | sort -u); do
+      found=""
+      for d in $(lib_candidates); do
+        if [ -e "$d/$lib" ]; then found=$d; break; fi
+      done
+      if [ -n "$found" ]; then
+        export LD_LIBRARY_PATH="$found${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        echo "$(basename "$p"): $lib from $found" >> "$WORK/libraries.txt"
+      else
+        echo "$(basename "$p"): $lib NOT FOUND on this machine" >> "$WORK/libraries.txt"
+      fi
     done
   done
+}
+programs_start() { "$IB" --version > "$WORK/version.txt" 2>&1; }
+
+if [ -x "$BUNDLE/bin/interference-bench" ]; then
+  IB="$BUNDLE/bin/interference-bench"; MB="$BUNDLE/bin/interference-microbench"; GT="$BUNDLE/bin/ib_cuda_gpu_tests"
+  export LD_LIBRARY_PATH="$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  resolve_libs "$IB" "$MB" "$GT"
+  if programs_start; then
+    step "using the carried programs ($(cat "$WORK/version.txt"))"
+  else
+    step "the carried programs do not start here: $(tail -n 2 "$WORK/version.txt" | tr '\n' ' '); building here"
+    BUILD="$ROOT/build-device"
+    export CMAKE_PREFIX_PATH="$BUNDLE/prefix${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+    unset IB
+  fi
+fi
+if [ -z "${IB:-}" ]; then
+  if [ ! -f "$BUILD/build.ninja" ]; then
+    # NCCL: the toolkit's, else the image's Python wheel (nvidia/nccl/{include,lib}) through NCCL_HOME.
+    nccl_lib=$(for d in $(lib_candidates); do ls "$d"/libnccl.so* 2>/dev/null; done | head -n 1)
+    [ -n "$nccl_lib" ] && export NCCL_HOME="${NCCL_HOME:-$(dirname "$(dirname "$nccl_lib")")}"
+    run configure 120 300 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
+  fi
+  run build 300 150 cmake --build "$BUILD" -j "$JOBS" --target interference-microbench ib_cuda_gpu_tests interference-bench
+  IB="$BUILD/interference-bench"; MB="$BUILD/kernels/cuda/interference-microbench"; GT="$BUILD/tests/gpu/ib_cuda_gpu_tests"
+  resolve_libs "$IB" "$MB" "$GT"
+  programs_start || step "interference-bench does not start: $(tail -n 2 "$WORK/version.txt" | tr '\n' ' ')"
+fi
+[ -f "$WORK/libraries.txt" ] && cat "$WORK/libraries.txt"
+echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}" >> "$WORK/steps.log"
+
+# ---- the steps -----------------------------------------------------------------------------------
+gpu_tests() {
+  if [ -x "$GT" ]; then
+    run gpu-tests 150 "${1:-0}" "$GT" --gtest_output="json:$WORK/gpu-tests.json"
+    grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]' "$WORK/gpu-tests.log" | tail -n 12
+  else
+    step "no $GT: gpu tests skipped"
+  fi
+}
+probe() { runo probe 30 "${1:-0}" "$IB" probe --json --idle-window "${2:-5}"; }
+modes() {  # the quick suite under every mode, side by side (mig is waived on a GPU not in MIG mode)
+  command -v nvidia-cuda-mps-control > "$WORK/mps-control-path.txt" 2>&1 \
+    || echo "nvidia-cuda-mps-control is not on PATH: mps is waived" > "$WORK/mps-control-path.txt"
+  run modes 240 "${1:-0}" "$IB" --suite quick --backend cuda --mode all --duration 3 --warmup 1 --out "$WORK/modes"
+}
+sampler() {  # gemm and copy, telemetry at 10 Hz (A) vs off (B), in the order A B B A
+  local rep=0 hz w
+  for hz in 10 0 0 10; do
+    rep=$((rep + 1))
+    for w in gemm-bf16 copy-sm; do
+      run "sampler-$w-hz$hz-$rep" 25 "${1:-0}" "$IB" --mode exclusive --backend cuda --telemetry-hz "$hz" \
+        --scenario "$ROOT/scenarios/device/$w-exclusive.json" --duration 5 --warmup 1 --out "$WORK/sampler-$w-hz$hz-$rep"
+    done
+  done
+}
+vet() {
+  run baseline 60 "${1:-0}" "$IB" baseline --duration 8 --out "$WORK/baseline.json"
+  run vet 100 "${1:-0}" "$IB" vet --budget 60 --baseline "$WORK/baseline.json" --out "$WORK/vet"
+}
+sustain() {  # DURATION: shrunk to the time left, never under 30 s (the verdict needs windows)
+  local d=$1 l
+  l=$(( $(left) - 25 ))
+  [ "$l" -lt "$d" ] && d=$l
+  if [ "$d" -lt 30 ]; then step "SKIPPED sustain: $(left) s left"; return 0; fi
+  echo "$d" > "$WORK/sustain-duration.txt"
+  run sustain $((d + 25)) 0 "$IB" sustain --duration "$d" --out "$WORK/sustain"
+}
+workloads() {
+  if [ -x "$MB" ]; then
+    run microbench 150 "${1:-0}" "$MB" --benchmark_out="$WORK/microbench.json" --benchmark_out_format=json
+  else
+    step "no $MB: microbenchmark skipped"
+  fi
+  run torch 90 "${1:-0}" python3 "$ROOT/scripts/torch_ceilings.py" --out "$WORK/torch_ceilings.json"
+}
+cv_phase() {  # NAME RESERVE: 20 s exclusive phase of scenarios/device/NAME.json
+  run "cv-$1" 60 "$2" "$IB" --mode exclusive --backend cuda --scenario "$ROOT/scenarios/device/$1.json" \
+    --duration 20 --out "$WORK/cv-$1"
+}
+
+case "$PART" in
+  all)
+    gpu_tests 420
+    probe 400 2
+    modes 160
+    sampler 130
+    vet 120
+    sustain 120
+    [ "$(left)" -ge 150 ] && workloads 0 || step "SKIPPED workloads (microbench, PyTorch ceilings): $(left) s left"
+    ;;
+  workloads)
+    workloads 240
+    cv_phase gemm-bf16-exclusive 150
+    cv_phase copy-sm-exclusive 90
+    gpu_tests 30
+    cv_phase latency-half-load-exclusive 0
+    ;;
+  modes)
+    probe 300 2
+    gpu_tests 260
+    modes 0
+    ;;
+  vet)
+    probe 400 5
+    sampler 300
+    vet 150
+    sustain 120
+    ;;
+  *) step "unknown PART=$PART (all, workloads, modes or vet)" ;;
+esac
+
+# ---- leave nothing running -----------------------------------------------------------------------
+left_over=$(pgrep -f 'nvidia-cuda-mps-(control|server)' | tr '\n' ' ')
+if [ -n "$left_over" ]; then
+  step "MPS processes still running after the check: $left_over (stopping them)"
+  echo "left over: $left_over" > "$WORK/mps-left-over.txt"
+  kill $left_over 2>/dev/null
 else
-  step "unknown PART=$PART (workloads, modes or vet)"
+  echo "none" > "$WORK/mps-left-over.txt"
 fi
 
 step "summary"
 python3 "$ROOT/scripts/device_summary.py" "$WORK" > "$WORK/summary-stdout.log" 2>&1
 cat "$WORK/summary-stdout.log"
 step "done; packing logs"
-# Exactly three files into $OUT (the device tool's limits: 8 files, flat names).
 cp "$WORK/summary.json" "$OUT/summary.json" 2>/dev/null || echo '{"error": "device_summary.py wrote no summary.json"}' > "$OUT/summary.json"
 cp "$WORK/summary.md" "$OUT/summary.md" 2>/dev/null || cp "$WORK/summary-stdout.log" "$OUT/summary.md"
 tar -czf "$OUT/device-check-logs.tar.gz" -C "$(dirname "$WORK")" "$(basename "$WORK")"

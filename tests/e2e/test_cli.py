@@ -2,13 +2,17 @@
 import os
 import subprocess
 
-from conftest import BINARY, scenario, compute
+from conftest import BINARY, SOURCE_DIR, scenario, compute
 
 
-def test_version(runner):
+def test_version_names_the_commit_it_was_built_from(runner):
     r = runner.run("--version")
     assert r.returncode == 0
     assert r.stdout.startswith("interference-bench 0.")
+    head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=SOURCE_DIR, capture_output=True, text=True)
+    if head.returncode == 0:  # a source tree without git says "unknown"
+        # the sha is read at build time, not at configure time: a commit after configuring shows up
+        assert f"({head.stdout.strip()}" in r.stdout, (r.stdout, head.stdout)
 
 
 def test_help_lists_the_run_options(runner):

@@ -95,6 +95,7 @@ std::map<std::string, BaselinePhase> load_baseline(const std::string& path, cons
         b.work = {t.at("work_per_sample").at("value").get<double>(), t.at("work_per_sample").at("unit").get<std::string>()};
         b.phase.source = "baseline";
         b.phase.outcome.status = "ok";
+        b.phase.outcome.resolved = ph.at("worker").value("resolved", nlohmann::json::object());
         b.phase.outcome.message = "from " + path + " (" + run.value("mode", "") + " run of " +
                                   doc.at("meta").value("start_time", "") + ")";
         b.phase.start_ns = ph.at("samples").at("start_ns").get<std::vector<std::int64_t>>();

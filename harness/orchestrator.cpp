@@ -74,13 +74,17 @@ struct LiveWorker {
 };
 
 // `device` is the CUDA device index inside the worker (0 when CUDA_VISIBLE_DEVICES names a MIG device).
-std::vector<std::string> worker_args(const Scenario& s, const std::vector<Slot>& slots, Backend backend, int device) {
+// Each tenant's params are the scenario's, overridden by what an earlier phase resolved.
+std::vector<std::string> worker_args(const Scenario& s, const RunResult& run, const std::vector<Slot>& slots,
+                                     Backend backend, int device) {
   std::vector<std::string> a = {"worker", "--backend", backend_name(backend), "--device", std::to_string(device),
                                 "--warmup", std::to_string(s.warmup_s), "--duration", std::to_string(s.duration_s)};
   for (const Slot& slot : slots) {
     const Tenant& t = s.tenants[slot.tenant];
     a.push_back("--tenant");
-    a.push_back(nlohmann::json{{"workload", t.workload}, {"params", t.params}, {"cpus", t.placement.cpus}}.dump());
+    nlohmann::json params = t.params;
+    params.update(run.tenants[slot.tenant].resolved_params);
+    a.push_back(nlohmann::json{{"workload", t.workload}, {"params", params}, {"cpus", t.placement.cpus}}.dump());
   }
   return a;
 }
@@ -118,7 +122,7 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
       const std::vector<std::string> e = env(w.slots[0].tenant);
       bool mig_device = false;
       for (const auto& kv : e) mig_device |= kv.rfind("CUDA_VISIBLE_DEVICES=MIG-", 0) == 0;
-      w.proc = spawn_process({o_.worker_exe, worker_args(s, w.slots, o_.backend, mig_device ? 0 : s.device), e, w.log});
+      w.proc = spawn_process({o_.worker_exe, worker_args(s, run, w.slots, o_.backend, mig_device ? 0 : s.device), e, w.log});
     } catch (const std::exception& e) {
       w.error = e.what();
       w.exited = w.eof = true;
@@ -185,6 +189,11 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
         if (type == "ready") {
           slot.ready = true;
           if (m.contains("env")) pr.outcome.env = m.at("env").get<std::map<std::string, std::string>>();
+          if (m.contains("resolved") && m.at("resolved").is_object()) {
+            pr.outcome.resolved = m.at("resolved");
+            auto& first = run.tenants[slot.tenant].resolved_params;
+            if (first.empty()) first = pr.outcome.resolved;
+          }
           run.tenants[slot.tenant].work = {m.value("work", 0.0), m.value("unit", std::string())};
         } else if (type == "waived") {
           slot.waived = true;
@@ -468,6 +477,7 @@ RunResult Orchestrator::run(const Scenario& s, int repetition) {
     for (std::size_t i = 0; i < s.tenants.size(); ++i) {
       const BaselinePhase& b = o_.baseline.at(s.name + "/" + s.tenants[i].name);
       r.tenants[i].exclusive = b.phase;
+      r.tenants[i].resolved_params = b.phase.outcome.resolved;  // the same offered load as the baseline
       r.tenants[i].work = b.work;
     }
     r.mode_config["exclusive_source"] = "baseline file " + o_.baseline_file;

@@ -30,6 +30,8 @@ struct WorkerOutcome {
   std::string log_file;  // the worker's stdout/stderr
   // The placement-related environment the worker itself saw (CUDA_VISIBLE_DEVICES, CUDA_MPS_*).
   std::map<std::string, std::string> env;
+  // Parameters the workload chose in setup, as it reported them (Workload::resolved_params).
+  nlohmann::json resolved = nlohmann::json::object();
 };
 
 struct PhaseResult {
@@ -86,6 +88,9 @@ struct TenantResult {
   std::string role;
   std::string workload;
   nlohmann::json params;
+  // What the first phase that ran this tenant resolved (e.g. the arrival rate its `load` implies);
+  // the later phases get these as explicit params, so all of them run the same configuration.
+  nlohmann::json resolved_params = nlohmann::json::object();
   nlohmann::json placement;
   Work work;                       // per sample
   PhaseResult exclusive, alone, colocated;

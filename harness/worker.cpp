@@ -141,7 +141,7 @@ bool run_tenant(const WorkerOptions& o, std::size_t slot, const Registry& regist
                             "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"})
       if (const char* v = std::getenv(key)) env[key] = v;
     reporter.send({{"type", "ready"}, {"work", work.amount}, {"unit", work.unit}, {"setup_s", setup_s},
-                   {"warmup_samples", warm_samples}, {"env", env}},
+                   {"warmup_samples", warm_samples}, {"env", env}, {"resolved", workload->resolved_params()}},
                   slot);
     {
       std::unique_lock<std::mutex> lock(control.mutex);

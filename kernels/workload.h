@@ -27,6 +27,9 @@ class WorkloadError : public std::runtime_error {
 enum class Backend { host, cuda };
 const char* backend_name(Backend b);
 
+// Parameters after validation, with defaults filled in.
+using Params = nlohmann::json;
+
 // How much work one sample does, e.g. {2*m*n*k, "FLOP"} or {2*bytes, "B"}.
 struct Work {
   double amount = 0.0;
@@ -66,6 +69,11 @@ class Workload {
   // The work one sample does; constant for a configured workload.
   virtual Work work_per_sample() const = 0;
   virtual void teardown() = 0;
+  // Parameters the workload chose itself in setup(), as params that would make it choose the same
+  // again (e.g. {"rate": r} for an arrival rate derived from `load` and the service time measured in
+  // setup). The harness passes them to the tenant's later phases, so that every phase runs the
+  // same configuration rather than re-deriving it on a GPU that neighbours may already be loading.
+  virtual Params resolved_params() const { return Params::object(); }
 };
 
 // One declared parameter of a workload. The harness validates scenario params against these,
@@ -80,9 +88,6 @@ struct ParamSpec {
   std::vector<std::string> choices;          // string: allowed values (empty = any)
   std::string help;
 };
-
-// Parameters after validation, with defaults filled in.
-using Params = nlohmann::json;
 
 struct WorkloadSpec {
   std::string name;

@@ -27,6 +27,7 @@ ojson outcome_json(const WorkerOutcome& o) {
   j["signal"] = o.signal ? ojson(*o.signal) : ojson(nullptr);
   j["log"] = o.log_file;
   j["env"] = o.env;
+  j["resolved"] = o.resolved;
   return j;
 }
 

@@ -27,6 +27,7 @@
 #include "kernels/cuda/device_util.cuh"
 #include "kernels/cuda/lt_matmul.h"
 #include "kernels/cuda/workloads_internal.h"
+#include "kernels/open_loop.h"
 
 #include <algorithm>
 #include <chrono>
@@ -43,15 +44,6 @@ namespace ib::cuda {
 namespace {
 
 using bf16 = __nv_bfloat16;
-
-// Sleeps most of the way, then spins: wake-up within about a microsecond of `t_ns`.
-void wait_until(std::int64_t t_ns) {
-  for (;;) {
-    const std::int64_t left = t_ns - mono_ns();
-    if (left <= 0) return;
-    if (left > 200000) std::this_thread::sleep_for(std::chrono::nanoseconds(left - 100000));
-  }
-}
 
 class CudaGraph {
  public:
@@ -225,17 +217,6 @@ double model_bytes(int hidden, int layers, const std::vector<int>& buckets) {
   return b;
 }
 
-std::vector<std::int64_t> poisson_arrivals(std::int64_t t0, double rate, std::size_t n, std::mt19937_64& rng) {
-  std::exponential_distribution<double> gap(rate);
-  std::vector<std::int64_t> out(n);
-  double t = static_cast<double>(t0);
-  for (auto& a : out) {
-    t += gap(rng) * 1e9;
-    a = static_cast<std::int64_t>(t);
-  }
-  return out;
-}
-
 // ---- latency ---------------------------------------------------------------------------------
 
 struct LatencyConfig {
@@ -274,9 +255,9 @@ class Latency final : public Workload {
     clock_->anchor(s);
     std::vector<std::int64_t> arrival(n);
     if (cfg_.open) {
-      arrival = poisson_arrivals(mono_ns(), rate_, n, rng_);
+      arrival = ib::poisson_arrivals(mono_ns(), rate_, n, rng_);
       for (std::size_t i = 0; i < n; ++i) {
-        wait_until(arrival[i]);
+        wait_until_ns(arrival[i]);
         model_->launch(0, s);
         IB_CHECK(cudaEventRecord(clock_->at(i), s));
       }
@@ -296,6 +277,8 @@ class Latency final : public Workload {
   }
 
   Work work_per_sample() const override { return {static_cast<double>(cfg_.requests), "request"}; }
+  // The arrival rate derived from `load` at setup, so that later phases offer the same load.
+  Params resolved_params() const override { return cfg_.open ? Params{{"rate", rate_}} : Params::object(); }
 
   void teardown() override {
     clock_.reset();
@@ -358,7 +341,7 @@ class Serve final : public Workload {
     std::vector<int> rows(n);
     for (auto& r : rows) r = size(rng_);
     clock_->anchor(s);
-    const std::vector<std::int64_t> arrival = poisson_arrivals(mono_ns(), rate_, n, rng_);
+    const std::vector<std::int64_t> arrival = ib::poisson_arrivals(mono_ns(), rate_, n, rng_);
     std::vector<std::size_t> batch_of(n);
     std::deque<std::size_t> in_flight;  // batch ids on the GPU
     std::size_t next_arrival = 0, next_pending = 0, batches = 0;
@@ -381,7 +364,7 @@ class Serve final : public Workload {
         in_flight.push_back(batches++);
         next_pending = i;
       } else if (next_pending == next_arrival && in_flight.empty() && next_arrival < n) {
-        wait_until(arrival[next_arrival]);  // idle until the next request arrives
+        wait_until_ns(arrival[next_arrival]);  // idle until the next request arrives
       }
     }
     IB_CHECK(cudaEventSynchronize(clock_->at(batches - 1)));
@@ -393,6 +376,8 @@ class Serve final : public Workload {
   }
 
   Work work_per_sample() const override { return {static_cast<double>(cfg_.requests), "request"}; }
+  // The arrival rate derived from `load` at setup, so that later phases offer the same load.
+  Params resolved_params() const override { return {{"rate", rate_}}; }
 
   void teardown() override {
     clock_.reset();

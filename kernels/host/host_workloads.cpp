@@ -1,7 +1,10 @@
 #include "kernels/host/host_workloads.h"
 
+#include "kernels/open_loop.h"
+
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -9,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -127,6 +131,61 @@ class HostCopy final : public Workload {
   std::vector<unsigned char> src_, dst_;
 };
 
+// host-latency: the CPU stand-in for the CUDA `latency` workload. A request is one n x n float64
+// matrix product; requests arrive open-loop (Poisson at `rate`, or at `load` x the capacity measured
+// in setup) and one server runs them in arrival order, so a request that arrives while the server is
+// busy queues. A sample is a window of `requests` requests; per-request latency = completion -
+// scheduled arrival (queueing included) goes into SampleOutput::latencies_s.
+class HostLatency final : public Workload {
+ public:
+  explicit HostLatency(const Params& p)
+      : product_(Params{{"n", p.at("n")}, {"reps", 1}}),
+        load_(p.at("load").get<double>()),
+        rate_(p.at("rate").get<double>()),
+        requests_(p.at("requests").get<int>()),
+        rng_(p.at("seed").get<std::uint64_t>()) {}
+
+  void setup(const ExecContext& ctx) override {
+    product_.setup(ctx);  // checks the product against its reference
+    if (rate_ > 0) return;
+    // Capacity: the median service time of back-to-back requests after a few unmeasured ones.
+    SampleOutput ignored;
+    std::vector<double> service(25);
+    for (int i = 0; i < 5; ++i) product_.run_sample(ctx, ignored);
+    for (auto& s : service) {
+      const std::int64_t t0 = open_loop_now_ns();
+      product_.run_sample(ctx, ignored);
+      s = static_cast<double>(open_loop_now_ns() - t0) * 1e-9;
+    }
+    std::nth_element(service.begin(), service.begin() + service.size() / 2, service.end());
+    rate_ = load_ / service[service.size() / 2];
+  }
+
+  void run_sample(const ExecContext& ctx, SampleOutput& out) override {
+    const std::size_t n = static_cast<std::size_t>(requests_);
+    const std::vector<std::int64_t> arrival = poisson_arrivals(open_loop_now_ns(), rate_, n, rng_);
+    SampleOutput ignored;
+    out.latencies_s.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      wait_until_ns(arrival[i]);  // returns at once when the server is behind: the request queued
+      product_.run_sample(ctx, ignored);
+      out.latencies_s[i] = static_cast<double>(open_loop_now_ns() - arrival[i]) * 1e-9;
+    }
+    out.counters["requests"] = static_cast<double>(n);
+  }
+
+  Work work_per_sample() const override { return {static_cast<double>(requests_), "request"}; }
+  Params resolved_params() const override { return {{"rate", rate_}}; }
+  void teardown() override { product_.teardown(); }
+
+ private:
+  HostCompute product_;
+  double load_;
+  double rate_;
+  int requests_;
+  std::mt19937_64 rng_;
+};
+
 // host-fault: fault injection for testing the harness's error paths (crash, hang, exit, throw).
 // Each sample spins for sample_ms; the fault fires at sample number `at_sample` (counted from the
 // first sample this process runs, warm-up included) or during setup when at_sample is 0.
@@ -203,6 +262,17 @@ void register_host_workloads(Registry& registry) {
                  {"reps", T::integer, 1, 1, 1000, {}, "copies per sample"}},
                 always_supported,
                 [](const Params& p) { return std::make_unique<HostCopy>(p); }});
+  registry.add({"host-latency", Backend::host,
+                "Latency-sensitive stand-in: open-loop Poisson requests (one n x n product each) served in order; "
+                "per-request latency incl. queueing (requests/s, P50/P95/P99)",
+                {{"n", T::integer, 64, 16, 1024, {}, "matrix order of one request"},
+                 {"load", T::number, 0.5, 0.01, 2.0, {},
+                  "arrival rate as a fraction of the capacity measured at setup (used when rate is 0)"},
+                 {"rate", T::number, 0.0, 0.0, 1e7, {}, "arrival rate in requests/s (0: use load)"},
+                 {"requests", T::integer, 200, 10, 100000, {}, "requests per sample (the window)"},
+                 {"seed", T::integer, 1, 0, 1e9, {}, "arrival-process seed"}},
+                always_supported,
+                [](const Params& p) { return std::make_unique<HostLatency>(p); }});
   registry.add({"host-fault", Backend::host,
                 "Fault injection for testing the harness: spins, then crashes, hangs, exits or throws",
                 {{"action", T::string, "crash", {}, {}, {"crash", "segfault", "hang", "exit", "throw", "none"}, "what to do"},

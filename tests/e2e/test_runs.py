@@ -180,3 +180,28 @@ def test_streams_mode_a_crash_takes_every_tenant_of_the_process(runner, tmp_path
     run = res["runs"][0]
     assert [t["phases"]["colocated"]["worker"]["status"] for t in run["tenants"]] == ["crashed", "crashed"]
     assert [t["verdict"] for t in run["tenants"]] == ["error", "error"]
+
+
+def latency(name, **params):
+    return {"name": name, "workload": "host-latency", "params": {"n": 32, "requests": 50, **params}}
+
+
+def test_a_derived_arrival_rate_is_measured_once_and_offered_in_every_phase(runner, tmp_path):
+    # host-latency derives its rate from `load` and the service time measured in setup. Calibrating
+    # again in the colocated phase (with the neighbour already running) would lower the offered
+    # load and hide interference; the harness passes the first phase's rate to the later ones.
+    _, doc, _ = run_ok(runner, tmp_path, scenario("lat", [latency("victim"), compute("aggressor")], duration=1.0))
+    t = doc["runs"][0]["tenants"][0]
+    rates = [t["phases"][p]["worker"]["resolved"]["rate"] for p in ("exclusive", "colocated")]
+    assert rates[0] > 0 and rates[0] == rates[1], rates
+    assert t["metrics"]["basis"] == "request_latency"
+    # a workload that resolves nothing reports an empty object
+    assert doc["runs"][0]["tenants"][1]["phases"]["colocated"]["worker"]["resolved"] == {}
+
+
+def test_an_explicit_rate_is_offered_unchanged(runner, tmp_path):
+    _, doc, _ = run_ok(runner, tmp_path, scenario("lat", [latency("victim", rate=400.0), compute("aggressor")]))
+    t = doc["runs"][0]["tenants"][0]
+    assert [t["phases"][p]["worker"]["resolved"]["rate"] for p in ("exclusive", "colocated")] == [400.0, 400.0]
+    # 50 requests at 400/s: a window lasts about 125 ms, so the sample time follows the arrivals
+    assert 0.08 < t["phases"]["exclusive"]["stats"]["median"] < 0.25

@@ -10,8 +10,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -89,6 +92,19 @@ std::vector<std::string> worker_args(const Scenario& s, const RunResult& run, co
   return a;
 }
 
+// A worker's MPS settings are the harness's decision alone: the CUDA_MPS_* variables of the user's
+// shell are dropped, and a phase that runs without MPS points CUDA_MPS_PIPE_DIRECTORY at an empty
+// private folder, so that a system-wide MPS daemon (default pipe /tmp/nvidia-mps) cannot make it an
+// MPS client. (CUDA_VISIBLE_DEVICES is inherited, except where MIG placement sets it.)
+const std::vector<std::string> kMpsVariables = {"CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY",
+                                                "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"};
+std::vector<std::string> with_mps_decided(std::vector<std::string> env, const std::string& no_mps_pipe_dir) {
+  const bool mps = std::any_of(env.begin(), env.end(),
+                               [](const std::string& kv) { return kv.rfind("CUDA_MPS_PIPE_DIRECTORY=", 0) == 0; });
+  if (!mps && !no_mps_pipe_dir.empty()) env.push_back("CUDA_MPS_PIPE_DIRECTORY=" + no_mps_pipe_dir);
+  return env;
+}
+
 std::string sanitize(const std::string& s) {
   std::string o;
   for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
@@ -111,6 +127,11 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
                                                   const std::vector<std::size_t>& tenants, const std::string& phase,
                                                   const std::function<std::vector<std::string>(std::size_t)>& env) {
   GroupResult g;
+  std::string no_mps_pipe_dir;  // empty: no private folder to point at (no run directory)
+  if (!o_.run_dir.empty()) {
+    no_mps_pipe_dir = o_.run_dir + "/no-mps";
+    if (mkdir(no_mps_pipe_dir.c_str(), 0700) != 0 && errno != EEXIST) no_mps_pipe_dir.clear();
+  }
   // Mode streams runs the colocated tenants as threads of one process; otherwise a process each.
   const bool one_process = s.mode == Mode::streams && phase == "colocated";
   std::vector<LiveWorker> workers(one_process ? 1 : tenants.size());
@@ -122,7 +143,9 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
       const std::vector<std::string> e = env(w.slots[0].tenant);
       bool mig_device = false;
       for (const auto& kv : e) mig_device |= kv.rfind("CUDA_VISIBLE_DEVICES=MIG-", 0) == 0;
-      w.proc = spawn_process({o_.worker_exe, worker_args(s, run, w.slots, o_.backend, mig_device ? 0 : s.device), e, w.log});
+      SpawnSpec spec{o_.worker_exe, worker_args(s, run, w.slots, o_.backend, mig_device ? 0 : s.device),
+                     with_mps_decided(e, no_mps_pipe_dir), w.log, kMpsVariables};
+      w.proc = spawn_process(spec);
     } catch (const std::exception& e) {
       w.error = e.what();
       w.exited = w.eof = true;

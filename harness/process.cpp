@@ -37,14 +37,16 @@ struct SpawnSetup {
     posix_spawn_file_actions_destroy(&actions);
   }
 };
-// The harness's environment with `overrides` ("KEY=VALUE") set on top.
-std::vector<std::string> merged_environment(const std::vector<std::string>& overrides) {
+// The harness's environment without the names in `unset`, with `overrides` ("KEY=VALUE") set on top.
+std::vector<std::string> merged_environment(const std::vector<std::string>& overrides,
+                                            const std::vector<std::string>& unset = {}) {
   std::map<std::string, std::string> env;
   for (char** e = environ; e && *e; ++e) {
     std::string kv(*e);
     const auto eq = kv.find('=');
     if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
+  for (const auto& name : unset) env.erase(name);
   for (const auto& kv : overrides) {
     const auto eq = kv.find('=');
     env[kv.substr(0, eq)] = eq == std::string::npos ? "" : kv.substr(eq + 1);
@@ -90,7 +92,7 @@ ChildProcess spawn_process(const SpawnSpec& spec) {
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  std::vector<std::string> env_s = merged_environment(spec.env);
+  std::vector<std::string> env_s = merged_environment(spec.env, spec.env_unset);
   std::vector<char*> envp;
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);

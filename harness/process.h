@@ -18,6 +18,7 @@ struct SpawnSpec {
   std::vector<std::string> args;         // argv[1..]
   std::vector<std::string> env;          // "KEY=VALUE" set on top of the harness's environment
   std::string log_path;                  // stdout and stderr of the worker
+  std::vector<std::string> env_unset;    // names removed from the harness's environment (before env)
 };
 
 struct ChildProcess {

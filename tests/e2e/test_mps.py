@@ -38,6 +38,9 @@ def mps_tenants():
 
 
 def test_mps_run_gives_each_client_its_environment_and_quits_the_daemon(runner, tmp_path, mps):
+    # MPS settings of the user's shell must reach no worker: the harness decides them per phase.
+    runner.env.update(CUDA_MPS_ACTIVE_THREAD_PERCENTAGE="7", CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="0=1G",
+                      CUDA_MPS_PIPE_DIRECTORY="/tmp/nvidia-mps")
     f = runner.write_json("s.json", scenario("mps-pair", mps_tenants(), mode="mps", duration=1.0))
     out = tmp_path / "out"
     r = runner.run("--backend", "host", "--scenario", f, "--out", out)
@@ -55,7 +58,11 @@ def test_mps_run_gives_each_client_its_environment_and_quits_the_daemon(runner, 
     assert cfg["pipe_directory"] == pipe and "private" in cfg["daemon"]
     assert "every client" in cfg["fault_propagation"]
     a, b = run["tenants"]
-    assert a["phases"]["exclusive"]["worker"]["env"] == {}, "the exclusive phase runs without MPS"
+    # the exclusive phase runs without MPS: its pipe folder is a private empty one, not a daemon's
+    no_mps = a["phases"]["exclusive"]["worker"]["env"]
+    assert list(no_mps) == ["CUDA_MPS_PIPE_DIRECTORY"], no_mps
+    assert no_mps["CUDA_MPS_PIPE_DIRECTORY"].startswith("/tmp/ib-run-")
+    assert no_mps["CUDA_MPS_PIPE_DIRECTORY"].endswith("/no-mps")
     for phase in ("alone", "colocated"):
         assert a["phases"][phase]["source"] == "measured"
         assert a["phases"][phase]["worker"]["env"] == {

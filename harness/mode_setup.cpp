@@ -85,10 +85,15 @@ std::map<std::string, BaselinePhase> load_baseline(const std::string& path, cons
   try {
     for (const auto& run : doc["runs"]) {
       if (run.value("status", "") != "ok") continue;
+      if (run.value("mode", "") == "mig")
+        throw InputError("--baseline " + path + ": written by a mig run; the baseline must come from a whole GPU");
       for (const auto& t : run.at("tenants")) {
         const std::string key = run.at("scenario").get<std::string>() + "/" + t.at("name").get<std::string>();
         const auto& ph = t.at("phases").at("exclusive");
         if (found.count(key) || ph.at("worker").at("status") != "ok") continue;  // first good repetition
+        if (ph.value("source", "measured") != "measured")
+          throw InputError("--baseline " + path + ": " + key + ": the exclusive phase was not measured on a whole GPU (" +
+                           ph.value("source", "") + ")");
         if (!ph.contains("samples"))
           throw InputError("--baseline " + path + ": " + key + " has no raw samples (the file was written with --no-raw)");
         BaselinePhase b;

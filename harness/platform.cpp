@@ -76,7 +76,8 @@ json stability_scenario(const std::string& backend, double warmup_s, double dura
                                     {{"name", "h2d-pinned"}, {"workload", "h2d"}, {"params", {{"memory", "pinned"}}}},
                                     {{"name", "h2d-pageable"}, {"workload", "h2d"}, {"params", {{"memory", "pageable"}}}}})
                      : json::array({{{"name", "compute"}, {"workload", "host-compute"}},
-                                    {{"name", "copy"}, {"workload", "host-copy"}}});
+                                    {{"name", "copy"}, {"workload", "host-copy"}},
+                                    {{"name", "latency"}, {"workload", "host-latency"}, {"params", {{"load", 0.5}}}}});
   return {{"name", "vet-stability"},
           {"description", "exclusive phases of a compute-, a bandwidth- and a latency-bound workload"},
           {"mode", "exclusive"}, {"warmup_s", warmup_s}, {"duration_s", duration_s}, {"tenants", tenants}};
@@ -137,6 +138,14 @@ struct ExclusivePhase {
   double window_cv = NAN;
   double sample_cv = NAN;
   json telemetry;
+  std::vector<double> latencies_s;  // per-request latencies of a latency-type workload (else empty)
+  json resolved;                    // what the workload chose in setup (worker.resolved), e.g. its rate
+  std::string source;               // phases.exclusive.source: measured, baseline, largest_mig_instance
+
+  // What a P95 comparison judges, as finalize_run does: per-request latency where the workload has it
+  // (an open-loop sample lasts as long as its arrivals do), else sample time.
+  const std::vector<double>& judged() const { return latencies_s.empty() ? duration_s : latencies_s; }
+  const char* basis() const { return latencies_s.empty() ? "sample time" : "per-request latency"; }
 };
 
 std::vector<ExclusivePhase> exclusive_phases(const json& results) {
@@ -157,6 +166,10 @@ std::vector<ExclusivePhase> exclusive_phases(const json& results) {
     e.window_cv = ph.at("window_cv").is_null() ? NAN : ph.at("window_cv").get<double>();
     e.sample_cv = ph.at("stats").at("cv").is_null() ? NAN : ph.at("stats").at("cv").get<double>();
     e.telemetry = ph.value("telemetry", json());
+    // In an exclusive phase every sample counts (in_window is 1), so every latency does too.
+    if (ph.at("samples").contains("latency_s")) e.latencies_s = ph.at("samples").at("latency_s").get<std::vector<double>>();
+    e.resolved = ph.at("worker").value("resolved", json::object());
+    e.source = ph.value("source", "measured");
     out.push_back(std::move(e));
   }
   return out;
@@ -340,6 +353,35 @@ int baseline_command(const PlatformOptions& o) {
   return run.exit_code;
 }
 
+// The exclusive phases of a `baseline` file, or a one-line reason why it cannot be one: read before
+// anything is measured, so a wrong file costs nothing.
+std::vector<ExclusivePhase> read_baseline(const std::string& path, std::string& error) {
+  const json doc = read_json(path);
+  if (!doc.is_object() || !doc.contains("runs") || !doc["runs"].is_array() || doc["runs"].empty()) {
+    error = "--baseline " + path + ": not an interference-bench results file (no runs[]); write one with `baseline --out`";
+    return {};
+  }
+  std::vector<ExclusivePhase> phases;
+  try {
+    const std::string mode = doc["runs"][0].value("mode", "");
+    if (mode == "mig") {
+      error = "--baseline " + path + ": written by a mig run; a baseline must come from an exclusive card";
+      return {};
+    }
+    phases = exclusive_phases(doc);
+  } catch (const json::exception& e) {
+    error = "--baseline " + path + ": not a results file of this version (" + e.what() + ")";
+    return {};
+  }
+  if (phases.empty()) error = "--baseline " + path + ": no exclusive phase with raw samples in it (written with --no-raw?)";
+  for (const auto& p : phases)
+    if (p.source != "measured") {
+      error = "--baseline " + path + ": " + p.name + "'s exclusive phase was not measured on a whole card (" + p.source + ")";
+      return {};
+    }
+  return error.empty() ? phases : std::vector<ExclusivePhase>{};
+}
+
 int vet_command(const PlatformOptions& o) {
   std::string error;
   auto nvml = nvml_or_refuse("vet", error);
@@ -351,25 +393,39 @@ int vet_command(const PlatformOptions& o) {
     std::cerr << "interference-bench: vet: give both --price-exclusive and --price-shared, or neither\n";
     return kExitBadInput;
   }
+  std::vector<ExclusivePhase> base;
+  if (!o.baseline.empty()) {
+    base = read_baseline(o.baseline, error);
+    if (base.empty()) {
+      std::cerr << "interference-bench: " << error << "\n";
+      return kExitBadInput;
+    }
+  }
   const std::string out = o.out.empty() ? default_out("vet") : o.out;
   std::filesystem::create_directories(out);
   // The budget, split: 8% idle window (2-5 s), 45% stability, 40% sustained load; the rest is start-up.
   const double budget = o.budget_s;
   const double idle = std::clamp(0.08 * budget, 2.0, 5.0);
-  const std::size_t n_stability = o.backend == "cuda" ? 5 : 2;
+  const std::size_t n_stability = o.backend == "cuda" ? 5 : 3;
   const double stability_phase = std::max(3.0, 0.45 * budget / static_cast<double>(n_stability) - 2.0);
   const double sustain_s = std::max(5.0, 0.40 * budget - 2.0);
 
   // 1. probe: what the platform is, while we run nothing.
   ProbeFacts facts = collect_probe_facts(*nvml, static_cast<unsigned>(o.device), idle, o.telemetry_hz);
 
-  // 2. stability: exclusive phases of compute, bandwidth and latency workloads.
-  const std::string stability_file = write_scenario(out, stability_scenario(o.backend, 1.0, stability_phase));
-  const ChildRun stability =
+  // 2. stability: exclusive phases of compute, bandwidth and latency workloads. With a baseline, each
+  // workload runs as the baseline's did (e.g. the latency workload at the baseline's arrival rate), so
+  // that the P95 comparison below is at the same offered load.
+  json stability = stability_scenario(o.backend, 1.0, stability_phase);
+  for (auto& t : stability["tenants"])
+    for (const auto& b : base)
+      if (b.name == t.at("name") && b.workload == t.at("workload") && !b.resolved.empty()) t["params"].update(b.resolved);
+  const std::string stability_file = write_scenario(out, stability);
+  const ChildRun stability_run =
       run_self({"--mode", "exclusive", "--backend", o.backend, "--device", std::to_string(o.device), "--scenario",
                 stability_file, "--telemetry-hz", fmt(o.telemetry_hz, 6)},
                out + "/stability", n_stability * (stability_phase + 1.0) + 300.0);
-  const auto phases = exclusive_phases(stability.results);
+  const auto phases = exclusive_phases(stability_run.results);
   std::vector<double> util;
   for (const auto& e : phases)
     for (const auto& u : e.telemetry.value("series", json()).value("util_gpu_pct", json::array()))
@@ -380,11 +436,14 @@ int vet_command(const PlatformOptions& o) {
     if (e.name == "h2d-pageable") facts.host.h2d_pageable_gbps = e.throughput / 1e9;
   }
   std::vector<ProbeCheck> checks = evaluate_probe(facts);
+  // Stability is about throughput; an open-loop latency workload's throughput is its arrival rate, so
+  // it is judged against the baseline below instead.
   for (const auto& e : phases)
-    if (e.workload != "h2d") checks.push_back(stability_check(e));
+    if (e.workload != "h2d" && e.latencies_s.empty()) checks.push_back(stability_check(e));
   if (phases.size() < n_stability)
     checks.push_back({"stability", "Throughput stability", CheckStatus::fail,
-                      "the stability run did not finish (exit " + std::to_string(stability.exit_code) + ")", "", ""});
+                      "the stability run did not finish (exit " + std::to_string(stability_run.exit_code) + ")",
+                      "every stability workload measured", "DESIGN.md section 6"});
 
   // 3. sustained load.
   const ChildRun sustain = run_self({"sustain", "--backend", o.backend, "--device", std::to_string(o.device),
@@ -395,7 +454,6 @@ int vet_command(const PlatformOptions& o) {
   // 4. P95 against an exclusive card of the same model, and 5. cost advice.
   ojson cost = nullptr;
   if (!o.baseline.empty()) {
-    const auto base = exclusive_phases(read_json(o.baseline));
     bool all_passed = !base.empty();
     const ExclusivePhase* first_here = nullptr;
     const ExclusivePhase* first_base = nullptr;
@@ -417,14 +475,18 @@ int vet_command(const PlatformOptions& o) {
           first_here = &here;
           first_base = b;
         }
-        const Estimate est = p95_slowdown(here.duration_s, b->duration_s, 1);
-        const VerdictResult v = slowdown_verdict(b->duration_s.size(), here.duration_s.size(), est.value, o.cutoff);
+        const Estimate est = p95_slowdown(here.judged(), b->judged(), 1);
+        const VerdictResult v = slowdown_verdict(b->judged().size(), here.judged().size(), est.value, o.cutoff);
         c.status = v.verdict == Verdict::pass ? CheckStatus::pass : v.verdict == Verdict::fail ? CheckStatus::fail
                                                                                               : CheckStatus::unknown;
-        c.evidence = "p95_slowdown " + pct(est.value) + " [95% CI " + pct(est.ci_low) + ", " + pct(est.ci_high) +
-                     "] from " + std::to_string(here.duration_s.size()) + " samples here and " +
-                     std::to_string(b->duration_s.size()) + " in " + o.baseline;
-        all_passed &= v.verdict == Verdict::pass;
+        c.evidence = "p95_slowdown of " + std::string(here.basis()) + " " + pct(est.value) + " [95% CI " +
+                     pct(est.ci_low) + ", " + pct(est.ci_high) + "] from " + std::to_string(here.judged().size()) +
+                     " values here and " + std::to_string(b->judged().size()) + " in " + o.baseline;
+        if (here.latencies_s.empty() != b->latencies_s.empty()) {
+          c.status = CheckStatus::unknown;
+          c.evidence = "one side has per-request latencies and the other not: not comparable";
+        }
+        all_passed &= c.status == CheckStatus::pass;
       }
       checks.push_back(c);
     }
@@ -447,7 +509,8 @@ int vet_command(const PlatformOptions& o) {
     }
   } else if (o.price_exclusive) {
     checks.push_back({"cost", "Cost per unit of work", CheckStatus::unknown,
-                      "prices given but no --baseline: the exclusive card's throughput is unknown", "", "DESIGN.md section 6"});
+                      "prices given but no --baseline: the exclusive card's throughput is unknown",
+                      "needs the exclusive card's throughput (--baseline)", "DESIGN.md section 6"});
   }
 
   bool failed = false, warned = false;
@@ -474,7 +537,7 @@ int vet_command(const PlatformOptions& o) {
                          "\n**" + doc["verdict"].get<std::string>() + "**\n";
   write_file_atomic(out + "/vet.md", md);
   std::cout << md << "\nresults: " << out << "/vet.json\n";
-  if (stability.exit_code == kExitInterrupted || sustain.exit_code == kExitInterrupted) return kExitInterrupted;
+  if (stability_run.exit_code == kExitInterrupted || sustain.exit_code == kExitInterrupted) return kExitInterrupted;
   return failed ? kExitVerdictFailed : kExitPass;
 }
 

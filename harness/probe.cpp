@@ -624,7 +624,7 @@ CostAdvice cost_advice(double throughput_exclusive, double throughput_shared, do
   bool shared_cheaper = a.shared.cost_per_unit < a.exclusive.cost_per_unit;
   if (!p95_cutoff_passed) {
     a.recommendation = Recommendation::exclusive;
-    a.reason = costs + "; the shared option failed the P95 cutoff, so it is never recommended" +
+    a.reason = costs + "; the shared option did not pass the P95 cutoff (failed, inconclusive or not compared), so it is not recommended" +
                (shared_cheaper ? " even though it is cheaper" : "");
   } else if (shared_cheaper) {
     a.recommendation = Recommendation::shared;

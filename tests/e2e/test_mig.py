@@ -117,6 +117,19 @@ def test_baseline_without_the_scenario_is_exit_2(runner, tmp_path, nvml):
     assert 'no exclusive phase for scenario "wanted" tenant "a"' in r.stderr
 
 
+def test_a_mig_run_is_not_a_baseline(runner, tmp_path, nvml):
+    # Its exclusive phase ran on the largest MIG instance: using it as a whole-GPU baseline would
+    # silently relabel slowdowns against a slice as slowdowns against a whole card.
+    nvml(gpu())
+    f = runner.write_json("s.json", scenario("pair", [compute("a"), compute("b")], mode="mig", duration=0.3))
+    first = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "first")
+    assert first.returncode in (0, 1), first.stderr
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out",
+                   "--baseline", tmp_path / "first" / "results.json")
+    assert r.returncode == 2
+    assert "written by a mig run" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize("pending,text", [(0, "pending: disabled"), (1, "pending: enabled, after a GPU reset")])
 def test_mig_disabled_is_exit_3_with_what_an_administrator_does(runner, tmp_path, nvml, pending, text):
     nvml(gpu(mig_current=0, mig_pending=pending, instances=[]))

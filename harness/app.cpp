@@ -82,104 +82,6 @@ struct TempDir {
   }
 };
 
-// What this machine says about the device the scenarios use, and the refusals that follow from it
-// (DESIGN.md sections 7 and 8). Everything here happens before anything runs.
-struct ModeSetup {
-  bool nvml_tried = false;
-  std::string nvml_error;
-  std::unique_ptr<Nvml> nvml;
-  std::unique_ptr<MigInstancesGuard> created;
-  nlohmann::json device = nlohmann::json::object();
-};
-
-// Loads NVML once (when something needs it); a failure is remembered, not thrown.
-void ensure_nvml(ModeSetup& setup, int device) {
-  if (setup.nvml_tried) return;
-  setup.nvml_tried = true;
-  try {
-    setup.nvml = Nvml::load();
-    setup.device["nvml"] = setup.nvml->library_path();
-    setup.device["name"] = setup.nvml->device_name(static_cast<unsigned>(device));
-    setup.device["uuid"] = setup.nvml->device_uuid(static_cast<unsigned>(device));
-  } catch (const NvmlError& e) {
-    setup.nvml.reset();
-    setup.nvml_error = e.what();
-    setup.device["nvml"] = "unavailable: " + setup.nvml_error;
-  }
-}
-
-// `all_modes`: called once per mode for --mode all (options for one mode are not an error then).
-void prepare_modes(const RunOptions& o, Backend backend, const std::vector<Scenario>& scenarios, ModeSetup& setup,
-                   OrchestratorOptions& oo, bool all_modes) {
-  bool any_mig = false, any_mps = false, any_timeslice = false;
-  for (const auto& s : scenarios) {
-    any_mig |= s.mode == Mode::mig;
-    any_mps |= s.mode == Mode::mps;
-    any_timeslice |= s.mode == Mode::timeslice;
-  }
-  if (!all_modes) {
-    if (!o.baseline.empty() && !any_mig)
-      throw InputError("--baseline: only used with mode mig, where the exclusive phase cannot be measured");
-    if (!o.mig_create.empty() && !any_mig) throw InputError("--mig-create: only used with mode mig");
-    if (!o.mps_pipe_dir.empty() && !any_mps) throw InputError("--mps-pipe-dir: only used with mode mps");
-  }
-  const int device = scenarios.front().device;
-  for (const auto& s : scenarios)
-    if (s.device != device) throw InputError(s.file + ": device: all scenarios of one run must use the same device");
-
-  const std::string& nvml_error = setup.nvml_error;
-  if (any_mig || (backend == Backend::cuda && (any_timeslice || any_mps))) ensure_nvml(setup, device);
-  if (setup.nvml && backend == Backend::cuda && (any_timeslice || any_mps)) {
-    const ComputeMode cm = setup.nvml->compute_mode(static_cast<unsigned>(device));
-    setup.device["compute_mode"] = compute_mode_name(cm);
-    if (any_timeslice)
-      if (const auto why = timeslice_refusal(cm, device)) throw CannotRunError(*why);
-    // The time-slice length is a driver setting; record it where nvidia-smi shows it, never change it.
-    const CommandResult policy = run_command({"nvidia-smi", "compute-policy", "-l"}, {}, "", 5.0);
-    setup.device["compute_policy"] = policy.ok() ? policy.output : "not available";
-  }
-  if (any_mps && o.mps_pipe_dir.empty() && find_on_path(kMpsControl).empty())
-    throw CannotRunError(std::string("mode mps needs the MPS control daemon, but ") + kMpsControl +
-                         " is not on PATH (it ships with the NVIDIA driver)");
-  if (any_mig) {
-    if (!setup.nvml) throw CannotRunError("mode mig needs NVML to find the MIG instances: " + nvml_error);
-    const unsigned dev = static_cast<unsigned>(device);
-    const auto state = setup.nvml->mig_mode(dev);
-    const std::string gpu = "GPU " + std::to_string(device) + " (" + setup.device.value("name", std::string()) + ")";
-    if (!state) throw CannotRunError("mode mig: " + gpu + " does not support MIG");
-    setup.device["mig_mode"] = {{"current", state->current}, {"pending", state->pending}};
-    if (!state->current)
-      throw CannotRunError("mode mig: MIG mode is disabled on " + gpu + " (current: disabled, pending: " +
-                           (state->pending ? "enabled, after a GPU reset" : "disabled") +
-                           "). An administrator enables it with `nvidia-smi -i " + std::to_string(device) +
-                           " -mig 1` on an idle GPU (it needs a GPU reset) and creates instances with `nvidia-smi mig -i " +
-                           std::to_string(device) + " -cgi <profiles> -C`; interference-bench never changes MIG mode");
-    if (!o.mig_create.empty() && !setup.created) {
-      if (geteuid() != 0) throw CannotRunError("--mig-create: creating MIG instances needs root");
-      setup.created = std::make_unique<MigInstancesGuard>(*setup.nvml, dev, o.mig_create);
-      nlohmann::json made = nlohmann::json::array();
-      for (const auto& c : setup.created->created())
-        made.push_back({{"profile", c.profile}, {"gpu_instance_id", c.gpu_instance_id}, {"compute_instance_id", c.compute_instance_id}});
-      setup.device["mig_created"] = made;
-    }
-    const auto instances = setup.nvml->mig_instances(dev);
-    if (instances.empty())
-      throw CannotRunError("mode mig: MIG mode is enabled on " + gpu +
-                           " but no MIG instances exist: create them (nvidia-smi mig -cgi ... -C) or use --mig-create");
-    std::vector<Scenario> mig_scenarios;
-    for (const auto& s : scenarios)
-      if (s.mode == Mode::mig) {
-        oo.mig_plans[s.name] = plan_mig(s, instances);
-        mig_scenarios.push_back(s);
-      }
-    if (!o.baseline.empty()) {
-      oo.baseline = load_baseline(o.baseline, mig_scenarios);
-      oo.baseline_file = o.baseline;
-    }
-  }
-  oo.device = setup.device;
-}
-
 // "- " line on stderr; the one-line error style for every refusal.
 int fail(int code, const std::string& message) {
   std::cerr << "interference-bench: " << message << "\n";
@@ -295,18 +197,24 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
   // with the modes this machine cannot run waived with the reason.
   const std::vector<Mode> all_mode_list = {Mode::timeslice, Mode::mps, Mode::mig, Mode::streams};
   std::map<Mode, std::string> waived_modes;
+  const ModeRequest request{o.baseline, o.mig_create, o.mps_pipe_dir};
   if (all_modes) {
     for (Mode m : all_mode_list) {
       std::vector<Scenario> copies = scenarios;
       for (auto& s : copies) s.mode = m;
       try {
-        prepare_modes(o, backend, copies, setup, oo, true);
+        prepare_modes(request, backend, copies, setup, oo, true);
       } catch (const CannotRunError& e) {
         waived_modes[m] = e.what();
+      } catch (const std::exception& e) {
+        // A placement MIG cannot give (more tenants than instances, allreduce across instances) or a
+        // MIG query that failed: the other modes still run.
+        if (m != Mode::mig) throw;
+        waived_modes[m] = std::string("mode mig: ") + e.what();
       }
     }
   } else {
-    prepare_modes(o, backend, scenarios, setup, oo, false);
+    prepare_modes(request, backend, scenarios, setup, oo, false);
   }
   // Telemetry beside every phase (DESIGN.md section 5), where NVML answers.
   const double hz = o.telemetry_hz.value_or(backend == Backend::cuda ? 10.0 : 0.0);

@@ -8,6 +8,7 @@
 #include "harness/scenario.h"
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,5 +45,33 @@ class MigInstancesGuard {
   std::vector<CreatedMigInstance> created_;
   std::vector<std::string> problems_;
 };
+
+// What this machine says about the device the scenarios use, and the refusals that follow from it
+// (DESIGN.md sections 7 and 8). Everything here happens before anything runs.
+struct ModeSetup {
+  bool nvml_tried = false;
+  std::string nvml_error;
+  std::unique_ptr<Nvml> nvml;
+  std::unique_ptr<MigInstancesGuard> created;
+  nlohmann::json device = nlohmann::json::object();
+};
+
+// The command-line options that concern the modes.
+struct ModeRequest {
+  std::string baseline;                 // --baseline FILE (mode mig)
+  std::vector<std::string> mig_create;  // --mig-create PROFILE,... (mode mig, root)
+  std::string mps_pipe_dir;             // --mps-pipe-dir DIR (mode mps, attach only)
+};
+
+// Loads NVML once (when something needs it); a failure is remembered in setup, not thrown.
+void ensure_nvml(ModeSetup& setup, int device);
+
+// Resolves what the scenarios' modes need on this machine before anything runs, into `oo`:
+// compute mode (timeslice refuses EXCLUSIVE_PROCESS/PROHIBITED), the MPS control binary, MIG mode,
+// instances (--mig-create), placement and baseline; and refuses the whole-GPU modes on a GPU in MIG
+// mode. Throws CannotRunError (exit 3) or InputError (exit 2). `all_modes`: called once per mode
+// for --mode all, where options for the other modes are not an error.
+void prepare_modes(const ModeRequest& request, Backend backend, const std::vector<Scenario>& scenarios,
+                   ModeSetup& setup, OrchestratorOptions& oo, bool all_modes);
 
 }  // namespace ib

@@ -46,3 +46,19 @@ def test_all_modes_run_when_the_machine_has_them(runner, tmp_path):
     assert [(run["mode"], run["status"]) for run in runs] == [
         ("timeslice", "ok"), ("mps", "ok"), ("mig", "ok"), ("streams", "ok")]
     assert (tmp_path / "mps.log").read_text().splitlines()[-1].startswith("quit")
+
+
+@pytest.mark.skipif(not FAKE_NVML, reason="FAKE_NVML_LIB not set (run through ctest)")
+def test_a_placement_mig_cannot_give_waives_mig_and_the_other_modes_run(runner, tmp_path):
+    from test_mig import INSTANCES, gpu
+    runner.env["PATH"] = "/nonexistent:/usr/bin:/bin"  # no MPS control daemon either
+    cfg = runner.write_json("nvml.json", {"devices": [gpu()]})
+    runner.env.update(INTERFERENCE_BENCH_NVML=FAKE_NVML, FAKE_NVML_CONFIG=str(cfg),
+                      FAKE_NVML_STATE=str(tmp_path / "state.jsonl"))
+    tenants = [compute(f"t{i}") for i in range(len(INSTANCES) + 1)]  # one more tenant than instances
+    f = runner.write_json("s.json", scenario("crowd", tenants, duration=0.4))
+    r = runner.run("--backend", "host", "--mode", "all", "--scenario", f, "--out", tmp_path / "out")
+    assert r.returncode in (0, 1), r.stderr
+    by_mode = {run["mode"]: run for run in load_results(tmp_path / "out")["runs"]}
+    assert by_mode["mig"]["status"] == "waived" and by_mode["mig"]["message"].startswith("mode mig: ")
+    assert by_mode["timeslice"]["status"] == "ok" and by_mode["streams"]["status"] == "ok"

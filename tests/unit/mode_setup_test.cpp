@@ -2,6 +2,9 @@
 // indices first, then profiles, then the rest; the largest instance; refusals naming the field.
 #include "harness/mode_setup.h"
 
+#include "harness/errors.h"
+#include "tests/unit/fake_nvml_env.h"
+
 #include <gtest/gtest.h>
 
 namespace ib {
@@ -91,6 +94,69 @@ TEST(TimesliceRefusal, ExclusiveProcessAndProhibitedCannotTimeSlice) {
                  "MPS; interference-bench never changes the compute mode (an administrator could set DEFAULT with "
                  "nvidia-smi -c 0)");
   EXPECT_TRUE(timeslice_refusal(ComputeMode::prohibited, 0));
+}
+
+// ---- prepare_modes against the fake NVML: the refusals that follow from the GPU's state ----
+
+nlohmann::json one_gpu(int compute_mode, bool mig) {
+  nlohmann::json d = {{"name", "NVIDIA H200"}, {"uuid", "GPU-1"}, {"compute_mode", compute_mode},
+                      {"mig", {{"supported", true}, {"current", mig ? 1 : 0}, {"pending", mig ? 1 : 0}}}};
+  if (mig)
+    d["instances"] = nlohmann::json::array(
+        {{{"gi", 1}, {"ci", 0}, {"profile", "3g.71gb"}, {"uuid", "MIG-1"}, {"sm", 60}, {"memory_mb", 71424}, {"slot", 0}},
+         {{"gi", 2}, {"ci", 0}, {"profile", "3g.71gb"}, {"uuid", "MIG-2"}, {"sm", 60}, {"memory_mb", 71424}, {"slot", 1}}});
+  return {{"init", "ok"}, {"devices", nlohmann::json::array({d})}};
+}
+
+Scenario in_mode(Mode m) {
+  Scenario s = scenario({tenant("a"), tenant("b")});
+  s.mode = m;
+  return s;
+}
+
+std::string refusal(Backend backend, Mode m) {
+  ModeSetup setup;
+  OrchestratorOptions oo;
+  try {
+    prepare_modes(ModeRequest{}, backend, {in_mode(m)}, setup, oo, false);
+  } catch (const CannotRunError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+class PrepareModes : public ib_test::FakeNvmlEnv {};
+
+TEST_F(PrepareModes, TimeslicingRefusesAnExclusiveProcessGpuAndRecordsTheComputeMode) {
+  write_config(one_gpu(3, false));
+  EXPECT_NE(refusal(Backend::cuda, Mode::timeslice).find("compute mode Exclusive_Process"), std::string::npos);
+  write_config(one_gpu(0, false));
+  ModeSetup setup;
+  OrchestratorOptions oo;
+  prepare_modes(ModeRequest{}, Backend::cuda, {in_mode(Mode::timeslice)}, setup, oo, false);
+  EXPECT_EQ(oo.device.at("compute_mode"), "Default");
+  EXPECT_EQ(oo.device.at("name"), "NVIDIA H200");
+}
+
+TEST_F(PrepareModes, WholeGpuModesAreRefusedOnAGpuInMigMode) {
+  write_config(one_gpu(0, true));
+  for (Mode m : {Mode::exclusive, Mode::timeslice, Mode::streams}) {
+    const std::string why = refusal(Backend::cuda, m);
+    EXPECT_NE(why.find("GPU 0 is in MIG mode: mode " + std::string(mode_name(m)) + " needs the whole GPU"),
+              std::string::npos)
+        << mode_name(m) << ": " << why;
+  }
+  // mig itself is what such a GPU is for: each tenant gets an instance
+  ModeSetup setup;
+  OrchestratorOptions oo;
+  prepare_modes(ModeRequest{}, Backend::cuda, {in_mode(Mode::mig)}, setup, oo, false);
+  ASSERT_EQ(oo.mig_plans.count("s"), 1u);
+  EXPECT_EQ(oo.mig_plans.at("s").tenant_instance.size(), 2u);
+}
+
+TEST_F(PrepareModes, TheHostBackendDoesNotDependOnTheGpuState) {
+  write_config(one_gpu(3, true));
+  for (Mode m : {Mode::exclusive, Mode::timeslice, Mode::streams}) EXPECT_EQ(refusal(Backend::host, m), "") << mode_name(m);
 }
 
 }  // namespace

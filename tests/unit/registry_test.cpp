@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <numeric>
+
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -78,8 +80,8 @@ TEST(Registry, HostWorkloadsRegistered) {
   ASSERT_EQ(all.size(), 4u);
   EXPECT_EQ(all[0]->name, "host-compute");
   EXPECT_EQ(all[1]->name, "host-copy");
-  EXPECT_EQ(all[2]->name, "host-latency");
-  EXPECT_EQ(all[3]->name, "host-fault");
+  EXPECT_EQ(all[2]->name, "host-fault");
+  EXPECT_EQ(all[3]->name, "host-latency");
   for (const auto* s : all) {
     EXPECT_EQ(s->backend, Backend::host);
     EXPECT_TRUE(static_cast<bool>(s->create));
@@ -247,6 +249,40 @@ TEST(HostWorkloads, ComputeWorkPerSample) {
   EXPECT_DOUBLE_EQ(work.amount, 24576.0);
   EXPECT_EQ(work.unit, "FLOP");
   w->teardown();
+}
+
+TEST(HostWorkloads, LatencyAtAGivenRateReportsEveryRequestAndTheRate) {
+  const Registry r = host_registry();
+  auto w = create(r, "host-latency", json{{"n", 16}, {"requests", 40}, {"rate", 2000.0}});
+  ExecContext ctx;
+  ASSERT_NO_THROW(w->setup(ctx));
+  EXPECT_EQ(w->resolved_params(), (json{{"rate", 2000.0}}));
+  SampleOutput out;
+  ASSERT_NO_THROW(w->run_sample(ctx, out));
+  ASSERT_EQ(out.latencies_s.size(), 40u);
+  for (double l : out.latencies_s) EXPECT_GT(l, 0.0);
+  EXPECT_EQ(out.counters.at("requests"), 40.0);
+  EXPECT_EQ(w->work_per_sample().amount, 40.0);
+  EXPECT_EQ(w->work_per_sample().unit, "request");
+}
+
+TEST(HostWorkloads, LatencyDerivesItsRateFromLoadAndCountsQueueing) {
+  const Registry r = host_registry();
+  // Offered at twice the capacity measured in setup: the queue grows through the window, so the
+  // last requests wait far longer than the first (latency = completion - scheduled arrival).
+  auto w = create(r, "host-latency", json{{"n", 32}, {"requests", 400}, {"load", 2.0}});
+  ExecContext ctx;
+  w->setup(ctx);
+  const double rate = w->resolved_params().at("rate").get<double>();
+  EXPECT_GT(rate, 0.0);
+  SampleOutput out;
+  w->run_sample(ctx, out);
+  ASSERT_EQ(out.latencies_s.size(), 400u);
+  const auto mean = [](auto a, auto b) { return std::accumulate(a, b, 0.0) / static_cast<double>(b - a); };
+  const double first = mean(out.latencies_s.begin(), out.latencies_s.begin() + 50);
+  const double last = mean(out.latencies_s.end() - 50, out.latencies_s.end());
+  // About 200 requests' worth of backlog at the end against almost none at the start.
+  EXPECT_GT(last, 10 * first) << "first " << first << " s, last " << last << " s";
 }
 
 TEST(HostWorkloads, CopyWorkPerSample) {

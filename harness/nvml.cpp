@@ -428,7 +428,8 @@ class DlNvml final : public Nvml {
       r.util_memory_pct = util.memory;
     }
     nvmlMemory_t mem{};
-    if (optional_call(notes, "memory_used", "nvmlDeviceGetMemoryInfo", get_memory_, {}, h, &mem))
+    // On a GPU in MIG mode the whole-device memory figures need privileges (NO_PERMISSION otherwise).
+    if (optional_call(notes, "memory_used", "nvmlDeviceGetMemoryInfo", get_memory_, {NVML_ERROR_NO_PERMISSION}, h, &mem))
       r.memory_used_bytes = mem.used;
     nvmlViolationTime_t viol{};
     if (optional_call(notes, "power_violation", "nvmlDeviceGetViolationStatus", get_violation_, {}, h,

@@ -375,6 +375,7 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
     if (sampler) {
       attach_telemetry(pr, sampler->samples());
       if (const auto err = sampler->error()) pr.telemetry_error = *err;
+      pr.telemetry_unsupported = sampler->notes();
     }
   }
   return g;

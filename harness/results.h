@@ -63,6 +63,9 @@ struct PhaseResult {
   std::vector<std::uint8_t> throttled;
   std::optional<ThrottleSummary> throttle;
   std::string telemetry_error;
+  // Fields NVML does not report on this device (e.g. utilisation on a MIG device), as the sampler
+  // noted them; their columns in the series are null.
+  std::vector<std::string> telemetry_unsupported;
   std::int64_t measure_start_ns = 0;
   std::int64_t measure_end_ns = 0;
   Summary stats{};                 // over counted (in-window) sample durations

@@ -87,6 +87,7 @@ ojson phase_json(const PhaseResult& p, bool raw) {
     ojson t;
     t["readings"] = p.telemetry.size();
     t["error"] = p.telemetry_error.empty() ? ojson(nullptr) : ojson(p.telemetry_error);
+    t["unsupported"] = p.telemetry_unsupported;
     if (p.throttle) {
       ojson reasons = ojson::object();
       for (const auto& r : p.throttle->time_per_reason) reasons[r.name] = {{"seconds", r.seconds}, {"fraction", number(r.fraction)}};

@@ -74,3 +74,23 @@ def test_telemetry_off_by_default_on_the_host_backend_and_unavailable_is_said(ru
     r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "b", "--telemetry-hz", "10")
     assert r.returncode == 0 and "no telemetry (NVML not available" in r.stderr
     assert load_results(tmp_path / "b")["meta"]["telemetry"]["source"].startswith("unavailable: NVML not available")
+
+
+def test_utilisation_on_a_gpu_in_mig_mode_is_recorded_as_unsupported(runner, tmp_path):
+    # NVML does not report utilisation on MIG-enabled GPUs: the column is null and the phase says why.
+    cfg = runner.write_json("nvml.json", {"devices": [dict(device(BASE), mig={"supported": True, "current": 1,
+                                                                                "pending": 1})]})
+    runner.env.update(INTERFERENCE_BENCH_NVML=FAKE_NVML, FAKE_NVML_CONFIG=str(cfg))
+    f = runner.write_json("s.json", scenario("tele", [compute("a")], mode="exclusive", duration=0.6))
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--telemetry-hz", "20")
+    assert r.returncode in (0, 1), r.stderr
+    tel = load_results(tmp_path / "out")["runs"][0]["tenants"][0]["phases"]["exclusive"]["telemetry"]
+    assert tel["readings"] > 0
+    assert any(n.startswith("utilization: nvmlDeviceGetUtilizationRates") for n in tel["unsupported"]), tel["unsupported"]
+    assert set(tel["series"]["util_gpu_pct"]) == {None}
+    assert all(c is not None for c in tel["series"]["sm_clock_mhz"])
+
+
+def test_a_fully_reporting_gpu_has_nothing_unsupported(runner, tmp_path):
+    doc = run_with(runner, tmp_path, BASE)
+    assert doc["runs"][0]["tenants"][0]["phases"]["exclusive"]["telemetry"]["unsupported"] == []

@@ -1064,6 +1064,9 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsi
 
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, fakeUtilization_t* utilization) {
   FAKE_WHOLE_DEVICE("nvmlDeviceGetUtilizationRates", utilization);
+  // As the real NVML: "On MIG-enabled GPUs, querying device utilization rates is not currently supported."
+  const json& cfg = device_config(static_cast<unsigned>(dev));
+  if (cfg.contains("mig") && cfg["mig"].value("current", 0) == 1) return NOT_SUPPORTED;
   json entry = telemetry_entry(static_cast<unsigned>(dev), "nvmlDeviceGetUtilizationRates", 0);
   json gpu, mem;
   if (int rc = series_value(entry, "nvmlDeviceGetUtilizationRates", "util_gpu", 0, &gpu)) return rc;

@@ -50,6 +50,13 @@ std::string markdown_summary(const Results& r) {
   os << "\n";
   for (const auto& run : r.runs) {
     if (run.status != "ok") os << "- " << run.scenario << " rep " << run.repetition << ": **" << run.status << "** — " << run.message << "\n";
+    // What the slowdowns of a mode are against, and what sharing it implies, where the mode says so.
+    if (run.mode_config.contains("exclusive_source") && run.mode_config["exclusive_source"].is_string())
+      os << "- " << run.scenario << " (" << run.mode << "): exclusive phase from "
+         << run.mode_config["exclusive_source"].get<std::string>() << "\n";
+    if (run.mode_config.contains("mps") && run.mode_config["mps"].contains("fault_propagation"))
+      os << "- " << run.scenario << " (" << run.mode << "): " << run.mode_config["mps"]["fault_propagation"].get<std::string>()
+         << "\n";
     if (run.system)
       os << "- " << run.scenario << " rep " << run.repetition << ": STP " << fmt("%.2f", run.system->stp) << ", ANTT "
          << fmt("%.2f", run.system->antt) << ", barrier skew "

@@ -82,6 +82,8 @@ def test_each_tenant_gets_its_own_mig_instance(runner, tmp_path, nvml):
         assert t["phases"]["exclusive"]["worker"]["env"]["CUDA_VISIBLE_DEVICES"] == INSTANCES[0]["uuid"]
     assert len(seen) == 3
     assert "largest MIG instance 3g.71gb" in cfg["exclusive_source"] and "not a whole GPU" in cfg["exclusive_source"]
+    # and the summary a reader sees says so too
+    assert f"- mig3 (mig): exclusive phase from {cfg['exclusive_source']}" in (tmp_path / "out" / "summary.md").read_text()
     assert cfg["device"]["mig_mode"] == {"current": True, "pending": True}
 
 

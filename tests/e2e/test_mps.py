@@ -57,6 +57,7 @@ def test_mps_run_gives_each_client_its_environment_and_quits_the_daemon(runner, 
     cfg = run["mode_config"]["mps"]
     assert cfg["pipe_directory"] == pipe and "private" in cfg["daemon"]
     assert "every client" in cfg["fault_propagation"]
+    assert f"- mps-pair (mps): {cfg['fault_propagation']}" in (out / "summary.md").read_text()
     a, b = run["tenants"]
     # the exclusive phase runs without MPS: its pipe folder is a private empty one, not a daemon's
     no_mps = a["phases"]["exclusive"]["worker"]["env"]

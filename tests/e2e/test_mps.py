@@ -94,13 +94,14 @@ def test_daemon_is_quit_when_a_worker_fails(runner, tmp_path, mps, action, phase
     assert res["runs"][0]["tenants"][0]["phases"][phase]["worker"]["status"] == status
 
 
-def test_daemon_is_quit_on_sigint(runner, tmp_path, mps):
-    # Phases of 3 s: the alone phase under MPS starts after the two exclusive ones, then SIGINT.
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_daemon_is_quit_on_sigint_and_sigterm(runner, tmp_path, mps, sig):
+    # Phases of 3 s: the alone phase under MPS starts after the two exclusive ones, then the signal.
     runner.suite("sig", [scenario("mps-long", [compute("a"), compute("b")], mode="mps", duration=3, warmup=0.05)])
     out = tmp_path / "out"
     p = runner.popen("--backend", "host", "--suite", "sig", "--out", out)
     wait_for((out / "logs" / "mps-long-r1-alone-a.log").exists, process=p)
-    p.send_signal(signal.SIGINT)
+    p.send_signal(sig)
     p.communicate(timeout=30)
     assert p.returncode == 130
     assert calls(mps)[0] == "start" and calls(mps)[-1] == "quit"

@@ -294,11 +294,25 @@ SustainOutcome evaluate_sustain(const PlatformOptions& o, const ChildRun& run) {
   th.max_throughput_drop = o.max_throughput_drop;
   const auto windows = window_throughputs(e.start_ns, e.duration_s, e.work, th.window_s);
   const SustainVerdict v = sustained_load_verdict(telemetry, windows, th);
+  // The 1 s series: throughput beside the clocks, power, temperature and reasons of the same window.
+  const std::int64_t t0 = e.start_ns.empty() ? 0 : *std::min_element(e.start_ns.begin(), e.start_ns.end());
+  const auto tw = telemetry_windows(telemetry, t0, windows.size(), th.window_s);
+  ojson series = ojson::array();
+  auto opt = [](const auto& o) { return o ? ojson(*o) : ojson(nullptr); };
+  for (std::size_t k = 0; k < windows.size(); ++k)
+    series.push_back({{"t_s", k * th.window_s},
+                      {"throughput", windows[k]},
+                      {"readings", tw[k].readings},
+                      {"median_sm_clock_mhz", opt(tw[k].median_sm_clock_mhz)},
+                      {"mean_power_w", opt(tw[k].mean_power_w)},
+                      {"max_temperature_c", opt(tw[k].max_temperature_c)},
+                      {"reasons", tw[k].reasons ? ojson(reason_names(*tw[k].reasons)) : ojson(nullptr)}});
   out.report = {{"verdict", load_verdict_name(v.verdict)},
                 {"evidence", v.evidence},
                 {"workload", e.workload},
                 {"throughput_unit", e.throughput_unit},
                 {"window_throughputs", windows},
+                {"windows", series},
                 {"telemetry_readings", telemetry.size()},
                 {"thresholds",
                  {{"min_clock_fraction", th.min_clock_fraction},

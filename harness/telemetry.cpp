@@ -339,4 +339,27 @@ void TelemetrySampler::loop() {
   cv_.notify_all();
 }
 
+std::vector<TelemetryWindow> telemetry_windows(const std::vector<TelemetrySample>& telemetry, int64_t t0_ns,
+                                               std::size_t windows, double window_s) {
+  std::vector<TelemetryWindow> out(windows);
+  if (!(window_s > 0.0)) return out;
+  std::vector<std::vector<double>> clocks(windows), powers(windows);
+  for (const auto& s : telemetry) {
+    if (s.t_ns < t0_ns) continue;
+    const auto k = static_cast<std::size_t>(static_cast<double>(s.t_ns - t0_ns) * 1e-9 / window_s);
+    if (k >= windows) continue;
+    TelemetryWindow& w = out[k];
+    ++w.readings;
+    if (s.r.sm_clock_mhz) clocks[k].push_back(*s.r.sm_clock_mhz);
+    if (s.r.power_w) powers[k].push_back(*s.r.power_w);
+    if (s.r.temperature_c) w.max_temperature_c = std::max(w.max_temperature_c.value_or(0u), *s.r.temperature_c);
+    if (s.r.clock_event_reasons) w.reasons = w.reasons.value_or(0ull) | *s.r.clock_event_reasons;
+  }
+  for (std::size_t k = 0; k < windows; ++k) {
+    if (!clocks[k].empty()) out[k].median_sm_clock_mhz = median(clocks[k]);
+    if (!powers[k].empty()) out[k].mean_power_w = mean(powers[k]);
+  }
+  return out;
+}
+
 }  // namespace ib

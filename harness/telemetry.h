@@ -118,6 +118,21 @@ SustainVerdict sustained_load_verdict(const std::vector<TelemetrySample>& teleme
                                       const std::vector<double>& window_throughputs,
                                       const SustainThresholds& thresholds = {});
 
+// The telemetry of one window of the sustained-load series, beside that window's throughput. Empty
+// when no reading of the window reported the field.
+struct TelemetryWindow {
+  std::size_t readings = 0;
+  std::optional<double> median_sm_clock_mhz;
+  std::optional<double> mean_power_w;
+  std::optional<unsigned> max_temperature_c;
+  std::optional<unsigned long long> reasons;  // OR of the readings' clock-event reasons
+};
+
+// Readings in [t0_ns + k window_s, t0_ns + (k+1) window_s) for k = 0 .. windows-1: the same windows as
+// window_throughputs (whose t0 is the first sample's start).
+std::vector<TelemetryWindow> telemetry_windows(const std::vector<TelemetrySample>& telemetry, int64_t t0_ns,
+                                               std::size_t windows, double window_s = 1.0);
+
 // ---- the sampler ----
 // Samples `device` through `nvml` at `hz` on its own thread between start() and stop(). The first reading is taken
 // at start(). Never throws out of the thread: the first error (NvmlError or other) is recorded in error() and

@@ -79,6 +79,16 @@ def test_sustain_verdicts(runner, tmp_path, reading, verdict, code):
     report = json.loads((out / "sustain.json").read_text())
     assert report["verdict"] == verdict
     assert report["telemetry_readings"] >= 20 and len(report["window_throughputs"]) >= 2
+    # the 1 s series: each window's throughput beside its clocks, power, temperature and reasons
+    windows = report["windows"]
+    assert [w["throughput"] for w in windows] == report["window_throughputs"]
+    assert sum(w["readings"] for w in windows) > 0
+    for w in windows:
+        if w["readings"]:
+            assert w["median_sm_clock_mhz"] == reading["sm_clock"] and w["max_temperature_c"] == reading["temp_c"]
+            assert w["mean_power_w"] == pytest.approx(reading["power_w"])
+    if reading["reasons"] & 0x40:
+        assert any("HwThermalSlowdown" in (w["reasons"] or "") for w in windows)
     assert f"**{verdict}**" in r.stdout
     load_results(out / "run")  # the run behind it is a valid results file
 

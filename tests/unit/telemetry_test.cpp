@@ -318,6 +318,34 @@ std::vector<ib::TelemetrySample> series(size_t n, const std::function<unsigned(s
 
 std::vector<double> flat(size_t n, double v) { return std::vector<double>(n, v); }
 
+TEST(TelemetryWindows, ClockMedianPowerMeanTemperatureMaxAndReasonsPerWindow) {
+  const int64_t t0 = 5 * kS;  // the series starts with the first sample, not at 0
+  auto r = [](unsigned clock, double power, unsigned temp, unsigned long long reasons) {
+    ib::TelemetryReading x = reading(clock, 1980, reasons);
+    x.power_w = power;
+    x.temperature_c = temp;
+    return x;
+  };
+  std::vector<ib::TelemetrySample> tel = {
+      sample(t0 - 100 * kMs, r(100, 1, 1, 0x80)),                                  // before the series: ignored
+      sample(t0, r(1980, 600, 60, 0x4)), sample(t0 + 400 * kMs, r(1900, 700, 61, 0)),
+      sample(t0 + 900 * kMs, r(1000, 650, 70, 0x40)),                            // window 0: 3 readings
+      sample(t0 + 1500 * kMs, r(1800, 500, 65, 0)),                              // window 1: 1 reading
+      sample(t0 + 3 * kS, r(1980, 600, 60, 0))};                                 // window 3: beyond the 3 asked for
+  const auto w = ib::telemetry_windows(tel, t0, 3);
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_EQ(w[0].readings, 3u);
+  EXPECT_DOUBLE_EQ(*w[0].median_sm_clock_mhz, 1900.0);
+  EXPECT_DOUBLE_EQ(*w[0].mean_power_w, 650.0);
+  EXPECT_EQ(*w[0].max_temperature_c, 70u);
+  EXPECT_EQ(*w[0].reasons, 0x44ull);
+  EXPECT_EQ(w[1].readings, 1u);
+  EXPECT_DOUBLE_EQ(*w[1].median_sm_clock_mhz, 1800.0);
+  EXPECT_EQ(*w[1].reasons, 0ull);
+  EXPECT_EQ(w[2].readings, 0u);  // no reading: nothing made up
+  EXPECT_FALSE(w[2].median_sm_clock_mhz || w[2].mean_power_w || w[2].max_temperature_c || w[2].reasons);
+}
+
 TEST(SustainVerdict, PassOnSteadyRunWithSwPowerCap) {
   auto v = ib::sustained_load_verdict(series(300, [](size_t) { return 1980u; }), flat(300, 100.0));
   EXPECT_EQ(v.verdict, ib::LoadVerdict::pass) << all(v.evidence);

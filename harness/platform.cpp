@@ -367,17 +367,26 @@ int baseline_command(const PlatformOptions& o) {
   return run.exit_code;
 }
 
+// A `baseline` file: its exclusive phases and the GPU it was measured on ("" when the file does not say).
+struct Baseline {
+  std::vector<ExclusivePhase> phases;
+  std::string gpu_name;
+};
+
 // The exclusive phases of a `baseline` file, or a one-line reason why it cannot be one: read before
 // anything is measured, so a wrong file costs nothing.
-std::vector<ExclusivePhase> read_baseline(const std::string& path, std::string& error) {
+Baseline read_baseline(const std::string& path, std::string& error) {
   const json doc = read_json(path);
   if (!doc.is_object() || !doc.contains("runs") || !doc["runs"].is_array() || doc["runs"].empty()) {
     error = "--baseline " + path + ": not an interference-bench results file (no runs[]); write one with `baseline --out`";
     return {};
   }
   std::vector<ExclusivePhase> phases;
+  std::string gpu_name;
   try {
     const std::string mode = doc["runs"][0].value("mode", "");
+    const json& dev = doc["runs"][0].value("mode_config", json::object()).value("device", json::object());
+    if (dev.contains("name") && dev["name"].is_string()) gpu_name = dev["name"].get<std::string>();
     if (mode == "mig") {
       error = "--baseline " + path + ": written by a mig run; a baseline must come from an exclusive card";
       return {};
@@ -393,7 +402,8 @@ std::vector<ExclusivePhase> read_baseline(const std::string& path, std::string& 
       error = "--baseline " + path + ": " + p.name + "'s exclusive phase was not measured on a whole card (" + p.source + ")";
       return {};
     }
-  return error.empty() ? phases : std::vector<ExclusivePhase>{};
+  if (!error.empty()) return {};
+  return {phases, gpu_name};
 }
 
 int vet_command(const PlatformOptions& o) {
@@ -407,10 +417,10 @@ int vet_command(const PlatformOptions& o) {
     std::cerr << "interference-bench: vet: give both --price-exclusive and --price-shared, or neither\n";
     return kExitBadInput;
   }
-  std::vector<ExclusivePhase> base;
+  Baseline baseline;
   if (!o.baseline.empty()) {
-    base = read_baseline(o.baseline, error);
-    if (base.empty()) {
+    baseline = read_baseline(o.baseline, error);
+    if (baseline.phases.empty()) {
       std::cerr << "interference-bench: " << error << "\n";
       return kExitBadInput;
     }
@@ -426,6 +436,7 @@ int vet_command(const PlatformOptions& o) {
 
   // 1. probe: what the platform is, while we run nothing.
   ProbeFacts facts = collect_probe_facts(*nvml, static_cast<unsigned>(o.device), idle, o.telemetry_hz);
+  const std::vector<ExclusivePhase>& base = baseline.phases;
 
   // 2. stability: exclusive phases of compute, bandwidth and latency workloads. With a baseline, each
   // workload runs as the baseline's did (e.g. the latency workload at the baseline's arrival rate), so
@@ -468,6 +479,7 @@ int vet_command(const PlatformOptions& o) {
   // 4. P95 against an exclusive card of the same model, and 5. cost advice.
   ojson cost = nullptr;
   if (!o.baseline.empty()) {
+    checks.push_back(baseline_model_check(baseline.gpu_name, facts.gpu.name, o.baseline));
     bool all_passed = !base.empty();
     const ExclusivePhase* first_here = nullptr;
     const ExclusivePhase* first_base = nullptr;

@@ -641,4 +641,25 @@ CostAdvice cost_advice(double throughput_exclusive, double throughput_shared, do
   return a;
 }
 
+ProbeCheck baseline_model_check(const std::string& baseline_gpu, const std::string& this_gpu,
+                                const std::string& baseline_file) {
+  ProbeCheck c;
+  c.id = "baseline_model";
+  c.title = "Baseline from the same GPU model";
+  c.threshold = "the baseline's GPU name equals this GPU's";
+  c.source = "DESIGN.md section 6 (P95 slowdown against an exclusive card of the same model)";
+  if (baseline_gpu.empty()) {
+    c.status = CheckStatus::unknown;
+    c.evidence = baseline_file + " does not name its GPU (written without NVML)";
+  } else if (baseline_gpu == this_gpu) {
+    c.status = CheckStatus::pass;
+    c.evidence = "both " + this_gpu;
+  } else {
+    c.status = CheckStatus::warn;
+    c.evidence = "baseline measured on " + baseline_gpu + ", this GPU is " + this_gpu +
+                 ": the P95 comparison is across models";
+  }
+  return c;
+}
+
 }  // namespace ib

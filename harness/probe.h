@@ -116,4 +116,9 @@ struct CostAdvice {
 CostAdvice cost_advice(double throughput_exclusive, double throughput_shared, double price_exclusive_per_h,
                        double price_shared_per_h, bool p95_cutoff_passed);
 
+// vet: is the baseline from the same GPU model as this one? pass when the names match, warn when
+// they differ (the P95 comparison is then across models), unknown when the baseline names no GPU.
+ProbeCheck baseline_model_check(const std::string& baseline_gpu, const std::string& this_gpu,
+                                const std::string& baseline_file);
+
 }  // namespace ib

@@ -425,4 +425,15 @@ TEST(CostAdvice, InvalidInputsAreUndecided) {
   EXPECT_EQ(ib::cost_advice(100, 50, 4, 0, true).recommendation, ib::Recommendation::shared);
 }
 
+TEST(BaselineModel, SameModelPassesAnotherWarnsUnnamedIsUnknown) {
+  EXPECT_EQ(ib::baseline_model_check("NVIDIA H200", "NVIDIA H200", "b.json").status, ib::CheckStatus::pass);
+  const auto other = ib::baseline_model_check("NVIDIA H100 80GB HBM3", "NVIDIA H200", "b.json");
+  EXPECT_EQ(other.status, ib::CheckStatus::warn);
+  EXPECT_TRUE(contains(other.evidence, "baseline measured on NVIDIA H100 80GB HBM3, this GPU is NVIDIA H200"))
+      << other.evidence;
+  const auto unnamed = ib::baseline_model_check("", "NVIDIA H200", "b.json");
+  EXPECT_EQ(unnamed.status, ib::CheckStatus::unknown);
+  EXPECT_TRUE(contains(unnamed.evidence, "b.json does not name its GPU"));
+}
+
 }  // namespace

@@ -12,7 +12,7 @@ def test_version_names_the_commit_it_was_built_from(runner):
     head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=SOURCE_DIR, capture_output=True, text=True)
     if head.returncode == 0:  # a source tree without git says "unknown"
         # the sha is read at build time, not at configure time: a commit after configuring shows up
-        assert f"({head.stdout.strip()}" in r.stdout, (r.stdout, head.stdout)
+        assert f"({head.stdout.strip()}" in r.stdout, f"{r.stdout.strip()} but HEAD is {head.stdout.strip()}: rebuild"
 
 
 def test_help_lists_the_run_options(runner):

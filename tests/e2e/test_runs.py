@@ -159,7 +159,7 @@ def test_mode_override_applies_to_every_scenario_of_the_suite(runner, tmp_path):
 
 def test_streams_mode_runs_the_colocated_tenants_in_one_process(runner, tmp_path):
     doc = scenario("in-process", [compute("a", cpus=[0]), compute("b", cpus=[0])], mode="streams", duration=1.0)
-    r, res, out = run_ok(runner, tmp_path, doc, expect=(1,))
+    r, res, out = run_ok(runner, tmp_path, doc, expect=(0, 1))
     run = res["runs"][0]
     assert run["mode"] == "streams" and run["status"] == "ok"
     logs = {t["name"]: t["phases"]["colocated"]["worker"]["log"] for t in run["tenants"]}
@@ -168,8 +168,10 @@ def test_streams_mode_runs_the_colocated_tenants_in_one_process(runner, tmp_path
     for t in run["tenants"]:
         assert t["phases"]["alone"]["source"] == "exclusive"
         assert t["phases"]["colocated"]["stats"]["n"] >= 72
-        # Both threads pinned to CPU 0 (per-thread affinity): they share one core and fail the cutoff.
-        assert t["verdict"] == "fail", t["verdict_reason"]
+        # Both threads pinned to CPU 0 (per-thread affinity): they share one core, so each runs at about
+        # half speed (a median slowdown near 1). Without the pinning each would have its own core here
+        # (about 0). 0.3 leaves room for a machine whose other load also slows the exclusive phase.
+        assert t["metrics"]["median_slowdown"] > 0.3, t["metrics"]
     assert 0 <= run["barrier_skew_s"] < 0.5
 
 

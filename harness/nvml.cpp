@@ -644,6 +644,7 @@ class DlNvml final : public Nvml {
   // ("MIG 1g.18gb") matches. Indices the driver does not offer answer NOT_SUPPORTED / INVALID_ARGUMENT.
   GiProfile find_gi_profile(nvmlDevice_t h, unsigned device, const std::string& profile) {
     std::vector<std::string> offered;
+    std::string first_refusal;  // what index 0 answered, when it was skipped
     for (unsigned p = 0; p < kProfileIndexLimit; ++p) {
       std::string name;
       GiProfile gp;
@@ -652,7 +653,10 @@ class DlNvml final : public Nvml {
         nvmlGpuInstanceProfileInfo_v2_t info{};
         info.version = static_cast<unsigned>(sizeof(info)) | (2u << 24);
         rc = gi_profile_info_v_(h, p, &info);
-        if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT) continue;
+        if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT) {
+          if (p == 0) first_refusal = message("nvmlDeviceGetGpuInstanceProfileInfoV", rc);
+          continue;
+        }
         check("nvmlDeviceGetGpuInstanceProfileInfoV", rc);
         info.name[sizeof(info.name) - 1] = '\0';
         name = profile_from_name(info.name);
@@ -672,8 +676,11 @@ class DlNvml final : public Nvml {
     }
     std::string list;
     for (const auto& n : offered) list += (list.empty() ? "" : ", ") + n;
-    throw NvmlError("unknown MIG profile '" + profile + "' on GPU " + std::to_string(device) +
-                    " (offered: " + (list.empty() ? "none" : list) + ")");
+    // No profile at all, while the GPU is in MIG mode, is not "unknown profile": say what NVML answered
+    // (INVALID_ARGUMENT for every index would be a struct version this driver does not take).
+    throw NvmlError("unknown MIG profile '" + profile + "' on GPU " + std::to_string(device) + " (offered: " +
+                    (list.empty() ? "none" + (first_refusal.empty() ? "" : "; profile index 0: " + first_refusal) : list) +
+                    ")");
   }
 
   void* lib_;

@@ -93,22 +93,6 @@ def cv_figures(results):
     return out
 
 
-def timeslice_figures(results):
-    if not results:
-        return None
-    runs = []
-    for run in results.get("runs", []):
-        tenants = []
-        for t in run.get("tenants", []):
-            m = t.get("metrics") or {}
-            p95 = (m.get("p95_slowdown") or {}).get("value")
-            tenants.append({"name": t.get("name"), "workload": t.get("workload"), "role": t.get("role"),
-                            "verdict": t.get("verdict"), "p95_slowdown": p95,
-                            "median_slowdown": m.get("median_slowdown")})
-        runs.append({"scenario": run.get("scenario"), "status": run.get("status"), "tenants": tenants})
-    return {"summary": results.get("summary"), "runs": runs}
-
-
 def gpu_test_figures(gt):
     """Counts of the GoogleTest JSON report: passed, failed (with names), skipped."""
     if not gt:
@@ -200,8 +184,8 @@ def main(work):
         "microbench": "build/kernels/cuda/interference-microbench --benchmark_out=WORK/microbench.json --benchmark_out_format=json",
         "torch": "python3 scripts/torch_ceilings.py --out WORK/torch_ceilings.json",
         "cv": "build/interference-bench --mode exclusive --backend cuda --scenario scenarios/device/<name>.json --duration 20 --out WORK/cv-<name>",
-        "quick_timeslice": "build/interference-bench --suite quick --backend cuda --mode timeslice --duration 5 --warmup 1 --out WORK/quick-timeslice",
-        "gpu_tests": "ctest --test-dir build -L gpu --output-on-failure --timeout 120",
+        "modes": "interference-bench --suite quick --backend cuda --mode all --duration 3 --warmup 1 --out WORK/modes",
+        "gpu_tests": "IB_REQUIRE_GPU=1 ib_cuda_gpu_tests --gtest_output=json:WORK/gpu-tests.json",
     }}
     f = s["figures"]
     if micro:
@@ -258,9 +242,6 @@ def main(work):
         r = cv_figures(load(os.path.join(work, f"cv-{name}", "results.json")))
         if r is not None:
             f[f"cv_{name}"] = r
-    q = timeslice_figures(load(os.path.join(work, "quick-timeslice", "results.json")))
-    if q is not None:
-        f["quick_timeslice"] = q
     gt = gpu_test_figures(load(os.path.join(work, "gpu-tests.json")))
     if gt is not None:
         f["gpu_tests"] = gt
@@ -329,14 +310,6 @@ def main(work):
     show("serve defaults goodput req/s (<= 10 ms)", sv.get("goodput_per_s"), fmt="{:.0f}")
     show("serve defaults P99 ms", sv.get("p99_ms"))
     md = ["| figure | value | target |", "| --- | ---: | --- |"] + [f"| {a} | {b} | {c} |" for a, b, c in rows]
-    if q:
-        md += ["", "quick suite, timeslice, 5 s phases:", "", "| scenario | tenant | workload | verdict | p95 slowdown |",
-               "| --- | --- | --- | --- | ---: |"]
-        for run in q["runs"]:
-            for tn in run["tenants"]:
-                p95 = tn["p95_slowdown"]
-                md.append(f"| {run['scenario']} | {tn['name']} | {tn['workload']} | {tn['verdict']} | "
-                          f"{'n/a' if p95 is None else format(p95, '.3f')} |")
     if gt:
         md += ["", f"GPU tests: {gt['passed']} passed, {len(gt['failed'])} failed, {gt['skipped']} skipped"]
         md += [f"- FAILED `{x['test']}`: {x['message']}" for x in gt["failed"]]

@@ -92,6 +92,7 @@ class CudaExecutor final : public Executor {
       if (more) enqueue(w, ctx, slots_[(k + 1) % kSlots]);
 
       IB_CHECK(cudaEventSynchronize(cur.end));
+      w.check_sample();  // e.g. an aborted collective: its end event completes, its work did not
       float ms = 0.0f, gap_ms = 0.0f;
       IB_CHECK(cudaEventElapsedTime(&ms, cur.start, cur.end));
       IB_CHECK(cudaEventElapsedTime(&gap_ms, prev_start, cur.start));

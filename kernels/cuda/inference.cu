@@ -47,6 +47,35 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
+// A stream capture in progress. If an exception leaves the scope before end(), the destructor
+// ends the capture and frees the partial graph: otherwise the harness's stream would stay in
+// capture mode and every later use of it would fail with a capture error instead of the real one.
+class StreamCapture {
+ public:
+  explicit StreamCapture(cudaStream_t s) : s_(s) {
+    IB_CHECK(cudaStreamBeginCapture(s_, cudaStreamCaptureModeThreadLocal));
+  }
+  ~StreamCapture() {
+    if (!s_) return;
+    cudaGraph_t partial = nullptr;
+    if (cudaStreamEndCapture(s_, &partial) == cudaSuccess && partial) cudaGraphDestroy(partial);
+    (void)cudaGetLastError();  // best effort; the exception in flight is the error to report
+  }
+  StreamCapture(const StreamCapture&) = delete;
+  StreamCapture& operator=(const StreamCapture&) = delete;
+  // Ends the capture; the caller owns the graph.
+  cudaGraph_t end() {
+    cudaGraph_t g = nullptr;
+    const cudaStream_t s = s_;
+    s_ = nullptr;  // ended (or failed to end: EndCapture leaves capture mode either way)
+    IB_CHECK(cudaStreamEndCapture(s, &g));
+    return g;
+  }
+
+ private:
+  cudaStream_t s_;
+};
+
 class CudaGraph {
  public:
   CudaGraph() = default;
@@ -56,9 +85,9 @@ class CudaGraph {
   }
   CudaGraph(const CudaGraph&) = delete;
   CudaGraph& operator=(const CudaGraph&) = delete;
-  void begin(cudaStream_t s) { IB_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal)); }
-  void end(cudaStream_t s) {
-    IB_CHECK(cudaStreamEndCapture(s, &graph_));
+  // Takes ownership of a captured graph and instantiates it.
+  void instantiate(cudaGraph_t g) {
+    graph_ = g;
     IB_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
   }
   void launch(cudaStream_t s) const { IB_CHECK(cudaGraphLaunch(exec_, s)); }
@@ -120,12 +149,18 @@ class RequestModel {
       // Y(h x rows) = relu(alpha * W^T X): W stored h_in x h_out, X stored h x rows (token-contiguous).
       plans_.push_back(std::make_unique<LtMatmul>(lt_.get(), acct::DType::bf16, true, false, hidden,
                                                   buckets_[b], hidden, kLtWorkspaceBytes, alpha, true));
-      IB_CHECK(cudaStreamSynchronize(s));
-      auto g = std::make_unique<CudaGraph>();
-      g->begin(s);
+      // Once eagerly first, so that a failing matmul is reported as itself rather than as a capture
+      // or graph error (verify() checks the graph's own results afterwards).
       for (int l = 0; l < layers_; ++l)
         plans_.back()->run(weights_[l].get(), acts[l].get(), acts[l + 1].get(), workspace_.get(), s);
-      g->end(s);
+      IB_CHECK(cudaStreamSynchronize(s));
+      auto g = std::make_unique<CudaGraph>();
+      {
+        StreamCapture capture(s);
+        for (int l = 0; l < layers_; ++l)
+          plans_.back()->run(weights_[l].get(), acts[l].get(), acts[l + 1].get(), workspace_.get(), s);
+        g->instantiate(capture.end());
+      }
       graphs_.push_back(std::move(g));
       acts_.push_back(std::move(acts));
     }

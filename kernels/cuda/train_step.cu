@@ -326,6 +326,12 @@ class Replica {
     IB_CHECK(cublasSetStream(blas_.get(), stream_));
     IB_CHECK(cudaStreamSynchronize(stream_));
   }
+  // The members (cuBLAS and cuBLASLt handles, buffers) are destroyed after this body and belong to
+  // this replica's device, which with several GPUs is not necessarily the current one. Best effort:
+  // a destructor cannot report an error, and one here was already reported by an earlier call.
+  ~Replica() { (void)cudaSetDevice(device_); }
+  Replica(const Replica&) = delete;
+  Replica& operator=(const Replica&) = delete;
 
   int device() const { return device_; }
   cudaStream_t stream() const { return stream_; }
@@ -780,7 +786,10 @@ class TrainStep final : public Workload {
     }
   }
 
+  // Best effort (teardown and destructor): errors were reported when they happened.
   void release() {
+    int caller_device = -1;  // restored at the end: releasing the ranks switches devices
+    const bool restore = !replicas_.empty() && cudaGetDevice(&caller_device) == cudaSuccess;
     for (auto& rep : replicas_) {
       cudaSetDevice(rep->device());
       cudaStreamSynchronize(rep->stream());
@@ -796,6 +805,7 @@ class TrainStep final : public Workload {
     }
     own_streams_.clear();
     join_.clear();
+    if (restore) cudaSetDevice(caller_device);  // normally rank 0's, where fork_ was created
     if (fork_) cudaEventDestroy(fork_);
     fork_ = nullptr;
   }

@@ -282,6 +282,21 @@ TEST(CudaSupported, AllreduceRefusesAcrossMigInstances) {
   EXPECT_NE(s.reason.find("MIG instances"), std::string::npos) << s.reason;
 }
 
+TEST(CudaSupported, H2dHostBufferOverHalfTheAvailableMemoryIsWaived) {
+  const auto r = cuda_registry();
+  for (const char* mem : {"pinned", "pageable"}) {
+    const auto s = supported(r, "h2d", {{"memory", mem}, {"mib", 65536}});
+    if (s.reason.find("host memory") == std::string::npos)
+      GTEST_SKIP() << "more than 128 GiB of host memory available here: " << s.reason;
+    EXPECT_FALSE(s.supported);
+    EXPECT_NE(s.reason.find("not enough host memory: h2d needs 65536 MiB of " + std::string(mem)), std::string::npos)
+        << s.reason;
+  }
+  // A small buffer is never waived for host memory (without a GPU: for the missing GPU).
+  const auto small = supported(r, "h2d", {{"mib", 1}});
+  EXPECT_EQ(small.reason.find("host memory"), std::string::npos) << small.reason;
+}
+
 TEST(CudaSupported, NoGpuGivesClearReason) {
   const auto why = ib::cuda_unavailable_reason(0);
   if (!why) GTEST_SKIP() << "a CUDA GPU is present: the no-GPU reasons cannot be checked here";

@@ -12,7 +12,9 @@
 //   GPU, each batch padded to the next power-of-two graph); latencies as for `latency`. Goodput =
 //   requests with latency <= slo_ms per second: each sample reports counters["slo_met_requests"]
 //   (acct::count_within) and counters["requests"], and the harness's rate of slo_met_requests is
-//   the goodput. `latency` reports counters["requests"].
+//   the goodput; counters["batches"] (batches launched, so requests / batches is the mean batch
+//   size in requests) shows how much batching the load caused. `latency` reports
+//   counters["requests"].
 //
 // Completion times: each request's (or batch's) completion event is timed against an anchor event
 // recorded on the idle stream at the start of the window, whose CLOCK_MONOTONIC time is the
@@ -406,6 +408,7 @@ class Serve final : public Workload {
     for (std::size_t i = 0; i < n; ++i)
       out.latencies_s[i] = static_cast<double>(clock_->time_ns(batch_of[i]) - arrival[i]) * 1e-9;
     out.counters["requests"] = static_cast<double>(n);
+    out.counters["batches"] = static_cast<double>(batches);
     out.counters["slo_met_requests"] = static_cast<double>(acct::count_within(out.latencies_s, cfg_.slo_ms * 1e-3));
   }
 

@@ -76,10 +76,11 @@ TEST(Registry, EmptyRegistry) {
 TEST(Registry, HostWorkloadsRegistered) {
   const Registry r = host_registry();
   const auto all = r.all();
-  ASSERT_EQ(all.size(), 3u);
+  ASSERT_EQ(all.size(), 4u);
   EXPECT_EQ(all[0]->name, "host-compute");
   EXPECT_EQ(all[1]->name, "host-copy");
   EXPECT_EQ(all[2]->name, "host-fault");
+  EXPECT_EQ(all[3]->name, "host-latency");
   for (const auto* s : all) {
     EXPECT_EQ(s->backend, Backend::host);
     EXPECT_TRUE(static_cast<bool>(s->create));

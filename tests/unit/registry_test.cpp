@@ -321,7 +321,8 @@ TEST(HostExecutor, CheckSampleFailsTheSampleBeforeItIsReported) {
   FailsCheckAt w(3);
   auto exec = make_host_executor();
   int reported = 0;
-  EXPECT_THROW(exec->run_samples(w, [] { return true; }, [&](TimedSample&&) { ++reported; }), WorkloadError);
+  // At most 5 samples: without the check the loop ends and EXPECT_THROW fails (no hang).
+  EXPECT_THROW(exec->run_samples(w, [&] { return w.ran() < 5; }, [&](TimedSample&&) { ++reported; }), WorkloadError);
   EXPECT_EQ(w.ran(), 3);
   EXPECT_EQ(reported, 2);  // samples 1 and 2; sample 3 never reached the sink
 }

@@ -22,6 +22,7 @@ class HostExecutor final : public Executor {
       const std::int64_t t0 = monotonic_ns();
       w.run_sample(ctx, out);
       const std::int64_t t1 = monotonic_ns();
+      w.check_sample();  // as the CUDA executor does, so every backend can fail a finished sample
       sink(TimedSample{t0, static_cast<double>(t1 - t0) * 1e-9, std::move(out.latencies_s), std::move(out.counters)});
     }
   }

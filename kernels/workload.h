@@ -66,6 +66,11 @@ class Workload {
   virtual void setup(const ExecContext& ctx) = 0;
   // Runs (host) or enqueues on ctx.stream (CUDA) exactly one sample of work.
   virtual void run_sample(const ExecContext& ctx, SampleOutput& out) = 0;
+  // Called by the executor after the sample's end event completed (CUDA) or run_sample returned
+  // (host), before the sample is reported; throws WorkloadError when the sample's work did not
+  // really happen, e.g. an aborted collective whose kernels were unblocked rather than finished.
+  // A CUDA executor keeps two samples in flight, so this is not called right after run_sample.
+  virtual void check_sample() {}
   // The work one sample does; constant for a configured workload.
   virtual Work work_per_sample() const = 0;
   virtual void teardown() = 0;

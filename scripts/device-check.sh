@@ -150,8 +150,8 @@ echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}" >> "$WORK/steps.log"
 # ---- the steps -----------------------------------------------------------------------------------
 gpu_tests() {
   if [ -x "$GT" ]; then
-    # IB_REQUIRE_GPU=1: on the H200 a missing GPU or a waived workload is a failure, not a skip
-    IB_REQUIRE_GPU=1 run gpu-tests 150 "${1:-0}" "$GT" --gtest_output="json:$WORK/gpu-tests.json"
+    # IB_REQUIRE_GPU=1: on the H200 a missing GPU or a waived must-run workload fails, not skips.
+    run gpu-tests 150 "${1:-0}" env IB_REQUIRE_GPU=1 "$GT" --gtest_output="json:$WORK/gpu-tests.json"
     grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]' "$WORK/gpu-tests.log" | tail -n 12
   else
     step "no $GT: gpu tests skipped"

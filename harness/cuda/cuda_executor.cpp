@@ -8,8 +8,11 @@
 // derived on the GPU's own timeline, not from when the host happened to notice a sample:
 //   * at the beginning of run_samples the stream is drained, an "anchor" event is recorded on the
 //     idle stream and waited for; its host time is taken as the midpoint of the host clock read
-//     just before the record and just after the wait returned (the error is at most half that
-//     interval, a few microseconds, and it is the same offset for every sample of the call);
+//     just before the record and just after the wait returned. The error is at most half that
+//     window and it is the same offset for every sample of the call, so the anchor is taken up to
+//     five times and the narrowest window kept (cuda::anchor_event): one try alone would be off by
+//     however long the thread happened to be preempted. The bound (Anchor::error_ns, normally a
+//     few microseconds) is not reported: a per-sample counter would be summed like a rate;
 //   * sample 0 starts at anchor_ns + elapsed(anchor, start_0); sample k starts at
 //     start_ns(k-1) + elapsed(start_{k-1}, start_k). Chaining short intervals keeps the float
 //     millisecond resolution of cudaEventElapsedTime at ~nanoseconds per step instead of losing
@@ -45,14 +48,12 @@ std::optional<std::string> cuda_unavailable_reason(int device) {
 
 namespace {
 
-using cuda::mono_ns;
-
 class CudaExecutor final : public Executor {
  public:
   explicit CudaExecutor(int device) : device_(device) {
     IB_CHECK(cudaSetDevice(device_));
     IB_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    IB_CHECK(cudaEventCreate(&anchor_));
+    for (auto& e : anchors_) IB_CHECK(cudaEventCreate(&e));
     for (auto& s : slots_) {
       IB_CHECK(cudaEventCreate(&s.start));
       IB_CHECK(cudaEventCreate(&s.end));
@@ -66,7 +67,7 @@ class CudaExecutor final : public Executor {
       cudaEventDestroy(s.start);
       cudaEventDestroy(s.end);
     }
-    cudaEventDestroy(anchor_);
+    for (auto& e : anchors_) cudaEventDestroy(e);
     cudaStreamDestroy(stream_);
   }
 
@@ -78,13 +79,8 @@ class CudaExecutor final : public Executor {
     const ExecContext ctx = context();
 
     // Anchor the GPU timeline to CLOCK_MONOTONIC on an idle stream (see the comment at the top).
-    IB_CHECK(cudaStreamSynchronize(stream_));
-    const std::int64_t before = mono_ns();
-    IB_CHECK(cudaEventRecord(anchor_, stream_));
-    IB_CHECK(cudaEventSynchronize(anchor_));
-    const std::int64_t after = mono_ns();
-    std::int64_t prev_start_ns = before + (after - before) / 2;
-    cudaEvent_t prev_start = anchor_;
+    std::int64_t prev_start_ns = cuda::anchor_event(anchors_, stream_).ns;
+    cudaEvent_t prev_start = anchors_[0];
 
     if (!keep_going()) return;
     std::size_t k = 0;  // sample being waited for; slot k % kSlots
@@ -96,6 +92,7 @@ class CudaExecutor final : public Executor {
       if (more) enqueue(w, ctx, slots_[(k + 1) % kSlots]);
 
       IB_CHECK(cudaEventSynchronize(cur.end));
+      w.check_sample();  // e.g. an aborted collective: its end event completes, its work did not
       float ms = 0.0f, gap_ms = 0.0f;
       IB_CHECK(cudaEventElapsedTime(&ms, cur.start, cur.end));
       IB_CHECK(cudaEventElapsedTime(&gap_ms, prev_start, cur.start));
@@ -131,7 +128,7 @@ class CudaExecutor final : public Executor {
 
   int device_;
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t anchor_ = nullptr;
+  std::array<cudaEvent_t, 2> anchors_{};  // [0]: the anchor (see cuda::anchor_event)
   std::array<Slot, kSlots> slots_{};
 };
 

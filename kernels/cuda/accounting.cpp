@@ -128,6 +128,20 @@ double train_device_bytes(const TrainShape& s, bool adam, double workspace_bytes
   return state + act_per_layer * static_cast<double>(s.layers) + scratch + workspace_bytes;
 }
 
+std::vector<std::size_t> packed_offsets(const std::vector<std::size_t>& sizes, std::size_t align_elems) {
+  const std::size_t a = align_elems > 0 ? align_elems : 1;
+  std::vector<std::size_t> off;
+  off.reserve(sizes.size() + 1);
+  std::size_t end = 0;
+  for (std::size_t n : sizes) {
+    const std::size_t start = (end + a - 1) / a * a;
+    off.push_back(start);
+    end = start + n;
+  }
+  off.push_back(end);
+  return off;
+}
+
 double request_flop(std::int64_t rows, std::int64_t hidden, std::int64_t layers) {
   return static_cast<double>(layers) * gemm_flop(hidden, rows, hidden);
 }

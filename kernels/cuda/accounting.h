@@ -74,6 +74,13 @@ std::optional<std::string> train_shape_error(const TrainShape& s);
 // (Adam: m and v; SGD with momentum: m), saved activations per layer, backward scratch, workspace.
 double train_device_bytes(const TrainShape& s, bool adam, double workspace_bytes);
 
+// Offsets (in elements) of blocks of the given sizes packed one after another in one buffer, each
+// offset rounded up to a multiple of `align_elems`; one entry per block plus a last one, the end of
+// the last block (the buffer's size in elements). train-step packs its weights and gradients so with
+// 128 bf16 elements (256 bytes): cuBLASLt's algorithms assume 256-byte aligned pointers unless told
+// otherwise, and a block of e.g. 1032 x 3096 bf16 would leave the next one only 128-byte aligned.
+std::vector<std::size_t> packed_offsets(const std::vector<std::size_t>& sizes, std::size_t align_elems);
+
 // An inference request through `layers` square (hidden x hidden) linear layers on `rows` rows.
 double request_flop(std::int64_t rows, std::int64_t hidden, std::int64_t layers);
 

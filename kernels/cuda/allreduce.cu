@@ -11,13 +11,22 @@
 // sum is exact in float32; after one allreduce into a NaN-poisoned output, every element on every
 // rank must equal sum_r x_r[i] exactly. The inputs never change, so every later allreduce
 // computes the same verified result.
-// Timeout: every collective is watched; if one has not finished `timeout_s` after it was enqueued,
-// every communicator is aborted (ncclCommAbort) and the workload fails with that reason.
+// Timeout: every sample's collectives are watched by a watchdog thread; if they have not finished
+// `timeout_s` after they could start (enqueued, and the previous sample finished: the executor
+// enqueues one sample ahead), every communicator is aborted (ncclCommAbort) and the workload fails
+// with that reason: the aborted sample and every later one throw (check_sample, run_sample), so a
+// collective whose kernels were unblocked by the abort never becomes a timed sample.
+// Locking: ncclCommAbort frees a communicator, so the watchdog aborts only under mu_, and the main
+// thread holds mu_ for each allreduce's NCCL calls and never calls NCCL on an aborted communicator.
+// If the main thread blocks inside an NCCL launch while holding mu_ (a stream's launch queue full
+// behind a hung collective: hundreds of allreduces per sample), the watchdog cannot abort and the
+// harness's worker timeout is the backstop.
 #include "kernels/cuda/accounting.h"
 #include "kernels/cuda/device_info.h"
 #include "kernels/cuda/device_util.cuh"
 #include "kernels/cuda/workloads_internal.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -80,6 +89,13 @@ class Allreduce final : public Workload {
   ~Allreduce() override { release(); }
 
   void setup(const ExecContext& ctx) override {
+    // A fresh start, also after an earlier setup/teardown (which stopped the watchdog, may have
+    // aborted, and may have left pending entries). No watchdog runs yet: no lock needed.
+    stop_ = false;
+    aborted_ = false;
+    pending_.clear();
+    next_done_ = 1;
+    device_ = ctx.device;
     auto s0 = static_cast<cudaStream_t>(ctx.stream);
     const std::size_t count = cfg_.bytes / sizeof(float);
     ranks_.resize(static_cast<std::size_t>(cfg_.gpus));
@@ -87,10 +103,12 @@ class Allreduce final : public Workload {
     for (int r = 0; r < cfg_.gpus; ++r) devs.push_back(ctx.device + r);
     std::vector<ncclComm_t> comms(devs.size());
     IB_CHECK(ncclCommInitAll(comms.data(), cfg_.gpus, devs.data()));
+    for (int r = 0; r < cfg_.gpus; ++r) {  // owned by ranks_ at once: release() destroys them if we throw
+      ranks_[r].device = devs[r];
+      ranks_[r].comm = comms[r];
+    }
     for (int r = 0; r < cfg_.gpus; ++r) {
       Rank& k = ranks_[r];
-      k.device = devs[r];
-      k.comm = comms[r];
       IB_CHECK(cudaSetDevice(k.device));
       if (r == 0) {
         k.stream = s0;
@@ -139,13 +157,20 @@ class Allreduce final : public Workload {
     std::lock_guard<std::mutex> lock(mu_);
     // Forget finished collectives before reusing their event (the ring is much longer than the
     // executor's two samples in flight).
-    while (!pending_.empty() && cudaEventQuery(done_[pending_.front().slot]) == cudaSuccess) pending_.pop_front();
+    forget_finished_locked();
     const std::size_t slot = next_done_++ % done_.size();
     IB_CHECK(cudaEventRecord(done_[slot], s0));
-    pending_.push_back({slot, std::chrono::steady_clock::now() + timeout()});
+    // Its deadline counts from now if nothing is pending, else from when its predecessor finishes.
+    pending_.push_back({slot, std::chrono::steady_clock::now()});
     cv_.notify_all();
     // Bus bytes as nccl-tests count them, so the harness's rate of this counter is busbw (0 on one rank).
     out.counters["bus_bytes"] = cfg_.iters * acct::allreduce_bus_bytes(static_cast<double>(cfg_.bytes), cfg_.gpus);
+  }
+
+  // The abort unblocks the hung kernels, so the aborted sample's end event completes like a normal
+  // one (after ~timeout_s): fail it rather than report it as a slow sample.
+  void check_sample() override {
+    if (aborted_.load()) throw WorkloadError(abort_reason());
   }
 
   Work work_per_sample() const override { return {static_cast<double>(cfg_.iters) * cfg_.bytes, "B"}; }
@@ -155,7 +180,9 @@ class Allreduce final : public Workload {
  private:
   struct Pending {
     std::size_t slot;
-    std::chrono::steady_clock::time_point deadline;
+    // When this sample's collectives could start: its enqueue, or, once it is the oldest pending,
+    // the moment its predecessor was seen finished (watchdog poll: up to ~10 ms late, i.e. lenient).
+    std::chrono::steady_clock::time_point start;
   };
 
   std::chrono::steady_clock::duration timeout() const {
@@ -173,6 +200,9 @@ class Allreduce final : public Workload {
     IB_CHECK(cudaEventRecord(fork_, s0));
     for (std::size_t r = 1; r < ranks_.size(); ++r) IB_CHECK(cudaStreamWaitEvent(ranks_[r].stream, fork_, 0));
     for (int it = 0; it < iters; ++it) {
+      // Per allreduce, not per sample, so that the watchdog can take mu_ between them.
+      std::lock_guard<std::mutex> lock(mu_);
+      if (aborted_.load()) throw WorkloadError(abort_reason());  // the communicators are freed
       IB_CHECK(ncclGroupStart());
       for (auto& k : ranks_)
         IB_CHECK(ncclAllReduce(k.send.get(), k.recv.get(), count, ncclFloat, ncclSum, k.comm, k.stream));
@@ -184,7 +214,8 @@ class Allreduce final : public Workload {
     }
   }
 
-  void abort_all() {
+  // mu_ held: no NCCL call of the main thread is under way.
+  void abort_all_locked() {
     bool expected = false;
     if (!aborted_.compare_exchange_strong(expected, true)) return;
     for (auto& k : ranks_)
@@ -192,6 +223,20 @@ class Allreduce final : public Workload {
         ncclCommAbort(k.comm);  // unblocks kernels waiting on peers; frees the communicator
         k.comm = nullptr;
       }
+  }
+
+  // mu_ held. Drops the finished samples at the front of pending_; the new oldest one's deadline
+  // starts no earlier than now, since its collectives queued behind the ones that just finished.
+  void forget_finished_locked() {
+    bool dropped = false;
+    while (!pending_.empty()) {
+      const cudaError_t q = cudaEventQuery(done_[pending_.front().slot]);
+      if (q == cudaErrorNotReady) break;
+      pending_.pop_front();  // finished (or failed: the executor reports the CUDA error)
+      dropped = true;
+    }
+    if (dropped && !pending_.empty())
+      pending_.front().start = std::max(pending_.front().start, std::chrono::steady_clock::now());
   }
 
   // Polls `e` until it completes; aborts and throws after timeout_s.
@@ -202,30 +247,34 @@ class Allreduce final : public Workload {
       if (q == cudaSuccess) return;
       if (q != cudaErrorNotReady) IB_CHECK(q);
       if (std::chrono::steady_clock::now() > deadline) {
-        abort_all();
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          abort_all_locked();
+        }
         throw WorkloadError(abort_reason());
       }
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
   }
 
-  // Watchdog thread: aborts every communicator when the oldest pending collective is overdue.
+  // Watchdog thread: aborts every communicator when the oldest pending sample is overdue.
   void watch() {
+    // A new thread's current device is 0: without this its first CUDA call would create a context
+    // on device 0, which may be another tenant's GPU. Best effort (a thread cannot report an
+    // error): event queries work from any current device.
+    (void)cudaSetDevice(device_);
     std::unique_lock<std::mutex> lock(mu_);
     while (!stop_) {
       cv_.wait_for(lock, std::chrono::milliseconds(10));
-      while (!pending_.empty()) {
-        const cudaError_t q = cudaEventQuery(done_[pending_.front().slot]);
-        if (q == cudaErrorNotReady) break;
-        pending_.pop_front();  // finished (or failed: the executor reports the CUDA error)
-      }
-      if (!pending_.empty() && std::chrono::steady_clock::now() > pending_.front().deadline) {
-        abort_all();
+      forget_finished_locked();
+      if (!pending_.empty() && std::chrono::steady_clock::now() > pending_.front().start + timeout()) {
+        abort_all_locked();
         pending_.clear();
       }
     }
   }
 
+  // Best effort (teardown and destructor): errors were reported when they happened.
   void release() {
     if (watchdog_.joinable()) {
       {
@@ -235,26 +284,37 @@ class Allreduce final : public Workload {
       cv_.notify_all();
       watchdog_.join();
     }
+    if (ranks_.empty() && !fork_) return;  // nothing set up (done_ is created after fork_)
+    int caller_device = -1;  // restored at the end: the ranks' loop below switches devices
+    const bool restore = cudaGetDevice(&caller_device) == cudaSuccess;
     for (auto& k : ranks_) {
       if (k.stream && !aborted_.load()) cudaStreamSynchronize(k.stream);
       if (k.comm) ncclCommDestroy(k.comm);
       k.comm = nullptr;
     }
-    for (std::size_t r = 1; r < ranks_.size(); ++r) {
-      cudaSetDevice(ranks_[r].device);
-      if (ranks_[r].join) cudaEventDestroy(ranks_[r].join);
-      if (ranks_[r].stream) cudaStreamDestroy(ranks_[r].stream);
+    for (std::size_t r = 0; r < ranks_.size(); ++r) {
+      Rank& k = ranks_[r];
+      cudaSetDevice(k.device);
+      if (r > 0) {
+        if (k.join) cudaEventDestroy(k.join);
+        if (k.stream) cudaStreamDestroy(k.stream);
+      }
+      k.send = DeviceBuffer();
+      k.recv = DeviceBuffer();
     }
-    ranks_.clear();  // frees the buffers
+    ranks_.clear();
+    cudaSetDevice(device_);  // where the events below were created
     if (fork_) cudaEventDestroy(fork_);
     fork_ = nullptr;
     for (auto& e : done_) {
       if (e) cudaEventDestroy(e);
       e = nullptr;
     }
+    if (restore) cudaSetDevice(caller_device);
   }
 
   AllreduceConfig cfg_;
+  int device_ = 0;  // rank 0's device (ctx.device)
   std::vector<Rank> ranks_;
   cudaEvent_t fork_ = nullptr;
   std::array<cudaEvent_t, 16> done_{};

@@ -3,6 +3,9 @@
 
 #include "kernels/workload.h"
 
+#include <cuda_runtime_api.h>
+
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -31,6 +34,19 @@ Support memory_support(const DeviceInfo& info, double need, const std::string& w
 
 // Monotonic clock (CLOCK_MONOTONIC) in ns; the clock TimedSample::start_ns is on.
 std::int64_t mono_ns();
+
+// The CLOCK_MONOTONIC time of a GPU event, to put the GPU's timeline on the host clock.
+struct Anchor {
+  std::int64_t ns = 0;        // host time taken for events[0]'s GPU timestamp
+  std::int64_t error_ns = 0;  // bound on |ns - true time|: half the host window around record+wait
+};
+// Drains `s`, then records an event on the idle stream and waits for it, up to 5 times, keeping the
+// try with the narrowest host window (midpoint of the clock reads before the record and after the
+// wait). One try alone is off by however long the thread was preempted in between, and that offset
+// lands on every time derived from the anchor; a window under 20 us ends the tries early. On return
+// events[0] is the chosen event (the two handles are swapped as needed); both must be created on
+// the stream's device.
+Anchor anchor_event(std::array<cudaEvent_t, 2>& events, cudaStream_t s);
 
 std::string mib_text(double bytes);
 

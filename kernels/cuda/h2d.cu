@@ -3,13 +3,20 @@
 // Work per sample: reps x bytes B, one direction (each byte crosses the link once).
 // Correctness (setup): h2d copies a host pattern and checks it on the device against the
 // generator; d2h copies a device pattern and checks every word on the host.
+// Waived when the host buffer exceeds half of the host memory available: pinned memory cannot be
+// swapped out (mib goes up to 64 GiB), and a pageable buffer that large would be paged during the
+// measurement or get the process killed.
 #include "kernels/cuda/accounting.h"
 #include "kernels/cuda/device_info.h"
 #include "kernels/cuda/device_util.cuh"
 #include "kernels/cuda/workloads_internal.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <limits>
 #include <string>
 
 namespace ib::cuda {
@@ -97,14 +104,38 @@ class H2d final : public Workload {
   void* host_ = nullptr;
 };
 
+// Host memory available without swapping: MemAvailable (free memory plus reclaimable page cache)
+// from /proc/meminfo; without it, free pages only (sysconf), which ignores the page cache and so
+// errs towards waiving. Infinity when neither can be read (nothing to check against).
+double host_available_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, rest;
+  double kib = 0.0;
+  while (meminfo >> key >> kib) {
+    std::getline(meminfo, rest);  // " kB"
+    if (key == "MemAvailable:") return kib * 1024.0;
+  }
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0) return static_cast<double>(pages) * static_cast<double>(page);
+  return std::numeric_limits<double>::infinity();
+}
+
 }  // namespace
 
 std::unique_ptr<Workload> make_h2d(const Params& p) { return std::make_unique<H2d>(p); }
 
 Support h2d_supported(const Params& p, const ExecContext& ctx) {
   const H2dConfig cfg(p);
+  const double bytes = static_cast<double>(cfg.bytes), available = host_available_bytes();
+  if (bytes > 0.5 * available) {
+    return {false, "not enough host memory: h2d needs " + mib_text(bytes) + " of " +
+                       (cfg.pinned ? "pinned" : "pageable") + " host memory, more than half of the " +
+                       mib_text(available) + " available (" +
+                       (cfg.pinned ? "pinned memory cannot be swapped out" : "it would be paged during the measurement") +
+                       ")"};
+  }
   if (Support s = cuda_support(ctx.device); !s.supported) return s;
-  return memory_support(query_device(ctx.device), static_cast<double>(cfg.bytes), "h2d");
+  return memory_support(query_device(ctx.device), bytes, "h2d");
 }
 
 }  // namespace ib::cuda

@@ -12,12 +12,15 @@
 //   GPU, each batch padded to the next power-of-two graph); latencies as for `latency`. Goodput =
 //   requests with latency <= slo_ms per second: each sample reports counters["slo_met_requests"]
 //   (acct::count_within) and counters["requests"], and the harness's rate of slo_met_requests is
-//   the goodput. `latency` reports counters["requests"].
+//   the goodput; counters["batches"] (batches launched, so requests / batches is the mean batch
+//   size in requests) shows how much batching the load caused. `latency` reports
+//   counters["requests"].
 //
 // Completion times: each request's (or batch's) completion event is timed against an anchor event
 // recorded on the idle stream at the start of the window, whose CLOCK_MONOTONIC time is the
-// midpoint of the host clock around record+wait. Arrival times are the scheduled (not the actual)
-// launch times, so a late host does not hide queueing (no coordinated omission).
+// midpoint of the host clock around record+wait (the narrowest of up to five tries). Arrival times
+// are the scheduled (not the actual) launch times, so a late host does not hide queueing (no
+// coordinated omission).
 //
 // Correctness (setup): every captured graph is run once; each layer's output must be finite and
 // 32 sampled elements per layer must match a float64 CPU reference computed from that layer's
@@ -30,6 +33,7 @@
 #include "kernels/open_loop.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -45,6 +49,35 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
+// A stream capture in progress. If an exception leaves the scope before end(), the destructor
+// ends the capture and frees the partial graph: otherwise the harness's stream would stay in
+// capture mode and every later use of it would fail with a capture error instead of the real one.
+class StreamCapture {
+ public:
+  explicit StreamCapture(cudaStream_t s) : s_(s) {
+    IB_CHECK(cudaStreamBeginCapture(s_, cudaStreamCaptureModeThreadLocal));
+  }
+  ~StreamCapture() {
+    if (!s_) return;
+    cudaGraph_t partial = nullptr;
+    if (cudaStreamEndCapture(s_, &partial) == cudaSuccess && partial) cudaGraphDestroy(partial);
+    (void)cudaGetLastError();  // best effort; the exception in flight is the error to report
+  }
+  StreamCapture(const StreamCapture&) = delete;
+  StreamCapture& operator=(const StreamCapture&) = delete;
+  // Ends the capture; the caller owns the graph.
+  cudaGraph_t end() {
+    cudaGraph_t g = nullptr;
+    const cudaStream_t s = s_;
+    s_ = nullptr;  // ended (or failed to end: EndCapture leaves capture mode either way)
+    IB_CHECK(cudaStreamEndCapture(s, &g));
+    return g;
+  }
+
+ private:
+  cudaStream_t s_;
+};
+
 class CudaGraph {
  public:
   CudaGraph() = default;
@@ -54,9 +87,9 @@ class CudaGraph {
   }
   CudaGraph(const CudaGraph&) = delete;
   CudaGraph& operator=(const CudaGraph&) = delete;
-  void begin(cudaStream_t s) { IB_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal)); }
-  void end(cudaStream_t s) {
-    IB_CHECK(cudaStreamEndCapture(s, &graph_));
+  // Takes ownership of a captured graph and instantiates it.
+  void instantiate(cudaGraph_t g) {
+    graph_ = g;
     IB_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
   }
   void launch(cudaStream_t s) const { IB_CHECK(cudaGraphLaunch(exec_, s)); }
@@ -70,34 +103,31 @@ class CudaGraph {
 class EventClock {
  public:
   explicit EventClock(std::size_t n) : events_(n) {
-    IB_CHECK(cudaEventCreate(&anchor_));
+    for (auto& e : anchors_) IB_CHECK(cudaEventCreate(&e));
     for (auto& e : events_) IB_CHECK(cudaEventCreate(&e));
   }
   ~EventClock() {
     for (auto& e : events_)
       if (e) cudaEventDestroy(e);
-    if (anchor_) cudaEventDestroy(anchor_);
+    for (auto& e : anchors_)
+      if (e) cudaEventDestroy(e);
   }
   EventClock(const EventClock&) = delete;
   EventClock& operator=(const EventClock&) = delete;
-  // Drains `s`, then anchors the GPU timeline to CLOCK_MONOTONIC.
-  void anchor(cudaStream_t s) {
-    IB_CHECK(cudaStreamSynchronize(s));
-    const std::int64_t before = mono_ns();
-    IB_CHECK(cudaEventRecord(anchor_, s));
-    IB_CHECK(cudaEventSynchronize(anchor_));
-    anchor_ns_ = before + (mono_ns() - before) / 2;
-  }
+  // Drains `s`, then anchors the GPU timeline to CLOCK_MONOTONIC (best of up to five tries, see
+  // anchor_event). Its error bound, normally a few microseconds, is in every latency of the window
+  // as one common offset; it is not reported (a per-sample counter would be summed as a rate).
+  void anchor(cudaStream_t s) { anchor_ns_ = anchor_event(anchors_, s).ns; }
   cudaEvent_t at(std::size_t i) const { return events_.at(i); }
   // CLOCK_MONOTONIC time at which event i completed (event must be complete).
   std::int64_t time_ns(std::size_t i) const {
     float ms = 0.0f;
-    IB_CHECK(cudaEventElapsedTime(&ms, anchor_, events_.at(i)));
+    IB_CHECK(cudaEventElapsedTime(&ms, anchors_[0], events_.at(i)));
     return anchor_ns_ + static_cast<std::int64_t>(static_cast<double>(ms) * 1e6);
   }
 
  private:
-  cudaEvent_t anchor_ = nullptr;
+  std::array<cudaEvent_t, 2> anchors_{};  // [0]: the anchor
   std::vector<cudaEvent_t> events_;
   std::int64_t anchor_ns_ = 0;
 };
@@ -121,12 +151,18 @@ class RequestModel {
       // Y(h x rows) = relu(alpha * W^T X): W stored h_in x h_out, X stored h x rows (token-contiguous).
       plans_.push_back(std::make_unique<LtMatmul>(lt_.get(), acct::DType::bf16, true, false, hidden,
                                                   buckets_[b], hidden, kLtWorkspaceBytes, alpha, true));
-      IB_CHECK(cudaStreamSynchronize(s));
-      auto g = std::make_unique<CudaGraph>();
-      g->begin(s);
+      // Once eagerly first, so that a failing matmul is reported as itself rather than as a capture
+      // or graph error (verify() checks the graph's own results afterwards).
       for (int l = 0; l < layers_; ++l)
         plans_.back()->run(weights_[l].get(), acts[l].get(), acts[l + 1].get(), workspace_.get(), s);
-      g->end(s);
+      IB_CHECK(cudaStreamSynchronize(s));
+      auto g = std::make_unique<CudaGraph>();
+      {
+        StreamCapture capture(s);
+        for (int l = 0; l < layers_; ++l)
+          plans_.back()->run(weights_[l].get(), acts[l].get(), acts[l + 1].get(), workspace_.get(), s);
+        g->instantiate(capture.end());
+      }
       graphs_.push_back(std::move(g));
       acts_.push_back(std::move(acts));
     }
@@ -372,6 +408,7 @@ class Serve final : public Workload {
     for (std::size_t i = 0; i < n; ++i)
       out.latencies_s[i] = static_cast<double>(clock_->time_ns(batch_of[i]) - arrival[i]) * 1e-9;
     out.counters["requests"] = static_cast<double>(n);
+    out.counters["batches"] = static_cast<double>(batches);
     out.counters["slo_met_requests"] = static_cast<double>(acct::count_within(out.latencies_s, cfg_.slo_ms * 1e-3));
   }
 

@@ -52,6 +52,10 @@ constexpr float kLnEps = 1e-5f;
 constexpr float kLr = 1e-5f;  // small: thousands of steps must not drive the synthetic model anywhere odd
 constexpr float kBeta1 = 0.9f, kBeta2 = 0.999f, kAdamEps = 1e-8f, kMomentum = 0.9f;
 constexpr unsigned kRowThreads = 256;
+// Weight/gradient blocks start on 256 bytes (128 bf16): the pointer alignment cuBLASLt's algorithms
+// assume by default (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES). Rounding keeps the fast
+// algorithms that a smaller declared alignment would exclude.
+constexpr std::size_t kBlockAlignElems = 256 / sizeof(__nv_bfloat16);
 constexpr float kGeluK = 0.7978845608028654f;  // sqrt(2/pi)
 
 // ---- kernels ---------------------------------------------------------------------------------
@@ -250,13 +254,15 @@ class Replica {
     in_[kOut] = h, out_[kOut] = h;
     in_[kUp] = h, out_[kUp] = f;
     in_[kDown] = f, out_[kDown] = h;
-    std::size_t off = 0;
+    std::vector<std::size_t> sizes;
     for (int l = 0; l < sh_.layers; ++l)
-      for (int g = 0; g < 4; ++g) {
-        offset_[l].push_back(off);
-        off += static_cast<std::size_t>(in_[g] * out_[g]);
-      }
-    nparams_ = off;
+      for (int g = 0; g < 4; ++g) sizes.push_back(static_cast<std::size_t>(in_[g] * out_[g]));
+    const std::vector<std::size_t> off = acct::packed_offsets(sizes, kBlockAlignElems);
+    for (int l = 0; l < sh_.layers; ++l)
+      for (int g = 0; g < 4; ++g) offset_[l].push_back(off[4 * l + g]);
+    // Padding included (under 128 elements per block, not in acct::train_device_bytes): it is
+    // zero in every buffer, so the optimizer and the allreduce leave it zero and it stays finite.
+    nparams_ = off.back();
     const std::size_t t = static_cast<std::size_t>(sh_.tokens());
     const std::size_t hs = static_cast<std::size_t>(h), fs = static_cast<std::size_t>(f);
     const std::size_t probs = static_cast<std::size_t>(sh_.batch * sh_.heads) * sh_.seq * sh_.seq;
@@ -266,7 +272,8 @@ class Replica {
     master_ = DeviceBuffer(nparams_ * sizeof(float));
     m_ = DeviceBuffer(nparams_ * sizeof(float));
     if (adam_) v_ = DeviceBuffer(nparams_ * sizeof(float));
-    // Weights: uniform in +-1/sqrt(fan_in), identical on every replica (data parallel).
+    // Weights: uniform in +-1/sqrt(fan_in), identical on every replica (data parallel); padding 0.
+    IB_CHECK(cudaMemsetAsync(master_.get(), 0, master_.bytes(), stream_));
     for (int l = 0; l < sh_.layers; ++l)
       for (int g = 0; g < 4; ++g)
         fill_uniform(master_.as<float>() + offset_[l][g], static_cast<std::size_t>(in_[g] * out_[g]),
@@ -275,7 +282,13 @@ class Replica {
     IB_CHECK_LAUNCH();
     IB_CHECK(cudaMemsetAsync(m_.get(), 0, m_.bytes(), stream_));
     if (adam_) IB_CHECK(cudaMemsetAsync(v_.get(), 0, v_.bytes(), stream_));
-    IB_CHECK(cudaMemsetAsync(grad_.get(), 0xFF, grad_.bytes(), stream_));  // NaN poison: must be overwritten
+    // Every gradient block NaN-poisoned (each must be overwritten by its wgrad GEMM), the padding 0.
+    IB_CHECK(cudaMemsetAsync(grad_.get(), 0, grad_.bytes(), stream_));
+    for (int l = 0; l < sh_.layers; ++l)
+      for (int g = 0; g < 4; ++g) {
+        const std::size_t bytes = static_cast<std::size_t>(in_[g] * out_[g]) * sizeof(bf16);
+        IB_CHECK(cudaMemsetAsync(G(l, static_cast<Linear>(g)), 0xFF, bytes, stream_));
+      }
 
     for (int l = 0; l < sh_.layers; ++l) {
       LayerActs a;
@@ -313,6 +326,12 @@ class Replica {
     IB_CHECK(cublasSetStream(blas_.get(), stream_));
     IB_CHECK(cudaStreamSynchronize(stream_));
   }
+  // The members (cuBLAS and cuBLASLt handles, buffers) are destroyed after this body and belong to
+  // this replica's device, which with several GPUs is not necessarily the current one. Best effort:
+  // a destructor cannot report an error, and one here was already reported by an earlier call.
+  ~Replica() { (void)cudaSetDevice(device_); }
+  Replica(const Replica&) = delete;
+  Replica& operator=(const Replica&) = delete;
 
   int device() const { return device_; }
   cudaStream_t stream() const { return stream_; }
@@ -767,7 +786,10 @@ class TrainStep final : public Workload {
     }
   }
 
+  // Best effort (teardown and destructor): errors were reported when they happened.
   void release() {
+    int caller_device = -1;  // restored at the end: releasing the ranks switches devices
+    const bool restore = !replicas_.empty() && cudaGetDevice(&caller_device) == cudaSuccess;
     for (auto& rep : replicas_) {
       cudaSetDevice(rep->device());
       cudaStreamSynchronize(rep->stream());
@@ -783,6 +805,7 @@ class TrainStep final : public Workload {
     }
     own_streams_.clear();
     join_.clear();
+    if (restore) cudaSetDevice(caller_device);  // normally rank 0's, where fork_ was created
     if (fork_) cudaEventDestroy(fork_);
     fork_ = nullptr;
   }

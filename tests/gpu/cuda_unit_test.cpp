@@ -213,6 +213,33 @@ TEST(Accounting, TrainShapeAndMemory) {
   EXPECT_DOUBLE_EQ(ib::acct::train_device_bytes(tiny, false, 100.0), 917504.0 - 4 * 49152.0 + 100.0);
 }
 
+TEST(Accounting, PackedOffsetsAre256ByteAlignedForBf16) {
+  // train-step's blocks (QKV, out, up, down) for hidden 1032, ffn 4128: legal shapes whose first
+  // block (1032 x 3096 bf16 = 6390144 B) is not a multiple of 256 B, so packed back to back the next
+  // block would start only 128-byte aligned, below what cuBLASLt's algorithms assume.
+  const std::size_t h = 1032, f = 4 * h;
+  ASSERT_NE((h * 3 * h * 2) % 256, 0u);  // the case this guards against does occur
+  std::vector<std::size_t> sizes;
+  for (int layer = 0; layer < 2; ++layer)
+    for (std::size_t n : {h * 3 * h, h * h, h * f, f * h}) sizes.push_back(n);
+  const auto off = ib::acct::packed_offsets(sizes, 128);
+  ASSERT_EQ(off.size(), sizes.size() + 1);
+  EXPECT_EQ(off[0], 0u);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    EXPECT_EQ(off[i] * 2 % 256, 0u) << "block " << i;  // bf16 bytes
+    const std::size_t prev_end = i ? off[i - 1] + sizes[i - 1] : 0;
+    EXPECT_GE(off[i], prev_end) << "block " << i << " overlaps the one before";
+    EXPECT_LT(off[i] - prev_end, 128u) << "block " << i << ": more padding than needed";
+  }
+  EXPECT_EQ(off.back(), off[sizes.size() - 1] + sizes.back());  // the end of the last block
+  EXPECT_EQ(off[1], 3195136u);  // 1032 x 3096 = 3195072 rounded up to a multiple of 128
+
+  // Already aligned sizes (the defaults, hidden 4096) pack without padding.
+  const auto dense = ib::acct::packed_offsets({4096u * 12288, 4096u * 4096, 4096u * 16384}, 128);
+  EXPECT_EQ(dense, (std::vector<std::size_t>{0, 50331648, 67108864, 134217728}));
+  EXPECT_EQ(ib::acct::packed_offsets({}, 128), (std::vector<std::size_t>{0}));
+}
+
 // supported(): reasons that do not need a GPU.
 ib::Support supported(const ib::Registry& r, const char* name, const json& given) {
   const auto* spec = r.find(name);
@@ -253,6 +280,21 @@ TEST(CudaSupported, AllreduceRefusesAcrossMigInstances) {
   if (old) ::setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1); else ::unsetenv("CUDA_VISIBLE_DEVICES");
   EXPECT_FALSE(s.supported);
   EXPECT_NE(s.reason.find("MIG instances"), std::string::npos) << s.reason;
+}
+
+TEST(CudaSupported, H2dHostBufferOverHalfTheAvailableMemoryIsWaived) {
+  const auto r = cuda_registry();
+  for (const char* mem : {"pinned", "pageable"}) {
+    const auto s = supported(r, "h2d", {{"memory", mem}, {"mib", 65536}});
+    if (s.reason.find("host memory") == std::string::npos)
+      GTEST_SKIP() << "more than 128 GiB of host memory available here: " << s.reason;
+    EXPECT_FALSE(s.supported);
+    EXPECT_NE(s.reason.find("not enough host memory: h2d needs 65536 MiB of " + std::string(mem)), std::string::npos)
+        << s.reason;
+  }
+  // A small buffer is never waived for host memory (without a GPU: for the missing GPU).
+  const auto small = supported(r, "h2d", {{"mib", 1}});
+  EXPECT_EQ(small.reason.find("host memory"), std::string::npos) << small.reason;
 }
 
 TEST(CudaSupported, NoGpuGivesClearReason) {

@@ -1,4 +1,5 @@
 // Workload registry, parameter validation and the host workloads (kernels/).
+#include "harness/executor.h"
 #include "kernels/host/host_workloads.h"
 #include "kernels/workload.h"
 
@@ -342,6 +343,33 @@ TEST(HostWorkloads, FaultNoneNeverFires) {
   ASSERT_NO_THROW(w->setup(ctx));
   ASSERT_NO_THROW(w->run_sample(ctx, out));
   ASSERT_NO_THROW(w->run_sample(ctx, out));
+}
+
+// A workload whose `fail_at`-th sample (1-based) turns out not to have happened: check_sample throws.
+class FailsCheckAt final : public Workload {
+ public:
+  explicit FailsCheckAt(int fail_at) : fail_at_(fail_at) {}
+  void setup(const ExecContext&) override {}
+  void run_sample(const ExecContext&, SampleOutput&) override { ++ran_; }
+  void check_sample() override {
+    if (ran_ == fail_at_) throw WorkloadError("sample " + std::to_string(ran_) + " did not happen");
+  }
+  Work work_per_sample() const override { return {1.0, "s"}; }
+  void teardown() override {}
+  int ran() const { return ran_; }
+
+ private:
+  int fail_at_, ran_ = 0;
+};
+
+TEST(HostExecutor, CheckSampleFailsTheSampleBeforeItIsReported) {
+  FailsCheckAt w(3);
+  auto exec = make_host_executor();
+  int reported = 0;
+  // At most 5 samples: without the check the loop ends and EXPECT_THROW fails (no hang).
+  EXPECT_THROW(exec->run_samples(w, [&] { return w.ran() < 5; }, [&](TimedSample&&) { ++reported; }), WorkloadError);
+  EXPECT_EQ(w.ran(), 3);
+  EXPECT_EQ(reported, 2);  // samples 1 and 2; sample 3 never reached the sink
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // ib::Nvml against the project's fake NVML (tests/fakes/fake_nvml.cpp), loaded through $INTERFERENCE_BENCH_NVML.
 #include "harness/nvml.h"
 
+#include "harness/errors.h"
+#include "harness/mode_setup.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -223,6 +226,54 @@ TEST_F(NvmlTest, MissingLibrary) {
   EXPECT_EQ(err.rfind("NVML not available: cannot load " + missing + " (", 0), 0u) << err;
   EXPECT_NE(err.find("No such file"), std::string::npos) << err;
   EXPECT_EQ(err.back(), ')');
+}
+
+// --mig-create's guard (no root needed against the fake): it destroys exactly what it created,
+// newest first, when it goes out of scope, and everything made so far when a later create fails.
+TEST_F(NvmlTest, MigGuardDestroysExactlyWhatItCreatedNewestFirst) {
+  json m = machine();
+  m["devices"][0]["instances"] = json::array({m["devices"][0]["instances"][3]});  // only the 3g.71gb: 4 slices free
+  write_config(m);
+  auto nvml = ib::Nvml::load();
+  {
+    ib::MigInstancesGuard guard(*nvml, 0, {"1g.18gb", "2g.35gb"});
+    ASSERT_EQ(guard.created().size(), 2u);
+    EXPECT_EQ(nvml->mig_instances(0).size(), 3u);  // the configured one + 2
+  }
+  const auto created = state_ops();
+  ASSERT_EQ(created.size(), 8u);
+  EXPECT_EQ(created[0]["op"], "create_gi");
+  EXPECT_EQ(created[0]["profile"], "1g.18gb");
+  EXPECT_EQ(created[2]["op"], "create_gi");
+  EXPECT_EQ(created[2]["profile"], "2g.35gb");
+  // newest first: the 2g.35gb's compute and GPU instance, then the 1g.18gb's
+  EXPECT_EQ(created[4]["op"], "destroy_ci");
+  EXPECT_EQ(created[4]["gi"], created[2]["gi"]);
+  EXPECT_EQ(created[5]["op"], "destroy_gi");
+  EXPECT_EQ(created[5]["gi"], created[2]["gi"]);
+  EXPECT_EQ(created[6]["op"], "destroy_ci");
+  EXPECT_EQ(created[6]["gi"], created[0]["gi"]);
+  EXPECT_EQ(created[7]["op"], "destroy_gi");
+  EXPECT_EQ(created[7]["gi"], created[0]["gi"]);
+  EXPECT_EQ(nvml->mig_instances(0).size(), 1u);  // the configured one is untouched
+}
+
+TEST_F(NvmlTest, MigGuardUndoesAPartialCreate) {
+  write_config(machine());
+  auto nvml = ib::Nvml::load();
+  try {
+    ib::MigInstancesGuard guard(*nvml, 0, {"1g.18gb", "9g.999gb"});
+    FAIL() << "an unknown profile must refuse";
+  } catch (const ib::CannotRunError& e) {
+    EXPECT_NE(std::string(e.what()).find("--mig-create 9g.999gb"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("instances created so far were destroyed"), std::string::npos);
+  }
+  const auto ops = state_ops();
+  ASSERT_EQ(ops.size(), 4u);
+  EXPECT_EQ(ops[2]["op"], "destroy_ci");
+  EXPECT_EQ(ops[3]["op"], "destroy_gi");
+  EXPECT_EQ(ops[3]["gi"], ops[0]["gi"]);
+  EXPECT_EQ(nvml->mig_instances(0).size(), 4u);
 }
 
 TEST_F(NvmlTest, CreateAndDestroyThroughTheStateFile) {

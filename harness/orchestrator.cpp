@@ -95,7 +95,9 @@ std::vector<std::string> worker_args(const Scenario& s, const RunResult& run, co
 // A worker's MPS settings are the harness's decision alone: the CUDA_MPS_* variables of the user's
 // shell are dropped, and a phase that runs without MPS points CUDA_MPS_PIPE_DIRECTORY at an empty
 // private folder, so that a system-wide MPS daemon (default pipe /tmp/nvidia-mps) cannot make it an
-// MPS client. (CUDA_VISIBLE_DEVICES is inherited, except where MIG placement sets it.)
+// MPS client: a CUDA program that cannot reach a control daemon "continues to run as it normally
+// would without MPS" (nvidia-cuda-mps-control(1)). (CUDA_VISIBLE_DEVICES is inherited, except where
+// MIG placement sets it.)
 const std::vector<std::string> kMpsVariables = {"CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY",
                                                 "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"};
 std::vector<std::string> with_mps_decided(std::vector<std::string> env, const std::string& no_mps_pipe_dir) {

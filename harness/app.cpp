@@ -206,9 +206,11 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
         prepare_modes(request, backend, copies, setup, oo, true);
       } catch (const CannotRunError& e) {
         waived_modes[m] = e.what();
-      } catch (const std::exception& e) {
-        // A placement MIG cannot give (more tenants than instances, allreduce across instances) or a
-        // MIG query that failed: the other modes still run.
+      } catch (const PlacementError& e) {
+        // A placement MIG cannot give (more tenants than instances, allreduce across instances): the
+        // other modes still run. (A bad --baseline is still bad input: exit 2.)
+        waived_modes[m] = std::string("mode mig: ") + e.what();
+      } catch (const NvmlError& e) {
         if (m != Mode::mig) throw;
         waived_modes[m] = std::string("mode mig: ") + e.what();
       }

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <iostream>
 
 #include <fstream>
 #include <set>
@@ -35,12 +37,12 @@ MigPlan plan_mig(const Scenario& s, const std::vector<MigInstance>& instances) {
   for (std::size_t i = 0; i < s.tenants.size(); ++i) {
     const auto& pl = s.tenants[i].placement;
     if (s.tenants[i].workload == "allreduce")
-      throw InputError(where(i) + ".workload: allreduce cannot run in mode mig: NCCL cannot build a communicator "
+      throw PlacementError(where(i) + ".workload: allreduce cannot run in mode mig: NCCL cannot build a communicator "
                                   "across MIG instances (no P2P, NVLink or CUDA IPC between them)");
     if (!pl.mig_instance) continue;
     const auto k = static_cast<std::size_t>(*pl.mig_instance);
     if (k >= instances.size())
-      throw InputError(where(i) + ".placement.mig_instance: impossible placement: there is no MIG instance " +
+      throw PlacementError(where(i) + ".placement.mig_instance: impossible placement: there is no MIG instance " +
                        std::to_string(k) + " (instances here: " + available + ")");
     plan.tenant_instance[i] = k;
     used.insert(k);
@@ -54,7 +56,7 @@ MigPlan plan_mig(const Scenario& s, const std::vector<MigInstance>& instances) {
         used.insert(k);
       }
     if (plan.tenant_instance[i] == instances.size())
-      throw InputError(where(i) + ".placement.mig_profile: impossible placement: no free MIG instance of profile " +
+      throw PlacementError(where(i) + ".placement.mig_profile: impossible placement: no free MIG instance of profile " +
                        *pl.mig_profile + " (instances here: " + available + ")");
   }
   for (std::size_t i = 0; i < s.tenants.size(); ++i) {
@@ -65,7 +67,7 @@ MigPlan plan_mig(const Scenario& s, const std::vector<MigInstance>& instances) {
         used.insert(k);
       }
     if (plan.tenant_instance[i] == instances.size())
-      throw InputError(where(i) + ".placement: impossible placement: " + std::to_string(s.tenants.size()) +
+      throw PlacementError(where(i) + ".placement: impossible placement: " + std::to_string(s.tenants.size()) +
                        " tenants need their own MIG instance and there are " + std::to_string(instances.size()) +
                        " (" + available + ")");
   }
@@ -104,6 +106,7 @@ std::map<std::string, BaselinePhase> load_baseline(const std::string& path, cons
         if (!ph.contains("samples"))
           throw InputError("--baseline " + path + ": " + key + " has no raw samples (the file was written with --no-raw)");
         BaselinePhase b;
+        b.workload = t.at("workload").get<std::string>();
         b.work = {t.at("work_per_sample").at("value").get<double>(), t.at("work_per_sample").at("unit").get<std::string>()};
         b.phase.source = "baseline";
         b.phase.outcome.status = "ok";
@@ -116,6 +119,11 @@ std::map<std::string, BaselinePhase> load_baseline(const std::string& path, cons
         b.phase.measure_end_ns = ph.value("measure_end_ns", std::int64_t{0});
         if (b.phase.start_ns.size() != b.phase.duration_s.size())
           throw InputError("--baseline " + path + ": " + key + ": start_ns and duration_s differ in length");
+        // A latency-type workload is judged on its per-request latencies: take them along.
+        if (ph.at("samples").contains("latency_s")) {
+          b.phase.latencies_s = ph.at("samples").at("latency_s").get<std::vector<double>>();
+          b.phase.latency_count = ph.at("samples").at("latency_count").get<std::vector<std::uint32_t>>();
+        }
         summarize_phase(b.phase, b.work, std::nullopt, std::nullopt);
         found.emplace(key, std::move(b));
       }
@@ -133,6 +141,9 @@ std::map<std::string, BaselinePhase> load_baseline(const std::string& path, cons
                          t.name + "\" (run the same scenarios with --mode exclusive on a whole GPU to make one)");
       if (it->second.work.amount <= 0.0 || it->second.phase.stats.n == 0)
         throw InputError("--baseline " + path + ": " + key + " has no samples");
+      if (it->second.workload != t.workload)
+        throw InputError("--baseline " + path + ": " + key + " ran " + it->second.workload + " there, " + t.workload +
+                         " here: not comparable");
       out.emplace(key, it->second);
     }
   return out;
@@ -249,22 +260,23 @@ void prepare_modes(const ModeRequest& o, Backend backend, const std::vector<Scen
       oo.baseline_file = o.baseline;
     }
   }
-  // A GPU in MIG mode has no whole device: CUDA would give a worker one MIG instance, and the modes
-  // that mean the whole GPU would silently measure a slice.
+  // A GPU in MIG mode has no whole device: the other modes run on the one MIG instance CUDA shows a
+  // worker. That is what someone renting a MIG slice wants measured (and what vet's steps run), so it
+  // is not refused, but it must not pass for a whole GPU: the results say what was measured.
   const bool any_whole_gpu =
       std::any_of(scenarios.begin(), scenarios.end(), [](const Scenario& s) { return s.mode != Mode::mig; });
-  if (backend == Backend::cuda && any_whole_gpu) {
+  if (backend == Backend::cuda && any_whole_gpu && !setup.device.contains("measures")) {
     ensure_nvml(setup, device);
     if (setup.nvml) {
       const auto state = setup.nvml->mig_mode(static_cast<unsigned>(device));
       if (state && state->current) {
-        std::string modes;
-        for (const auto& s : scenarios)
-          if (s.mode != Mode::mig && modes.find(mode_name(s.mode)) == std::string::npos)
-            modes += (modes.empty() ? "" : ", ") + std::string(mode_name(s.mode));
-        throw CannotRunError("GPU " + std::to_string(device) + " is in MIG mode: mode " + modes +
-                             " needs the whole GPU (CUDA would see one MIG instance); use --mode mig, or an "
-                             "administrator disables MIG (`nvidia-smi -i " + std::to_string(device) + " -mig 0`)");
+        setup.device["mig_mode"] = {{"current", state->current}, {"pending", state->pending}};
+        const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+        setup.device["measures"] =
+            "one MIG instance, not a whole GPU: GPU " + std::to_string(device) + " is in MIG mode, so CUDA shows a worker " +
+            (visible && *visible ? "CUDA_VISIBLE_DEVICES=" + std::string(visible) : std::string("its first MIG instance")) +
+            "; slowdowns are against that instance";
+        std::cerr << "interference-bench: note: " << setup.device["measures"].get<std::string>() << "\n";
       }
     }
   }

@@ -98,8 +98,7 @@ std::vector<std::string> worker_args(const Scenario& s, const RunResult& run, co
 // MPS client: a CUDA program that cannot reach a control daemon "continues to run as it normally
 // would without MPS" (nvidia-cuda-mps-control(1)). (CUDA_VISIBLE_DEVICES is inherited, except where
 // MIG placement sets it.)
-const std::vector<std::string> kMpsVariables = {"CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY",
-                                                "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"};
+const std::vector<std::string> kMpsVariables = {"CUDA_MPS_*"};
 std::vector<std::string> with_mps_decided(std::vector<std::string> env, const std::string& no_mps_pipe_dir) {
   const bool mps = std::any_of(env.begin(), env.end(),
                                [](const std::string& kv) { return kv.rfind("CUDA_MPS_PIPE_DIRECTORY=", 0) == 0; });
@@ -516,9 +515,13 @@ RunResult Orchestrator::run(const Scenario& s, int repetition) {
                                           std::to_string(big.sm_count) +
                                           " SMs): slowdowns are against that instance, not a whole GPU";
     }
+    // Not mode mig, but a GPU in MIG mode (prepare_modes noted it): the phase ran on a MIG instance.
+    const bool on_mig_instance = !mig && o_.device.contains("measures");
+    if (on_mig_instance) r.mode_config["exclusive_source"] = o_.device["measures"];
     for (std::size_t i = 0; i < s.tenants.size(); ++i) {
       const std::string st = phase({i}, "exclusive", env);
       if (mig) r.tenants[i].exclusive.source = "largest_mig_instance";
+      if (on_mig_instance) r.tenants[i].exclusive.source = "mig_instance";
       if (!st.empty()) return finish(st, r.message);
     }
   }

@@ -21,6 +21,7 @@ struct MigPlan {
 
 // An exclusive phase read from a saved results file, with the work per sample it was measured with.
 struct BaselinePhase {
+  std::string workload;
   PhaseResult phase;
   Work work;
 };

@@ -140,7 +140,7 @@ struct ExclusivePhase {
   json telemetry;
   std::vector<double> latencies_s;  // per-request latencies of a latency-type workload (else empty)
   json resolved;                    // what the workload chose in setup (worker.resolved), e.g. its rate
-  std::string source;               // phases.exclusive.source: measured, baseline, largest_mig_instance
+  std::string source;  // phases.exclusive.source: measured, baseline, largest_mig_instance, mig_instance
 
   // What a P95 comparison judges, as finalize_run does: per-request latency where the workload has it
   // (an open-loop sample lasts as long as its arrivals do), else sample time.
@@ -354,10 +354,13 @@ int baseline_command(const PlatformOptions& o) {
   }
   const std::string dir = o.out + ".d";
   std::filesystem::create_directories(dir);
-  const std::string scenario = write_scenario(dir, stability_scenario(o.backend, 2.0, o.duration_s));
+  const json stability = stability_scenario(o.backend, 2.0, o.duration_s);
+  const std::string scenario = write_scenario(dir, stability);
+  // One tenant after another: warm-up, duration and a few seconds of start-up each.
+  const double limit_s = static_cast<double>(stability.at("tenants").size()) * (o.duration_s + 2.0 + 3.0) + 300.0;
   const ChildRun run = run_self({"--mode", "exclusive", "--backend", o.backend, "--device", std::to_string(o.device),
-                                 "--scenario", scenario},
-                                dir, 3 * (o.duration_s + 2.0) + 300.0);
+                                 "--scenario", scenario, "--telemetry-hz", fmt(o.telemetry_hz, 6)},
+                                dir, limit_s);
   if (run.results.is_null()) {
     std::cerr << run.output;
     return run.exit_code;
@@ -508,6 +511,8 @@ int vet_command(const PlatformOptions& o) {
         c.evidence = "p95_slowdown of " + std::string(here.basis()) + " " + pct(est.value) + " [95% CI " +
                      pct(est.ci_low) + ", " + pct(est.ci_high) + "] from " + std::to_string(here.judged().size()) +
                      " values here and " + std::to_string(b->judged().size()) + " in " + o.baseline;
+        if (!b->latencies_s.empty() && b->resolved.empty())
+          c.evidence += "; the baseline does not record its arrival rate, so this platform ran at its own";
         if (here.latencies_s.empty() != b->latencies_s.empty()) {
           c.status = CheckStatus::unknown;
           c.evidence = "one side has per-request latencies and the other not: not comparable";

@@ -37,16 +37,24 @@ struct SpawnSetup {
     posix_spawn_file_actions_destroy(&actions);
   }
 };
-// The harness's environment without the names in `unset`, with `overrides` ("KEY=VALUE") set on top.
+// The harness's environment without the names in `unset` (a name ending in '*' is a prefix: "CUDA_MPS_*"),
+// with `overrides` ("KEY=VALUE") set on top.
 std::vector<std::string> merged_environment(const std::vector<std::string>& overrides,
-                                            const std::vector<std::string>& unset = {}) {
+                                            const std::vector<std::string>& unset) {
   std::map<std::string, std::string> env;
   for (char** e = environ; e && *e; ++e) {
     std::string kv(*e);
     const auto eq = kv.find('=');
     if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  for (const auto& name : unset) env.erase(name);
+  for (const auto& name : unset) {
+    if (!name.empty() && name.back() == '*') {
+      const std::string prefix = name.substr(0, name.size() - 1);
+      for (auto it = env.begin(); it != env.end();) it = it->first.rfind(prefix, 0) == 0 ? env.erase(it) : std::next(it);
+    } else {
+      env.erase(name);
+    }
+  }
   for (const auto& kv : overrides) {
     const auto eq = kv.find('=');
     env[kv.substr(0, eq)] = eq == std::string::npos ? "" : kv.substr(eq + 1);
@@ -183,7 +191,7 @@ std::string find_on_path(const std::string& name) {
 }
 
 CommandResult run_command(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                          const std::string& stdin_text, double timeout_s) {
+                          const std::string& stdin_text, double timeout_s, const std::vector<std::string>& env_unset) {
   CommandResult r;
   const std::string exe = find_on_path(argv.at(0));
   if (exe.empty()) {
@@ -214,7 +222,7 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::vecto
   std::vector<char*> cargv;
   for (auto& a : args) cargv.push_back(a.data());
   cargv.push_back(nullptr);
-  std::vector<std::string> env_s = merged_environment(env);
+  std::vector<std::string> env_s = merged_environment(env, env_unset);
   std::vector<char*> envp;
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);

@@ -18,7 +18,8 @@ struct SpawnSpec {
   std::vector<std::string> args;         // argv[1..]
   std::vector<std::string> env;          // "KEY=VALUE" set on top of the harness's environment
   std::string log_path;                  // stdout and stderr of the worker
-  std::vector<std::string> env_unset;    // names removed from the harness's environment (before env)
+  std::vector<std::string> env_unset;    // names removed from the harness's environment (before env);
+                                         // "PREFIX*" removes every name that starts with PREFIX
 };
 
 struct ChildProcess {
@@ -56,8 +57,10 @@ struct CommandResult {
   std::string output;
   bool ok() const { return started && !timed_out && status.exit_code == 0; }
 };
+// `env` and `env_unset` as in SpawnSpec.
 CommandResult run_command(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                          const std::string& stdin_text, double timeout_s);
+                          const std::string& stdin_text, double timeout_s,
+                          const std::vector<std::string>& env_unset = {});
 
 // The full path of `name` on $PATH, or "" when it is not there.
 std::string find_on_path(const std::string& name);

@@ -36,7 +36,9 @@ struct WorkerOutcome {
 
 struct PhaseResult {
   // "measured"; or "exclusive" when this phase is by definition the exclusive one (alone under
-  // time-slicing), in which case stats are those of the exclusive phase and no samples are repeated.
+  // time-slicing), in which case stats are those of the exclusive phase and no samples are repeated;
+  // for an exclusive phase not on a whole GPU: "baseline" (from --baseline), "largest_mig_instance"
+  // (mode mig) or "mig_instance" (another mode on a GPU in MIG mode).
   std::string source = "measured";
   WorkerOutcome outcome;
   // Raw samples, in order. in_window: the sample started and ended inside the overlap window

@@ -135,11 +135,16 @@ bool run_tenant(const WorkerOptions& o, std::size_t slot, const Registry& regist
         *workload, [&] { return warm_samples == 0 || (monotonic_ns() < warm_end && !control.stop); },
         [&](TimedSample&&) { ++warm_samples; });
     const Work work = workload->work_per_sample();
-    // The placement as this process sees it, so the results show what each worker really got.
+    // The placement as this process sees it (CUDA_VISIBLE_DEVICES and every CUDA_MPS_* variable), so
+    // the results show what each worker really got.
     json env = json::object();
-    for (const char* key : {"CUDA_VISIBLE_DEVICES", "CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY",
-                            "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"})
-      if (const char* v = std::getenv(key)) env[key] = v;
+    for (char** e = environ; e && *e; ++e) {
+      const std::string kv(*e);
+      const auto eq = kv.find('=');
+      if (eq == std::string::npos) continue;
+      const std::string key = kv.substr(0, eq);
+      if (key == "CUDA_VISIBLE_DEVICES" || key.rfind("CUDA_MPS_", 0) == 0) env[key] = kv.substr(eq + 1);
+    }
     reporter.send({{"type", "ready"}, {"work", work.amount}, {"unit", work.unit}, {"setup_s", setup_s},
                    {"warmup_samples", warm_samples}, {"env", env}, {"resolved", workload->resolved_params()}},
                   slot);

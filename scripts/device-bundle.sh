@@ -12,6 +12,8 @@
 #                            programs do not start there (device-check.sh then builds with
 #                            -DCMAKE_PREFIX_PATH=.device-bundle/prefix)
 #   .device-bundle/MANIFEST  git sha, date, sizes
+#   .device-bundle/SOURCES.sha256  checksums of the files the programs are built from, so that the
+#                            device check can tell carried programs built from other sources (stale)
 #
 # Usage: scripts/device-bundle.sh        (BUILD_DIR=... to use another build folder)
 # Then:  device run, carry [".device-bundle"], command "OUT=$OUT scripts/device-check.sh".
@@ -22,7 +24,7 @@ B="$ROOT/.device-bundle"
 ARCH_LIB=/usr/lib/x86_64-linux-gnu
 
 if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake --preset default
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 fi
 cmake --build "$BUILD" --target interference-bench interference-microbench ib_cuda_gpu_tests
 
@@ -49,6 +51,12 @@ cp -P $ARCH_LIB/libgtest*.a $ARCH_LIB/libgmock*.a $ARCH_LIB/libbenchmark* $ARCH_
       "$B/prefix/lib/x86_64-linux-gnu/"
 cp -r $ARCH_LIB/cmake/GTest $ARCH_LIB/cmake/benchmark "$B/prefix/lib/x86_64-linux-gnu/cmake/"
 cp -r /usr/share/cmake/CLI11 /usr/share/cmake/nlohmann_json "$B/prefix/share/cmake/"
+
+# What the programs are built from: every tracked file but documentation, scripts and the Python
+# end-to-end tests (they change nothing in the programs). The device has no .git, so the checksums
+# travel and are checked there against the files of the checkout.
+(cd "$ROOT" && git ls-files -z -- . ':!docs' ':!*.md' ':!scripts' ':!tests/e2e' ':!.ci' ':!.gitignore' \
+  | sort -z | xargs -0 sha256sum) > "$B/SOURCES.sha256"
 
 {
   echo "git $(git -C "$ROOT" rev-parse HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . ':!.device-bundle' || echo ' (with uncommitted changes)')"

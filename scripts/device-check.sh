@@ -29,7 +29,8 @@
 # Output: the device tool brings back at most 8 files, flat names. Everything is written into a work
 # folder outside $OUT (WORK, default /tmp/device-check) and at the end three files go into $OUT:
 #   summary.json, summary.md (the table), device-check-logs.tar.gz (every log and result of WORK).
-# Usage: OUT=/some/dir scripts/device-check.sh   (PART=, BUNDLE=, BUILD_DIR=, WORK=, DEADLINE_S=)
+# Usage: OUT=/some/dir scripts/device-check.sh   (PART=, BUNDLE=, BUILD_DIR=, WORK=, DEADLINE_S=,
+#        ALLOW_STALE_BUNDLE=1 to use carried programs built from other sources)
 # Never changes GPU settings; the private MPS daemon of the modes step is the harness's and is quit by
 # it; the check reports any MPS process still running at the end and stops it.
 set -uo pipefail
@@ -119,7 +120,22 @@ resolve_libs() {
 }
 programs_start() { "$IB" --version > "$WORK/version.txt" 2>&1; }
 
-if [ -x "$BUNDLE/bin/interference-bench" ]; then
+# Carried programs built from other sources than this checkout's would measure other code: then build
+# here instead (ALLOW_STALE_BUNDLE=1 uses them anyway, and says so).
+bundle_current() {
+  [ -f "$BUNDLE/SOURCES.sha256" ] || { echo "no SOURCES.sha256 in the bundle" > "$WORK/bundle-sources.txt"; return 1; }
+  (cd "$ROOT" && sha256sum --quiet -c "$BUNDLE/SOURCES.sha256") > "$WORK/bundle-sources.txt" 2>&1
+}
+if [ -x "$BUNDLE/bin/interference-bench" ] && ! bundle_current; then
+  step "the carried programs were built from other sources ($(grep -c ": FAILED" "$WORK/bundle-sources.txt") files differ, see bundle-sources.txt): rerun scripts/device-bundle.sh before the call"
+  if [ "${ALLOW_STALE_BUNDLE:-0}" != 1 ]; then
+    step "building here instead (ALLOW_STALE_BUNDLE=1 would use them anyway)"
+    BUILD="$ROOT/build-device"
+    export CMAKE_PREFIX_PATH="$BUNDLE/prefix${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+    STALE_BUNDLE=1
+  fi
+fi
+if [ -x "$BUNDLE/bin/interference-bench" ] && [ -z "${STALE_BUNDLE:-}" ]; then
   IB="$BUNDLE/bin/interference-bench"; MB="$BUNDLE/bin/interference-microbench"; GT="$BUNDLE/bin/ib_cuda_gpu_tests"
   export LD_LIBRARY_PATH="$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   resolve_libs "$IB" "$MB" "$GT"
@@ -133,6 +149,8 @@ if [ -x "$BUNDLE/bin/interference-bench" ]; then
   fi
 fi
 if [ -z "${IB:-}" ]; then
+  # a build with the bundle's prefix links its Google Benchmark: find it at run time too
+  [ -d "$BUNDLE/prefix/lib/x86_64-linux-gnu" ] && export LD_LIBRARY_PATH="$BUNDLE/prefix/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   if [ ! -f "$BUILD/build.ninja" ]; then
     # NCCL: the toolkit's, else the image's Python wheel (nvidia/nccl/{include,lib}) through NCCL_HOME.
     nccl_lib=$(for d in $(lib_candidates); do ls "$d"/libnccl.so* 2>/dev/null; done | head -n 1)

@@ -62,3 +62,19 @@ def test_a_placement_mig_cannot_give_waives_mig_and_the_other_modes_run(runner, 
     by_mode = {run["mode"]: run for run in load_results(tmp_path / "out")["runs"]}
     assert by_mode["mig"]["status"] == "waived" and by_mode["mig"]["message"].startswith("mode mig: ")
     assert by_mode["timeslice"]["status"] == "ok" and by_mode["streams"]["status"] == "ok"
+
+
+@pytest.mark.skipif(not FAKE_NVML, reason="FAKE_NVML_LIB not set (run through ctest)")
+def test_a_bad_baseline_is_bad_input_even_with_mode_all(runner, tmp_path):
+    # Only a placement MIG cannot give waives mig; a wrong --baseline is the user's error: exit 2,
+    # not a run where every mode is waived and nothing was measured.
+    from test_mig import gpu
+    cfg = runner.write_json("nvml.json", {"devices": [gpu()]})
+    runner.env.update(INTERFERENCE_BENCH_NVML=FAKE_NVML, FAKE_NVML_CONFIG=str(cfg),
+                      FAKE_NVML_STATE=str(tmp_path / "state.jsonl"))
+    bad = runner.write_json("bad.json", {"meta": {}, "runs": []})
+    f = runner.write_json("s.json", scenario("pair", [compute("a"), compute("b")], duration=0.3))
+    r = runner.run("--backend", "host", "--mode", "all", "--scenario", f, "--out", tmp_path / "out",
+                   "--baseline", bad)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "--baseline" in r.stderr

@@ -119,6 +119,38 @@ def test_baseline_without_the_scenario_is_exit_2(runner, tmp_path, nvml):
     assert 'no exclusive phase for scenario "wanted" tenant "a"' in r.stderr
 
 
+def test_a_latency_baseline_keeps_its_latencies_and_its_arrival_rate(runner, tmp_path, nvml):
+    # The latency tenant is judged on per-request latency against the baseline's, and its MIG phases
+    # offer the baseline's arrival rate.
+    lat = {"name": "a", "workload": "host-latency", "params": {"n": 32, "requests": 50}}
+    f = runner.write_json("s.json", scenario("pair", [lat, compute("b")], duration=0.8))
+    base = runner.run("--backend", "host", "--mode", "exclusive", "--scenario", f, "--out", tmp_path / "base")
+    assert base.returncode == 0, base.stderr
+    nvml(gpu())
+    r = runner.run("--backend", "host", "--mode", "mig", "--scenario", f, "--out", tmp_path / "out",
+                   "--baseline", tmp_path / "base" / "results.json")
+    assert r.returncode in (0, 1), r.stderr
+    base_a = load_results(tmp_path / "base")["runs"][0]["tenants"][0]
+    a = load_results(tmp_path / "out")["runs"][0]["tenants"][0]
+    assert a["metrics"]["basis"] == "request_latency"
+    assert a["phases"]["exclusive"]["latency"] == base_a["phases"]["exclusive"]["latency"]
+    rate = base_a["phases"]["exclusive"]["worker"]["resolved"]["rate"]
+    assert a["phases"]["alone"]["worker"]["resolved"]["rate"] == rate
+    assert a["phases"]["colocated"]["worker"]["resolved"]["rate"] == rate
+
+
+def test_a_baseline_of_another_workload_is_exit_2(runner, tmp_path, nvml):
+    f = runner.write_json("s.json", scenario("pair", [compute("a")], mode="exclusive", duration=0.3))
+    assert runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "base").returncode == 0
+    nvml(gpu())
+    other = {"name": "a", "workload": "host-latency", "params": {"n": 32, "requests": 20}}
+    g = runner.write_json("g.json", scenario("pair", [other], mode="mig", duration=0.3))
+    r = runner.run("--backend", "host", "--scenario", g, "--out", tmp_path / "out",
+                   "--baseline", tmp_path / "base" / "results.json")
+    assert r.returncode == 2
+    assert "pair/a ran host-compute there, host-latency here: not comparable" in r.stderr
+
+
 def test_a_mig_run_is_not_a_baseline(runner, tmp_path, nvml):
     # Its exclusive phase ran on the largest MIG instance: using it as a whole-GPU baseline would
     # silently relabel slowdowns against a slice as slowdowns against a whole card.

@@ -29,6 +29,11 @@ def pipe_of(log):
     return log.read_text().splitlines()[0].split(" pipe=")[1].split(" log=")[0]
 
 
+def daemon_started_with(log):
+    """The CUDA_MPS_* variables other than the pipe and log folders that the daemon was started with."""
+    return log.read_text().splitlines()[0].split(" other=")[1].strip()
+
+
 def mps_tenants():
     a = compute("a")
     a["placement"] = {"mps_active_thread_percentage": 50, "mps_pinned_mem_limit": "2G"}
@@ -40,7 +45,7 @@ def mps_tenants():
 def test_mps_run_gives_each_client_its_environment_and_quits_the_daemon(runner, tmp_path, mps):
     # MPS settings of the user's shell must reach no worker: the harness decides them per phase.
     runner.env.update(CUDA_MPS_ACTIVE_THREAD_PERCENTAGE="7", CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="0=1G",
-                      CUDA_MPS_PIPE_DIRECTORY="/tmp/nvidia-mps")
+                      CUDA_MPS_PIPE_DIRECTORY="/tmp/nvidia-mps", CUDA_MPS_CLIENT_PRIORITY="1")
     f = runner.write_json("s.json", scenario("mps-pair", mps_tenants(), mode="mps", duration=1.0))
     out = tmp_path / "out"
     r = runner.run("--backend", "host", "--scenario", f, "--out", out)
@@ -51,6 +56,7 @@ def test_mps_run_gives_each_client_its_environment_and_quits_the_daemon(runner, 
     assert pipe.startswith("/tmp/ib-run-") and pipe.endswith("/mps1")
     assert not Path(pipe).exists(), "the private temporary folder is removed"
     assert f"log={out}/logs/mps1" in mps.read_text()
+    assert daemon_started_with(mps) == "", "the shell's MPS settings would become every server's defaults"
     res = load_results(out)
     run = res["runs"][0]
     assert run["mode"] == "mps" and run["status"] == "ok"
@@ -60,6 +66,9 @@ def test_mps_run_gives_each_client_its_environment_and_quits_the_daemon(runner, 
     assert f"- mps-pair (mps): {cfg['fault_propagation']}" in (out / "summary.md").read_text()
     a, b = run["tenants"]
     # the exclusive phase runs without MPS: its pipe folder is a private empty one, not a daemon's
+    for t in run["tenants"]:
+        for ph in t["phases"].values():
+            assert "CUDA_MPS_CLIENT_PRIORITY" not in ph["worker"]["env"]
     no_mps = a["phases"]["exclusive"]["worker"]["env"]
     assert list(no_mps) == ["CUDA_MPS_PIPE_DIRECTORY"], no_mps
     assert no_mps["CUDA_MPS_PIPE_DIRECTORY"].startswith("/tmp/ib-run-")

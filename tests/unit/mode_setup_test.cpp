@@ -138,25 +138,42 @@ TEST_F(PrepareModes, TimeslicingRefusesAnExclusiveProcessGpuAndRecordsTheCompute
   EXPECT_EQ(oo.device.at("name"), "NVIDIA H200");
 }
 
-TEST_F(PrepareModes, WholeGpuModesAreRefusedOnAGpuInMigMode) {
+TEST_F(PrepareModes, OnAGpuInMigModeTheOtherModesRunOnAnInstanceAndSaySo) {
   write_config(one_gpu(0, true));
   for (Mode m : {Mode::exclusive, Mode::timeslice, Mode::streams}) {
-    const std::string why = refusal(Backend::cuda, m);
-    EXPECT_NE(why.find("GPU 0 is in MIG mode: mode " + std::string(mode_name(m)) + " needs the whole GPU"),
-              std::string::npos)
-        << mode_name(m) << ": " << why;
+    EXPECT_EQ(refusal(Backend::cuda, m), "") << mode_name(m);  // someone renting a slice measures it
+    ModeSetup setup;
+    OrchestratorOptions oo;
+    prepare_modes(ModeRequest{}, Backend::cuda, {in_mode(m)}, setup, oo, false);
+    ASSERT_TRUE(oo.device.contains("measures")) << mode_name(m);
+    EXPECT_EQ(oo.device.at("measures").get<std::string>().rfind("one MIG instance, not a whole GPU: GPU 0 is in MIG mode", 0),
+              0u)
+        << oo.device.at("measures");
   }
-  // mig itself is what such a GPU is for: each tenant gets an instance
+  // mig itself: each tenant gets an instance, and nothing is said about "one instance"
   ModeSetup setup;
   OrchestratorOptions oo;
   prepare_modes(ModeRequest{}, Backend::cuda, {in_mode(Mode::mig)}, setup, oo, false);
   ASSERT_EQ(oo.mig_plans.count("s"), 1u);
   EXPECT_EQ(oo.mig_plans.at("s").tenant_instance.size(), 2u);
+  EXPECT_FALSE(oo.device.contains("measures"));
+  // a whole GPU: nothing to say
+  write_config(one_gpu(0, false));
+  ModeSetup whole;
+  OrchestratorOptions oo_whole;
+  prepare_modes(ModeRequest{}, Backend::cuda, {in_mode(Mode::timeslice)}, whole, oo_whole, false);
+  EXPECT_FALSE(oo_whole.device.contains("measures"));
 }
 
 TEST_F(PrepareModes, TheHostBackendDoesNotDependOnTheGpuState) {
   write_config(one_gpu(3, true));
-  for (Mode m : {Mode::exclusive, Mode::timeslice, Mode::streams}) EXPECT_EQ(refusal(Backend::host, m), "") << mode_name(m);
+  for (Mode m : {Mode::exclusive, Mode::timeslice, Mode::streams}) {
+    EXPECT_EQ(refusal(Backend::host, m), "") << mode_name(m);
+    ModeSetup setup;
+    OrchestratorOptions oo;
+    prepare_modes(ModeRequest{}, Backend::host, {in_mode(m)}, setup, oo, false);
+    EXPECT_FALSE(oo.device.contains("measures"));
+  }
 }
 
 }  // namespace

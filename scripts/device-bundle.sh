@@ -15,18 +15,21 @@
 #   .device-bundle/SOURCES.sha256  checksums of the files the programs are built from, so that the
 #                            device check can tell carried programs built from other sources (stale)
 #
-# Usage: scripts/device-bundle.sh        (BUILD_DIR=... to use another build folder)
+# Usage: scripts/device-bundle.sh        (BUILD_DIR=... another build folder; BUNDLE_DIR=... another
+#        bundle folder; NO_BUILD=1 packs what is built without building: the tests use that)
 # Then:  device run, carry [".device-bundle"], command "OUT=$OUT scripts/device-check.sh".
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${BUILD_DIR:-$ROOT/build}"
-B="$ROOT/.device-bundle"
+B="${BUNDLE_DIR:-$ROOT/.device-bundle}"
 ARCH_LIB=/usr/lib/x86_64-linux-gnu
 
-if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+if [ "${NO_BUILD:-0}" != 1 ]; then
+  if [ ! -f "$BUILD/build.ninja" ]; then
+    cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  fi
+  cmake --build "$BUILD" --target interference-bench interference-microbench ib_cuda_gpu_tests
 fi
-cmake --build "$BUILD" --target interference-bench interference-microbench ib_cuda_gpu_tests
 
 rm -rf "$B"
 mkdir -p "$B/bin" "$B/lib" "$B/prefix/include" "$B/prefix/lib/x86_64-linux-gnu/cmake" "$B/prefix/share/cmake"
@@ -59,7 +62,7 @@ cp -r /usr/share/cmake/CLI11 /usr/share/cmake/nlohmann_json "$B/prefix/share/cma
   | sort -z | xargs -0 sha256sum) > "$B/SOURCES.sha256"
 
 {
-  echo "git $(git -C "$ROOT" rev-parse HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . ':!.device-bundle' || echo ' (with uncommitted changes)')"
+  echo "git $(git -C "$ROOT" rev-parse HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . || echo ' (with uncommitted changes)')"
   echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release && echo "$PRETTY_NAME"), $(ldd --version | head -1)"
   echo "CUDA code: $(grep -o -- '--generate-code=[^ ]*' "$BUILD/build.ninja" | sort -u | tr '\n' ' ')"
   (cd "$B" && find bin lib -type f -printf '%p %s\n' | sort)

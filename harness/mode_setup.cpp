@@ -265,22 +265,24 @@ void prepare_modes(const ModeRequest& o, Backend backend, const std::vector<Scen
   // is not refused, but it must not pass for a whole GPU: the results say what was measured.
   const bool any_whole_gpu =
       std::any_of(scenarios.begin(), scenarios.end(), [](const Scenario& s) { return s.mode != Mode::mig; });
-  if (backend == Backend::cuda && any_whole_gpu && !setup.device.contains("measures")) {
+  if (backend == Backend::cuda && any_whole_gpu && setup.mig_instance_note.empty()) {
     ensure_nvml(setup, device);
     if (setup.nvml) {
       const auto state = setup.nvml->mig_mode(static_cast<unsigned>(device));
       if (state && state->current) {
         setup.device["mig_mode"] = {{"current", state->current}, {"pending", state->pending}};
         const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-        setup.device["measures"] =
+        setup.mig_instance_note =
             "one MIG instance, not a whole GPU: GPU " + std::to_string(device) + " is in MIG mode, so CUDA shows a worker " +
             (visible && *visible ? "CUDA_VISIBLE_DEVICES=" + std::string(visible) : std::string("its first MIG instance")) +
             "; slowdowns are against that instance";
-        std::cerr << "interference-bench: note: " << setup.device["measures"].get<std::string>() << "\n";
+        setup.device["measures"] = setup.mig_instance_note;
+        std::cerr << "interference-bench: note: " << setup.mig_instance_note << "\n";
       }
     }
   }
   oo.device = setup.device;
+  oo.mig_instance_note = setup.mig_instance_note;
 }
 
 }  // namespace ib

@@ -54,6 +54,7 @@ struct ModeSetup {
   std::unique_ptr<Nvml> nvml;
   std::unique_ptr<MigInstancesGuard> created;
   nlohmann::json device = nlohmann::json::object();
+  std::string mig_instance_note;  // see OrchestratorOptions::mig_instance_note
 };
 
 // The command-line options that concern the modes.

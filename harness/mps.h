@@ -13,6 +13,10 @@
 namespace ib {
 
 inline constexpr const char* kMpsControl = "nvidia-cuda-mps-control";
+// Every MPS setting a process can inherit (SpawnSpec::env_unset pattern). The harness removes them
+// all from what it starts and sets only its own: in the control daemon's environment a value becomes
+// every server's default, in a worker it would change the tenant's share.
+inline const std::vector<std::string> kInheritedMpsSettings = {"CUDA_MPS_*"};
 
 class MpsDaemon {
  public:

@@ -98,7 +98,6 @@ std::vector<std::string> worker_args(const Scenario& s, const RunResult& run, co
 // MPS client: a CUDA program that cannot reach a control daemon "continues to run as it normally
 // would without MPS" (nvidia-cuda-mps-control(1)). (CUDA_VISIBLE_DEVICES is inherited, except where
 // MIG placement sets it.)
-const std::vector<std::string> kMpsVariables = {"CUDA_MPS_*"};
 std::vector<std::string> with_mps_decided(std::vector<std::string> env, const std::string& no_mps_pipe_dir) {
   const bool mps = std::any_of(env.begin(), env.end(),
                                [](const std::string& kv) { return kv.rfind("CUDA_MPS_PIPE_DIRECTORY=", 0) == 0; });
@@ -145,7 +144,7 @@ Orchestrator::GroupResult Orchestrator::run_group(const Scenario& s, RunResult& 
       bool mig_device = false;
       for (const auto& kv : e) mig_device |= kv.rfind("CUDA_VISIBLE_DEVICES=MIG-", 0) == 0;
       SpawnSpec spec{o_.worker_exe, worker_args(s, run, w.slots, o_.backend, mig_device ? 0 : s.device),
-                     with_mps_decided(e, no_mps_pipe_dir), w.log, kMpsVariables};
+                     with_mps_decided(e, no_mps_pipe_dir), w.log, kInheritedMpsSettings};
       w.proc = spawn_process(spec);
     } catch (const std::exception& e) {
       w.error = e.what();
@@ -516,8 +515,8 @@ RunResult Orchestrator::run(const Scenario& s, int repetition) {
                                           " SMs): slowdowns are against that instance, not a whole GPU";
     }
     // Not mode mig, but a GPU in MIG mode (prepare_modes noted it): the phase ran on a MIG instance.
-    const bool on_mig_instance = !mig && o_.device.contains("measures");
-    if (on_mig_instance) r.mode_config["exclusive_source"] = o_.device["measures"];
+    const bool on_mig_instance = !mig && !o_.mig_instance_note.empty();
+    if (on_mig_instance) r.mode_config["exclusive_source"] = o_.mig_instance_note;
     for (std::size_t i = 0; i < s.tenants.size(); ++i) {
       const std::string st = phase({i}, "exclusive", env);
       if (mig) r.tenants[i].exclusive.source = "largest_mig_instance";

@@ -41,6 +41,9 @@ struct OrchestratorOptions {
   std::map<std::string, BaselinePhase> baseline;
   std::string baseline_file;
   nlohmann::json device;          // what was read about the device (compute mode, MIG mode), per run
+  // Non-empty when the GPU is in MIG mode: modes other than mig then run on the one MIG instance CUDA
+  // shows a worker, and this says so in each such run (mode_config.exclusive_source).
+  std::string mig_instance_note;
   Nvml* nvml = nullptr;           // telemetry source; nullptr or telemetry_hz 0: no telemetry
   unsigned telemetry_device = 0;  // the physical GPU (also in mode mig)
   double telemetry_hz = 0.0;

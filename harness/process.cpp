@@ -41,12 +41,7 @@ struct SpawnSetup {
 // with `overrides` ("KEY=VALUE") set on top.
 std::vector<std::string> merged_environment(const std::vector<std::string>& overrides,
                                             const std::vector<std::string>& unset) {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string kv(*e);
-    const auto eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
+  std::map<std::string, std::string> env = current_environment();
   for (const auto& name : unset) {
     if (!name.empty() && name.back() == '*') {
       const std::string prefix = name.substr(0, name.size() - 1);
@@ -64,6 +59,16 @@ std::vector<std::string> merged_environment(const std::vector<std::string>& over
   return out;
 }
 }  // namespace
+
+std::map<std::string, std::string> current_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string kv(*e);
+    const auto eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
+}
 
 ChildProcess spawn_process(const SpawnSpec& spec) {
   int control[2], report[2];

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,9 @@ struct CommandResult {
   std::string output;
   bool ok() const { return started && !timed_out && status.exit_code == 0; }
 };
+// This process's environment, by name.
+std::map<std::string, std::string> current_environment();
+
 // `env` and `env_unset` as in SpawnSpec.
 CommandResult run_command(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                           const std::string& stdin_text, double timeout_s,

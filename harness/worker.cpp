@@ -138,13 +138,8 @@ bool run_tenant(const WorkerOptions& o, std::size_t slot, const Registry& regist
     // The placement as this process sees it (CUDA_VISIBLE_DEVICES and every CUDA_MPS_* variable), so
     // the results show what each worker really got.
     json env = json::object();
-    for (char** e = environ; e && *e; ++e) {
-      const std::string kv(*e);
-      const auto eq = kv.find('=');
-      if (eq == std::string::npos) continue;
-      const std::string key = kv.substr(0, eq);
-      if (key == "CUDA_VISIBLE_DEVICES" || key.rfind("CUDA_MPS_", 0) == 0) env[key] = kv.substr(eq + 1);
-    }
+    for (const auto& [key, value] : current_environment())
+      if (key == "CUDA_VISIBLE_DEVICES" || key.rfind("CUDA_MPS_", 0) == 0) env[key] = value;
     reporter.send({{"type", "ready"}, {"work", work.amount}, {"unit", work.unit}, {"setup_s", setup_s},
                    {"warmup_samples", warm_samples}, {"env", env}, {"resolved", workload->resolved_params()}},
                   slot);

@@ -53,6 +53,11 @@ struct RunOptions {
   std::string baseline;
   std::vector<std::string> mig_create;
   std::optional<double> telemetry_hz;  // default: 10 with the cuda backend, off with host
+  int rounds = 3;
+  std::string round_order = "abba";
+  int max_reruns = 2;
+  double max_foreign_cpus = 0.25;
+  double max_steal_cpus = 0.10;
 };
 
 Registry make_registry() {
@@ -126,28 +131,8 @@ RunResult waived_run(const Scenario& s, const std::string& reason) {
   return r;
 }
 
-int run_command(const RunOptions& o, const std::vector<std::string>& argv, const Registry& registry) {
-  // SIGINT/SIGTERM arrive through a signalfd the orchestrator polls; nothing runs in a handler.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
-  const int sfd = signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
-  signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe gives EPIPE, not death
-
-  // --mode all: every sharing mode side by side; scenarios are loaded once, placement keys of the
-  // other modes are kept for the mode they belong to.
-  const bool all_modes = o.mode == "all";
-  ScenarioOverrides ov;
-  if (!o.mode.empty() && !all_modes) ov.mode = parse_mode(o.mode);
-  ov.lenient_placement = all_modes;
-  ov.duration_s = o.duration;
-  ov.warmup_s = o.warmup;
-  ov.repetitions = o.repeat;
-  ov.cutoff = o.cutoff;
-
-  // Backend: cuda is the default so a broken GPU node fails instead of measuring the CPU.
+// The run's meta and the backend it will use (cuda refuses with exit 3 when no GPU is usable).
+Meta make_meta(const RunOptions& o, const std::vector<std::string>& argv, Backend& backend) {
   Meta meta;
   meta.argv = argv;
   meta.version = IB_VERSION;
@@ -160,10 +145,13 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
   meta.backend_requested = o.backend;
   meta.bootstrap_seed = o.seed;
   meta.bootstrap_resamples = o.resamples;
-  Backend backend = o.backend == "host" ? Backend::host : Backend::cuda;
+  meta.max_foreign_cpus = o.max_foreign_cpus;
+  meta.max_steal_cpus = o.max_steal_cpus;
+  meta.max_reruns = o.max_reruns;
+  backend = o.backend == "host" ? Backend::host : Backend::cuda;
   if (o.backend != "host") {
     if (const auto why = cuda_unavailable_reason(o.device.value_or(0))) {
-      if (o.backend == "cuda") return fail(kExitCannotRun, "--backend cuda: " + *why);
+      if (o.backend == "cuda") throw CannotRunError("--backend cuda: " + *why);
       backend = Backend::host;
       meta.backend_note = "NO GPU FOUND (" + *why +
                           "). Running the host (CPU) workloads instead: these figures describe CPU and "
@@ -172,8 +160,19 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
     }
   }
   meta.backend = backend_name(backend);
+  return meta;
+}
 
-  // Load and validate everything before anything runs.
+// Loads and validates every scenario before anything runs.
+std::vector<Scenario> load_scenarios(const RunOptions& o, const Registry& registry, Backend backend, Meta& meta) {
+  ScenarioOverrides ov;
+  const bool all_modes = o.mode == "all";
+  if (!o.mode.empty() && !all_modes) ov.mode = parse_mode(o.mode);
+  ov.lenient_placement = all_modes;  // placement keys of the other modes are kept for their mode
+  ov.duration_s = o.duration;
+  ov.warmup_s = o.warmup;
+  ov.repetitions = o.repeat;
+  ov.cutoff = o.cutoff;
   ValidationContext vctx{&registry, backend, available_cpus()};
   std::vector<Scenario> scenarios;
   if (!o.scenario.empty()) {
@@ -187,116 +186,181 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
       if (b == backend_name(backend))
         for (const auto& f : files) scenarios.push_back(load_scenario(f, ov, vctx));
     if (scenarios.empty())
-      return fail(kExitBadInput, "--suite " + suite_name + ": no scenarios for the " + backend_name(backend) + " backend");
+      throw InputError("--suite " + suite_name + ": no scenarios for the " + backend_name(backend) + " backend");
   }
   for (auto& s : scenarios)
     if (o.device) s.device = *o.device;
-  OrchestratorOptions oo;
-  ModeSetup setup;  // destroys MIG instances made by --mig-create on every way out of this function
-  // What runs, in order: each scenario under its mode, or (--mode all) under every mode in turn,
-  // with the modes this machine cannot run waived with the reason.
+  return scenarios;
+}
+
+// What runs, in order: each scenario under its mode, or (--mode all) under every mode in turn, with the
+// modes this machine cannot run waived (the reason, by mode).
+std::vector<Scenario> prepare_plan(const RunOptions& o, Backend backend, const std::vector<Scenario>& scenarios,
+                                   ModeSetup& setup, OrchestratorOptions& oo, std::map<Mode, std::string>& waived_modes) {
   const std::vector<Mode> all_mode_list = {Mode::timeslice, Mode::mps, Mode::mig, Mode::streams};
-  std::map<Mode, std::string> waived_modes;
   const ModeRequest request{o.baseline, o.mig_create, o.mps_pipe_dir};
-  if (all_modes) {
-    for (Mode m : all_mode_list) {
-      std::vector<Scenario> copies = scenarios;
-      for (auto& s : copies) s.mode = m;
-      try {
-        prepare_modes(request, backend, copies, setup, oo, true);
-      } catch (const CannotRunError& e) {
-        waived_modes[m] = e.what();
-      } catch (const PlacementError& e) {
-        // A placement MIG cannot give (more tenants than instances, allreduce across instances): the
-        // other modes still run. (A bad --baseline is still bad input: exit 2.)
-        waived_modes[m] = std::string("mode mig: ") + e.what();
-      } catch (const NvmlError& e) {
-        if (m != Mode::mig) throw;
-        waived_modes[m] = std::string("mode mig: ") + e.what();
-      }
-    }
-  } else {
+  if (o.mode != "all") {
     prepare_modes(request, backend, scenarios, setup, oo, false);
+    return scenarios;
   }
-  // Telemetry beside every phase (DESIGN.md section 5), where NVML answers.
-  const double hz = o.telemetry_hz.value_or(backend == Backend::cuda ? 10.0 : 0.0);
-  meta.telemetry = {{"hz", hz}};
-  if (hz > 0.0) {
-    ensure_nvml(setup, scenarios.front().device);
-    if (setup.nvml) {
-      oo.nvml = setup.nvml.get();
-      oo.telemetry_device = static_cast<unsigned>(scenarios.front().device);
-      oo.telemetry_hz = hz;
-      meta.telemetry["source"] = setup.nvml->library_path();
-    } else {
-      meta.telemetry["source"] = "unavailable: " + setup.nvml_error;
-      std::cerr << "interference-bench: no telemetry (" << setup.nvml_error << ")\n";
+  for (Mode m : all_mode_list) {
+    std::vector<Scenario> copies = scenarios;
+    for (auto& s : copies) s.mode = m;
+    try {
+      prepare_modes(request, backend, copies, setup, oo, true);
+    } catch (const CannotRunError& e) {
+      waived_modes[m] = e.what();
+    } catch (const PlacementError& e) {
+      // A placement MIG cannot give (more tenants than instances, allreduce across instances): the
+      // other modes still run. (A bad --baseline is still bad input: exit 2.)
+      waived_modes[m] = std::string("mode mig: ") + e.what();
+    } catch (const NvmlError& e) {
+      if (m != Mode::mig) throw;
+      waived_modes[m] = std::string("mode mig: ") + e.what();
     }
   }
   std::vector<Scenario> plan;
-  for (const auto& s : scenarios) {
-    if (!all_modes) plan.push_back(s);
-    for (Mode m : all_modes ? all_mode_list : std::vector<Mode>{}) {
+  for (const auto& s : scenarios)
+    for (Mode m : all_mode_list) {
       plan.push_back(s);
       plan.back().mode = m;
     }
+  return plan;
+}
+
+// NVML telemetry beside every block (DESIGN.md section 5) and the GPU side of the foreign-load check,
+// where NVML answers.
+void attach_nvml(const RunOptions& o, Backend backend, int device, ModeSetup& setup, OrchestratorOptions& oo, Meta& meta) {
+  const double hz = o.telemetry_hz.value_or(backend == Backend::cuda ? 10.0 : 0.0);
+  meta.telemetry = {{"hz", hz}};
+  if (hz <= 0.0 && backend != Backend::cuda) return;
+  ensure_nvml(setup, device);
+  if (!setup.nvml) {
+    meta.telemetry["source"] = "unavailable: " + setup.nvml_error;
+    if (hz > 0.0) std::cerr << "interference-bench: no telemetry (" << setup.nvml_error << ")\n";
+    return;
   }
-  const TempDir run_dir;
+  if (hz > 0.0) {
+    oo.nvml = setup.nvml.get();
+    oo.telemetry_device = static_cast<unsigned>(device);
+    oo.telemetry_hz = hz;
+    meta.telemetry["source"] = setup.nvml->library_path();
+  }
+  if (backend == Backend::cuda) oo.gpu_load_probe = make_gpu_load_probe(*setup.nvml, static_cast<unsigned>(device));
+}
 
-  const std::string out_dir = o.out.empty() ? "interference-bench-results/" + utc_now("%Y%m%d-%H%M%S") : o.out;
-  make_dirs(out_dir + "/logs");
-  const std::string json_path = out_dir + "/results.json";
-  const std::string md_path = out_dir + "/summary.md";
+// Recomputes the aggregate of the (scenario, mode) that `run` belongs to, over its repetitions so far.
+void update_aggregates(Results& results, const RunResult& run, std::uint64_t seed, int resamples) {
+  std::vector<const RunResult*> reps;
+  for (const auto& r : results.runs)
+    if (r.scenario == run.scenario && r.mode == run.mode) reps.push_back(&r);
+  auto fresh = aggregate_repetitions(reps, seed, resamples);
+  auto& all = results.aggregates;
+  all.erase(std::remove_if(all.begin(), all.end(),
+                           [&](const TenantAggregate& a) { return a.scenario == run.scenario && a.mode == run.mode; }),
+            all.end());
+  all.insert(all.end(), fresh.begin(), fresh.end());
+}
 
-  Results results;
-  results.meta = meta;
-  auto write_outputs = [&] {
-    write_file_atomic(json_path, results_to_json(results, !o.no_raw).dump(1) + "\n");
-    write_file_atomic(md_path, markdown_summary(results));
-  };
-  results.summary = summarize_results(results.runs, false);
-  write_outputs();
+struct OutputFiles {
+  std::string dir, json, markdown;
+  bool raw = true;
+  void write(const Results& r) const {
+    write_file_atomic(json, results_to_json(r, raw).dump(1) + "\n");
+    write_file_atomic(markdown, markdown_summary(r));
+  }
+};
 
-  const bool tty = isatty(STDERR_FILENO);
-  oo.backend = backend;
-  oo.run_dir = run_dir.path;
-  oo.mps_pipe_dir = o.mps_pipe_dir;
-  oo.worker_exe = self_exe_path();
-  oo.log_dir = out_dir + "/logs";
-  oo.timeout_margin_s = o.timeout_margin;
-  oo.signal_fd = sfd;
-  if (tty) oo.progress = [](const std::string& line) { std::cerr << "\r\033[K" << line << std::flush; };
-  Orchestrator orchestrator(oo);
-
+// Runs every repetition of every planned scenario; the files are rewritten after each one.
+void execute(const RunOptions& o, const std::vector<Scenario>& plan, const std::map<Mode, std::string>& waived_modes,
+             Orchestrator& orchestrator, Results& results, const OutputFiles& out) {
   std::size_t index = 0;
+  const auto add = [&](RunResult run) {
+    results.runs.push_back(std::move(run));
+    update_aggregates(results, results.runs.back(), o.seed + (static_cast<std::uint64_t>(index) << 16), o.resamples);
+    results.summary = summarize_results(results.aggregates, static_cast<int>(results.runs.size()), orchestrator.interrupted());
+    out.write(results);  // after every repetition: an interrupted run keeps what it finished
+  };
   for (const auto& s : plan) {
+    ++index;
     if (const auto w = waived_modes.find(s.mode); w != waived_modes.end()) {
-      results.runs.push_back(waived_run(s, w->second));
-      results.summary = summarize_results(results.runs, false);
-      write_outputs();
+      add(waived_run(s, w->second));
       continue;
     }
     for (int rep = 1; rep <= s.repetitions && !orchestrator.interrupted(); ++rep) {
       RunResult run;
       try {
         run = orchestrator.run(s, rep);
-      } catch (const CannotRunError& e) {  // e.g. the MPS daemon would not start: keep what finished
-        write_outputs();
-        return fail(kExitCannotRun, e.what());
+      } catch (const CannotRunError&) {  // e.g. the MPS daemon would not start: keep what finished
+        out.write(results);
+        throw;
       }
-      finalize_run(run, o.seed + (static_cast<std::uint64_t>(index++) << 16), o.resamples);
-      results.runs.push_back(std::move(run));
-      results.summary = summarize_results(results.runs, orchestrator.interrupted());
-      write_outputs();  // after every scenario: an interrupted run keeps what it finished
+      finalize_run(run, o.seed + (static_cast<std::uint64_t>(index) << 16) + static_cast<std::uint64_t>(rep) * 977, o.resamples);
+      add(std::move(run));
     }
     if (orchestrator.interrupted()) break;
+  }
+}
+
+int run_command(const RunOptions& o, const std::vector<std::string>& argv, const Registry& registry) {
+  // SIGINT/SIGTERM arrive through a signalfd the orchestrator polls; nothing runs in a handler.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
+  const int sfd = signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe gives EPIPE, not death
+
+  Backend backend = Backend::host;
+  Meta meta = make_meta(o, argv, backend);
+  const std::vector<Scenario> scenarios = load_scenarios(o, registry, backend, meta);
+  OrchestratorOptions oo;
+  ModeSetup setup;  // destroys MIG instances made by --mig-create on every way out of this function
+  std::map<Mode, std::string> waived_modes;
+  const std::vector<Scenario> plan = prepare_plan(o, backend, scenarios, setup, oo, waived_modes);
+  attach_nvml(o, backend, scenarios.front().device, setup, oo, meta);
+  const TempDir run_dir;
+
+  OutputFiles out;
+  out.dir = o.out.empty() ? "interference-bench-results/" + utc_now("%Y%m%d-%H%M%S") : o.out;
+  make_dirs(out.dir + "/logs");
+  out.json = out.dir + "/results.json";
+  out.markdown = out.dir + "/summary.md";
+  out.raw = !o.no_raw;
+  Results results;
+  results.meta = meta;
+  results.summary = summarize_results({}, 0, false);
+  out.write(results);
+
+  oo.backend = backend;
+  oo.modes.run_dir = run_dir.path;
+  oo.modes.log_dir = out.dir + "/logs";
+  oo.modes.mps_pipe_dir = o.mps_pipe_dir;
+  oo.worker_exe = self_exe_path();
+  oo.log_dir = out.dir + "/logs";
+  oo.timeout_margin_s = o.timeout_margin;
+  oo.signal_fd = sfd;
+  oo.rounds = o.rounds;
+  oo.round_order = o.round_order == "shuffle" ? RoundOrder::shuffle : RoundOrder::abba;
+  oo.seed = o.seed;
+  oo.max_reruns = o.max_reruns;
+  oo.limits.max_foreign_cpus = o.max_foreign_cpus;
+  oo.limits.max_steal_cpus = o.max_steal_cpus;
+  const bool tty = isatty(STDERR_FILENO);
+  if (tty) oo.progress = [](const std::string& line) { std::cerr << "\r\033[K" << line << std::flush; };
+  Orchestrator orchestrator(oo);
+  try {
+    execute(o, plan, waived_modes, orchestrator, results, out);
+  } catch (const CannotRunError& e) {
+    return fail(kExitCannotRun, e.what());
   }
   if (tty) std::cerr << "\r\033[K";
   if (setup.created) {
     setup.created->destroy_all();
     for (const auto& p : setup.created->problems()) std::cerr << "interference-bench: " << p << "\n";
   }
-  std::cout << markdown_summary(results) << "\nresults: " << json_path << "\n";
+  std::cout << markdown_summary(results) << "\nresults: " << out.json << "\n";
   if (sfd >= 0) close(sfd);
   return results.summary.exit_code;
 }
@@ -337,7 +401,20 @@ int run_app(int argc, char** argv) {
   app.add_option("--timeout-margin", o.timeout_margin,
                  "Seconds a worker may overrun its warm-up or measurement before it is killed (default 60)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--seed", o.seed, "Bootstrap seed (default 1)");
+  app.add_option("--seed", o.seed, "Bootstrap (and --round-order shuffle) seed (default 1)");
+  app.add_option("--rounds", o.rounds,
+                 "Rounds per repetition: each holds one block of every phase, --duration is split over them (default 3)")
+      ->check(CLI::Range(1, 100));
+  app.add_option("--round-order", o.round_order, "Block order from round to round: abba (default) or shuffle (seeded)")
+      ->check(CLI::IsMember({"abba", "shuffle"}));
+  app.add_option("--max-reruns", o.max_reruns, "Contaminated blocks re-run per repetition, at most (default 2)")
+      ->check(CLI::Range(0, 100));
+  app.add_option("--max-foreign-cpus", o.max_foreign_cpus,
+                 "A block is contaminated when processes that are not this run's used more CPUs than this (default 0.25)")
+      ->check(CLI::Range(0.0, 4096.0));
+  app.add_option("--max-steal-cpus", o.max_steal_cpus,
+                 "A block is contaminated when the hypervisor stole more CPUs than this (default 0.10)")
+      ->check(CLI::Range(0.0, 4096.0));
   app.add_option("--resamples", o.resamples, "Bootstrap resamples for the P95 CI (default 1000)")->check(CLI::Range(0, 100000));
   app.add_option("--telemetry-hz", o.telemetry_hz,
                  "NVML telemetry rate beside every phase (default 10 with --backend cuda, off with host; 0: off)")
@@ -366,7 +443,7 @@ int run_app(int argc, char** argv) {
   worker->add_option("--backend", wbackend);
   worker->add_option("--device", wo.device);
   worker->add_option("--warmup", wo.warmup_s);
-  worker->add_option("--duration", wo.duration_s);
+  worker->add_option("--rewarm", wo.rewarm_s);
 
   try {
     app.parse(static_cast<int>(cargv.size()), cargv.data());

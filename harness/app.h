@@ -10,6 +10,7 @@ enum ExitCode : int {
   kExitBadInput = 2,
   kExitCannotRun = 3,
   kExitWorkloadFailed = 4,
+  kExitInconclusive = 5,
   kExitInterrupted = 130,
 };
 

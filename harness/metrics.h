@@ -17,20 +17,23 @@ struct Estimate {
   std::uint64_t seed = 0;
 };
 
-// P95(C) / P95(E) - 1, with a seeded percentile-bootstrap CI: C and E are resampled independently
-// with replacement `resamples` times; the CI is the 2.5th..97.5th percentile of the replicates.
-Estimate p95_slowdown(const std::vector<double>& colocated, const std::vector<double>& exclusive,
-                      std::uint64_t seed, int resamples = 1000);
-double median_slowdown(const std::vector<double>& colocated, const std::vector<double>& exclusive);  // median(C)/median(E)
+// One phase's counted values grouped as repetitions -> blocks -> values in time order.
+using BlockedSamples = std::vector<std::vector<std::vector<double>>>;
+
+// P95(C) / P95(E) - 1 over the pooled values, with the 95% CI of the hierarchical block bootstrap
+// (harness/bootstrap.h): repetitions, then blocks, then moving blocks of samples, C and E independently.
+Estimate p95_slowdown(const BlockedSamples& colocated, const BlockedSamples& exclusive, std::uint64_t seed,
+                      int resamples = 1000);
+double median_slowdown(const std::vector<double>& colocated, const std::vector<double>& exclusive);  // median(C)/median(E) - 1
 double partition_cost(const std::vector<double>& alone, const std::vector<double>& exclusive);       // median(A)/median(E)
 double interference(const std::vector<double>& colocated, const std::vector<double>& alone);         // median(C)/median(A)
 
 struct MedianPair {
-  double alone;      // median(A_i)
+  double isolated;   // median(X_i): X = exclusive or alone
   double colocated;  // median(C_i)
 };
-double system_throughput(const std::vector<MedianPair>& tenants);                   // STP  = sum median(A_i)/median(C_i)
-double average_normalised_turnaround(const std::vector<MedianPair>& tenants);       // ANTT = mean median(C_i)/median(A_i)
+double system_throughput(const std::vector<MedianPair>& tenants);                   // STP  = sum median(X_i)/median(C_i)
+double average_normalised_turnaround(const std::vector<MedianPair>& tenants);       // ANTT = mean median(C_i)/median(X_i)
 
 // P95 needs at least 72 samples for a distribution-free 95% confidence interval.
 constexpr std::size_t kMinSamplesP95 = 72;
@@ -56,7 +59,10 @@ struct VerdictResult {
   Verdict verdict;
   std::string reason;
 };
-// pass / fail (p95_slowdown > cutoff) / inconclusive (fewer than 72 samples in a phase used).
-VerdictResult slowdown_verdict(std::size_t n_exclusive, std::size_t n_colocated, double p95_slowdown, double cutoff);
+// Three-way, on the CI (DESIGN.md section 4): pass when its upper bound <= cutoff, fail when its lower
+// bound > cutoff, otherwise inconclusive (it straddles the cutoff); also inconclusive below 72 values in
+// E or C, or without a CI (--resamples 0). The point estimate is reported, never judged alone.
+VerdictResult slowdown_verdict(std::size_t n_exclusive, std::size_t n_colocated, const Estimate& p95_slowdown,
+                               double cutoff);
 
 }  // namespace ib

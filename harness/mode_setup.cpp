@@ -79,6 +79,15 @@ MigPlan plan_mig(const Scenario& s, const std::vector<MigInstance>& instances) {
   return plan;
 }
 
+// Which samples counted and their blocks, where the file has them (schema 2.0).
+void read_sample_flags(const nlohmann::json& samples, PhaseResult& p) {
+  const std::size_t n = p.start_ns.size();
+  if (samples.contains("block")) p.block = samples.at("block").get<std::vector<int>>();
+  if (samples.contains("counted")) p.counted = samples.at("counted").get<std::vector<std::uint8_t>>();
+  if (p.block.size() != n) p.block.assign(n, 0);
+  if (p.counted.size() != n) p.counted.clear();
+}
+
 std::map<std::string, BaselinePhase> load_baseline(const std::string& path, const std::vector<Scenario>& scenarios) {
   std::ifstream in(path);
   if (!in) throw InputError("--baseline " + path + ": cannot open");
@@ -124,7 +133,8 @@ std::map<std::string, BaselinePhase> load_baseline(const std::string& path, cons
           b.phase.latencies_s = ph.at("samples").at("latency_s").get<std::vector<double>>();
           b.phase.latency_count = ph.at("samples").at("latency_count").get<std::vector<std::uint32_t>>();
         }
-        summarize_phase(b.phase, b.work, std::nullopt, std::nullopt);
+        read_sample_flags(ph.at("samples"), b.phase);
+        summarize_phase(b.phase, b.work, {});
         found.emplace(key, std::move(b));
       }
     }
@@ -252,12 +262,12 @@ void prepare_modes(const ModeRequest& o, Backend backend, const std::vector<Scen
     std::vector<Scenario> mig_scenarios;
     for (const auto& s : scenarios)
       if (s.mode == Mode::mig) {
-        oo.mig_plans[s.name] = plan_mig(s, instances);
+        oo.modes.mig_plans[s.name] = plan_mig(s, instances);
         mig_scenarios.push_back(s);
       }
     if (!o.baseline.empty()) {
-      oo.baseline = load_baseline(o.baseline, mig_scenarios);
-      oo.baseline_file = o.baseline;
+      oo.modes.baseline = load_baseline(o.baseline, mig_scenarios);
+      oo.modes.baseline_file = o.baseline;
     }
   }
   // A GPU in MIG mode has no whole device: the other modes run on the one MIG instance CUDA shows a
@@ -281,8 +291,8 @@ void prepare_modes(const ModeRequest& o, Backend backend, const std::vector<Scen
       }
     }
   }
-  oo.device = setup.device;
-  oo.mig_instance_note = setup.mig_instance_note;
+  oo.modes.device = setup.device;
+  oo.modes.mig_instance_note = setup.mig_instance_note;
 }
 
 }  // namespace ib

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "harness/nvml.h"
+#include "harness/modes/plan.h"
 #include "harness/orchestrator.h"
 #include "harness/scenario.h"
 
@@ -19,6 +20,10 @@ namespace ib {
 // free instance of that profile), then the rest in order. Throws InputError naming the field when
 // that is impossible (PlacementError, an InputError). `largest` is the instance with the most SMs (then memory).
 MigPlan plan_mig(const Scenario& s, const std::vector<MigInstance>& instances);
+
+// The samples' `block` and `counted` arrays of a results file's phase into `p` (start_ns already read);
+// absent or mismatched arrays: one block, and every sample counts.
+void read_sample_flags(const nlohmann::json& samples, PhaseResult& p);
 
 // Exclusive phases from a results file written by an exclusive run (raw samples needed), by
 // "<scenario>/<tenant>" for every tenant of `scenarios`. Throws InputError when one is missing.

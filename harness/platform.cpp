@@ -1,8 +1,10 @@
 #include "harness/platform.h"
 
+#include "harness/analysis.h"
 #include "harness/app.h"
 #include "harness/clock.h"
 #include "harness/metrics.h"
+#include "harness/mode_setup.h"
 #include "harness/nvml.h"
 #include "harness/probe.h"
 #include "harness/process.h"
@@ -143,8 +145,13 @@ struct ExclusivePhase {
   std::string source;  // phases.exclusive.source: measured, baseline, largest_mig_instance, mig_instance
 
   // What a P95 comparison judges, as finalize_run does: per-request latency where the workload has it
-  // (an open-loop sample lasts as long as its arrivals do), else sample time.
-  const std::vector<double>& judged() const { return latencies_s.empty() ? duration_s : latencies_s; }
+  // (an open-loop sample lasts as long as its arrivals do), else sample time; the counted values by block.
+  std::vector<std::vector<double>> judged_blocks;
+  std::size_t judged_count() const {
+    std::size_t n = 0;
+    for (const auto& b : judged_blocks) n += b.size();
+    return n;
+  }
   const char* basis() const { return latencies_s.empty() ? "sample time" : "per-request latency"; }
 };
 
@@ -164,10 +171,18 @@ std::vector<ExclusivePhase> exclusive_phases(const json& results) {
     e.throughput = ph.at("throughput").at("value").is_null() ? NAN : ph.at("throughput").at("value").get<double>();
     e.throughput_unit = ph.at("throughput").at("unit");
     e.window_cv = ph.at("window_cv").is_null() ? NAN : ph.at("window_cv").get<double>();
-    e.sample_cv = ph.at("stats").at("cv").is_null() ? NAN : ph.at("stats").at("cv").get<double>();
+    e.sample_cv = ph.at("stats").at("sample_cv").is_null() ? NAN : ph.at("stats").at("sample_cv").get<double>();
     e.telemetry = ph.value("telemetry", json());
-    // In an exclusive phase every sample counts (in_window is 1), so every latency does too.
-    if (ph.at("samples").contains("latency_s")) e.latencies_s = ph.at("samples").at("latency_s").get<std::vector<double>>();
+    PhaseResult p;  // the counted values by block, as the run's own analysis groups them
+    p.start_ns = e.start_ns;
+    p.duration_s = e.duration_s;
+    if (ph.at("samples").contains("latency_s")) {
+      e.latencies_s = ph.at("samples").at("latency_s").get<std::vector<double>>();
+      p.latencies_s = e.latencies_s;
+      p.latency_count = ph.at("samples").at("latency_count").get<std::vector<std::uint32_t>>();
+    }
+    read_sample_flags(ph.at("samples"), p);
+    e.judged_blocks = counted_by_block(p, !e.latencies_s.empty());
     e.resolved = ph.at("worker").value("resolved", json::object());
     e.source = ph.value("source", "measured");
     out.push_back(std::move(e));
@@ -493,7 +508,8 @@ int vet_command(const PlatformOptions& o) {
       ProbeCheck c;
       c.id = "p95_vs_exclusive:" + here.name;
       c.title = "P95 slowdown against an exclusive card (" + here.workload + ")";
-      c.threshold = "p95_slowdown = P95(here) / P95(exclusive) - 1 <= " + pct(o.cutoff) + " (at least 72 samples each)";
+      c.threshold = "p95_slowdown = P95(here) / P95(exclusive) - 1: pass when its 95% CI lies at or below " + pct(o.cutoff) +
+                    ", fail when above, else unknown (at least 72 values each)";
       c.source = "seed 000 (40% cutoff); DESIGN.md section 4";
       if (!b) {
         c.status = CheckStatus::unknown;
@@ -504,13 +520,13 @@ int vet_command(const PlatformOptions& o) {
           first_here = &here;
           first_base = b;
         }
-        const Estimate est = p95_slowdown(here.judged(), b->judged(), 1);
-        const VerdictResult v = slowdown_verdict(b->judged().size(), here.judged().size(), est.value, o.cutoff);
+        const Estimate est = p95_slowdown({here.judged_blocks}, {b->judged_blocks}, 1);
+        const VerdictResult v = slowdown_verdict(b->judged_count(), here.judged_count(), est, o.cutoff);
         c.status = v.verdict == Verdict::pass ? CheckStatus::pass : v.verdict == Verdict::fail ? CheckStatus::fail
                                                                                               : CheckStatus::unknown;
         c.evidence = "p95_slowdown of " + std::string(here.basis()) + " " + pct(est.value) + " [95% CI " +
-                     pct(est.ci_low) + ", " + pct(est.ci_high) + "] from " + std::to_string(here.judged().size()) +
-                     " values here and " + std::to_string(b->judged().size()) + " in " + o.baseline;
+                     pct(est.ci_low) + ", " + pct(est.ci_high) + "] from " + std::to_string(here.judged_count()) +
+                     " values here and " + std::to_string(b->judged_count()) + " in " + o.baseline;
         if (!b->latencies_s.empty() && b->resolved.empty())
           c.evidence += "; the baseline does not record its arrival rate, so this platform ran at its own";
         if (here.latencies_s.empty() != b->latencies_s.empty()) {

@@ -4,11 +4,13 @@
 //
 // worker -> harness: {"type":"ready","work":X,"unit":U,"setup_s":S,"warmup_samples":N,"env":{..}}
 //                    {"type":"waived","reason":R}     {"type":"error","message":M}
-//                    {"type":"started","t_ns":T}      (when released from the barrier)
-//                    {"type":"samples","start_ns":[..],"duration_s":[..],
+//                    {"type":"started","block":K,"t_ns":T}   (block K released, re-warmed, measuring)
+//                    {"type":"samples","block":K,"start_ns":[..],"duration_s":[..],
 //                     "latency_count":[..],"latencies_s":[..],"counters":{name:[..]}}  (last three optional)
-//                    {"type":"done","measure_start_ns":T0,"measure_end_ns":T1,"stopped":B}
-// harness -> worker: "go\n" releases the barrier; "stop\n" or end of file ends the worker early.
+//                    {"type":"done","block":K,"measure_start_ns":T0,"measure_end_ns":T1,"stopped":B}
+// harness -> worker: "go K SECONDS SLOT[,SLOT...]\n" releases those slots for block K (the barrier);
+//                    "stop K\n" ends block K's measurement early; "end\n" or end of file ends the worker.
+// A worker set up once per repetition measures many blocks: it waits at the barrier between them.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -60,6 +60,9 @@ std::string reason_names(uint64_t mask) {
 }
 
 bool is_throttled(const TelemetryReading& r, unsigned max_sm_clock) {
+  // An idle GPU lowers its clocks: that reading is idle, not throttled (an open-loop victim idles
+  // between requests).
+  if (r.clock_event_reasons && (*r.clock_event_reasons & kReasonGpuIdle)) return false;
   if (r.clock_event_reasons && (*r.clock_event_reasons & kThrottleFailReasons)) return true;
   unsigned max = max_sm_clock ? max_sm_clock : r.max_sm_clock_mhz.value_or(0);
   if (r.sm_clock_mhz && max > 0) return *r.sm_clock_mhz < kThrottleClockFraction * max;

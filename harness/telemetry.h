@@ -43,7 +43,7 @@ std::string reason_names(uint64_t mask);
 
 // A reading is throttled when its SM clock is below 70% of `max_sm_clock` (0: use the reading's own
 // max_sm_clock_mhz) or any 0xE8 reason is active. A reading without an SM clock (or without a maximum) is judged on
-// its reasons alone; a reading with neither is not throttled.
+// its reasons alone; a reading with neither is not throttled. A reading with GpuIdle set is idle, never throttled.
 bool is_throttled(const TelemetryReading& r, unsigned max_sm_clock);
 
 struct FlagOptions {

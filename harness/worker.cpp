@@ -17,6 +17,8 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <sstream>
 #include <thread>
 
 namespace ib {
@@ -39,20 +41,27 @@ class Reporter {
   std::mutex mutex_;
 };
 
-// The barrier and the stop flag, set by the main thread from the control pipe.
+// What the harness asked for, set by the main thread from the control pipe (protocol.h): per slot the
+// next block to measure, the block to stop early, and the end of the worker.
+struct BlockCommand {
+  int block = -1;
+  double duration_s = 0.0;
+};
 struct Control {
   std::mutex mutex;
   std::condition_variable cv;
-  bool released = false;  // "go"
-  bool called_off = false;  // "stop" or end of file before "go"
-  std::atomic<bool> stop{false};  // "stop" or end of file during measurement
+  std::vector<std::optional<BlockCommand>> pending;  // per slot
+  bool ended = false;                                // "end" or end of file
+  std::atomic<int> stop_block{-1};                   // "stop <block>"
+  std::atomic<bool> stop_all{false};                 // set with ended
+  bool stopped(int block) const { return stop_all || stop_block == block; }
 };
 
 // Streams samples in batches (256 samples or 50 ms) so a 10 kHz workload does not make 10k writes
 // a second, while a worker that crashes loses at most the last 50 ms of samples.
 class SampleBatcher {
  public:
-  SampleBatcher(Reporter& r, std::size_t slot) : reporter_(r), slot_(slot) {}
+  SampleBatcher(Reporter& r, std::size_t slot, int block) : reporter_(r), slot_(slot), block_(block) {}
   void add(TimedSample&& s) {
     start_.push_back(s.start_ns);
     duration_.push_back(s.duration_s);
@@ -68,7 +77,7 @@ class SampleBatcher {
   }
   void flush() {
     if (start_.empty()) return;
-    json msg = {{"type", "samples"}, {"start_ns", start_}, {"duration_s", duration_}};
+    json msg = {{"type", "samples"}, {"block", block_}, {"start_ns", start_}, {"duration_s", duration_}};
     if (!latencies_.empty()) {
       msg["latency_count"] = latency_count_;
       msg["latencies_s"] = latencies_;
@@ -89,6 +98,7 @@ class SampleBatcher {
  private:
   Reporter& reporter_;
   std::size_t slot_;
+  int block_;
   std::vector<std::int64_t> start_;
   std::vector<double> duration_;
   std::map<std::string, std::vector<double>> counters_;
@@ -97,8 +107,79 @@ class SampleBatcher {
   std::int64_t last_flush_ns_ = monotonic_ns();
 };
 
-// One tenant, on its own thread: set up, warm up, ready, barrier, measure, done.
-// Returns false when the workload failed (already reported).
+// Waits for this slot's next block; nullopt when the worker ends.
+std::optional<BlockCommand> next_block(Control& control, std::size_t slot) {
+  std::unique_lock<std::mutex> lock(control.mutex);
+  control.cv.wait(lock, [&] { return control.ended || control.pending[slot].has_value(); });
+  if (control.ended) return std::nullopt;
+  const BlockCommand c = *control.pending[slot];
+  control.pending[slot].reset();
+  return c;
+}
+
+// One block: a short re-warm (unreported: clocks and caches after the idle gap), then the measurement.
+void measure_block(const WorkerOptions& o, std::size_t slot, const BlockCommand& cmd, Workload& workload,
+                   Executor& executor, Reporter& reporter, Control& control) {
+  const std::int64_t rewarm_end = monotonic_ns() + static_cast<std::int64_t>(o.rewarm_s * 1e9);
+  std::size_t rewarm_samples = 0;
+  executor.run_samples(
+      workload, [&] { return rewarm_samples == 0 || (monotonic_ns() < rewarm_end && !control.stopped(cmd.block)); },
+      [&](TimedSample&&) { ++rewarm_samples; });
+  const std::int64_t start = monotonic_ns();
+  workload.begin_block(start);
+  reporter.send({{"type", "started"}, {"block", cmd.block}, {"t_ns", start}}, slot);
+  const std::int64_t end = start + static_cast<std::int64_t>(cmd.duration_s * 1e9);
+  SampleBatcher batcher(reporter, slot, cmd.block);
+  executor.run_samples(
+      workload, [&] { return !control.stopped(cmd.block) && monotonic_ns() < end; },
+      [&](TimedSample&& s) { batcher.add(std::move(s)); });
+  const std::int64_t measure_end = monotonic_ns();
+  batcher.flush();
+  reporter.send({{"type", "done"}, {"block", cmd.block}, {"measure_start_ns", start}, {"measure_end_ns", measure_end},
+                 {"stopped", control.stopped(cmd.block)}},
+                slot);
+}
+
+// Sets the workload up, warms it up and reports ready (with the placement environment as this process
+// sees it); nullptr when the workload is waived here (reported).
+std::unique_ptr<Workload> prepare_tenant(const WorkerOptions& o, std::size_t slot, const Registry& registry,
+                                         Reporter& reporter, Executor& executor, const Control& control) {
+  const WorkerTenant& t = o.tenants[slot];
+  const WorkloadSpec* spec = registry.find(t.workload);
+  if (!spec) throw WorkloadError("unknown workload " + t.workload);
+  std::string perr;
+  const auto params = validate_params(*spec, json::parse(t.params_json), perr);
+  if (!params) throw WorkloadError("params." + perr);
+  const std::int64_t t_setup = monotonic_ns();
+  const ExecContext ctx = executor.context();
+  const Support support = spec->supported(*params, ctx);
+  if (!support.supported) {
+    reporter.send({{"type", "waived"}, {"reason", support.reason}}, slot);
+    return nullptr;
+  }
+  auto workload = spec->create(*params);
+  workload->setup(ctx);
+  const double setup_s = static_cast<double>(monotonic_ns() - t_setup) * 1e-9;
+  // Warm-up: at least one sample, then until warmup_s has passed.
+  const std::int64_t warm_start = monotonic_ns();
+  const std::int64_t warm_end = warm_start + static_cast<std::int64_t>(o.warmup_s * 1e9);
+  std::size_t warm_samples = 0;
+  workload->begin_block(warm_start);
+  executor.run_samples(
+      *workload, [&] { return warm_samples == 0 || (monotonic_ns() < warm_end && !control.stop_all); },
+      [&](TimedSample&&) { ++warm_samples; });
+  const Work work = workload->work_per_sample();
+  json env = json::object();
+  for (const auto& [key, value] : current_environment())
+    if (key == "CUDA_VISIBLE_DEVICES" || key.rfind("CUDA_MPS_", 0) == 0) env[key] = value;
+  reporter.send({{"type", "ready"}, {"work", work.amount}, {"unit", work.unit}, {"setup_s", setup_s},
+                 {"warmup_samples", warm_samples}, {"env", env}, {"resolved", workload->resolved_params()}},
+                slot);
+  return workload;
+}
+
+// One tenant, on its own thread: set up, warm up, ready, then every block the harness releases it
+// for, until the end. Returns false when the workload failed (already reported).
 bool run_tenant(const WorkerOptions& o, std::size_t slot, const Registry& registry, Reporter& reporter,
                 Control& control) {
   const WorkerTenant& t = o.tenants[slot];
@@ -109,57 +190,11 @@ bool run_tenant(const WorkerOptions& o, std::size_t slot, const Registry& regist
       for (int c : t.cpus) CPU_SET(c, &set);
       if (sched_setaffinity(0, sizeof(set), &set) != 0) throw WorkloadError("cannot pin to the requested CPUs");
     }
-    const WorkloadSpec* spec = registry.find(t.workload);
-    if (!spec) throw WorkloadError("unknown workload " + t.workload);
-    std::string perr;
-    const auto params = validate_params(*spec, json::parse(t.params_json), perr);
-    if (!params) throw WorkloadError("params." + perr);
-
-    const std::int64_t t_setup = monotonic_ns();
     std::unique_ptr<Executor> executor =
         o.backend == Backend::cuda ? make_cuda_executor(o.device) : make_host_executor();
-    const ExecContext ctx = executor->context();
-    const Support support = spec->supported(*params, ctx);
-    if (!support.supported) {
-      reporter.send({{"type", "waived"}, {"reason", support.reason}}, slot);
-      return true;
-    }
-    auto workload = spec->create(*params);
-    workload->setup(ctx);
-    const double setup_s = static_cast<double>(monotonic_ns() - t_setup) * 1e-9;
-
-    // Warm-up: at least one sample, then until warmup_s has passed.
-    const std::int64_t warm_end = monotonic_ns() + static_cast<std::int64_t>(o.warmup_s * 1e9);
-    std::size_t warm_samples = 0;
-    executor->run_samples(
-        *workload, [&] { return warm_samples == 0 || (monotonic_ns() < warm_end && !control.stop); },
-        [&](TimedSample&&) { ++warm_samples; });
-    const Work work = workload->work_per_sample();
-    // The placement as this process sees it (CUDA_VISIBLE_DEVICES and every CUDA_MPS_* variable), so
-    // the results show what each worker really got.
-    json env = json::object();
-    for (const auto& [key, value] : current_environment())
-      if (key == "CUDA_VISIBLE_DEVICES" || key.rfind("CUDA_MPS_", 0) == 0) env[key] = value;
-    reporter.send({{"type", "ready"}, {"work", work.amount}, {"unit", work.unit}, {"setup_s", setup_s},
-                   {"warmup_samples", warm_samples}, {"env", env}, {"resolved", workload->resolved_params()}},
-                  slot);
-    {
-      std::unique_lock<std::mutex> lock(control.mutex);
-      control.cv.wait(lock, [&] { return control.released || control.called_off; });
-      if (!control.released) return true;  // the harness called the phase off
-    }
-    const std::int64_t start = monotonic_ns();
-    reporter.send({{"type", "started"}, {"t_ns", start}}, slot);
-    const std::int64_t end = start + static_cast<std::int64_t>(o.duration_s * 1e9);
-    SampleBatcher batcher(reporter, slot);
-    executor->run_samples(
-        *workload, [&] { return !control.stop && monotonic_ns() < end; },
-        [&](TimedSample&& s) { batcher.add(std::move(s)); });
-    const std::int64_t measure_end = monotonic_ns();
-    batcher.flush();
-    reporter.send({{"type", "done"}, {"measure_start_ns", start}, {"measure_end_ns", measure_end},
-                   {"stopped", control.stop.load()}},
-                  slot);
+    std::unique_ptr<Workload> workload = prepare_tenant(o, slot, registry, reporter, *executor, control);
+    if (!workload) return true;
+    while (const auto cmd = next_block(control, slot)) measure_block(o, slot, *cmd, *workload, *executor, reporter, control);
     workload->teardown();
     return true;
   } catch (const std::exception& e) {
@@ -182,6 +217,31 @@ bool read_line(std::string& line) {
   }
 }
 
+// Applies one control line: "go <block> <seconds> <slot>[,<slot>...]", "stop <block>" or "end".
+// Returns false at "end" or a line it does not understand (the harness is not talking to us).
+bool apply_control_line(const std::string& line, Control& control) {
+  std::istringstream in(line);
+  std::string word;
+  in >> word;
+  if (word == "stop") {
+    int block = -1;
+    if (in >> block) control.stop_block = block;
+    return true;
+  }
+  if (word != "go") return false;
+  BlockCommand cmd;
+  std::string slots;
+  if (!(in >> cmd.block >> cmd.duration_s >> slots)) return false;
+  std::lock_guard<std::mutex> lock(control.mutex);
+  std::istringstream list(slots);
+  for (std::string k; std::getline(list, k, ',');) {
+    const std::size_t slot = std::stoul(k);
+    if (slot < control.pending.size()) control.pending[slot] = cmd;
+  }
+  control.cv.notify_all();
+  return true;
+}
+
 }  // namespace
 
 int run_worker(const WorkerOptions& o, const Registry& registry) {
@@ -190,36 +250,27 @@ int run_worker(const WorkerOptions& o, const Registry& registry) {
   if (getppid() == 1) return 1;
   Reporter reporter;
   Control control;
-  std::atomic<std::size_t> running{o.tenants.size()};
+  control.pending.resize(o.tenants.size());
   std::vector<char> ok(o.tenants.size(), 1);
   std::vector<std::thread> threads;
   for (std::size_t k = 0; k < o.tenants.size(); ++k)
-    threads.emplace_back([&, k] {
-      ok[k] = run_tenant(o, k, registry, reporter, control);
-      --running;
-    });
+    threads.emplace_back([&, k] { ok[k] = run_tenant(o, k, registry, reporter, control); });
 
-  // The main thread owns the control pipe: "go" releases the barrier; "stop" or end of file
-  // calls the phase off (before go) or stops the measurement (after go).
+  // The main thread owns the control pipe; "end", end of file or garbage ends the worker.
   std::string line;
-  const bool go = read_line(line) && line == "go";
-  {
-    std::lock_guard<std::mutex> lock(control.mutex);
-    (go ? control.released : control.called_off) = true;
-    if (!go) control.stop = true;
-  }
-  control.cv.notify_all();
-  while (go && running > 0) {
-    pollfd p{0, POLLIN, 0};
-    if (poll(&p, 1, 50) > 0) {
-      char buf[64];
-      const ssize_t n = ::read(0, buf, sizeof(buf));
-      if (n <= 0 || std::string(buf, static_cast<std::size_t>(n)).find("stop") != std::string::npos) {
-        control.stop = true;
-        break;
-      }
+  while (read_line(line)) {
+    try {
+      if (!apply_control_line(line, control)) break;
+    } catch (const std::exception&) {
+      break;
     }
   }
+  {
+    std::lock_guard<std::mutex> lock(control.mutex);
+    control.ended = true;
+    control.stop_all = true;
+  }
+  control.cv.notify_all();
   for (auto& t : threads) t.join();
   for (char k : ok)
     if (!k) return 1;

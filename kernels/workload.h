@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -71,6 +72,9 @@ class Workload {
   // really happen, e.g. an aborted collective whose kernels were unblocked rather than finished.
   // A CUDA executor keeps two samples in flight, so this is not called right after run_sample.
   virtual void check_sample() {}
+  // Called by the worker at each measurement block's release (and at the start of warm-up), before
+  // that block's first sample: open-loop workloads start one continuous arrival schedule there.
+  virtual void begin_block(std::int64_t release_ns) { (void)release_ns; }
   // The work one sample does; constant for a configured workload.
   virtual Work work_per_sample() const = 0;
   virtual void teardown() = 0;

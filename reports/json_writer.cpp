@@ -15,11 +15,14 @@ namespace {
 
 ojson number(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
 
-ojson stats_json(const Summary& s) {
+// `cv_key`: "sample_cv" for sample times (DESIGN.md section 4), "cv" for per-request latencies.
+ojson stats_json(const Summary& s, const char* cv_key) {
   return {{"n", s.n},          {"mean", number(s.mean)}, {"median", number(s.median)}, {"stddev", number(s.stddev)},
-          {"cv", number(s.cv)}, {"min", number(s.min)},   {"max", number(s.max)},       {"p5", number(s.p5)},
+          {cv_key, number(s.cv)}, {"min", number(s.min)},   {"max", number(s.max)},       {"p5", number(s.p5)},
           {"p50", number(s.p50)}, {"p95", number(s.p95)}, {"p99", number(s.p99)}};
 }
+
+ojson optional_number(const std::optional<double>& v) { return v ? number(*v) : ojson(nullptr); }
 
 ojson outcome_json(const WorkerOutcome& o) {
   ojson j = {{"status", o.status}, {"message", o.message}};
@@ -71,8 +74,10 @@ ojson phase_json(const PhaseResult& p, bool raw) {
   ojson j;
   j["source"] = p.source;
   j["worker"] = outcome_json(p.outcome);
-  j["stats"] = stats_json(p.stats);
+  j["stats"] = stats_json(p.stats, "sample_cv");
   j["stats"]["unit"] = "s";
+  j["blocks"] = {{"ran", p.blocks}, {"counted", p.blocks_counted}};
+  if (p.coverage_mean) j["coverage"] = {{"mean", optional_number(p.coverage_mean)}, {"p5", optional_number(p.coverage_p5)}};
   j["throughput"] = {{"value", number(p.throughput)}, {"unit", p.throughput_unit}};
   j["window_cv"] = number(p.window_cv);
   j["outliers"] = p.outliers;
@@ -103,14 +108,21 @@ ojson phase_json(const PhaseResult& p, bool raw) {
     j["telemetry"] = t;
   }
   if (p.latency) {
-    j["latency"] = stats_json(*p.latency);
+    j["latency"] = stats_json(*p.latency, "cv");
     j["latency"]["unit"] = "s";
   }
   if (raw && p.source != "exclusive") {
     j["samples"] = {{"start_ns", p.start_ns},
                     {"duration_s", p.duration_s},
+                    {"block", p.block},
                     {"in_window", p.in_window},
+                    {"counted", p.counted},
                     {"outlier", p.outlier}};
+    if (!p.coverage.empty()) {
+      ojson c = ojson::array();
+      for (double v : p.coverage) c.push_back(number(v));
+      j["samples"]["coverage"] = c;
+    }
     if (!p.counter_samples.empty()) j["samples"]["counters"] = p.counter_samples;
     if (!p.throttled.empty()) j["samples"]["throttled"] = p.throttled;
     if (!p.latencies_s.empty()) {
@@ -126,9 +138,54 @@ ojson estimate_json(const Estimate& e) {
           {"ci_low", number(e.ci_low)},
           {"ci_high", number(e.ci_high)},
           {"confidence", e.confidence},
-          {"method", "percentile bootstrap"},
+          {"method", "hierarchical block bootstrap (repetitions, blocks, moving blocks of samples), percentile interval"},
           {"resamples", e.resamples},
           {"seed", e.seed}};
+}
+
+ojson metrics_json(const TenantMetrics& m) {
+  return {{"basis", m.basis},
+          {"p95_slowdown", estimate_json(m.p95_slowdown)},
+          {"median_slowdown", number(m.median_slowdown)},
+          {"partition_cost", number(m.partition_cost)},
+          {"interference", number(m.interference)},
+          {"n", {{"exclusive", m.n_exclusive}, {"colocated", m.n_colocated}}}};
+}
+
+ojson load_json(const ForeignLoad& l) {
+  ojson j = {{"seconds", number(l.seconds)},
+             {"foreign_cpus", number(l.foreign_cpus)},
+             {"steal_cpus", number(l.steal_cpus)},
+             {"own_cpus", number(l.own_cpus)}};
+  j["gpu_foreign_processes"] = l.gpu_foreign_processes ? ojson(*l.gpu_foreign_processes) : ojson(nullptr);
+  j["gpu_idle_util_pct"] = l.gpu_idle_util_pct ? ojson(*l.gpu_idle_util_pct) : ojson(nullptr);
+  j["gpu_foreign_memory_bytes"] = l.gpu_foreign_memory_bytes ? ojson(*l.gpu_foreign_memory_bytes) : ojson(nullptr);
+  return j;
+}
+
+ojson block_json(const BlockRecord& b) {
+  ojson j = {{"index", b.index},   {"round", b.round},   {"phase", phase_name(b.phase)}, {"tenants", b.tenants},
+             {"attempt", b.attempt}, {"start_ns", b.start_ns}, {"end_ns", b.end_ns},       {"status", b.status},
+             {"reason", b.reason}};
+  j["overlap_window_ns"] = b.overlap_start_ns ? ojson{{"start", *b.overlap_start_ns}, {"end", *b.overlap_end_ns}} : ojson(nullptr);
+  j["barrier_skew_s"] = b.barrier_skew_s ? number(*b.barrier_skew_s) : ojson(nullptr);
+  j["foreign_load"] = load_json(b.load);
+  return j;
+}
+
+ojson aggregate_json(const TenantAggregate& a) {
+  ojson j = {{"scenario", a.scenario},
+             {"mode", a.mode},
+             {"tenant", a.tenant},
+             {"workload", a.workload},
+             {"repetitions", a.repetitions},
+             {"repetitions_measured", a.repetitions_measured},
+             {"repetition_verdicts", a.repetition_verdicts}};
+  j["metrics"] = a.metrics ? metrics_json(*a.metrics) : ojson(nullptr);
+  j["verdict"] = verdict_name(a.verdict);
+  j["verdict_reason"] = a.verdict_reason;
+  j["warnings"] = a.warnings;
+  return j;
 }
 
 }  // namespace
@@ -148,6 +205,8 @@ ojson results_to_json(const Results& r, bool raw) {
                {"backend_note", m.backend_note},
                {"suite", m.suite},
                {"bootstrap", {{"seed", m.bootstrap_seed}, {"resamples", m.bootstrap_resamples}}},
+               {"foreign_load_limits",
+                {{"max_foreign_cpus", m.max_foreign_cpus}, {"max_steal_cpus", m.max_steal_cpus}, {"max_reruns", m.max_reruns}}},
                {"telemetry", ojson::parse(m.telemetry.dump())},
                {"raw_samples", raw}};
   j["runs"] = ojson::array();
@@ -165,11 +224,16 @@ ojson results_to_json(const Results& r, bool raw) {
     jr["status"] = run.status;
     jr["message"] = run.message;
     jr["mode_config"] = run.mode_config.is_null() ? ojson::object() : ojson::parse(run.mode_config.dump());
+    jr["rounds"] = run.rounds;
+    jr["round_order"] = run.round_order;
     jr["barrier_skew_s"] = run.barrier_skew_s ? number(*run.barrier_skew_s) : ojson(nullptr);
-    jr["overlap_window_ns"] = run.overlap_start_ns ? ojson{{"start", *run.overlap_start_ns}, {"end", *run.overlap_end_ns}}
-                                                  : ojson(nullptr);
-    jr["system"] = run.system ? ojson{{"stp", number(run.system->stp)}, {"antt", number(run.system->antt)}}
-                              : ojson{{"stp", nullptr}, {"antt", nullptr}};
+    jr["blocks"] = ojson::array();
+    for (const auto& b : run.blocks) jr["blocks"].push_back(block_json(b));
+    if (run.system)
+      jr["system"] = {{"vs_exclusive", {{"stp", number(run.system->stp_exclusive)}, {"antt", number(run.system->antt_exclusive)}}},
+                      {"vs_alone", {{"stp", number(run.system->stp_alone)}, {"antt", number(run.system->antt_alone)}}}};
+    else
+      jr["system"] = nullptr;
     jr["tenants"] = ojson::array();
     for (const TenantResult& t : run.tenants) {
       ojson jt;
@@ -183,17 +247,15 @@ ojson results_to_json(const Results& r, bool raw) {
                       {"alone", phase_json(t.alone, raw)},
                       {"colocated", phase_json(t.colocated, raw)}};
       if (t.metrics) {
-        jt["metrics"] = {{"basis", t.metrics->basis},
-                         {"p95_slowdown", estimate_json(t.metrics->p95_slowdown)},
-                         {"median_slowdown", number(t.metrics->median_slowdown)},
-                         {"partition_cost", number(t.metrics->partition_cost)},
-                         {"interference", number(t.metrics->interference)},
-                         {"cv", {{"exclusive", number(t.exclusive.stats.cv)},
-                                 {"alone", number(t.alone.stats.cv)},
-                                 {"colocated", number(t.colocated.stats.cv)}}},
-                         {"window_cv", {{"exclusive", number(t.exclusive.window_cv)},
-                                        {"alone", number(t.alone.window_cv)},
-                                        {"colocated", number(t.colocated.window_cv)}}}};
+        jt["metrics"] = metrics_json(*t.metrics);
+        jt["metrics"]["sample_cv"] = {{"exclusive", number(t.exclusive.stats.cv)},
+                                      {"alone", number(t.alone.stats.cv)},
+                                      {"colocated", number(t.colocated.stats.cv)}};
+        jt["metrics"]["window_cv"] = {{"exclusive", number(t.exclusive.window_cv)},
+                                      {"alone", number(t.alone.window_cv)},
+                                      {"colocated", number(t.colocated.window_cv)}};
+        jt["metrics"]["coverage"] = {{"mean", optional_number(t.colocated.coverage_mean)},
+                                     {"p5", optional_number(t.colocated.coverage_p5)}};
       } else {
         jt["metrics"] = nullptr;
       }
@@ -204,6 +266,8 @@ ojson results_to_json(const Results& r, bool raw) {
     }
     j["runs"].push_back(std::move(jr));
   }
+  j["aggregates"] = ojson::array();
+  for (const auto& a : r.aggregates) j["aggregates"].push_back(aggregate_json(a));
   const RunSummary& s = r.summary;
   j["summary"] = {{"pass", s.pass},         {"interrupted", s.interrupted}, {"exit_code", s.exit_code},
                   {"runs", s.runs},         {"tenants", s.tenants},         {"passed", s.passed},

@@ -19,6 +19,73 @@ std::string pct(double v) { return std::isfinite(v) ? fmt("%+.1f%%", v * 100.0) 
 // Milliseconds for sample times; the unit is in the header.
 std::string ms(double s) { return fmt("%.3f", s * 1e3); }
 
+std::string ci(const Estimate& e) { return pct(e.value) + " [" + pct(e.ci_low) + ", " + pct(e.ci_high) + "]"; }
+
+const TenantResult* tenant_of(const RunResult& run, const std::string& name) {
+  for (const auto& t : run.tenants)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+// The verdicts that count: one row per (scenario, mode, tenant) over its repetitions.
+void aggregate_table(std::ostringstream& os, const Results& r) {
+  os << "| scenario | mode | tenant | reps | n excl/coloc | p95_slowdown [95% CI] | median_slowdown | coverage | cutoff | verdict |\n";
+  os << "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& a : r.aggregates) {
+    double cutoff = kDefaultCutoff;
+    std::optional<double> coverage;
+    for (const auto& run : r.runs)
+      if (run.scenario == a.scenario && run.mode == a.mode) {
+        cutoff = run.cutoff;
+        if (const TenantResult* t = tenant_of(run, a.tenant)) coverage = t->colocated.coverage_mean;
+      }
+    os << "| " << a.scenario << " | " << a.mode << " | " << a.tenant << " | " << a.repetitions << " | ";
+    if (a.metrics)
+      os << a.metrics->n_exclusive << "/" << a.metrics->n_colocated << (a.metrics->basis == "request_latency" ? " req" : "")
+         << " | " << ci(a.metrics->p95_slowdown) << " | " << pct(a.metrics->median_slowdown);
+    else
+      os << "n/a | n/a | n/a";
+    os << " | " << (coverage ? fmt("%.3f", *coverage) : std::string("n/a")) << " | " << fmt("%.0f%%", cutoff * 100.0)
+       << " | **" << verdict_name(a.verdict) << "** |\n";
+  }
+}
+
+// Each repetition's own figures, with its blocks: how many counted of those that ran.
+void repetition_table(std::ostringstream& os, const Results& r) {
+  os << "| scenario | mode | rep | tenant | blocks counted excl/coloc | P95 excl (ms) | P95 coloc (ms) | p95_slowdown [95% CI] | verdict |\n";
+  os << "|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& run : r.runs)
+    for (const auto& t : run.tenants) {
+      // The P95s compared: per-request latencies (marked "req") or sample times.
+      const bool req = t.metrics && t.metrics->basis == "request_latency" && t.exclusive.latency && t.colocated.latency;
+      const Summary& e = req ? *t.exclusive.latency : t.exclusive.stats;
+      const Summary& c = req ? *t.colocated.latency : t.colocated.stats;
+      os << "| " << run.scenario << " | " << run.mode << " | " << run.repetition << "/" << run.repetitions << " | " << t.name
+         << " | " << t.exclusive.blocks_counted << "/" << t.exclusive.blocks << ", " << t.colocated.blocks_counted << "/"
+         << t.colocated.blocks << " | " << ms(e.p95) << (req ? " req" : "") << " | " << ms(c.p95) << " | "
+         << (t.metrics ? ci(t.metrics->p95_slowdown) : std::string("n/a")) << " | " << verdict_name(t.verdict) << " |\n";
+    }
+}
+
+void run_notes(std::ostringstream& os, const RunResult& run) {
+  const std::string where = run.scenario + " (" + run.mode + ") rep " + std::to_string(run.repetition);
+  if (run.status != "ok") os << "- " << where << ": **" << run.status << "** — " << run.message << "\n";
+  // What the slowdowns of a mode are against, and what sharing it implies, where the mode says so.
+  if (run.mode_config.contains("exclusive_source") && run.mode_config["exclusive_source"].is_string())
+    os << "- " << where << ": exclusive phase from " << run.mode_config["exclusive_source"].get<std::string>() << "\n";
+  if (run.mode_config.contains("mps") && run.mode_config["mps"].contains("fault_propagation"))
+    os << "- " << where << ": " << run.mode_config["mps"]["fault_propagation"].get<std::string>() << "\n";
+  if (run.system)
+    os << "- " << where << ": STP " << fmt("%.2f", run.system->stp_exclusive) << " / ANTT " << fmt("%.2f", run.system->antt_exclusive)
+       << " against exclusive, " << fmt("%.2f", run.system->stp_alone) << " / " << fmt("%.2f", run.system->antt_alone)
+       << " against alone; largest barrier skew "
+       << (run.barrier_skew_s ? fmt("%.1f us", *run.barrier_skew_s * 1e6) : std::string("n/a")) << "\n";
+  for (const auto& b : run.blocks)
+    if (b.status != "clean")
+      os << "- " << where << ": block " << b.index << " (" << phase_name(b.phase) << ", round " << b.round + 1 << ", attempt "
+         << b.attempt << ") **" << b.status << "**: " << b.reason << "\n";
+}
+
 }  // namespace
 
 std::string markdown_summary(const Results& r) {
@@ -27,43 +94,23 @@ std::string markdown_summary(const Results& r) {
   if (!r.meta.suite.empty()) os << ", suite " << r.meta.suite;
   os << "\n\n";
   if (!r.meta.backend_note.empty()) os << "> " << r.meta.backend_note << "\n\n";
-  os << "| scenario | mode | rep | tenant | n excl/coloc | P95 excl (ms) | P95 coloc (ms) | p95_slowdown [95% CI] | cutoff | verdict |\n";
-  os << "|---|---|---|---|---|---|---|---|---|---|\n";
-  for (const auto& run : r.runs) {
-    for (const auto& t : run.tenants) {
-      // The P95s the verdict compared: per-request latencies (marked "req") or sample times.
-      const bool req = t.metrics && t.metrics->basis == "request_latency" && t.exclusive.latency && t.colocated.latency;
-      const Summary& e = req ? *t.exclusive.latency : t.exclusive.stats;
-      const Summary& c = req ? *t.colocated.latency : t.colocated.stats;
-      os << "| " << run.scenario << " | " << run.mode << " | " << run.repetition << "/" << run.repetitions << " | "
-         << t.name << " | " << e.n << "/" << c.n << (req ? " req" : "") << " | " << ms(e.p95) << " | " << ms(c.p95)
-         << " | ";
-      if (t.metrics) {
-        const auto& e = t.metrics->p95_slowdown;
-        os << pct(e.value) << " [" << pct(e.ci_low) << ", " << pct(e.ci_high) << "]";
-      } else {
-        os << "n/a";
-      }
-      os << " | " << fmt("%.0f%%", run.cutoff * 100.0) << " | **" << verdict_name(t.verdict) << "** |\n";
-    }
-  }
+  if (!r.runs.empty())
+    os << "Rounds per repetition: " << r.runs.front().rounds << " (" << r.runs.front().round_order
+       << "); a block is contaminated above " << fmt("%.2f", r.meta.max_foreign_cpus) << " foreign CPUs or "
+       << fmt("%.2f", r.meta.max_steal_cpus) << " stolen CPUs (re-run up to " << r.meta.max_reruns
+       << " times per repetition). Verdicts on the 95% CI: pass when it lies at or below the cutoff, fail above, "
+          "inconclusive across it.\n\n";
+  aggregate_table(os, r);
   os << "\n";
-  for (const auto& run : r.runs) {
-    if (run.status != "ok") os << "- " << run.scenario << " rep " << run.repetition << ": **" << run.status << "** — " << run.message << "\n";
-    // What the slowdowns of a mode are against, and what sharing it implies, where the mode says so.
-    if (run.mode_config.contains("exclusive_source") && run.mode_config["exclusive_source"].is_string())
-      os << "- " << run.scenario << " (" << run.mode << "): exclusive phase from "
-         << run.mode_config["exclusive_source"].get<std::string>() << "\n";
-    if (run.mode_config.contains("mps") && run.mode_config["mps"].contains("fault_propagation"))
-      os << "- " << run.scenario << " (" << run.mode << "): " << run.mode_config["mps"]["fault_propagation"].get<std::string>()
-         << "\n";
-    if (run.system)
-      os << "- " << run.scenario << " rep " << run.repetition << ": STP " << fmt("%.2f", run.system->stp) << ", ANTT "
-         << fmt("%.2f", run.system->antt) << ", barrier skew "
-         << (run.barrier_skew_s ? fmt("%.1f us", *run.barrier_skew_s * 1e6) : std::string("n/a")) << "\n";
-    for (const auto& t : run.tenants)
-      for (const auto& w : t.warnings) os << "- warning (" << run.scenario << ", " << t.name << "): " << w << "\n";
+  for (const auto& a : r.aggregates) {
+    if (a.verdict != Verdict::pass)
+      os << "- " << a.scenario << " (" << a.mode << "), " << a.tenant << ": " << verdict_name(a.verdict) << " — " << a.verdict_reason << "\n";
+    for (const auto& w : a.warnings) os << "- warning (" << a.scenario << ", " << a.mode << ", " << a.tenant << "): " << w << "\n";
   }
+  os << "\n### Repetitions\n\n";
+  repetition_table(os, r);
+  os << "\n";
+  for (const auto& run : r.runs) run_notes(os, run);
   const auto& s = r.summary;
   os << "\n**" << (s.pass ? "PASS" : "NOT PASS") << "**: " << s.passed << " pass, " << s.failed << " fail, " << s.inconclusive
      << " inconclusive, " << s.baseline << " baseline, " << s.waived << " waived, " << s.errors << " error"

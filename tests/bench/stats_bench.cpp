@@ -50,7 +50,7 @@ BENCHMARK(BM_WindowCv10M)->Unit(benchmark::kMillisecond);
 void BM_P95SlowdownBootstrap(benchmark::State& state) {
   const auto c = make_samples(static_cast<std::size_t>(state.range(0)), 4);
   const auto e = make_samples(static_cast<std::size_t>(state.range(0)), 5);
-  for (auto _ : state) benchmark::DoNotOptimize(ib::p95_slowdown(c, e, 1, 1000));
+  for (auto _ : state) benchmark::DoNotOptimize(ib::p95_slowdown({{c}}, {{e}}, 1, 1000));
 }
 BENCHMARK(BM_P95SlowdownBootstrap)->Arg(3000)->Unit(benchmark::kMillisecond);
 
@@ -63,7 +63,7 @@ void BM_JsonWrite1M(benchmark::State& state) {
   t.exclusive.start_ns.resize(d.size());
   for (std::size_t i = 0; i < d.size(); ++i) t.exclusive.start_ns[i] = static_cast<std::int64_t>(i) * 10'000'000;
   t.exclusive.outcome.status = "ok";
-  ib::summarize_phase(t.exclusive, {1.0, "FLOP"}, std::nullopt, std::nullopt);
+  ib::summarize_phase(t.exclusive, {1.0, "FLOP"}, {});
   run.tenants.push_back(t);
   r.runs.push_back(run);
   std::size_t bytes = 0;

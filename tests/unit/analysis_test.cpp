@@ -17,6 +17,21 @@ constexpr double kTol = 1e-12;
 
 std::int64_t ns(double seconds) { return static_cast<std::int64_t>(std::llround(seconds * 1e9)); }
 
+// summarize_phase with one block holding every sample: a colocated block with overlap window
+// [ws, we] when a window is given, otherwise an exclusive block (every sample counts).
+void summarize_window(PhaseResult& p, const Work& work, std::optional<std::int64_t> ws, std::optional<std::int64_t> we) {
+  BlockRecord b;
+  b.phase = ws ? Phase::colocated : Phase::exclusive;
+  if (ws) {
+    b.overlap_start_ns = *ws;
+    b.overlap_end_ns = *we;
+  }
+  p.block.assign(p.start_ns.size(), 0);
+  p.in_window.clear();
+  p.counted.clear();
+  summarize_phase(p, work, {b});
+}
+
 // A measured phase (outcome ok) with back-to-back samples of the given durations, summarized with
 // no overlap window.
 PhaseResult make_phase(const std::vector<double>& durations, const std::string& status = "ok",
@@ -29,7 +44,7 @@ PhaseResult make_phase(const std::vector<double>& durations, const std::string& 
     p.duration_s.push_back(d);
     t += ns(d);
   }
-  summarize_phase(p, work, std::nullopt, std::nullopt);
+  summarize_window(p, work, std::nullopt, std::nullopt);
   return p;
 }
 
@@ -105,14 +120,14 @@ PhaseResult window_phase() {
 
 TEST(SummarizePhase, InWindowBoundaries) {
   PhaseResult p = window_phase();
-  summarize_phase(p, {10.0, "FLOP"}, 10 * kSec, 20 * kSec);
+  summarize_window(p, {10.0, "FLOP"}, 10 * kSec, 20 * kSec);
   EXPECT_EQ(p.in_window, (std::vector<std::uint8_t>{0, 1, 1, 1, 1, 0, 0, 0}));
   EXPECT_EQ(p.outlier.size(), p.start_ns.size());
 }
 
 TEST(SummarizePhase, StatsOverInWindowSamplesOnly) {
   PhaseResult p = window_phase();
-  summarize_phase(p, {10.0, "FLOP"}, 10 * kSec, 20 * kSec);
+  summarize_window(p, {10.0, "FLOP"}, 10 * kSec, 20 * kSec);
   // Counted durations [1, 2, 3, 4]: mean 2.5, median 2.5, stddev sqrt(5/3) = 1.2909944487358056,
   // min 1, max 4; P95: h = 3 * 0.95 = 2.85 -> 3 + 0.85 = 3.85.
   EXPECT_EQ(p.stats.n, 4u);
@@ -135,7 +150,7 @@ TEST(SummarizePhase, StatsOverInWindowSamplesOnly) {
 
 TEST(SummarizePhase, NoWindowCountsEverySample) {
   PhaseResult p = window_phase();
-  summarize_phase(p, {10.0, "FLOP"}, std::nullopt, std::nullopt);
+  summarize_window(p, {10.0, "FLOP"}, std::nullopt, std::nullopt);
   EXPECT_EQ(p.in_window, std::vector<std::uint8_t>(8, 1));
   EXPECT_EQ(p.stats.n, 8u);
   // sum = 1+1+2+3+4+1.5+4.000000001+0.5 = 17.000000001 -> throughput = 8*10/17.000000001
@@ -169,7 +184,7 @@ TEST(SummarizePhase, OutliersFlaggedOnlyAmongInWindowSamples) {
   }
   p.start_ns.push_back(we);  // out: starts at the window end, ends after it
   p.duration_s.push_back(0.001);
-  summarize_phase(p, {1.0, "s"}, ws, we);
+  summarize_window(p, {1.0, "s"}, ws, we);
   EXPECT_EQ(p.in_window, (std::vector<std::uint8_t>{0, 1, 1, 1, 1, 1, 1, 1, 0}));
   EXPECT_EQ(p.outlier, (std::vector<std::uint8_t>{0, 0, 0, 0, 0, 0, 0, 1, 0}));
   EXPECT_EQ(p.outliers, 1u);
@@ -181,7 +196,7 @@ TEST(SummarizePhase, ResummarizingResetsOutliers) {
   PhaseResult p = make_phase({1, 2, 3, 4, 5, 6, 14.5});
   EXPECT_EQ(p.outliers, 1u);
   p.duration_s.back() = 6.5;  // M = 0.6745 * 2.5 / 2 = 0.84: not an outlier any more
-  summarize_phase(p, {1.0, "FLOP"}, std::nullopt, std::nullopt);
+  summarize_window(p, {1.0, "FLOP"}, std::nullopt, std::nullopt);
   EXPECT_EQ(p.outliers, 0u);
   EXPECT_EQ(p.outlier, std::vector<std::uint8_t>(7, 0));
 }
@@ -201,13 +216,15 @@ TEST(FinalizeRun, TimesliceUsesExclusiveSamplesForAlone) {
   // partition_cost = median(E)/median(E) = 1 exactly; interference = median(C)/median(E) = 1.2.
   EXPECT_DOUBLE_EQ(t.metrics->partition_cost, 1.0);
   EXPECT_NEAR(t.metrics->interference, 1.2, 1e-12);
-  EXPECT_NEAR(t.metrics->median_slowdown, 1.2, 1e-12);
+  EXPECT_NEAR(t.metrics->median_slowdown, 0.2, 1e-12);
   EXPECT_NEAR(t.metrics->p95_slowdown.value, 0.2, 1e-12);
   EXPECT_EQ(t.verdict, Verdict::pass) << t.verdict_reason;
-  // STP = median(E)/median(C) = 1/1.2; ANTT = 1.2.
+  // STP = median(E)/median(C) = 1/1.2; ANTT = 1.2 (alone is exclusive: both references agree).
   ASSERT_TRUE(run.system.has_value());
-  EXPECT_NEAR(run.system->stp, 1.0 / 1.2, 1e-12);
-  EXPECT_NEAR(run.system->antt, 1.2, 1e-12);
+  EXPECT_NEAR(run.system->stp_alone, 1.0 / 1.2, 1e-12);
+  EXPECT_NEAR(run.system->antt_alone, 1.2, 1e-12);
+  EXPECT_NEAR(run.system->stp_exclusive, 1.0 / 1.2, 1e-12);
+  EXPECT_NEAR(run.system->antt_exclusive, 1.2, 1e-12);
 }
 
 TEST(FinalizeRun, VerdictPassFailInconclusive) {
@@ -247,7 +264,7 @@ TEST(FinalizeRun, OverlapWindowCountsOnlyInWindowColocatedSamples) {
     C.start_ns.push_back(t);
     C.duration_s.push_back(1.1);
   }
-  summarize_phase(C, {1.0, "FLOP"}, ws, t);
+  summarize_window(C, {1.0, "FLOP"}, ws, t);
   ASSERT_EQ(C.stats.n, 72u);
   RunResult run = run_of({tenant("t", make_phase(repeat(1.0, 72)), make_phase(repeat(1.0, 72)), C)});
   finalize_run(run, 1, 20);
@@ -367,8 +384,20 @@ TEST(FinalizeRun, StpAnttWhenAllTenantsHaveBothPhases) {
                           tenant("t1", make_phase(repeat(2.0, 72)), make_phase(repeat(2.0, 72)), make_phase(repeat(4.0, 72)))});
   finalize_run(run, 1, 20);
   ASSERT_TRUE(run.system.has_value());
-  EXPECT_NEAR(run.system->stp, 1.3, kTol);
-  EXPECT_NEAR(run.system->antt, 1.625, kTol);
+  EXPECT_NEAR(run.system->stp_alone, 1.3, kTol);
+  EXPECT_NEAR(run.system->antt_alone, 1.625, kTol);
+}
+
+TEST(FinalizeRun, StpAnttAgainstExclusiveAndAloneDiffer) {
+  // E 1.0, A 2.0 (the slice costs 2x), C 2.5. Against E: STP = 1/2.5 = 0.4, ANTT = 2.5.
+  // Against A: STP = 2/2.5 = 0.8, ANTT = 1.25. Mixing the two up fails one pair.
+  RunResult run = run_of({tenant("t0", make_phase(repeat(1.0, 72)), make_phase(repeat(2.0, 72)), make_phase(repeat(2.5, 72)))});
+  finalize_run(run, 1, 20);
+  ASSERT_TRUE(run.system.has_value());
+  EXPECT_NEAR(run.system->stp_exclusive, 0.4, kTol);
+  EXPECT_NEAR(run.system->antt_exclusive, 2.5, kTol);
+  EXPECT_NEAR(run.system->stp_alone, 0.8, kTol);
+  EXPECT_NEAR(run.system->antt_alone, 1.25, kTol);
 }
 
 TEST(FinalizeRun, NoStpAnttWhenATenantLacksAlone) {
@@ -381,7 +410,7 @@ TEST(FinalizeRun, NoStpAnttWhenATenantLacksAlone) {
   ASSERT_TRUE(run.tenants[1].metrics.has_value());
   EXPECT_TRUE(std::isnan(run.tenants[1].metrics->partition_cost));
   EXPECT_TRUE(std::isnan(run.tenants[1].metrics->interference));
-  EXPECT_NEAR(run.tenants[1].metrics->median_slowdown, 2.0, kTol);
+  EXPECT_NEAR(run.tenants[1].metrics->median_slowdown, 1.0, kTol);
 }
 
 TEST(FinalizeRun, NoStpAnttWhenATenantLacksColocated) {
@@ -396,19 +425,24 @@ TEST(FinalizeRun, NoStpAnttWhenATenantLacksColocated) {
 
 // ================================================================ summarize_results
 
-RunResult run_with_verdicts(const std::vector<Verdict>& verdicts) {
-  RunResult r;
+std::vector<TenantAggregate> aggs(const std::vector<Verdict>& verdicts) {
+  std::vector<TenantAggregate> out;
   for (std::size_t i = 0; i < verdicts.size(); ++i) {
-    TenantResult t;
-    t.name = "t" + std::to_string(i);
-    t.verdict = verdicts[i];
-    r.tenants.push_back(t);
+    TenantAggregate a;
+    a.tenant = "t" + std::to_string(i);
+    a.verdict = verdicts[i];
+    out.push_back(a);
   }
-  return r;
+  return out;
+}
+
+std::vector<TenantAggregate> operator+(std::vector<TenantAggregate> a, const std::vector<TenantAggregate>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
 }
 
 TEST(SummarizeResults, AllPassExitsZero) {
-  const auto s = summarize_results({run_with_verdicts({Verdict::pass, Verdict::pass}), run_with_verdicts({Verdict::pass})}, false);
+  const auto s = summarize_results(aggs({Verdict::pass, Verdict::pass}) + aggs({Verdict::pass}), 2, false);
   EXPECT_EQ(s.exit_code, 0);
   EXPECT_TRUE(s.pass);
   EXPECT_EQ(s.runs, 2);
@@ -417,23 +451,23 @@ TEST(SummarizeResults, AllPassExitsZero) {
   EXPECT_FALSE(s.interrupted);
 }
 
-TEST(SummarizeResults, FailExitsOne) {
-  const auto s = summarize_results({run_with_verdicts({Verdict::pass, Verdict::fail})}, false);
+TEST(SummarizeResults, FailExitsOneAndBeatsInconclusive) {
+  const auto s = summarize_results(aggs({Verdict::pass, Verdict::fail, Verdict::inconclusive}), 1, false);
   EXPECT_EQ(s.exit_code, 1);
   EXPECT_FALSE(s.pass);
   EXPECT_EQ(s.failed, 1);
   EXPECT_EQ(s.passed, 1);
 }
 
-TEST(SummarizeResults, InconclusiveExitsOne) {
-  const auto s = summarize_results({run_with_verdicts({Verdict::pass, Verdict::inconclusive})}, false);
-  EXPECT_EQ(s.exit_code, 1);
+TEST(SummarizeResults, InconclusiveAloneExitsFive) {
+  const auto s = summarize_results(aggs({Verdict::pass, Verdict::inconclusive}), 1, false);
+  EXPECT_EQ(s.exit_code, 5);
   EXPECT_FALSE(s.pass);
   EXPECT_EQ(s.inconclusive, 1);
 }
 
 TEST(SummarizeResults, ErrorExitsFourAndBeatsFail) {
-  const auto s = summarize_results({run_with_verdicts({Verdict::fail, Verdict::inconclusive}), run_with_verdicts({Verdict::error})}, false);
+  const auto s = summarize_results(aggs({Verdict::fail, Verdict::inconclusive}) + aggs({Verdict::error}), 2, false);
   EXPECT_EQ(s.exit_code, 4);
   EXPECT_FALSE(s.pass);
   EXPECT_EQ(s.errors, 1);
@@ -441,21 +475,20 @@ TEST(SummarizeResults, ErrorExitsFourAndBeatsFail) {
 }
 
 TEST(SummarizeResults, InterruptedExits130) {
-  const auto s = summarize_results({run_with_verdicts({Verdict::pass, Verdict::error})}, true);
+  const auto s = summarize_results(aggs({Verdict::pass, Verdict::error}), 1, true);
   EXPECT_EQ(s.exit_code, 130);
   EXPECT_TRUE(s.interrupted);
   EXPECT_FALSE(s.pass);
-  const auto s2 = summarize_results({run_with_verdicts({Verdict::pass})}, true);
+  const auto s2 = summarize_results(aggs({Verdict::pass}), 1, true);
   EXPECT_EQ(s2.exit_code, 130);
   EXPECT_FALSE(s2.pass);
 }
 
 TEST(SummarizeResults, CountsEveryVerdict) {
-  const auto s = summarize_results(
-      {run_with_verdicts({Verdict::pass, Verdict::pass, Verdict::fail, Verdict::inconclusive, Verdict::baseline}),
-       run_with_verdicts({Verdict::waived, Verdict::waived, Verdict::baseline, Verdict::error, Verdict::inconclusive,
-                          Verdict::inconclusive})},
-      false);
+  const auto s = summarize_results(aggs({Verdict::pass, Verdict::pass, Verdict::fail, Verdict::inconclusive, Verdict::baseline}) +
+                                       aggs({Verdict::waived, Verdict::waived, Verdict::baseline, Verdict::error,
+                                             Verdict::inconclusive, Verdict::inconclusive}),
+                                   2, false);
   EXPECT_EQ(s.runs, 2);
   EXPECT_EQ(s.tenants, 11);
   EXPECT_EQ(s.passed, 2);
@@ -468,13 +501,13 @@ TEST(SummarizeResults, CountsEveryVerdict) {
 }
 
 TEST(SummarizeResults, BaselineAndWaivedAloneExitZero) {
-  const auto s = summarize_results({run_with_verdicts({Verdict::baseline, Verdict::waived})}, false);
+  const auto s = summarize_results(aggs({Verdict::baseline, Verdict::waived}), 1, false);
   EXPECT_EQ(s.exit_code, 0);
   EXPECT_TRUE(s.pass);
 }
 
 TEST(SummarizeResults, NoTenantsIsNotAPass) {
-  const auto s = summarize_results({}, false);
+  const auto s = summarize_results({}, 0, false);
   EXPECT_EQ(s.tenants, 0);
   EXPECT_FALSE(s.pass);
 }
@@ -496,7 +529,7 @@ PhaseResult latency_phase(std::size_t samples, std::size_t per_sample, double la
     p.latency_count.push_back(static_cast<std::uint32_t>(per_sample));
     for (std::size_t k = 0; k < per_sample; ++k) p.latencies_s.push_back(latency_s * (1.0 + 0.01 * (k % 10)));
   }
-  summarize_phase(p, {1.0, "request"}, std::nullopt, std::nullopt);
+  summarize_window(p, {1.0, "request"}, std::nullopt, std::nullopt);
   return p;
 }
 
@@ -517,7 +550,7 @@ TEST(FinalizeRun, LatencyWorkloadsAreJudgedOnRequestLatencyNotSampleTime) {
   // Sample times are identical (0.05 s): on them the slowdown would be 0. On the requests it is
   // P95(C)/P95(E) - 1 = 2 - 1 = 1 (latencies scale by exactly 2).
   EXPECT_NEAR(r.metrics->p95_slowdown.value, 1.0, 1e-12);
-  EXPECT_NEAR(r.metrics->median_slowdown, 2.0, 1e-12);
+  EXPECT_NEAR(r.metrics->median_slowdown, 1.0, 1e-12);
   EXPECT_EQ(r.verdict, Verdict::fail);  // 200 requests >= 72 in each phase
   ASSERT_TRUE(r.exclusive.latency);
   EXPECT_EQ(r.exclusive.latency->n, 200u);
@@ -526,7 +559,7 @@ TEST(FinalizeRun, LatencyWorkloadsAreJudgedOnRequestLatencyNotSampleTime) {
 TEST(FinalizeRun, OnlyInWindowRequestsCount) {
   PhaseResult p = latency_phase(4, 3, 0.001);
   // Window [0.05 s, 0.15 s]: samples 1 and 2 (starts 0.05, 0.10; ends 0.10, 0.15) count.
-  summarize_phase(p, {1.0, "request"}, std::int64_t{50'000'000}, std::int64_t{150'000'000});
+  summarize_window(p, {1.0, "request"}, std::int64_t{50'000'000}, std::int64_t{150'000'000});
   EXPECT_EQ(counted_latencies(p).size(), 6u);
   EXPECT_EQ(p.latency->n, 6u);
 }

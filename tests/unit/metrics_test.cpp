@@ -21,6 +21,12 @@ std::vector<double> spread(double base, int n, int stride = 37) {
   return v;
 }
 
+// One repetition of one block: the flat data of the tests below.
+BlockedSamples one(const std::vector<double>& x) { return {{x}}; }
+
+// An estimate with this point value and CI (what the verdict judges).
+Estimate est(double value, double lo, double hi) { return Estimate{value, lo, hi, 0.95, 1000, 1}; }
+
 // ---------------------------------------------------------------- p95_slowdown
 
 TEST(Metrics, P95SlowdownPointValue) {
@@ -29,7 +35,7 @@ TEST(Metrics, P95SlowdownPointValue) {
   // P95(C)/P95(E) - 1 = 24.6 / 9.55 - 1 = 1.575916230366492.
   const std::vector<double> E = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   const std::vector<double> C = {30, 2, 4, 6, 8, 10, 12, 14, 16, 18};  // unsorted on purpose
-  const Estimate e = p95_slowdown(C, E, 7, 200);
+  const Estimate e = p95_slowdown(one(C), one(E), 7, 200);
   EXPECT_NEAR(e.value, 1.575916230366492, kTol);
   EXPECT_EQ(e.resamples, 200);
   EXPECT_EQ(e.seed, 7u);
@@ -41,17 +47,17 @@ TEST(Metrics, P95SlowdownOfScaledDataIsTheScale) {
   const auto E = spread(1e-3, 100);
   std::vector<double> C;
   for (double x : E) C.push_back(1.25 * x);
-  EXPECT_NEAR(p95_slowdown(C, E, 1, 0).value, 0.25, 1e-12);
+  EXPECT_NEAR(p95_slowdown(one(C), one(E), 1, 0).value, 0.25, 1e-12);
   // Faster colocated: negative slowdown, C = 0.8 E -> -0.2.
   std::vector<double> F;
   for (double x : E) F.push_back(0.8 * x);
-  EXPECT_NEAR(p95_slowdown(F, E, 1, 0).value, -0.2, 1e-12);
+  EXPECT_NEAR(p95_slowdown(one(F), one(E), 1, 0).value, -0.2, 1e-12);
 }
 
 TEST(Metrics, P95SlowdownCiContainsPointValue) {
   const auto E = spread(1.0, 200, 37);
   const auto C = spread(1.3, 300, 59);
-  const Estimate e = p95_slowdown(C, E, 12345, 1000);
+  const Estimate e = p95_slowdown(one(C), one(E), 12345, 1000);
   ASSERT_FALSE(std::isnan(e.ci_low));
   ASSERT_FALSE(std::isnan(e.ci_high));
   EXPECT_LT(e.ci_low, e.ci_high);
@@ -66,19 +72,19 @@ TEST(Metrics, P95SlowdownCiContainsPointValue) {
 TEST(Metrics, P95SlowdownCiReproducibleFromSeed) {
   const auto E = spread(1.0, 150, 37);
   const auto C = spread(1.2, 150, 59);
-  const Estimate a = p95_slowdown(C, E, 42, 500);
-  const Estimate b = p95_slowdown(C, E, 42, 500);
+  const Estimate a = p95_slowdown(one(C), one(E), 42, 500);
+  const Estimate b = p95_slowdown(one(C), one(E), 42, 500);
   EXPECT_EQ(a.ci_low, b.ci_low);
   EXPECT_EQ(a.ci_high, b.ci_high);
   EXPECT_EQ(a.value, b.value);
-  const Estimate c = p95_slowdown(C, E, 43, 500);
+  const Estimate c = p95_slowdown(one(C), one(E), 43, 500);
   EXPECT_EQ(a.value, c.value);  // the point value does not depend on the seed
   EXPECT_TRUE(a.ci_low != c.ci_low || a.ci_high != c.ci_high);
 }
 
 TEST(Metrics, P95SlowdownZeroResamplesGivesNaNCi) {
   const std::vector<double> E = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-  const Estimate e = p95_slowdown(E, E, 1, 0);
+  const Estimate e = p95_slowdown(one(E), one(E), 1, 0);
   EXPECT_NEAR(e.value, 0.0, kTol);
   EXPECT_TRUE(std::isnan(e.ci_low));
   EXPECT_TRUE(std::isnan(e.ci_high));
@@ -87,10 +93,10 @@ TEST(Metrics, P95SlowdownZeroResamplesGivesNaNCi) {
 
 TEST(Metrics, P95SlowdownEmptyInputIsNaN) {
   const std::vector<double> E = {1, 2, 3};
-  const Estimate a = p95_slowdown({}, E, 1, 100);
+  const Estimate a = p95_slowdown({}, one(E), 1, 100);
   EXPECT_TRUE(std::isnan(a.value));
   EXPECT_TRUE(std::isnan(a.ci_low));
-  const Estimate b = p95_slowdown(E, {}, 1, 100);
+  const Estimate b = p95_slowdown(one(E), {}, 1, 100);
   EXPECT_TRUE(std::isnan(b.value));
   EXPECT_TRUE(std::isnan(b.ci_high));
 }
@@ -98,7 +104,7 @@ TEST(Metrics, P95SlowdownEmptyInputIsNaN) {
 TEST(Metrics, P95SlowdownConstantDataHasDegenerateCi) {
   // Every replicate of constant data is 1.5/1.0 - 1 = 0.5.
   const std::vector<double> E(80, 1.0), C(80, 1.5);
-  const Estimate e = p95_slowdown(C, E, 9, 100);
+  const Estimate e = p95_slowdown(one(C), one(E), 9, 100);
   EXPECT_NEAR(e.value, 0.5, kTol);
   EXPECT_NEAR(e.ci_low, 0.5, kTol);
   EXPECT_NEAR(e.ci_high, 0.5, kTol);
@@ -110,11 +116,11 @@ TEST(Metrics, MedianRatios) {
   // median(C) = median([3,1,2,9]) = (2+3)/2 = 2.5; median(E) = median([1,2]) = 1.5;
   // median(A) = median([2,2,2]) = 2.
   const std::vector<double> C = {3, 1, 2, 9}, E = {1, 2}, A = {2, 2, 2};
-  EXPECT_NEAR(median_slowdown(C, E), 2.5 / 1.5, kTol);  // 1.6667
+  EXPECT_NEAR(median_slowdown(C, E), 2.5 / 1.5 - 1.0, kTol);  // +0.6667: a slowdown is a ratio minus 1
   EXPECT_NEAR(partition_cost(A, E), 2.0 / 1.5, kTol);   // 1.3333
   EXPECT_NEAR(interference(C, A), 2.5 / 2.0, kTol);     // 1.25
-  // The three compose: median_slowdown = partition_cost * interference.
-  EXPECT_NEAR(median_slowdown(C, E), partition_cost(A, E) * interference(C, A), kTol);
+  // The three compose: 1 + median_slowdown = partition_cost * interference.
+  EXPECT_NEAR(1.0 + median_slowdown(C, E), partition_cost(A, E) * interference(C, A), kTol);
 }
 
 TEST(Metrics, MedianRatiosUndefinedDenominator) {
@@ -146,36 +152,49 @@ TEST(Metrics, SystemThroughputAndAntt) {
 
 TEST(Metrics, VerdictInconclusiveBelow72Samples) {
   EXPECT_EQ(kMinSamplesP95, 72u);
-  // 71 in either phase: inconclusive even when the slowdown would pass or fail.
-  EXPECT_EQ(slowdown_verdict(71, 1000, 0.1, 0.4).verdict, Verdict::inconclusive);
-  EXPECT_EQ(slowdown_verdict(1000, 71, 0.1, 0.4).verdict, Verdict::inconclusive);
-  EXPECT_EQ(slowdown_verdict(71, 71, 5.0, 0.4).verdict, Verdict::inconclusive);
-  EXPECT_EQ(slowdown_verdict(0, 0, 0.0, 0.4).verdict, Verdict::inconclusive);
+  // 71 in either phase: inconclusive even when the CI would pass or fail.
+  EXPECT_EQ(slowdown_verdict(71, 1000, est(0.1, 0.0, 0.2), 0.4).verdict, Verdict::inconclusive);
+  EXPECT_EQ(slowdown_verdict(1000, 71, est(0.1, 0.0, 0.2), 0.4).verdict, Verdict::inconclusive);
+  EXPECT_EQ(slowdown_verdict(71, 71, est(5.0, 4.0, 6.0), 0.4).verdict, Verdict::inconclusive);
+  EXPECT_EQ(slowdown_verdict(0, 0, est(0.0, 0.0, 0.0), 0.4).verdict, Verdict::inconclusive);
   // 72 is enough.
-  EXPECT_EQ(slowdown_verdict(72, 72, 0.1, 0.4).verdict, Verdict::pass);
-  EXPECT_EQ(slowdown_verdict(72, 72, 5.0, 0.4).verdict, Verdict::fail);
-  const auto r = slowdown_verdict(71, 80, 0.1, 0.4);
+  EXPECT_EQ(slowdown_verdict(72, 72, est(0.1, 0.0, 0.2), 0.4).verdict, Verdict::pass);
+  EXPECT_EQ(slowdown_verdict(72, 72, est(5.0, 4.0, 6.0), 0.4).verdict, Verdict::fail);
+  const auto r = slowdown_verdict(71, 80, est(0.1, 0.0, 0.2), 0.4);
   EXPECT_NE(r.reason.find("72"), std::string::npos) << r.reason;
   EXPECT_NE(r.reason.find("exclusive 71"), std::string::npos) << r.reason;
   EXPECT_NE(r.reason.find("colocated 80"), std::string::npos) << r.reason;
 }
 
-TEST(Metrics, VerdictCutoffBoundary) {
-  // Fail strictly above the cutoff; exactly at the cutoff passes.
-  EXPECT_EQ(slowdown_verdict(100, 100, 0.40, 0.40).verdict, Verdict::pass);
-  EXPECT_EQ(slowdown_verdict(100, 100, 0.4000001, 0.40).verdict, Verdict::fail);
-  EXPECT_EQ(slowdown_verdict(100, 100, 0.3999999, 0.40).verdict, Verdict::pass);
-  EXPECT_EQ(slowdown_verdict(100, 100, -0.1, 0.40).verdict, Verdict::pass);
+TEST(Metrics, VerdictIsJudgedOnTheCiNotThePointEstimate) {
+  // pass: the whole CI at or below the cutoff (the upper bound exactly at it passes).
+  EXPECT_EQ(slowdown_verdict(100, 100, est(0.30, 0.20, 0.40), 0.40).verdict, Verdict::pass);
+  EXPECT_EQ(slowdown_verdict(100, 100, est(-0.1, -0.2, 0.0), 0.40).verdict, Verdict::pass);
+  // fail: the whole CI above the cutoff.
+  EXPECT_EQ(slowdown_verdict(100, 100, est(0.60, 0.4000001, 0.8), 0.40).verdict, Verdict::fail);
+  // inconclusive: the CI straddles the cutoff, whichever side the point estimate is on. A verdict on the
+  // point estimate would pass the first and fail the second.
+  const auto a = slowdown_verdict(100, 100, est(0.376, 0.19, 0.66), 0.40);
+  EXPECT_EQ(a.verdict, Verdict::inconclusive);
+  EXPECT_NE(a.reason.find("straddles"), std::string::npos) << a.reason;
+  EXPECT_NE(a.reason.find("[19%, 66%]"), std::string::npos) << a.reason;
+  EXPECT_EQ(slowdown_verdict(100, 100, est(0.45, 0.39, 0.50), 0.40).verdict, Verdict::inconclusive);
+  // The lower bound exactly at the cutoff is not "above" it.
+  EXPECT_EQ(slowdown_verdict(100, 100, est(0.5, 0.40, 0.6), 0.40).verdict, Verdict::inconclusive);
   // Another cutoff.
-  EXPECT_EQ(slowdown_verdict(100, 100, 0.15, 0.10).verdict, Verdict::fail);
-  EXPECT_EQ(slowdown_verdict(100, 100, 0.05, 0.10).verdict, Verdict::pass);
+  EXPECT_EQ(slowdown_verdict(100, 100, est(0.15, 0.12, 0.18), 0.10).verdict, Verdict::fail);
+  EXPECT_EQ(slowdown_verdict(100, 100, est(0.05, 0.02, 0.08), 0.10).verdict, Verdict::pass);
   EXPECT_DOUBLE_EQ(kDefaultCutoff, 0.40);
 }
 
-TEST(Metrics, VerdictNaNIsInconclusive) {
-  const auto r = slowdown_verdict(100, 100, kNaN, 0.40);
+TEST(Metrics, VerdictWithoutCiOrValueIsInconclusive) {
+  const auto r = slowdown_verdict(100, 100, est(kNaN, kNaN, kNaN), 0.40);
   EXPECT_EQ(r.verdict, Verdict::inconclusive);
   EXPECT_FALSE(r.reason.empty());
+  // --resamples 0: a point estimate far below the cutoff is still not judged alone.
+  const auto z = slowdown_verdict(100, 100, est(0.01, kNaN, kNaN), 0.40);
+  EXPECT_EQ(z.verdict, Verdict::inconclusive);
+  EXPECT_NE(z.reason.find("no confidence interval"), std::string::npos) << z.reason;
 }
 
 TEST(Metrics, VerdictNames) {

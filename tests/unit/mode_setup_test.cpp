@@ -134,8 +134,8 @@ TEST_F(PrepareModes, TimeslicingRefusesAnExclusiveProcessGpuAndRecordsTheCompute
   ModeSetup setup;
   OrchestratorOptions oo;
   prepare_modes(ModeRequest{}, Backend::cuda, {in_mode(Mode::timeslice)}, setup, oo, false);
-  EXPECT_EQ(oo.device.at("compute_mode"), "Default");
-  EXPECT_EQ(oo.device.at("name"), "NVIDIA H200");
+  EXPECT_EQ(oo.modes.device.at("compute_mode"), "Default");
+  EXPECT_EQ(oo.modes.device.at("name"), "NVIDIA H200");
 }
 
 TEST_F(PrepareModes, OnAGpuInMigModeTheOtherModesRunOnAnInstanceAndSaySo) {
@@ -145,23 +145,23 @@ TEST_F(PrepareModes, OnAGpuInMigModeTheOtherModesRunOnAnInstanceAndSaySo) {
     ModeSetup setup;
     OrchestratorOptions oo;
     prepare_modes(ModeRequest{}, Backend::cuda, {in_mode(m)}, setup, oo, false);
-    EXPECT_EQ(oo.mig_instance_note.rfind("one MIG instance, not a whole GPU: GPU 0 is in MIG mode", 0), 0u)
-        << mode_name(m) << ": " << oo.mig_instance_note;
-    EXPECT_EQ(oo.device.at("measures"), oo.mig_instance_note);  // and the results record it
+    EXPECT_EQ(oo.modes.mig_instance_note.rfind("one MIG instance, not a whole GPU: GPU 0 is in MIG mode", 0), 0u)
+        << mode_name(m) << ": " << oo.modes.mig_instance_note;
+    EXPECT_EQ(oo.modes.device.at("measures"), oo.modes.mig_instance_note);  // and the results record it
   }
   // mig itself: each tenant gets an instance, and nothing is said about "one instance"
   ModeSetup setup;
   OrchestratorOptions oo;
   prepare_modes(ModeRequest{}, Backend::cuda, {in_mode(Mode::mig)}, setup, oo, false);
-  ASSERT_EQ(oo.mig_plans.count("s"), 1u);
-  EXPECT_EQ(oo.mig_plans.at("s").tenant_instance.size(), 2u);
-  EXPECT_TRUE(oo.mig_instance_note.empty());
+  ASSERT_EQ(oo.modes.mig_plans.count("s"), 1u);
+  EXPECT_EQ(oo.modes.mig_plans.at("s").tenant_instance.size(), 2u);
+  EXPECT_TRUE(oo.modes.mig_instance_note.empty());
   // a whole GPU: nothing to say
   write_config(one_gpu(0, false));
   ModeSetup whole;
   OrchestratorOptions oo_whole;
   prepare_modes(ModeRequest{}, Backend::cuda, {in_mode(Mode::timeslice)}, whole, oo_whole, false);
-  EXPECT_TRUE(oo_whole.mig_instance_note.empty());
+  EXPECT_TRUE(oo_whole.modes.mig_instance_note.empty());
 }
 
 TEST_F(PrepareModes, TheHostBackendDoesNotDependOnTheGpuState) {
@@ -171,7 +171,7 @@ TEST_F(PrepareModes, TheHostBackendDoesNotDependOnTheGpuState) {
     ModeSetup setup;
     OrchestratorOptions oo;
     prepare_modes(ModeRequest{}, Backend::host, {in_mode(m)}, setup, oo, false);
-    EXPECT_TRUE(oo.mig_instance_note.empty());
+    EXPECT_TRUE(oo.modes.mig_instance_note.empty());
   }
 }
 

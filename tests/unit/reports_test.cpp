@@ -65,9 +65,20 @@ Results sample_results() {
   run.repetition = 1;
   run.repetitions = 2;
   run.cutoff = 0.40;
-  run.overlap_start_ns = 10;
-  run.overlap_end_ns = 20;
-  run.system = SystemMetrics{1.5, kNaN};
+  run.rounds = 3;
+  run.round_order = "abba";
+  BlockRecord blk;
+  blk.index = 0;
+  blk.phase = Phase::colocated;
+  blk.tenants = {"alpha", "beta"};
+  blk.overlap_start_ns = 10;
+  blk.overlap_end_ns = 20;
+  blk.load.seconds = 1.0;
+  blk.load.foreign_cpus = 0.5;
+  blk.status = "excluded";
+  blk.reason = "processes that are not this run's used 0.50 CPUs";
+  run.blocks = {blk};
+  run.system = SystemMetrics{1.5, kNaN, 1.25, 2.0};
 
   TenantResult a;
   a.name = "alpha";
@@ -83,7 +94,9 @@ Results sample_results() {
   a.colocated.outliers = 1;
   TenantMetrics m;
   m.p95_slowdown = Estimate{0.25, 0.1, 0.4, 0.95, 100, 7};
-  m.median_slowdown = 1.2;
+  m.median_slowdown = 0.2;
+  m.n_exclusive = 3;
+  m.n_colocated = 3;
   m.partition_cost = kNaN;
   m.interference = 1.2;
   a.metrics = m;
@@ -102,6 +115,27 @@ Results sample_results() {
 
   run.tenants = {a, b};
   r.runs = {run};
+  TenantAggregate ag;
+  ag.scenario = "pair";
+  ag.mode = "timeslice";
+  ag.tenant = "alpha";
+  ag.workload = "host-compute";
+  ag.repetitions = 1;
+  ag.repetitions_measured = 1;
+  ag.metrics = m;
+  ag.repetition_verdicts = {"pass"};
+  ag.verdict = Verdict::pass;
+  ag.verdict_reason = "within";
+  ag.warnings = {"noisy baseline: test"};
+  TenantAggregate bg = ag;
+  bg.tenant = "beta";
+  bg.workload = "host-copy";
+  bg.metrics.reset();
+  bg.repetition_verdicts = {"error"};
+  bg.verdict = Verdict::error;
+  bg.verdict_reason = "repetition 1: worker crashed";
+  bg.warnings.clear();
+  r.aggregates = {ag, bg};
   r.summary.runs = 1;
   r.summary.tenants = 2;
   r.summary.passed = 1;
@@ -114,7 +148,7 @@ Results sample_results() {
 
 TEST(JsonWriter, SchemaVersionMetaAndSummary) {
   const auto j = results_to_json(sample_results(), true);
-  EXPECT_EQ(j.at("schema_version"), "1.0");
+  EXPECT_EQ(j.at("schema_version"), "2.0");
   EXPECT_EQ(j.at("schema_version"), kSchemaVersion);
   EXPECT_EQ(j.at("meta").at("tool"), "interference-bench");
   EXPECT_EQ(j.at("meta").at("bootstrap").at("seed"), 7);
@@ -126,8 +160,21 @@ TEST(JsonWriter, SchemaVersionMetaAndSummary) {
   EXPECT_EQ(j.at("summary").at("pass"), false);
   EXPECT_EQ(j.at("runs").size(), 1u);
   EXPECT_EQ(j.at("runs")[0].at("tenants").size(), 2u);
-  EXPECT_EQ(j.at("runs")[0].at("overlap_window_ns").at("start"), 10);
-  EXPECT_EQ(j.at("runs")[0].at("overlap_window_ns").at("end"), 20);
+  EXPECT_EQ(j.at("runs")[0].at("rounds"), 3);
+  EXPECT_EQ(j.at("runs")[0].at("round_order"), "abba");
+  const auto& b = j.at("runs")[0].at("blocks")[0];
+  EXPECT_EQ(b.at("phase"), "colocated");
+  EXPECT_EQ(b.at("status"), "excluded");
+  EXPECT_EQ(b.at("overlap_window_ns").at("start"), 10);
+  EXPECT_EQ(b.at("overlap_window_ns").at("end"), 20);
+  EXPECT_DOUBLE_EQ(b.at("foreign_load").at("foreign_cpus").get<double>(), 0.5);
+  EXPECT_TRUE(b.at("foreign_load").at("gpu_foreign_processes").is_null());
+  // The aggregates carry the verdicts that count.
+  ASSERT_EQ(j.at("aggregates").size(), 2u);
+  EXPECT_EQ(j.at("aggregates")[0].at("tenant"), "alpha");
+  EXPECT_EQ(j.at("aggregates")[0].at("verdict"), "pass");
+  EXPECT_EQ(j.at("aggregates")[0].at("repetition_verdicts")[0], "pass");
+  EXPECT_TRUE(j.at("aggregates")[1].at("metrics").is_null());
   // The writer's first key is the schema version.
   EXPECT_EQ(j.begin().key(), "schema_version");
 }
@@ -135,8 +182,10 @@ TEST(JsonWriter, SchemaVersionMetaAndSummary) {
 TEST(JsonWriter, NaNWrittenAsNull) {
   const auto j = results_to_json(sample_results(), true);
   const auto& run = j.at("runs")[0];
-  EXPECT_TRUE(run.at("system").at("antt").is_null());
-  EXPECT_DOUBLE_EQ(run.at("system").at("stp").get<double>(), 1.5);
+  EXPECT_TRUE(run.at("system").at("vs_exclusive").at("antt").is_null());
+  EXPECT_DOUBLE_EQ(run.at("system").at("vs_exclusive").at("stp").get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(run.at("system").at("vs_alone").at("stp").get<double>(), 1.25);
+  EXPECT_DOUBLE_EQ(run.at("system").at("vs_alone").at("antt").get<double>(), 2.0);
   const auto& alpha = run.at("tenants")[0];
   EXPECT_TRUE(alpha.at("metrics").at("partition_cost").is_null());
   EXPECT_DOUBLE_EQ(alpha.at("metrics").at("interference").get<double>(), 1.2);
@@ -307,27 +356,32 @@ int count_lines_starting(const std::string& text, const std::string& prefix) {
   return n;
 }
 
-TEST(MarkdownWriter, OneRowPerTenantWithBoldVerdict) {
+TEST(MarkdownWriter, OneAggregateRowPerTenantWithBoldVerdict) {
   const std::string md = markdown_summary(sample_results());
-  EXPECT_EQ(count_lines_starting(md, "| pair | timeslice | 1/2 | alpha |"), 1) << md;
-  EXPECT_EQ(count_lines_starting(md, "| pair | timeslice | 1/2 | beta |"), 1) << md;
-  EXPECT_EQ(count_lines_starting(md, "| pair |"), 2) << md;
-  // Alpha's row: n 3/4, P95 3.000 / 6.000 ms, slowdown +25.0% [+10.0%, +40.0%], cutoff 40%, pass.
-  EXPECT_NE(md.find("| pair | timeslice | 1/2 | alpha | 3/4 | 3.000 | 6.000 | +25.0% [+10.0%, +40.0%] | 40% | **pass** |"),
+  // The verdicts that count, one row per (scenario, mode, tenant): n 3/3, the CI, median slowdown.
+  EXPECT_NE(md.find("| pair | timeslice | alpha | 1 | 3/3 | +25.0% [+10.0%, +40.0%] | +20.0% | n/a | 40% | **pass** |"),
             std::string::npos)
       << md;
-  // Beta has no metrics.
-  EXPECT_NE(md.find("| beta | 1/0 | 10.000 |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| n/a | 40% | **error** |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| pair | timeslice | beta | 1 | n/a | n/a | n/a | n/a | 40% | **error** |"), std::string::npos) << md;
+  EXPECT_NE(md.find("- pair (timeslice), beta: error — repetition 1: worker crashed"), std::string::npos) << md;
+  // Each repetition's row: blocks counted, P95s, CI.
+  EXPECT_NE(md.find("| pair | timeslice | 1/2 | alpha | 0/0, 0/0 | 3.000 | 6.000 | +25.0% [+10.0%, +40.0%] | pass |"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(count_lines_starting(md, "| pair | timeslice | 1/2 |"), 2) << md;
 }
 
-TEST(MarkdownWriter, ExitCodeLineAndWarnings) {
+TEST(MarkdownWriter, ExitCodeLineWarningsBlocksAndRounds) {
   const std::string md = markdown_summary(sample_results());
   EXPECT_NE(md.find("**NOT PASS**: 1 pass, 0 fail, 0 inconclusive, 0 baseline, 0 waived, 1 error — exit code 4\n"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("- warning (pair, alpha): noisy baseline: test"), std::string::npos) << md;
-  EXPECT_NE(md.find("STP 1.50, ANTT n/a"), std::string::npos) << md;
+  EXPECT_NE(md.find("- warning (pair, timeslice, alpha): noisy baseline: test"), std::string::npos) << md;
+  EXPECT_NE(md.find("STP 1.50 / ANTT n/a against exclusive, 1.25 / 2.00 against alone"), std::string::npos) << md;
+  EXPECT_NE(md.find("Rounds per repetition: 3 (abba)"), std::string::npos) << md;
+  EXPECT_NE(md.find("block 0 (colocated, round 1, attempt 1) **excluded**: processes that are not this run's used 0.50 CPUs"),
+            std::string::npos)
+      << md;
 
   Results r = sample_results();
   r.summary = RunSummary{};

@@ -1,0 +1,51 @@
+// Pieces every plan shares, and the registry: the one place that maps a mode to its plan.
+#include "harness/modes/plan.h"
+
+namespace ib {
+
+std::vector<std::size_t> all_tenants(const Scenario& s) {
+  std::vector<std::size_t> all(s.tenants.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return all;
+}
+
+std::vector<std::vector<std::size_t>> one_process_per_tenant(const Scenario& s) {
+  std::vector<std::vector<std::size_t>> p;
+  for (std::size_t i = 0; i < s.tenants.size(); ++i) p.push_back({i});
+  return p;
+}
+
+std::vector<BlockSpec> exclusive_blocks(const Scenario& s, std::size_t set) {
+  std::vector<BlockSpec> b;
+  for (std::size_t i = 0; i < s.tenants.size(); ++i) b.push_back({Phase::exclusive, set, {i}});
+  return b;
+}
+
+PhaseResult reference_to(const PhaseResult& p, const std::string& source) {
+  PhaseResult r = p;
+  r.source = source;
+  r.start_ns.clear();
+  r.duration_s.clear();
+  r.block.clear();
+  r.in_window.clear();
+  r.counted.clear();
+  r.outlier.clear();
+  r.coverage.clear();
+  r.latencies_s.clear();
+  r.latency_count.clear();
+  r.counter_samples.clear();
+  return r;
+}
+
+Plan make_plan(const Scenario& s, const ModeContext& ctx, int sequence) {
+  switch (s.mode) {
+    case Mode::exclusive: return exclusive_plan(s, ctx, sequence);
+    case Mode::timeslice: return timeslice_plan(s, ctx, sequence);
+    case Mode::mps: return mps_plan(s, ctx, sequence);
+    case Mode::mig: return mig_plan(s, ctx, sequence);
+    case Mode::streams: return streams_plan(s, ctx, sequence);
+  }
+  throw std::logic_error("no plan for this mode");
+}
+
+}  // namespace ib

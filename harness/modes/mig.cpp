@@ -1,0 +1,64 @@
+// Mode mig: each tenant on its own MIG instance (CUDA_VISIBLE_DEVICES=MIG-<uuid>) for its alone and
+// colocated blocks. A GPU in MIG mode has no whole device: the exclusive phase comes from the saved
+// baseline (--baseline, no exclusive blocks) or runs on the largest instance, and the results say which.
+#include "harness/modes/plan.h"
+
+namespace ib {
+
+namespace {
+nlohmann::json instance_json(const MigInstance& m) {
+  return {{"index", m.index}, {"gpu_instance_id", m.gpu_instance_id}, {"compute_instance_id", m.compute_instance_id},
+          {"profile", m.profile}, {"uuid", m.uuid}, {"sm_count", m.sm_count}, {"memory_bytes", m.memory_bytes}};
+}
+
+std::function<void(RunResult&)> exclusive_from_baseline(const Scenario& s, const ModeContext& ctx) {
+  return [&s, &ctx](RunResult& r) {
+    for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+      const BaselinePhase& b = ctx.baseline.at(s.name + "/" + s.tenants[i].name);
+      r.tenants[i].exclusive = b.phase;
+      r.tenants[i].resolved_params = b.phase.outcome.resolved;  // the same offered load as the baseline
+      r.tenants[i].work = b.work;
+    }
+  };
+}
+}  // namespace
+
+Plan mig_plan(const Scenario& s, const ModeContext& ctx, int) {
+  const auto it = ctx.mig_plans.find(s.name);
+  if (it == ctx.mig_plans.end()) throw std::logic_error("no MIG placement was resolved for scenario " + s.name);
+  const MigPlan& mig = it->second;
+  Plan p;
+  nlohmann::json instances = nlohmann::json::array(), assignment = nlohmann::json::object();
+  for (const auto& m : mig.instances) instances.push_back(instance_json(m));
+  for (std::size_t i = 0; i < s.tenants.size(); ++i)
+    assignment[s.tenants[i].name] = mig.instances[mig.tenant_instance[i]].uuid;
+  p.config["mig"] = {{"instances", instances}, {"assignment", assignment}};
+
+  WorkerSet placed{"mig", one_process_per_tenant(s), [&mig](std::size_t i) {
+                     return std::vector<std::string>{"CUDA_VISIBLE_DEVICES=" + mig.instances[mig.tenant_instance[i]].uuid};
+                   }};
+  placed.device_from_env = true;
+  p.sets.push_back(placed);
+  if (!ctx.baseline.empty()) {
+    p.config["exclusive_source"] = "baseline file " + ctx.baseline_file;
+    p.before = exclusive_from_baseline(s, ctx);
+  } else {
+    const MigInstance& big = mig.instances[mig.largest];
+    WorkerSet largest{"mig-largest", one_process_per_tenant(s), [&big](std::size_t) {
+                        return std::vector<std::string>{"CUDA_VISIBLE_DEVICES=" + big.uuid};
+                      }};
+    largest.device_from_env = true;
+    p.sets.push_back(largest);
+    p.round = exclusive_blocks(s, 1);
+    p.config["exclusive_source"] = "largest MIG instance " + big.profile + " (" + big.uuid + ", " +
+                                   std::to_string(big.sm_count) + " SMs): slowdowns are against that instance, not a whole GPU";
+    p.after = [](RunResult& r) {
+      for (auto& t : r.tenants) t.exclusive.source = "largest_mig_instance";
+    };
+  }
+  for (std::size_t i = 0; i < s.tenants.size(); ++i) p.round.push_back({Phase::alone, 0, {i}});
+  p.round.push_back({Phase::colocated, 0, all_tenants(s)});
+  return p;
+}
+
+}  // namespace ib

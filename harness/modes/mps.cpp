@@ -1,0 +1,44 @@
+// Mode mps: exclusive blocks in plain processes (no MPS), alone and colocated blocks in MPS clients of
+// a private control daemon (or one attached with --mps-pipe-dir), each with its thread percentage and
+// pinned-memory limit. Both sets of processes stay alive for the repetition: in the default compute
+// mode plain contexts and the MPS server share the GPU by time-slicing, and an idle one takes no turn.
+#include "harness/modes/plan.h"
+#include "harness/modes/whole_gpu.h"
+#include "harness/mps.h"
+
+namespace ib {
+
+namespace {
+std::vector<std::string> mps_client_env(const Scenario& s, const Tenant& t, const MpsDaemon& d) {
+  std::vector<std::string> env = d.client_env();
+  if (t.placement.mps_active_thread_percentage)
+    env.push_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + std::to_string(*t.placement.mps_active_thread_percentage));
+  if (t.placement.mps_pinned_mem_limit)
+    env.push_back("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=" + std::to_string(s.device) + "=" + *t.placement.mps_pinned_mem_limit);
+  return env;
+}
+}  // namespace
+
+Plan mps_plan(const Scenario& s, const ModeContext& ctx, int sequence) {
+  Plan p;
+  // One daemon per repetition (mps1, mps2, ... in the order they start), quit when the plan goes (its
+  // destructor), on every way out. The pipe folder's path stays short: it holds Unix sockets.
+  const std::string n = "mps" + std::to_string(sequence);
+  std::shared_ptr<MpsDaemon> daemon = ctx.mps_pipe_dir.empty()
+                                          ? MpsDaemon::start(ctx.run_dir + "/" + n, ctx.log_dir + "/" + n)
+                                          : MpsDaemon::attach(ctx.mps_pipe_dir);
+  p.config["mps"] = daemon->describe();
+  p.resources = daemon;
+  p.sets.push_back({"plain", one_process_per_tenant(s), [](std::size_t) { return std::vector<std::string>{}; }});
+  WorkerSet clients{"mps", one_process_per_tenant(s),
+                    [&s, d = daemon.get()](std::size_t i) { return mps_client_env(s, s.tenants[i], *d); }};
+  clients.mps_client = true;
+  p.sets.push_back(clients);
+  p.round = exclusive_blocks(s, 0);
+  for (std::size_t i = 0; i < s.tenants.size(); ++i) p.round.push_back({Phase::alone, 1, {i}});
+  p.round.push_back({Phase::colocated, 1, all_tenants(s)});
+  note_mig_instance(p, ctx);
+  return p;
+}
+
+}  // namespace ib

@@ -1,0 +1,97 @@
+// A mode is a plan (DESIGN.md section 3): which worker processes exist for a repetition, with which
+// environment, which blocks one round holds, what is set up before the workers start and torn down
+// after them, and which phases are not measured but taken from elsewhere. The orchestrator runs any
+// plan and knows nothing of MPS or MIG. Adding a mode: one file in harness/modes/ that returns a Plan,
+// and one line in harness/modes/registry.cpp.
+#pragma once
+
+#include "harness/nvml.h"
+#include "harness/results.h"
+#include "harness/scenario.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ib {
+
+// Mode mig: where each tenant of a scenario runs (resolved and validated before anything runs).
+struct MigPlan {
+  std::vector<MigInstance> instances;        // every MIG device of the GPU
+  std::vector<std::size_t> tenant_instance;  // per tenant: index into instances
+  std::size_t largest = 0;                   // where the exclusive phase runs when there is no baseline
+};
+
+// An exclusive phase read from a saved results file, with the work per sample it was measured with.
+struct BaselinePhase {
+  std::string workload;
+  PhaseResult phase;
+  Work work;
+};
+
+// What the modes were given and found before anything ran (prepare_modes fills it).
+struct ModeContext {
+  std::string run_dir;            // private temporary folder of this invocation (MPS pipes)
+  std::string log_dir;            // --out/logs (the MPS daemon's logs go below it)
+  std::string mps_pipe_dir;       // mode mps: attach to this daemon instead of starting one
+  std::map<std::string, MigPlan> mig_plans;  // mode mig: by scenario name
+  // Saved exclusive phases (--baseline), by "<scenario>/<tenant>": used instead of measuring.
+  std::map<std::string, BaselinePhase> baseline;
+  std::string baseline_file;
+  nlohmann::json device;          // what was read about the device (compute mode, MIG mode), per run
+  // Non-empty when the GPU is in MIG mode: modes other than mig then run on the one MIG instance CUDA
+  // shows a worker, and this says so in each such run (mode_config.exclusive_source).
+  std::string mig_instance_note;
+};
+
+// Worker processes of one kind, alive for the whole repetition: e.g. plain processes for the
+// exclusive blocks and MPS clients for the alone and colocated blocks.
+struct WorkerSet {
+  std::string name;                                 // in log file names: "plain", "mps", "mig", ...
+  std::vector<std::vector<std::size_t>> processes;  // per process: the tenants it runs (slots, in order)
+  // The environment a process gets on top of the harness's, by its first tenant.
+  std::function<std::vector<std::string>(std::size_t tenant)> env;
+  bool mps_client = false;        // its env reaches an MPS daemon (otherwise MPS is kept away)
+  bool device_from_env = false;   // CUDA_VISIBLE_DEVICES names its device: CUDA device 0 inside
+};
+
+// One block of a round: `tenants` of worker set `set` are released together and measure `phase`.
+struct BlockSpec {
+  Phase phase = Phase::exclusive;
+  std::size_t set = 0;
+  std::vector<std::size_t> tenants;
+};
+
+struct Plan {
+  nlohmann::json config = nlohmann::json::object();  // merged into mode_config
+  std::vector<WorkerSet> sets;
+  std::vector<BlockSpec> round;   // one round's blocks in canonical order (rounds reorder them)
+  // Before any worker starts (e.g. exclusive phases from a baseline file) and after the last block
+  // (e.g. alone := exclusive under time-slicing). May be empty.
+  std::function<void(RunResult&)> before;
+  std::function<void(RunResult&)> after;
+  // What the plan set up (an MPS daemon); released when the plan is destroyed, on every way out.
+  std::shared_ptr<void> resources;
+};
+
+// The per-mode plan makers (one file each) and the registry that picks one. `sequence` counts the
+// plans this invocation made (1, 2, ...), for names that must not repeat (the MPS daemon's folders).
+Plan exclusive_plan(const Scenario& s, const ModeContext& ctx, int sequence);
+Plan timeslice_plan(const Scenario& s, const ModeContext& ctx, int sequence);
+Plan mps_plan(const Scenario& s, const ModeContext& ctx, int sequence);
+Plan mig_plan(const Scenario& s, const ModeContext& ctx, int sequence);
+Plan streams_plan(const Scenario& s, const ModeContext& ctx, int sequence);
+// Throws CannotRunError when the mode's resources cannot be set up (the MPS daemon would not start).
+Plan make_plan(const Scenario& s, const ModeContext& ctx, int sequence);
+
+// Shared by the plans: exclusive blocks, one per tenant, on set `set`; one process per tenant.
+std::vector<BlockSpec> exclusive_blocks(const Scenario& s, std::size_t set);
+std::vector<std::vector<std::size_t>> one_process_per_tenant(const Scenario& s);
+std::vector<std::size_t> all_tenants(const Scenario& s);
+// A phase that is by definition another one (alone under time-slicing is exclusive): its outcome
+// and statistics, no repeated samples.
+PhaseResult reference_to(const PhaseResult& p, const std::string& source);
+
+}  // namespace ib

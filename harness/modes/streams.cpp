@@ -1,0 +1,22 @@
+// Mode streams: the colocated tenants as threads of one worker process, each with its own stream
+// (the in-process reference). Exclusive blocks run in a process per tenant; alone = exclusive.
+#include "harness/modes/plan.h"
+#include "harness/modes/whole_gpu.h"
+
+namespace ib {
+
+Plan streams_plan(const Scenario& s, const ModeContext& ctx, int) {
+  Plan p;
+  const auto none = [](std::size_t) { return std::vector<std::string>{}; };
+  p.sets.push_back({"plain", one_process_per_tenant(s), none});
+  p.sets.push_back({"streams", {all_tenants(s)}, none});
+  p.round = exclusive_blocks(s, 0);
+  p.round.push_back({Phase::colocated, 1, all_tenants(s)});
+  p.after = [](RunResult& r) {
+    for (auto& t : r.tenants) t.alone = reference_to(t.exclusive, "exclusive");
+  };
+  note_mig_instance(p, ctx);
+  return p;
+}
+
+}  // namespace ib

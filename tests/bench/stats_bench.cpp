@@ -1,6 +1,7 @@
 // Google Benchmark (not a timed test): statistics over 10 million samples and JSON writing of a
 // 1-million-sample result. Figures are recorded in docs/performance.md.
 #include "harness/analysis.h"
+#include "harness/bootstrap.h"
 #include "harness/metrics.h"
 #include "harness/stats.h"
 #include "reports/json_writer.h"
@@ -53,6 +54,33 @@ void BM_P95SlowdownBootstrap(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(ib::p95_slowdown({{c}}, {{e}}, 1, 1000));
 }
 BENCHMARK(BM_P95SlowdownBootstrap)->Arg(3000)->Unit(benchmark::kMillisecond);
+
+// The hierarchical moving-block bootstrap (harness/bootstrap.h): 3 repetitions x 3 blocks x 3,000
+// samples per side, 1,000 resamples, P95. Blocks are AR(1) (rho 0.7) log-normal series, so the
+// run lengths are the ones the rule picks for autocorrelated samples.
+ib::BlockedSamples make_blocked(std::size_t reps, std::size_t blocks, std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> eps(0.0, 0.05 * std::sqrt(1.0 - 0.7 * 0.7));
+  ib::BlockedSamples d(reps, std::vector<std::vector<double>>(blocks, std::vector<double>(n)));
+  for (auto& rep : d)
+    for (auto& block : rep) {
+      double z = 0.0;
+      for (auto& x : block) {
+        z = 0.7 * z + eps(rng);
+        x = 0.01 * std::exp(z);
+      }
+    }
+  return d;
+}
+
+void BM_HierarchicalBootstrap(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const auto c = make_blocked(3, 3, n, 7);
+  const auto e = make_blocked(3, 3, n, 8);
+  for (auto _ : state) benchmark::DoNotOptimize(ib::percentile_ratio_ci(c, e, 95.0, 1, 1000));
+  state.SetItemsProcessed(state.iterations() * 1000);  // replicates
+}
+BENCHMARK(BM_HierarchicalBootstrap)->Arg(3000)->Unit(benchmark::kMillisecond);
 
 void BM_JsonWrite1M(benchmark::State& state) {
   ib::Results r;

@@ -274,17 +274,20 @@ struct OutputFiles {
 // Runs every repetition of every planned scenario; the files are rewritten after each one.
 void execute(const RunOptions& o, const std::vector<Scenario>& plan, const std::map<Mode, std::string>& waived_modes,
              Orchestrator& orchestrator, Results& results, const OutputFiles& out) {
-  std::size_t index = 0;
+  // Bootstrap seeds: repetition `rep` of the k-th planned scenario uses seed + (k << 16) + (rep - 1) * 977,
+  // its tenant i that + i; the aggregate of the scenario seed + (k << 16) + 0x8000 (+ i). So a run is
+  // reproducible from meta.bootstrap.seed and no two estimates share a stream.
+  std::uint64_t index = 0;
   const auto add = [&](RunResult run) {
     results.runs.push_back(std::move(run));
-    update_aggregates(results, results.runs.back(), o.seed + (static_cast<std::uint64_t>(index) << 16), o.resamples);
+    update_aggregates(results, results.runs.back(), o.seed + (index << 16) + 0x8000, o.resamples);
     results.summary = summarize_results(results.aggregates, static_cast<int>(results.runs.size()), orchestrator.interrupted());
     out.write(results);  // after every repetition: an interrupted run keeps what it finished
   };
   for (const auto& s : plan) {
-    ++index;
     if (const auto w = waived_modes.find(s.mode); w != waived_modes.end()) {
       add(waived_run(s, w->second));
+      ++index;
       continue;
     }
     for (int rep = 1; rep <= s.repetitions && !orchestrator.interrupted(); ++rep) {
@@ -295,9 +298,10 @@ void execute(const RunOptions& o, const std::vector<Scenario>& plan, const std::
         out.write(results);
         throw;
       }
-      finalize_run(run, o.seed + (static_cast<std::uint64_t>(index) << 16) + static_cast<std::uint64_t>(rep) * 977, o.resamples);
+      finalize_run(run, o.seed + (index << 16) + static_cast<std::uint64_t>(rep - 1) * 977, o.resamples);
       add(std::move(run));
     }
+    ++index;
     if (orchestrator.interrupted()) break;
   }
 }

@@ -131,6 +131,7 @@ bool run_tenant(const WorkerOptions& o, std::size_t slot, const Registry& regist
     // Warm-up: at least one sample, then until warmup_s has passed.
     const std::int64_t warm_end = monotonic_ns() + static_cast<std::int64_t>(o.warmup_s * 1e9);
     std::size_t warm_samples = 0;
+    workload->begin_block(monotonic_ns());
     executor->run_samples(
         *workload, [&] { return warm_samples == 0 || (monotonic_ns() < warm_end && !control.stop); },
         [&](TimedSample&&) { ++warm_samples; });
@@ -150,6 +151,7 @@ bool run_tenant(const WorkerOptions& o, std::size_t slot, const Registry& regist
     }
     const std::int64_t start = monotonic_ns();
     reporter.send({{"type", "started"}, {"t_ns", start}}, slot);
+    workload->begin_block(start);
     const std::int64_t end = start + static_cast<std::int64_t>(o.duration_s * 1e9);
     SampleBatcher batcher(reporter, slot);
     executor->run_samples(

@@ -120,8 +120,10 @@ std::optional<BlockCommand> next_block(Control& control, std::size_t slot) {
 // One block: a short re-warm (unreported: clocks and caches after the idle gap), then the measurement.
 void measure_block(const WorkerOptions& o, std::size_t slot, const BlockCommand& cmd, Workload& workload,
                    Executor& executor, Reporter& reporter, Control& control) {
-  const std::int64_t rewarm_end = monotonic_ns() + static_cast<std::int64_t>(o.rewarm_s * 1e9);
+  const std::int64_t rewarm_start = monotonic_ns();
+  const std::int64_t rewarm_end = rewarm_start + static_cast<std::int64_t>(o.rewarm_s * 1e9);
   std::size_t rewarm_samples = 0;
+  workload.begin_block(rewarm_start);  // an open-loop schedule idle since the last block starts afresh
   executor.run_samples(
       workload, [&] { return rewarm_samples == 0 || (monotonic_ns() < rewarm_end && !control.stopped(cmd.block)); },
       [&](TimedSample&&) { ++rewarm_samples; });

@@ -52,7 +52,8 @@ struct ExecContext {
 
 // Per-sample extras a workload may fill in (the harness times the sample itself).
 struct SampleOutput {
-  // Per-request latencies inside this sample, for latency-type workloads (completion - arrival).
+  // Per-request latencies inside this sample, for latency-type workloads (completion - intended
+  // arrival); may be empty (an open-loop slice in which no request arrived).
   std::vector<double> latencies_s;
   // Named amounts this sample produced beside its work, e.g. {"slo_met_requests", 37} or
   // {"bus_bytes", 1.2e9}. The harness sums each over the counted samples of a phase and reports
@@ -65,17 +66,31 @@ class Workload {
   virtual ~Workload() = default;
   // Allocates and initialises inputs and checks the result against a reference on small inputs.
   virtual void setup(const ExecContext& ctx) = 0;
+  // Called by the worker at each measurement block's release (release_ns: CLOCK_MONOTONIC ns, the
+  // block's start) and at the start of warm-up, after setup() and before that block's first
+  // run_sample, with no sample of this workload in flight. Open-loop (latency) workloads start one
+  // continuous arrival schedule there (kernels/open_loop.h), so arrivals count from the release and
+  // never restart per sample; a workload that was never told starts its schedule at its first
+  // run_sample. Other workloads ignore it.
+  virtual void begin_block(std::int64_t release_ns) { (void)release_ns; }
   // Runs (host) or enqueues on ctx.stream (CUDA) exactly one sample of work.
   virtual void run_sample(const ExecContext& ctx, SampleOutput& out) = 0;
   // Called by the executor after the sample's end event completed (CUDA) or run_sample returned
   // (host), before the sample is reported; throws WorkloadError when the sample's work did not
   // really happen, e.g. an aborted collective whose kernels were unblocked rather than finished.
   // A CUDA executor keeps two samples in flight, so this is not called right after run_sample.
+  // Called once per run_sample, in the same order. The `out` given to that run_sample stays alive
+  // and unread until this returns, so a workload that does not wait for its GPU work in
+  // run_sample may finish filling it here (the open-loop CUDA workloads read their requests'
+  // completion events here and add the latencies).
   virtual void check_sample() {}
-  // Called by the worker at each measurement block's release (and at the start of warm-up), before
-  // that block's first sample: open-loop workloads start one continuous arrival schedule there.
+  // Called by the worker at each measurement block's release (and at the start of warm-up and of each
+  // block's re-warm), before that block's first sample: open-loop workloads start one continuous
+  // arrival schedule there.
   virtual void begin_block(std::int64_t release_ns) { (void)release_ns; }
-  // The work one sample does; constant for a configured workload.
+  // The work one sample does; constant for a configured workload. For an open-loop workload it is
+  // the expected number of requests per sample (`requests`): a sample is a fixed slice of arrival
+  // schedule time, and the actual count in the slice (Poisson) is its counters["requests"].
   virtual Work work_per_sample() const = 0;
   virtual void teardown() = 0;
   // Parameters the workload chose itself in setup(), as params that would make it choose the same

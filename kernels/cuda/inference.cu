@@ -4,23 +4,31 @@
 // a request costs one launch on the host.
 //
 // latency: small fixed-size requests, open-loop (Poisson arrivals at `rate`, or at `load` x the
-//   capacity measured at setup) or closed-loop (`concurrency` requests outstanding). A sample is a
-//   window of `requests` requests; per-request latency = completion - arrival, queueing included,
+//   capacity measured at setup) or closed-loop (`concurrency` requests outstanding). Open loop: one
+//   continuous arrival schedule per block (kernels/open_loop.h, from Workload::begin_block), a sample
+//   is the next slice of requests / rate seconds of it; closed loop: a sample is a window of
+//   `requests` requests. Per-request latency = completion - intended arrival, queueing included,
 //   goes into SampleOutput::latencies_s.
-// serve: requests of random sizes (1..max_request_rows rows) arriving open-loop, dynamically
-//   batched (all waiting requests that fit in max_batch rows, at most `inflight` batches on the
-//   GPU, each batch padded to the next power-of-two graph); latencies as for `latency`. Goodput =
-//   requests with latency <= slo_ms per second: each sample reports counters["slo_met_requests"]
-//   (acct::count_within) and counters["requests"], and the harness's rate of slo_met_requests is
-//   the goodput; counters["batches"] (batches launched, so requests / batches is the mean batch
-//   size in requests) shows how much batching the load caused. `latency` reports
-//   counters["requests"].
+// serve: requests of random sizes (1..max_request_rows rows) arriving open-loop as for `latency`,
+//   dynamically batched (all waiting requests of the slice that fit in max_batch rows, at most
+//   `inflight` batches on the GPU, each batch padded to the next power-of-two graph); latencies as
+//   for `latency`. Goodput = requests with latency <= slo_ms per second: each sample reports
+//   counters["slo_met_requests"] (acct::count_within) and counters["requests"], and the harness's
+//   rate of slo_met_requests is the goodput; counters["batches"] (batches launched, so requests /
+//   batches is the mean batch size in requests) shows how much batching the load caused. `latency`
+//   reports counters["requests"]. In open loop counters["requests"] is the slice's actual
+//   (Poisson) count, while work_per_sample is the expected count `requests`.
 //
-// Completion times: each request's (or batch's) completion event is timed against an anchor event
-// recorded on the idle stream at the start of the window, whose CLOCK_MONOTONIC time is the
-// midpoint of the host clock around record+wait (the narrowest of up to five tries). Arrival times
-// are the scheduled (not the actual) launch times, so a late host does not hide queueing (no
-// coordinated omission).
+// Open loop never waits for the GPU in run_sample: the host issues each request at its intended
+// arrival (at once when behind), and a slice's latencies are read in check_sample, once the executor
+// saw the sample's end event complete (OpenLoopTracker). Waiting at the end of each sample would leave
+// the next slice's due arrivals unissued while the GPU drained.
+//
+// Completion times: events timed against an anchor event recorded on the idle stream, whose
+// CLOCK_MONOTONIC time is the midpoint of the host clock around record+wait (the narrowest of up to
+// five tries); closed loop anchors every window, open loop anchors when none of its slices is in
+// flight and chains from slice to slice (OpenLoopTracker). Arrival times are the intended (not the
+// actual) launch times, so a late host does not hide queueing (no coordinated omission).
 //
 // Correctness (setup): every captured graph is run once; each layer's output must be finite and
 // 32 sampled elements per layer must match a float64 CPU reference computed from that layer's
@@ -39,6 +47,7 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -130,6 +139,132 @@ class EventClock {
   std::array<cudaEvent_t, 2> anchors_{};  // [0]: the anchor
   std::vector<cudaEvent_t> events_;
   std::int64_t anchor_ns_ = 0;
+};
+
+// Completion times of open-loop requests, read without synchronising in run_sample.
+//
+// run_sample enqueues one slice of the arrival schedule and returns without waiting for the GPU;
+// check_sample (called once per sample, in order, after the sample's end event completed) completes
+// the oldest slice: all its completion events were recorded before that end event on the same
+// stream, so they are complete too, and its latencies go into the SampleOutput that run_sample got
+// (Workload::check_sample keeps it alive until then).
+//
+// Timing: each slice records a mark event as it opens. A slice opened while none is in flight is
+// timed from a fresh anchor (anchor_event, which drains the stream: there is none of our work on it
+// then); every other mark is timed from the previous slice's mark, and each completion event from
+// its slice's mark. Chaining short intervals keeps cudaEventElapsedTime's float milliseconds at
+// ~ns resolution, where timing everything from one anchor would lose microseconds after tens of
+// seconds (the executor chains its sample starts for the same reason).
+class OpenLoopTracker {
+ public:
+  struct Slice {
+    SampleOutput* out = nullptr;
+    std::uint64_t seq = 0;                  // slices are numbered in the order they were opened
+    std::vector<std::int64_t> arrival_ns;   // intended arrivals
+    std::vector<std::size_t> done_by;       // request i completes with done[done_by[i]]
+    std::vector<cudaEvent_t> done;          // completion events, in stream order
+    cudaEvent_t mark = nullptr;
+    bool anchored = false;                  // mark timed from the anchor, not from the previous mark
+  };
+
+  OpenLoopTracker() {
+    for (auto& e : anchors_) IB_CHECK(cudaEventCreate(&e));
+  }
+  ~OpenLoopTracker() {
+    for (auto& sl : pending_) {
+      destroy(sl.mark);
+      for (cudaEvent_t e : sl.done) destroy(e);
+    }
+    for (cudaEvent_t e : free_) destroy(e);
+    destroy(prev_mark_);
+    for (cudaEvent_t e : anchors_) destroy(e);
+  }
+  OpenLoopTracker(const OpenLoopTracker&) = delete;
+  OpenLoopTracker& operator=(const OpenLoopTracker&) = delete;
+
+  // Creates events ahead, so a measured block does not start by creating them.
+  void reserve(std::size_t n) {
+    while (free_.size() < n) {
+      free_.push_back(nullptr);
+      IB_CHECK(cudaEventCreate(&free_.back()));
+    }
+  }
+
+  // Starts a slice whose requests the caller then enqueues on s; `out` receives its latencies.
+  Slice& open(cudaStream_t s, SampleOutput& out, std::vector<std::int64_t> arrival_ns) {
+    Slice sl;
+    if (pending_.empty()) {
+      anchor_ns_ = anchor_event(anchors_, s).ns;
+      sl.anchored = true;
+    }
+    sl.out = &out;
+    sl.seq = next_seq_++;
+    sl.done_by.assign(arrival_ns.size(), 0);
+    sl.arrival_ns = std::move(arrival_ns);
+    pending_.push_back(std::move(sl));
+    Slice& p = pending_.back();  // deque: stays valid while later slices are opened
+    p.mark = acquire();
+    IB_CHECK(cudaEventRecord(p.mark, s));
+    return p;
+  }
+
+  // Records on s the completion event of requests [first, last) of `sl`, enqueued just before.
+  cudaEvent_t record_done(cudaStream_t s, Slice& sl, std::size_t first, std::size_t last) {
+    sl.done.push_back(acquire());  // owned by the slice before anything can throw
+    IB_CHECK(cudaEventRecord(sl.done.back(), s));
+    for (std::size_t i = first; i < last; ++i) sl.done_by[i] = sl.done.size() - 1;
+    return sl.done.back();
+  }
+
+  // Completes the oldest slice (its events must have completed): fills its out->latencies_s,
+  // recycles its events and returns it (its event handles are only for comparison from now on).
+  Slice complete_oldest() {
+    if (pending_.empty()) throw WorkloadError("open loop: check_sample without a pending slice");
+    {  // read everything before the slice leaves pending_, so that a throw leaks no event
+      const Slice& front = pending_.front();
+      const std::int64_t mark_ns = front.anchored ? anchor_ns_ + elapsed_ns(anchors_[0], front.mark)
+                                                  : prev_mark_ns_ + elapsed_ns(prev_mark_, front.mark);
+      std::vector<std::int64_t> done_ns(front.done.size());
+      for (std::size_t k = 0; k < front.done.size(); ++k) done_ns[k] = mark_ns + elapsed_ns(front.mark, front.done[k]);
+      front.out->latencies_s.resize(front.arrival_ns.size());
+      for (std::size_t i = 0; i < front.arrival_ns.size(); ++i)
+        front.out->latencies_s[i] = static_cast<double>(done_ns[front.done_by[i]] - front.arrival_ns[i]) * 1e-9;
+      prev_mark_ns_ = mark_ns;
+    }
+    Slice sl = std::move(pending_.front());
+    pending_.pop_front();
+    release(prev_mark_);
+    prev_mark_ = sl.mark;  // the next slice's mark is timed from this one
+    for (cudaEvent_t e : sl.done) release(e);
+    return sl;
+  }
+
+ private:
+  static std::int64_t elapsed_ns(cudaEvent_t from, cudaEvent_t to) {
+    float ms = 0.0f;
+    IB_CHECK(cudaEventElapsedTime(&ms, from, to));
+    return static_cast<std::int64_t>(static_cast<double>(ms) * 1e6);
+  }
+  static void destroy(cudaEvent_t e) {
+    if (e) cudaEventDestroy(e);  // best effort: never throws (destructor)
+  }
+  cudaEvent_t acquire() {
+    if (free_.empty()) reserve(1);
+    const cudaEvent_t e = free_.back();
+    free_.pop_back();
+    return e;
+  }
+  void release(cudaEvent_t e) {
+    if (e) free_.push_back(e);
+  }
+
+  std::array<cudaEvent_t, 2> anchors_{};  // [0]: the anchor (see anchor_event)
+  std::int64_t anchor_ns_ = 0;
+  std::deque<Slice> pending_;
+  std::vector<cudaEvent_t> free_;
+  cudaEvent_t prev_mark_ = nullptr;  // mark of the last completed slice
+  std::int64_t prev_mark_ns_ = 0;
+  std::uint64_t next_seq_ = 0;
 };
 
 class RequestModel {
@@ -274,37 +409,76 @@ struct LatencyConfig {
 
 class Latency final : public Workload {
  public:
-  explicit Latency(const Params& p) : cfg_(p), rng_(cfg_.seed) {}
+  explicit Latency(const Params& p) : cfg_(p) {}
 
   void setup(const ExecContext& ctx) override {
     query_device(ctx.device);
     auto s = static_cast<cudaStream_t>(ctx.stream);
     model_ = std::make_unique<RequestModel>(s, cfg_.hidden, cfg_.layers, std::vector<int>{cfg_.batch});
-    clock_ = std::make_unique<EventClock>(static_cast<std::size_t>(cfg_.requests));
     service_s_ = model_->service_time_s(0, s);
     rate_ = cfg_.rate > 0 ? cfg_.rate : cfg_.load / service_s_;
+    if (cfg_.open) {
+      schedule_.emplace(rate_, static_cast<double>(cfg_.requests), cfg_.seed);
+      tracker_ = std::make_unique<OpenLoopTracker>();
+      tracker_->reserve(2 * static_cast<std::size_t>(cfg_.requests) + 4);  // two slices in flight
+    } else {
+      clock_ = std::make_unique<EventClock>(static_cast<std::size_t>(cfg_.requests));
+    }
+  }
+
+  void begin_block(std::int64_t release_ns) override {
+    if (schedule_) schedule_->start(release_ns);
   }
 
   void run_sample(const ExecContext& ctx, SampleOutput& out) override {
     auto s = static_cast<cudaStream_t>(ctx.stream);
+    if (cfg_.open)
+      run_open(s, out);
+    else
+      run_closed(s, out);
+  }
+
+  // Open loop: the slice's latencies, now that the executor saw its end event complete.
+  void check_sample() override {
+    if (cfg_.open) tracker_->complete_oldest();
+  }
+
+  // Open loop: the expected requests per sample (the actual count is counters["requests"]).
+  Work work_per_sample() const override { return {static_cast<double>(cfg_.requests), "request"}; }
+  // The arrival rate derived from `load` at setup, so that later phases offer the same load.
+  Params resolved_params() const override { return cfg_.open ? Params{{"rate", rate_}} : Params::object(); }
+
+  void teardown() override {
+    tracker_.reset();
+    clock_.reset();
+    model_.reset();
+  }
+
+ private:
+  // One slice of the block's arrival schedule, each request launched at its intended arrival (at
+  // once when the host is behind); latencies follow in check_sample.
+  void run_open(cudaStream_t s, SampleOutput& out) {
+    if (!schedule_->started()) schedule_->start(mono_ns());
+    const ArrivalSlice slice = schedule_->next_slice();
+    OpenLoopTracker::Slice& pending = tracker_->open(s, out, slice.arrival_ns);
+    issue_slice(slice, [&](std::size_t i) {
+      model_->launch(0, s);
+      tracker_->record_done(s, pending, i, i + 1);
+    });
+    out.counters["requests"] = static_cast<double>(slice.arrival_ns.size());
+  }
+
+  // `requests` requests with `concurrency` outstanding; arrival = when a request is issued.
+  void run_closed(cudaStream_t s, SampleOutput& out) {
     const std::size_t n = static_cast<std::size_t>(cfg_.requests);
+    const std::size_t c = static_cast<std::size_t>(cfg_.concurrency);
     clock_->anchor(s);
     std::vector<std::int64_t> arrival(n);
-    if (cfg_.open) {
-      arrival = ib::poisson_arrivals(mono_ns(), rate_, n, rng_);
-      for (std::size_t i = 0; i < n; ++i) {
-        wait_until_ns(arrival[i]);
-        model_->launch(0, s);
-        IB_CHECK(cudaEventRecord(clock_->at(i), s));
-      }
-    } else {
-      const std::size_t c = static_cast<std::size_t>(cfg_.concurrency);
-      for (std::size_t i = 0; i < n; ++i) {
-        if (i >= c) IB_CHECK(cudaEventSynchronize(clock_->at(i - c)));
-        arrival[i] = mono_ns();
-        model_->launch(0, s);
-        IB_CHECK(cudaEventRecord(clock_->at(i), s));
-      }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i >= c) IB_CHECK(cudaEventSynchronize(clock_->at(i - c)));
+      arrival[i] = mono_ns();
+      model_->launch(0, s);
+      IB_CHECK(cudaEventRecord(clock_->at(i), s));
     }
     IB_CHECK(cudaEventSynchronize(clock_->at(n - 1)));
     out.latencies_s.resize(n);
@@ -312,20 +486,11 @@ class Latency final : public Workload {
     out.counters["requests"] = static_cast<double>(n);
   }
 
-  Work work_per_sample() const override { return {static_cast<double>(cfg_.requests), "request"}; }
-  // The arrival rate derived from `load` at setup, so that later phases offer the same load.
-  Params resolved_params() const override { return cfg_.open ? Params{{"rate", rate_}} : Params::object(); }
-
-  void teardown() override {
-    clock_.reset();
-    model_.reset();
-  }
-
- private:
   LatencyConfig cfg_;
-  std::mt19937_64 rng_;
   std::unique_ptr<RequestModel> model_;
-  std::unique_ptr<EventClock> clock_;
+  std::optional<OpenLoopSchedule> schedule_;  // open loop, built in setup once the rate is known
+  std::unique_ptr<OpenLoopTracker> tracker_;  // open loop
+  std::unique_ptr<EventClock> clock_;         // closed loop
   double service_s_ = 0.0, rate_ = 0.0;
 };
 
@@ -357,75 +522,108 @@ struct ServeConfig {
 
 class Serve final : public Workload {
  public:
-  explicit Serve(const Params& p) : cfg_(p), rng_(cfg_.seed) {}
+  explicit Serve(const Params& p) : cfg_(p) { reseed_sizes(); }
 
   void setup(const ExecContext& ctx) override {
     query_device(ctx.device);
     auto s = static_cast<cudaStream_t>(ctx.stream);
     model_ = std::make_unique<RequestModel>(s, cfg_.hidden, cfg_.layers, cfg_.buckets());
-    clock_ = std::make_unique<EventClock>(static_cast<std::size_t>(cfg_.requests));  // <= one batch per request
     // Capacity: full batches back to back, divided by the mean request size.
     const double full_s = model_->service_time_s(model_->buckets() - 1, s);
     const double mean_rows = (1.0 + cfg_.max_request_rows) / 2.0;
     rate_ = cfg_.rate > 0 ? cfg_.rate : cfg_.load * (cfg_.max_batch / full_s) / mean_rows;
+    schedule_.emplace(rate_, static_cast<double>(cfg_.requests), cfg_.seed);
+    tracker_ = std::make_unique<OpenLoopTracker>();
+    tracker_->reserve(2 * static_cast<std::size_t>(cfg_.requests) + 4);  // <= one batch per request
   }
 
+  // A new schedule, and request sizes drawn afresh, so every block sees the same request sequence.
+  void begin_block(std::int64_t release_ns) override {
+    if (schedule_) schedule_->start(release_ns);
+    reseed_sizes();
+  }
+
+  // One slice of the block's arrival schedule, batched as requests arrive: whenever a batch slot is
+  // free, every request of the slice that has arrived and fits in max_batch rows goes in one batch.
+  // Batches do not span slices (a request belongs to its slice's sample), so a server behind its
+  // schedule may launch one smaller batch per slice than it would otherwise.
   void run_sample(const ExecContext& ctx, SampleOutput& out) override {
     auto s = static_cast<cudaStream_t>(ctx.stream);
-    const std::size_t n = static_cast<std::size_t>(cfg_.requests);
+    if (!schedule_->started()) schedule_->start(mono_ns());
+    const ArrivalSlice slice = schedule_->next_slice();
+    const std::vector<std::int64_t>& arrival = slice.arrival_ns;
+    const std::size_t n = arrival.size();
     std::uniform_int_distribution<int> size(1, cfg_.max_request_rows);
     std::vector<int> rows(n);
-    for (auto& r : rows) r = size(rng_);
-    clock_->anchor(s);
-    const std::vector<std::int64_t> arrival = ib::poisson_arrivals(mono_ns(), rate_, n, rng_);
-    std::vector<std::size_t> batch_of(n);
-    std::deque<std::size_t> in_flight;  // batch ids on the GPU
-    std::size_t next_arrival = 0, next_pending = 0, batches = 0;
-    while (next_pending < n) {
+    for (auto& r : rows) r = size(sizes_rng_);
+    OpenLoopTracker::Slice& pending = tracker_->open(s, out, arrival);
+    std::size_t next = 0, batches = 0;  // next: the first request not launched yet
+    while (next < n) {
+      wait_until_ns(arrival[next]);  // idle until a request is waiting (at once if one already is)
+      wait_for_batch_slot();         // requests that arrive meanwhile join the batch
       const std::int64_t now = mono_ns();
-      while (next_arrival < n && arrival[next_arrival] <= now) ++next_arrival;
-      while (!in_flight.empty()) {
-        const cudaError_t q = cudaEventQuery(clock_->at(in_flight.front()));
-        if (q == cudaErrorNotReady) break;
-        IB_CHECK(q);
-        in_flight.pop_front();
-      }
-      if (next_pending < next_arrival && in_flight.size() < static_cast<std::size_t>(cfg_.inflight)) {
-        int total = 0;
-        std::size_t i = next_pending;
-        while (i < next_arrival && total + rows[i] <= cfg_.max_batch) total += rows[i++];
-        model_->launch(model_->bucket_for(total), s);
-        IB_CHECK(cudaEventRecord(clock_->at(batches), s));
-        for (std::size_t r = next_pending; r < i; ++r) batch_of[r] = batches;
-        in_flight.push_back(batches++);
-        next_pending = i;
-      } else if (next_pending == next_arrival && in_flight.empty() && next_arrival < n) {
-        wait_until_ns(arrival[next_arrival]);  // idle until the next request arrives
-      }
+      std::size_t end = next;
+      int total = 0;
+      while (end < n && arrival[end] <= now && total + rows[end] <= cfg_.max_batch) total += rows[end++];
+      if (end == next) throw WorkloadError("serve: a request has more rows than max_batch");  // waived in supported()
+      model_->launch(model_->bucket_for(total), s);
+      in_flight_.push_back({tracker_->record_done(s, pending, next, end), pending.seq});
+      ++batches;
+      next = end;
     }
-    IB_CHECK(cudaEventSynchronize(clock_->at(batches - 1)));
-    out.latencies_s.resize(n);
-    for (std::size_t i = 0; i < n; ++i)
-      out.latencies_s[i] = static_cast<double>(clock_->time_ns(batch_of[i]) - arrival[i]) * 1e-9;
+    wait_until_ns(slice.end_ns);  // the sample spans its slice of schedule time
     out.counters["requests"] = static_cast<double>(n);
     out.counters["batches"] = static_cast<double>(batches);
-    out.counters["slo_met_requests"] = static_cast<double>(acct::count_within(out.latencies_s, cfg_.slo_ms * 1e-3));
   }
 
+  // The slice's latencies (and goodput numerator), now that the executor saw its end event complete.
+  void check_sample() override {
+    const OpenLoopTracker::Slice done = tracker_->complete_oldest();
+    // Its batches have completed and their events are recycled: they are no longer in flight.
+    while (!in_flight_.empty() && in_flight_.front().slice <= done.seq) in_flight_.pop_front();
+    done.out->counters["slo_met_requests"] =
+        static_cast<double>(acct::count_within(done.out->latencies_s, cfg_.slo_ms * 1e-3));
+  }
+
+  // The expected requests per sample (the actual count is counters["requests"]).
   Work work_per_sample() const override { return {static_cast<double>(cfg_.requests), "request"}; }
   // The arrival rate derived from `load` at setup, so that later phases offer the same load.
   Params resolved_params() const override { return {{"rate", rate_}}; }
 
   void teardown() override {
-    clock_.reset();
+    in_flight_.clear();
+    tracker_.reset();
     model_.reset();
   }
 
  private:
+  struct Batch {
+    cudaEvent_t done;
+    std::uint64_t slice;  // OpenLoopTracker::Slice::seq
+  };
+
+  // Returns once fewer than `inflight` batches are on the GPU, retiring completed ones (oldest
+  // first: one stream completes them in order).
+  void wait_for_batch_slot() {
+    while (!in_flight_.empty()) {
+      if (in_flight_.size() >= static_cast<std::size_t>(cfg_.inflight))
+        IB_CHECK(cudaEventSynchronize(in_flight_.front().done));
+      const cudaError_t q = cudaEventQuery(in_flight_.front().done);
+      if (q == cudaErrorNotReady) return;  // still running, but a slot is free
+      IB_CHECK(q);
+      in_flight_.pop_front();
+    }
+  }
+
+  // Request sizes come from their own stream (the schedule has its own), derived from the seed.
+  void reseed_sizes() { sizes_rng_.seed(mix64(cfg_.seed)); }
+
   ServeConfig cfg_;
-  std::mt19937_64 rng_;
+  std::mt19937_64 sizes_rng_;
   std::unique_ptr<RequestModel> model_;
-  std::unique_ptr<EventClock> clock_;
+  std::optional<OpenLoopSchedule> schedule_;  // built in setup once the rate is known
+  std::unique_ptr<OpenLoopTracker> tracker_;
+  std::deque<Batch> in_flight_;  // batches on the GPU, possibly of the previous slice too
   double rate_ = 0.0;
 };
 

@@ -41,7 +41,9 @@ void register_cuda_workloads(Registry& registry) {
                  {"rate", T::number, 0.0, 0.0, 1e7, {},
                   "open loop: arrival rate in requests/s (0: use load; set it to compare phases at the same rate)"},
                  {"concurrency", T::integer, 1, 1, 1024, {}, "closed loop: requests outstanding"},
-                 {"requests", T::integer, 500, 10, 100000, {}, "requests per sample (the window)"},
+                 {"requests", T::integer, 500, 10, 100000, {},
+                  "open loop: expected requests per sample, a sample being a slice of requests / rate seconds of one "
+                  "continuous arrival schedule (the count in a slice is Poisson); closed loop: requests per sample"},
                  {"hidden", T::integer, 4096, 64, 16384, {}, "model width (weights hidden x hidden per layer)"},
                  {"batch", T::integer, 16, 1, 4096, {}, "rows (tokens) per request"},
                  {"layers", T::integer, 4, 1, 64, {}, "linear layers per request"},
@@ -54,7 +56,9 @@ void register_cuda_workloads(Registry& registry) {
                   "arrival rate as a fraction of full-batch capacity measured at setup (used when rate is 0)"},
                  {"rate", T::number, 0.0, 0.0, 1e7, {}, "arrival rate in requests/s (0: use load)"},
                  {"slo_ms", T::number, 10.0, 0.01, 1e5, {}, "latency objective for goodput"},
-                 {"requests", T::integer, 1000, 10, 100000, {}, "requests per sample (the window)"},
+                 {"requests", T::integer, 1000, 10, 100000, {},
+                  "expected requests per sample: a sample is a slice of requests / rate seconds of one continuous "
+                  "arrival schedule (the count in a slice is Poisson)"},
                  {"max_batch", T::integer, 64, 1, 4096, {}, "rows per batch (largest CUDA graph)"},
                  {"max_request_rows", T::integer, 8, 1, 4096, {}, "request sizes are uniform in 1..max_request_rows rows"},
                  {"inflight", T::integer, 2, 1, 16, {}, "batches on the GPU at once"},

@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <random>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -134,8 +134,11 @@ class HostCopy final : public Workload {
 // host-latency: the CPU stand-in for the CUDA `latency` workload. A request is one n x n float64
 // matrix product; requests arrive open-loop (Poisson at `rate`, or at `load` x the capacity measured
 // in setup) and one server runs them in arrival order, so a request that arrives while the server is
-// busy queues. A sample is a window of `requests` requests; per-request latency = completion -
-// scheduled arrival (queueing included) goes into SampleOutput::latencies_s.
+// busy queues. The arrivals are one continuous schedule per block, from begin_block's release (or
+// the first sample); a sample is the next slice of requests / rate seconds of it, so `requests` is
+// the expected count per sample and the actual count (Poisson, possibly 0) is counters["requests"].
+// Per-request latency = completion - intended arrival, queueing included, also behind requests of an
+// earlier sample that ended late, goes into SampleOutput::latencies_s.
 class HostLatency final : public Workload {
  public:
   explicit HostLatency(const Params& p)
@@ -143,12 +146,34 @@ class HostLatency final : public Workload {
         load_(p.at("load").get<double>()),
         rate_(p.at("rate").get<double>()),
         requests_(p.at("requests").get<int>()),
-        rng_(p.at("seed").get<std::uint64_t>()) {}
+        seed_(p.at("seed").get<std::uint64_t>()) {}
 
   void setup(const ExecContext& ctx) override {
     product_.setup(ctx);  // checks the product against its reference
-    if (rate_ > 0) return;
-    // Capacity: the median service time of back-to-back requests after a few unmeasured ones.
+    if (rate_ <= 0) rate_ = load_ / median_service_s(ctx);
+    schedule_.emplace(rate_, static_cast<double>(requests_), seed_);
+  }
+
+  void begin_block(std::int64_t release_ns) override {
+    if (schedule_) schedule_->start(release_ns);
+  }
+
+  void run_sample(const ExecContext& ctx, SampleOutput& out) override {
+    if (!schedule_->started()) schedule_->start(open_loop_now_ns());
+    const ArrivalSlice slice = schedule_->next_slice();
+    SampleOutput ignored;
+    out.latencies_s = serve_slice(slice, [&](std::size_t) { product_.run_sample(ctx, ignored); });
+    out.counters["requests"] = static_cast<double>(slice.arrival_ns.size());
+  }
+
+  // The expected requests per sample (constant); the actual count is counters["requests"].
+  Work work_per_sample() const override { return {static_cast<double>(requests_), "request"}; }
+  Params resolved_params() const override { return {{"rate", rate_}}; }
+  void teardown() override { product_.teardown(); }
+
+ private:
+  // Capacity: the median service time of back-to-back requests after a few unmeasured ones.
+  double median_service_s(const ExecContext& ctx) {
     SampleOutput ignored;
     std::vector<double> service(25);
     for (int i = 0; i < 5; ++i) product_.run_sample(ctx, ignored);
@@ -158,32 +183,15 @@ class HostLatency final : public Workload {
       s = static_cast<double>(open_loop_now_ns() - t0) * 1e-9;
     }
     std::nth_element(service.begin(), service.begin() + service.size() / 2, service.end());
-    rate_ = load_ / service[service.size() / 2];
+    return service[service.size() / 2];
   }
 
-  void run_sample(const ExecContext& ctx, SampleOutput& out) override {
-    const std::size_t n = static_cast<std::size_t>(requests_);
-    const std::vector<std::int64_t> arrival = poisson_arrivals(open_loop_now_ns(), rate_, n, rng_);
-    SampleOutput ignored;
-    out.latencies_s.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      wait_until_ns(arrival[i]);  // returns at once when the server is behind: the request queued
-      product_.run_sample(ctx, ignored);
-      out.latencies_s[i] = static_cast<double>(open_loop_now_ns() - arrival[i]) * 1e-9;
-    }
-    out.counters["requests"] = static_cast<double>(n);
-  }
-
-  Work work_per_sample() const override { return {static_cast<double>(requests_), "request"}; }
-  Params resolved_params() const override { return {{"rate", rate_}}; }
-  void teardown() override { product_.teardown(); }
-
- private:
   HostCompute product_;
   double load_;
   double rate_;
   int requests_;
-  std::mt19937_64 rng_;
+  std::uint64_t seed_;
+  std::optional<OpenLoopSchedule> schedule_;  // built in setup, once the rate is known
 };
 
 // host-fault: fault injection for testing the harness's error paths (crash, hang, exit, throw).
@@ -269,7 +277,9 @@ void register_host_workloads(Registry& registry) {
                  {"load", T::number, 0.5, 0.01, 2.0, {},
                   "arrival rate as a fraction of the capacity measured at setup (used when rate is 0)"},
                  {"rate", T::number, 0.0, 0.0, 1e7, {}, "arrival rate in requests/s (0: use load)"},
-                 {"requests", T::integer, 200, 10, 100000, {}, "requests per sample (the window)"},
+                 {"requests", T::integer, 200, 10, 100000, {},
+                  "expected requests per sample: a sample is a slice of requests / rate seconds of one continuous "
+                  "arrival schedule (the count in a slice is Poisson)"},
                  {"seed", T::integer, 1, 0, 1e9, {}, "arrival-process seed"}},
                 always_supported,
                 [](const Params& p) { return std::make_unique<HostLatency>(p); }});

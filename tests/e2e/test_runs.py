@@ -261,5 +261,5 @@ def test_an_explicit_rate_is_offered_unchanged(runner, tmp_path):
     _, doc, _ = run_ok(runner, tmp_path, scenario("lat", [latency("victim", rate=400.0), compute("aggressor")]), *LENIENT)
     t = doc["runs"][0]["tenants"][0]
     assert [t["phases"][p]["worker"]["resolved"]["rate"] for p in ("exclusive", "colocated")] == [400.0, 400.0]
-    # 50 requests at 400/s: a window lasts about 125 ms, so the sample time follows the arrivals
+    # 50 requests expected per sample at 400/s: a sample is a 125 ms slice of the arrival schedule
     assert 0.08 < t["phases"]["exclusive"]["stats"]["median"] < 0.25

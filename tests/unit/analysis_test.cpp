@@ -556,6 +556,25 @@ TEST(FinalizeRun, LatencyWorkloadsAreJudgedOnRequestLatencyNotSampleTime) {
   EXPECT_EQ(r.exclusive.latency->n, 200u);
 }
 
+// Open-loop samples are slices of an arrival schedule, and a slice may hold no request: its
+// latency_count is 0, and the latencies of the samples around it stay attributed to them.
+TEST(FinalizeRun, OpenLoopSlicesWithoutRequestsKeepLatenciesAttributed) {
+  PhaseResult p;
+  p.outcome.status = "ok";
+  const std::vector<std::uint32_t> counts = {3, 0, 2, 0, 4};
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    p.start_ns.push_back(static_cast<std::int64_t>(i) * 50'000'000);
+    p.duration_s.push_back(0.05);
+    p.latency_count.push_back(counts[i]);
+    for (std::uint32_t k = 0; k < counts[i]; ++k) p.latencies_s.push_back(static_cast<double>(i) + 0.1 * k);
+  }
+  // Window [0.05 s, 0.20 s]: samples 1, 2 and 3 count; only sample 2 has requests.
+  summarize_phase(p, {1.0, "request"}, std::int64_t{50'000'000}, std::int64_t{200'000'000});
+  EXPECT_EQ(counted_latencies(p), (std::vector<double>{2.0, 2.1}));
+  ASSERT_TRUE(p.latency);
+  EXPECT_EQ(p.latency->n, 2u);
+}
+
 TEST(FinalizeRun, OnlyInWindowRequestsCount) {
   PhaseResult p = latency_phase(4, 3, 0.001);
   // Window [0.05 s, 0.15 s]: samples 1 and 2 (starts 0.05, 0.10; ends 0.10, 0.15) count.

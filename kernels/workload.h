@@ -67,7 +67,7 @@ class Workload {
   // Allocates and initialises inputs and checks the result against a reference on small inputs.
   virtual void setup(const ExecContext& ctx) = 0;
   // Called by the worker at each measurement block's release (release_ns: CLOCK_MONOTONIC ns, the
-  // block's start) and at the start of warm-up, after setup() and before that block's first
+  // block's start) and at the start of warm-up and of each block's re-warm, after setup() and before that block's first
   // run_sample, with no sample of this workload in flight. Open-loop (latency) workloads start one
   // continuous arrival schedule there (kernels/open_loop.h), so arrivals count from the release and
   // never restart per sample; a workload that was never told starts its schedule at its first
@@ -84,10 +84,6 @@ class Workload {
   // run_sample may finish filling it here (the open-loop CUDA workloads read their requests'
   // completion events here and add the latencies).
   virtual void check_sample() {}
-  // Called by the worker at each measurement block's release (and at the start of warm-up and of each
-  // block's re-warm), before that block's first sample: open-loop workloads start one continuous
-  // arrival schedule there.
-  virtual void begin_block(std::int64_t release_ns) { (void)release_ns; }
   // The work one sample does; constant for a configured workload. For an open-loop workload it is
   // the expected number of requests per sample (`requests`): a sample is a fixed slice of arrival
   // schedule time, and the actual count in the slice (Poisson) is its counters["requests"].

@@ -569,7 +569,7 @@ TEST(FinalizeRun, OpenLoopSlicesWithoutRequestsKeepLatenciesAttributed) {
     for (std::uint32_t k = 0; k < counts[i]; ++k) p.latencies_s.push_back(static_cast<double>(i) + 0.1 * k);
   }
   // Window [0.05 s, 0.20 s]: samples 1, 2 and 3 count; only sample 2 has requests.
-  summarize_phase(p, {1.0, "request"}, std::int64_t{50'000'000}, std::int64_t{200'000'000});
+  summarize_window(p, {1.0, "request"}, std::int64_t{50'000'000}, std::int64_t{200'000'000});
   EXPECT_EQ(counted_latencies(p), (std::vector<double>{2.0, 2.1}));
   ASSERT_TRUE(p.latency);
   EXPECT_EQ(p.latency->n, 2u);

@@ -400,8 +400,9 @@ void RepetitionRun::stop_everything(bool interrupted) {
   aborting_ = true;
   interrupted_ |= interrupted;
   for (Worker& w : workers_) {
-    if (w.exited || w.failed()) continue;
-    (interrupted ? w.interrupted : w.stopped_by_us) = true;
+    if (w.exited) continue;
+    // A failed worker is told to end too (it may be waiting for its next block); it stays failed.
+    if (!w.failed()) (interrupted ? w.interrupted : w.stopped_by_us) = true;
     write_all(w.proc.control_fd, "end\n");
     close_fd(w.proc.control_fd);
   }
@@ -478,12 +479,13 @@ void RepetitionRun::record_outcome(std::size_t i, Phase phase) {
   if (slot.waived) {
     oc.status = "waived";
     oc.message = slot.waive_reason;
-  } else if (w.ready_seen && completed_[i][p] == planned_[i][p] && !w.failed()) {
-    oc.status = "ok";
-  } else if (w.ready_seen && completed_[i][p] == planned_[i][p] && w.failed() && started_[i][p] > 0) {
-    oc.status = "ok";  // all its blocks finished before the worker failed in another phase
-  } else if (w.ready_seen && started_[i][p] == 0 && !w.failed()) {
+  } else if (!w.ready_seen) {  // failed, stopped or interrupted while setting up: every phase it had
+    oc.status = failure_status(w);
+    oc.message = failure_message(w);
+  } else if (started_[i][p] == 0) {
     oc.status = "not_run";
+  } else if (completed_[i][p] >= planned_[i][p]) {
+    oc.status = "ok";  // every block of this phase finished (the worker may have failed later, elsewhere)
   } else {
     oc.status = failure_status(w);
     oc.message = failure_message(w);

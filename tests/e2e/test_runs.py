@@ -3,12 +3,8 @@ samples, verdicts, outputs and exit codes."""
 import json
 import os
 
-from conftest import compute, fault, load_results, percentile, scenario
+from conftest import LENIENT, compute, fault, load_results, percentile, scenario
 
-
-# Tests of the mechanics (not of foreign-load control) must not depend on what else this machine runs:
-# they raise the limits so that no block is excluded.
-LENIENT = ("--max-foreign-cpus", "64", "--max-steal-cpus", "64")
 
 
 def run_ok(runner, tmp_path, doc, *extra, expect=(0, 1, 5)):

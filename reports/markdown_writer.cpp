@@ -70,11 +70,13 @@ void repetition_table(std::ostringstream& os, const Results& r) {
 void run_notes(std::ostringstream& os, const RunResult& run) {
   const std::string where = run.scenario + " (" + run.mode + ") rep " + std::to_string(run.repetition);
   if (run.status != "ok") os << "- " << where << ": **" << run.status << "** — " << run.message << "\n";
-  // What the slowdowns of a mode are against, and what sharing it implies, where the mode says so.
-  if (run.mode_config.contains("exclusive_source") && run.mode_config["exclusive_source"].is_string())
-    os << "- " << where << ": exclusive phase from " << run.mode_config["exclusive_source"].get<std::string>() << "\n";
-  if (run.mode_config.contains("mps") && run.mode_config["mps"].contains("fault_propagation"))
-    os << "- " << where << ": " << run.mode_config["mps"]["fault_propagation"].get<std::string>() << "\n";
+  // What the slowdowns of a mode are against, and what sharing it implies, where the mode says so
+  // (once per scenario and mode).
+  const std::string mode_where = run.scenario + " (" + run.mode + ")";
+  if (run.repetition == 1 && run.mode_config.contains("exclusive_source") && run.mode_config["exclusive_source"].is_string())
+    os << "- " << mode_where << ": exclusive phase from " << run.mode_config["exclusive_source"].get<std::string>() << "\n";
+  if (run.repetition == 1 && run.mode_config.contains("mps") && run.mode_config["mps"].contains("fault_propagation"))
+    os << "- " << mode_where << ": " << run.mode_config["mps"]["fault_propagation"].get<std::string>() << "\n";
   if (run.system)
     os << "- " << where << ": STP " << fmt("%.2f", run.system->stp_exclusive) << " / ANTT " << fmt("%.2f", run.system->antt_exclusive)
        << " against exclusive, " << fmt("%.2f", run.system->stp_alone) << " / " << fmt("%.2f", run.system->antt_alone)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SOURCE_DIR, compute, fault, load_results, scenario, wait_for
+from conftest import LENIENT, SOURCE_DIR, compute, fault, load_results, scenario, wait_for
 
 FAKES = SOURCE_DIR / "tests" / "fakes" / "bin"
 
@@ -48,8 +48,8 @@ def test_mps_run_gives_each_client_its_environment_and_quits_the_daemon(runner, 
                       CUDA_MPS_PIPE_DIRECTORY="/tmp/nvidia-mps", CUDA_MPS_CLIENT_PRIORITY="1")
     f = runner.write_json("s.json", scenario("mps-pair", mps_tenants(), mode="mps", duration=1.0))
     out = tmp_path / "out"
-    r = runner.run("--backend", "host", "--scenario", f, "--out", out)
-    assert r.returncode in (0, 1), r.stderr
+    r = runner.run("--backend", "host", "--scenario", f, "--out", out, *LENIENT)
+    assert r.returncode in (0, 1, 5), r.stderr
     assert calls(mps)[0] == "start" and calls(mps)[-1] == "quit"
     assert set(calls(mps)[1:-1]) == {"get_server_list"}
     pipe = pipe_of(mps)
@@ -88,28 +88,32 @@ def test_mps_run_gives_each_client_its_environment_and_quits_the_daemon(runner, 
             t["phases"]["colocated"]["stats"]["median"] / t["phases"]["alone"]["stats"]["median"])
 
 
-@pytest.mark.parametrize("action,phase_start,status", [
-    ("crash", 3, "crashed"),   # starts: 1 exclusive, 2 alone, 3 colocated
-    ("hang", 2, "timeout"),
+# The bad tenant's processes: 1st start the plain one (exclusive blocks), 2nd the MPS client (alone and
+# colocated blocks); only the client faults. Its samples spin 2 ms: about 10 in the warm-up, 25 in each
+# block's re-warm, 83 in a 1/6 s block. Sample 30 is in its first alone block's re-warm; sample 183 in
+# the colocated block of round 1 (after its alone block and the neighbour's).
+@pytest.mark.parametrize("action,at_sample,phase,status", [
+    ("crash", 183, "colocated", "crashed"),
+    ("hang", 30, "alone", "timeout"),
 ])
-def test_daemon_is_quit_when_a_worker_fails(runner, tmp_path, mps, action, phase_start, status):
-    bad = fault("bad", action, at_sample=30, count_file=str(tmp_path / "starts"), at_start=phase_start)
+def test_daemon_is_quit_when_a_worker_fails(runner, tmp_path, mps, action, at_sample, phase, status):
+    bad = fault("bad", action, at_sample=at_sample, count_file=str(tmp_path / "starts"), at_start=2)
     f = runner.write_json("s.json", scenario("mps-fail", [bad, compute("good")], mode="mps", duration=0.5, warmup=0.02))
-    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--timeout-margin", "1.5")
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--timeout-margin", "1.5", *LENIENT)
     assert r.returncode == 4, r.stderr
     assert calls(mps)[0] == "start" and calls(mps)[-1] == "quit"
     res = load_results(tmp_path / "out")
-    phase = "colocated" if phase_start == 3 else "alone"
     assert res["runs"][0]["tenants"][0]["phases"][phase]["worker"]["status"] == status
+    assert res["runs"][0]["message"].startswith(f"{phase} phase failed: bad {status}")
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_daemon_is_quit_on_sigint_and_sigterm(runner, tmp_path, mps, sig):
-    # Phases of 3 s: the alone phase under MPS starts after the two exclusive ones, then the signal.
+    # Blocks of 1 s: the signal arrives once the MPS clients are being started (after the plain workers).
     runner.suite("sig", [scenario("mps-long", [compute("a"), compute("b")], mode="mps", duration=3, warmup=0.05)])
     out = tmp_path / "out"
     p = runner.popen("--backend", "host", "--suite", "sig", "--out", out)
-    wait_for((out / "logs" / "mps-long-r1-alone-a.log").exists, process=p)
+    wait_for((out / "logs" / "mps-long-mps-r1-mps-a.log").exists, process=p)
     p.send_signal(sig)
     p.communicate(timeout=30)
     assert p.returncode == 130
@@ -124,7 +128,7 @@ def test_daemon_that_does_not_answer_is_quit_and_refused(runner, tmp_path, mps):
     assert r.returncode == 3
     assert "does not answer" in r.stderr
     assert calls(mps)[0] == "start" and calls(mps)[-1] == "quit"
-    # What finished before (the exclusive phase) is not lost: the file exists and is valid.
+    # The daemon starts before any worker: the results file written at the start is there and valid.
     load_results(tmp_path / "out")
 
 
@@ -142,8 +146,8 @@ def test_attach_only_never_starts_or_stops_the_daemon(runner, tmp_path, mps):
     pipe.mkdir()
     (pipe / "control").touch()
     f = runner.write_json("s.json", scenario("attach", [compute("a"), compute("b")], mode="mps", duration=0.5))
-    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--mps-pipe-dir", pipe)
-    assert r.returncode in (0, 1), r.stderr
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--mps-pipe-dir", pipe, *LENIENT)
+    assert r.returncode in (0, 1, 5), r.stderr
     assert "start" not in calls(mps) and "quit" not in calls(mps)
     assert (pipe / "control").exists(), "the attached daemon keeps running"
     run = load_results(tmp_path / "out")["runs"][0]

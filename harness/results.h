@@ -197,7 +197,7 @@ struct RunResult {
   std::optional<SystemMetrics> system;
   std::optional<double> barrier_skew_s;   // colocated releases: the largest max - min of the start times
   int rounds = 1;
-  std::string round_order;                // how blocks were ordered within rounds (e.g. "abba")
+  std::string round_order = "abba";       // how blocks were ordered within rounds (abba or shuffle)
   std::vector<BlockRecord> blocks;        // in the order they ran
 };
 

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from conftest import SOURCE_DIR, compute, load_results, scenario
+from conftest import LENIENT, SOURCE_DIR, compute, load_results, scenario
 
 FAKES = SOURCE_DIR / "tests" / "fakes" / "bin"
 FAKE_NVML = os.environ.get("FAKE_NVML_LIB", "")
@@ -16,8 +16,8 @@ def test_all_modes_side_by_side_with_unsupported_ones_waived(runner, tmp_path):
     a = compute("a")
     a["placement"] = {"mps_active_thread_percentage": 50}  # kept for mode mps, ignored elsewhere
     f = runner.write_json("s.json", scenario("everything", [a, compute("b")], duration=0.8))
-    r = runner.run("--backend", "host", "--mode", "all", "--scenario", f, "--out", tmp_path / "out")
-    assert r.returncode in (0, 1), r.stderr
+    r = runner.run(*LENIENT, "--backend", "host", "--mode", "all", "--scenario", f, "--out", tmp_path / "out")
+    assert r.returncode in (0, 1, 5), r.stderr
     runs = load_results(tmp_path / "out")["runs"]
     assert [run["mode"] for run in runs] == ["timeslice", "mps", "mig", "streams"]
     by_mode = {run["mode"]: run for run in runs}
@@ -27,7 +27,7 @@ def test_all_modes_side_by_side_with_unsupported_ones_waived(runner, tmp_path):
         assert {t["verdict"] for t in by_mode[mode]["tenants"]} == {"waived"}
     for mode in ("timeslice", "streams"):
         assert by_mode[mode]["status"] == "ok"
-        assert {t["verdict"] for t in by_mode[mode]["tenants"]} <= {"pass", "fail"}
+        assert {t["verdict"] for t in by_mode[mode]["tenants"]} <= {"pass", "fail", "inconclusive"}
     assert "| everything | mps | 1/1 | a |" in r.stdout and "**waived**" in r.stdout
 
 
@@ -40,8 +40,8 @@ def test_all_modes_run_when_the_machine_has_them(runner, tmp_path):
     runner.env.update(INTERFERENCE_BENCH_NVML=FAKE_NVML, FAKE_NVML_CONFIG=str(cfg),
                       FAKE_NVML_STATE=str(tmp_path / "state.jsonl"))
     f = runner.write_json("s.json", scenario("everything", [compute("a"), compute("b")], duration=0.6))
-    r = runner.run("--backend", "host", "--mode", "all", "--scenario", f, "--out", tmp_path / "out")
-    assert r.returncode in (0, 1), r.stderr
+    r = runner.run(*LENIENT, "--backend", "host", "--mode", "all", "--scenario", f, "--out", tmp_path / "out")
+    assert r.returncode in (0, 1, 5), r.stderr
     runs = load_results(tmp_path / "out")["runs"]
     assert [(run["mode"], run["status"]) for run in runs] == [
         ("timeslice", "ok"), ("mps", "ok"), ("mig", "ok"), ("streams", "ok")]
@@ -57,8 +57,8 @@ def test_a_placement_mig_cannot_give_waives_mig_and_the_other_modes_run(runner, 
                       FAKE_NVML_STATE=str(tmp_path / "state.jsonl"))
     tenants = [compute(f"t{i}") for i in range(len(INSTANCES) + 1)]  # one more tenant than instances
     f = runner.write_json("s.json", scenario("crowd", tenants, duration=0.4))
-    r = runner.run("--backend", "host", "--mode", "all", "--scenario", f, "--out", tmp_path / "out")
-    assert r.returncode in (0, 1), r.stderr
+    r = runner.run(*LENIENT, "--backend", "host", "--mode", "all", "--scenario", f, "--out", tmp_path / "out")
+    assert r.returncode in (0, 1, 5), r.stderr
     by_mode = {run["mode"]: run for run in load_results(tmp_path / "out")["runs"]}
     assert by_mode["mig"]["status"] == "waived" and by_mode["mig"]["message"].startswith("mode mig: ")
     assert by_mode["timeslice"]["status"] == "ok" and by_mode["streams"]["status"] == "ok"
@@ -74,7 +74,7 @@ def test_a_bad_baseline_is_bad_input_even_with_mode_all(runner, tmp_path):
                       FAKE_NVML_STATE=str(tmp_path / "state.jsonl"))
     bad = runner.write_json("bad.json", {"meta": {}, "runs": []})
     f = runner.write_json("s.json", scenario("pair", [compute("a"), compute("b")], duration=0.3))
-    r = runner.run("--backend", "host", "--mode", "all", "--scenario", f, "--out", tmp_path / "out",
+    r = runner.run(*LENIENT, "--backend", "host", "--mode", "all", "--scenario", f, "--out", tmp_path / "out",
                    "--baseline", bad)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "--baseline" in r.stderr

@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from conftest import compute, fault, load_results, scenario, wait_for
+from conftest import LENIENT, compute, fault, load_results, scenario, wait_for
 
 FAKE_NVML = os.environ.get("FAKE_NVML_LIB", "")
 
@@ -57,8 +57,8 @@ def test_each_tenant_gets_its_own_mig_instance(runner, tmp_path, nvml):
     c = compute("c")
     c["placement"] = {"mig_instance": 1}
     f = runner.write_json("s.json", scenario("mig3", [compute("a"), b, c], mode="mig", duration=0.8))
-    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out")
-    assert r.returncode in (0, 1), r.stderr
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "out")
+    assert r.returncode in (0, 1, 5), r.stderr
     run = load_results(tmp_path / "out")["runs"][0]
     assert run["status"] == "ok" and run["mode"] == "mig"
     cfg = run["mode_config"]
@@ -90,12 +90,12 @@ def test_each_tenant_gets_its_own_mig_instance(runner, tmp_path, nvml):
 def test_exclusive_phase_from_a_baseline_file(runner, tmp_path, nvml):
     doc = scenario("pair", [compute("a"), compute("b")], duration=0.5)
     f = runner.write_json("s.json", doc)
-    base = runner.run("--backend", "host", "--mode", "exclusive", "--scenario", f, "--out", tmp_path / "base")
+    base = runner.run(*LENIENT, "--backend", "host", "--mode", "exclusive", "--scenario", f, "--out", tmp_path / "base")
     assert base.returncode == 0, base.stderr
     nvml(gpu())
-    r = runner.run("--backend", "host", "--mode", "mig", "--scenario", f, "--out", tmp_path / "out",
+    r = runner.run(*LENIENT, "--backend", "host", "--mode", "mig", "--scenario", f, "--out", tmp_path / "out",
                    "--baseline", tmp_path / "base" / "results.json")
-    assert r.returncode in (0, 1), r.stderr
+    assert r.returncode in (0, 1, 5), r.stderr
     baseline = load_results(tmp_path / "base")["runs"][0]
     run = load_results(tmp_path / "out")["runs"][0]
     assert run["mode_config"]["exclusive_source"] == f"baseline file {tmp_path / 'base' / 'results.json'}"
@@ -105,15 +105,15 @@ def test_exclusive_phase_from_a_baseline_file(runner, tmp_path, nvml):
         assert ex["stats"] == bt["phases"]["exclusive"]["stats"]
         assert ex["samples"]["duration_s"] == bt["phases"]["exclusive"]["samples"]["duration_s"]
         assert t["metrics"]["median_slowdown"] == pytest.approx(
-            t["phases"]["colocated"]["stats"]["median"] / bt["phases"]["exclusive"]["stats"]["median"])
+            t["phases"]["colocated"]["stats"]["median"] / bt["phases"]["exclusive"]["stats"]["median"] - 1)
 
 
 def test_baseline_without_the_scenario_is_exit_2(runner, tmp_path, nvml):
     f = runner.write_json("s.json", scenario("other", [compute("x")], mode="exclusive", duration=0.3))
-    assert runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "base").returncode == 0
+    assert runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "base").returncode == 0
     nvml(gpu())
     g = runner.write_json("g.json", scenario("wanted", [compute("a")], mode="mig", duration=0.3))
-    r = runner.run("--backend", "host", "--scenario", g, "--out", tmp_path / "out",
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", g, "--out", tmp_path / "out",
                    "--baseline", tmp_path / "base" / "results.json")
     assert r.returncode == 2
     assert 'no exclusive phase for scenario "wanted" tenant "a"' in r.stderr
@@ -124,12 +124,12 @@ def test_a_latency_baseline_keeps_its_latencies_and_its_arrival_rate(runner, tmp
     # offer the baseline's arrival rate.
     lat = {"name": "a", "workload": "host-latency", "params": {"n": 32, "requests": 50}}
     f = runner.write_json("s.json", scenario("pair", [lat, compute("b")], duration=0.8))
-    base = runner.run("--backend", "host", "--mode", "exclusive", "--scenario", f, "--out", tmp_path / "base")
+    base = runner.run(*LENIENT, "--backend", "host", "--mode", "exclusive", "--scenario", f, "--out", tmp_path / "base")
     assert base.returncode == 0, base.stderr
     nvml(gpu())
-    r = runner.run("--backend", "host", "--mode", "mig", "--scenario", f, "--out", tmp_path / "out",
+    r = runner.run(*LENIENT, "--backend", "host", "--mode", "mig", "--scenario", f, "--out", tmp_path / "out",
                    "--baseline", tmp_path / "base" / "results.json")
-    assert r.returncode in (0, 1), r.stderr
+    assert r.returncode in (0, 1, 5), r.stderr
     base_a = load_results(tmp_path / "base")["runs"][0]["tenants"][0]
     a = load_results(tmp_path / "out")["runs"][0]["tenants"][0]
     assert a["metrics"]["basis"] == "request_latency"
@@ -141,11 +141,11 @@ def test_a_latency_baseline_keeps_its_latencies_and_its_arrival_rate(runner, tmp
 
 def test_a_baseline_of_another_workload_is_exit_2(runner, tmp_path, nvml):
     f = runner.write_json("s.json", scenario("pair", [compute("a")], mode="exclusive", duration=0.3))
-    assert runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "base").returncode == 0
+    assert runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "base").returncode == 0
     nvml(gpu())
     other = {"name": "a", "workload": "host-latency", "params": {"n": 32, "requests": 20}}
     g = runner.write_json("g.json", scenario("pair", [other], mode="mig", duration=0.3))
-    r = runner.run("--backend", "host", "--scenario", g, "--out", tmp_path / "out",
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", g, "--out", tmp_path / "out",
                    "--baseline", tmp_path / "base" / "results.json")
     assert r.returncode == 2
     assert "pair/a ran host-compute there, host-latency here: not comparable" in r.stderr
@@ -156,9 +156,9 @@ def test_a_mig_run_is_not_a_baseline(runner, tmp_path, nvml):
     # silently relabel slowdowns against a slice as slowdowns against a whole card.
     nvml(gpu())
     f = runner.write_json("s.json", scenario("pair", [compute("a"), compute("b")], mode="mig", duration=0.3))
-    first = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "first")
-    assert first.returncode in (0, 1), first.stderr
-    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out",
+    first = runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "first")
+    assert first.returncode in (0, 1, 5), first.stderr
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "out",
                    "--baseline", tmp_path / "first" / "results.json")
     assert r.returncode == 2
     assert "written by a mig run" in r.stderr and len(r.stderr.strip().splitlines()) == 1
@@ -168,7 +168,7 @@ def test_a_mig_run_is_not_a_baseline(runner, tmp_path, nvml):
 def test_mig_disabled_is_exit_3_with_what_an_administrator_does(runner, tmp_path, nvml, pending, text):
     nvml(gpu(mig_current=0, mig_pending=pending, instances=[]))
     f = runner.write_json("s.json", scenario("m", [compute("a")], mode="mig", duration=0.3))
-    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out")
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "out")
     assert r.returncode == 3
     line = r.stderr.strip()
     assert "MIG mode is disabled on GPU 0 (NVIDIA H200) (current: disabled, " + text in line
@@ -179,17 +179,17 @@ def test_mig_disabled_is_exit_3_with_what_an_administrator_does(runner, tmp_path
 def test_gpu_without_mig_support_and_no_instances(runner, tmp_path, nvml):
     nvml(gpu(supported=False, instances=[]))
     f = runner.write_json("s.json", scenario("m", [compute("a")], mode="mig", duration=0.3))
-    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out")
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "out")
     assert r.returncode == 3 and "does not support MIG" in r.stderr
     nvml(gpu(instances=[]))
-    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out")
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "out")
     assert r.returncode == 3 and "no MIG instances exist" in r.stderr
 
 
 def test_nvml_init_failure_is_exit_3(runner, tmp_path, nvml):
     nvml(gpu(), init="NVML_ERROR_DRIVER_NOT_LOADED")
     f = runner.write_json("s.json", scenario("m", [compute("a")], mode="mig", duration=0.3))
-    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out")
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "out")
     assert r.returncode == 3 and "mode mig needs NVML" in r.stderr and "nvmlInit" in r.stderr
 
 
@@ -207,7 +207,7 @@ def test_impossible_mig_placements_are_exit_2(runner, tmp_path, nvml):
                              ([bad_profile], "tenants[0].placement.mig_profile: impossible placement: no free MIG "
                                              "instance of profile 4g.71gb")):
         f = runner.write_json("s.json", scenario("m", tenants, mode="mig", duration=0.3))
-        r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out")
+        r = runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "out")
         assert r.returncode == 2, r.stderr
         assert message in r.stderr
         assert not (tmp_path / "out").exists()
@@ -220,9 +220,10 @@ def read_ops(state):
 @pytest.mark.skipif(os.geteuid() != 0, reason="--mig-create needs root")
 def test_mig_create_destroys_exactly_its_instances_even_when_a_worker_crashes(runner, tmp_path, nvml):
     state = nvml(gpu(instances=INSTANCES[:1]))
-    bad = fault("bad", "crash", at_sample=30, count_file=str(tmp_path / "starts"), at_start=3)
+    # Starts: 1 its process on its own instance (alone, colocated), 2 the one on the largest (exclusive).
+    bad = fault("bad", "crash", at_sample=30, count_file=str(tmp_path / "starts"), at_start=1)
     f = runner.write_json("s.json", scenario("made", [bad, compute("good")], mode="mig", duration=0.5, warmup=0.02))
-    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--mig-create",
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--mig-create",
                    "1g.18gb,2g.35gb")
     assert r.returncode == 4, r.stderr
     ops = read_ops(state)
@@ -245,7 +246,7 @@ def test_mig_create_destroys_exactly_its_instances_even_when_a_worker_crashes(ru
 def test_mig_create_failure_destroys_what_was_made(runner, tmp_path, nvml):
     state = nvml(gpu(instances=[]))
     f = runner.write_json("s.json", scenario("m", [compute("a")], mode="mig", duration=0.3))
-    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--mig-create",
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--mig-create",
                    "1g.18gb,7g.141gb")
     assert r.returncode == 3
     assert "--mig-create 7g.141gb" in r.stderr and "destroyed" in r.stderr
@@ -258,8 +259,8 @@ def test_mig_create_instances_are_destroyed_on_sigint(runner, tmp_path, nvml):
     state = nvml(gpu(instances=[]))
     runner.suite("sig", [scenario("long", [compute("a")], mode="mig", duration=20, warmup=0.05)])
     out = tmp_path / "out"
-    p = runner.popen("--backend", "host", "--suite", "sig", "--out", out, "--mig-create", "3g.71gb")
-    wait_for((out / "logs" / "long-r1-exclusive-a.log").exists, process=p)
+    p = runner.popen(*LENIENT, "--backend", "host", "--suite", "sig", "--out", out, "--mig-create", "3g.71gb")
+    wait_for((out / "logs" / "long-mig-r1-mig-a.log").exists, process=p)
     p.send_signal(signal.SIGINT)
     p.communicate(timeout=30)
     assert p.returncode == 130

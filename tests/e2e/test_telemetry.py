@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from conftest import compute, load_results, scenario
+from conftest import LENIENT, compute, load_results, scenario
 
 FAKE_NVML = os.environ.get("FAKE_NVML_LIB", "")
 pytestmark = pytest.mark.skipif(not FAKE_NVML, reason="FAKE_NVML_LIB not set (run through ctest)")
@@ -18,8 +18,8 @@ def run_with(runner, tmp_path, reading, *extra):
     cfg = runner.write_json("nvml.json", {"devices": [device(reading)]})
     runner.env.update(INTERFERENCE_BENCH_NVML=FAKE_NVML, FAKE_NVML_CONFIG=str(cfg))
     f = runner.write_json("s.json", scenario("tele", [compute("a"), compute("b")], duration=0.8))
-    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--telemetry-hz", "20", *extra)
-    assert r.returncode in (0, 1), r.stderr
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--telemetry-hz", "20", *extra)
+    assert r.returncode in (0, 1, 5), r.stderr
     return load_results(tmp_path / "out")
 
 
@@ -66,12 +66,12 @@ def test_no_raw_keeps_the_summary_not_the_series(runner, tmp_path):
 
 def test_telemetry_off_by_default_on_the_host_backend_and_unavailable_is_said(runner, tmp_path):
     f = runner.write_json("s.json", scenario("plain", [compute("a")], mode="exclusive", duration=0.3))
-    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "a")
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "a")
     res = load_results(tmp_path / "a")
     assert res["meta"]["telemetry"] == {"hz": 0}
     assert "telemetry" not in res["runs"][0]["tenants"][0]["phases"]["exclusive"]
     runner.env["INTERFERENCE_BENCH_NVML"] = "/nonexistent/libnvidia-ml.so.1"
-    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "b", "--telemetry-hz", "10")
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "b", "--telemetry-hz", "10")
     assert r.returncode == 0 and "no telemetry (NVML not available" in r.stderr
     assert load_results(tmp_path / "b")["meta"]["telemetry"]["source"].startswith("unavailable: NVML not available")
 
@@ -82,8 +82,8 @@ def test_utilisation_on_a_gpu_in_mig_mode_is_recorded_as_unsupported(runner, tmp
                                                                                 "pending": 1})]})
     runner.env.update(INTERFERENCE_BENCH_NVML=FAKE_NVML, FAKE_NVML_CONFIG=str(cfg))
     f = runner.write_json("s.json", scenario("tele", [compute("a")], mode="exclusive", duration=0.6))
-    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--telemetry-hz", "20")
-    assert r.returncode in (0, 1), r.stderr
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--telemetry-hz", "20")
+    assert r.returncode in (0, 1, 5), r.stderr
     tel = load_results(tmp_path / "out")["runs"][0]["tenants"][0]["phases"]["exclusive"]["telemetry"]
     assert tel["readings"] > 0
     assert any(n.startswith("utilization: nvmlDeviceGetUtilizationRates") for n in tel["unsupported"]), tel["unsupported"]

@@ -55,9 +55,10 @@ struct ChildRun {
   std::string output;
 };
 
-ChildRun run_self(std::vector<std::string> args, const std::string& out_dir, double timeout_s) {
+ChildRun run_self(const PlatformOptions& o, std::vector<std::string> args, const std::string& out_dir, double timeout_s) {
   args.insert(args.begin(), self_exe_path());
-  args.insert(args.end(), {"--out", out_dir});
+  args.insert(args.end(), {"--out", out_dir, "--max-foreign-cpus", fmt(o.max_foreign_cpus, 6), "--max-steal-cpus",
+                           fmt(o.max_steal_cpus, 6)});
   const CommandResult r = run_command(args, {"INTERFERENCE_BENCH_CHILD=1"}, "", timeout_s);
   ChildRun c;
   c.output = r.output;
@@ -349,7 +350,7 @@ int sustain_command(const PlatformOptions& o) {
   const std::string out = o.out.empty() ? default_out("sustain") : o.out;
   std::filesystem::create_directories(out);
   const std::string scenario = write_scenario(out, sustain_scenario(o.backend, o.duration_s));
-  const ChildRun run = run_self({"--mode", "exclusive", "--backend", o.backend, "--device", std::to_string(o.device),
+  const ChildRun run = run_self(o, {"--mode", "exclusive", "--backend", o.backend, "--device", std::to_string(o.device),
                                  "--scenario", scenario, "--telemetry-hz", fmt(o.telemetry_hz, 6)},
                                 out + "/run", o.duration_s + 300.0);
   SustainOutcome s = evaluate_sustain(o, run);
@@ -373,7 +374,7 @@ int baseline_command(const PlatformOptions& o) {
   const std::string scenario = write_scenario(dir, stability);
   // One tenant after another: warm-up, duration and a few seconds of start-up each.
   const double limit_s = static_cast<double>(stability.at("tenants").size()) * (o.duration_s + 2.0 + 3.0) + 300.0;
-  const ChildRun run = run_self({"--mode", "exclusive", "--backend", o.backend, "--device", std::to_string(o.device),
+  const ChildRun run = run_self(o, {"--mode", "exclusive", "--backend", o.backend, "--device", std::to_string(o.device),
                                  "--scenario", scenario, "--telemetry-hz", fmt(o.telemetry_hz, 6)},
                                 dir, limit_s);
   if (run.results.is_null()) {
@@ -465,7 +466,7 @@ int vet_command(const PlatformOptions& o) {
       if (b.name == t.at("name") && b.workload == t.at("workload") && !b.resolved.empty()) t["params"].update(b.resolved);
   const std::string stability_file = write_scenario(out, stability);
   const ChildRun stability_run =
-      run_self({"--mode", "exclusive", "--backend", o.backend, "--device", std::to_string(o.device), "--scenario",
+      run_self(o, {"--mode", "exclusive", "--backend", o.backend, "--device", std::to_string(o.device), "--scenario",
                 stability_file, "--telemetry-hz", fmt(o.telemetry_hz, 6)},
                out + "/stability", n_stability * (stability_phase + 1.0) + 300.0);
   const auto phases = exclusive_phases(stability_run.results);
@@ -489,7 +490,7 @@ int vet_command(const PlatformOptions& o) {
                       "every stability workload measured", "DESIGN.md section 6"});
 
   // 3. sustained load.
-  const ChildRun sustain = run_self({"sustain", "--backend", o.backend, "--device", std::to_string(o.device),
+  const ChildRun sustain = run_self(o, {"sustain", "--backend", o.backend, "--device", std::to_string(o.device),
                                      "--duration", fmt(sustain_s, 6), "--telemetry-hz", fmt(o.telemetry_hz, 6)},
                                     out + "/sustain", sustain_s + 300.0);
   checks.push_back(sustain_check(read_json(out + "/sustain/sustain.json")));
@@ -598,6 +599,11 @@ void add_platform_commands(CLI::App& app, PlatformCommands& c) {
   };
   auto backend = [&o](CLI::App* sub) {
     sub->add_option("--backend", o.backend, "cuda (default) or host (CPU workloads)")->check(CLI::IsMember({"cuda", "host"}));
+    // The measuring runs' foreign-load control (see `run --help`), passed on to them.
+    sub->add_option("--max-foreign-cpus", o.max_foreign_cpus, "A block is contaminated above this many foreign CPUs (0.25)")
+        ->check(CLI::Range(0.0, 4096.0));
+    sub->add_option("--max-steal-cpus", o.max_steal_cpus, "A block is contaminated above this many stolen CPUs (0.10)")
+        ->check(CLI::Range(0.0, 4096.0));
   };
   c.probe = app.add_subcommand("probe", "Check what this platform is: identity, memory, MIG, neighbours, power, PCIe, ...");
   common(c.probe);

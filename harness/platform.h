@@ -29,6 +29,8 @@ struct PlatformOptions {
   std::string baseline;               // vet: a baseline file from an exclusive card
   std::optional<double> price_exclusive, price_shared;  // vet: per hour
   double cutoff = 0.40;
+  double max_foreign_cpus = 0.25;     // passed to the measuring runs (run --max-foreign-cpus)
+  double max_steal_cpus = 0.10;
 };
 
 // The subcommands `probe`, `sustain`, `baseline` and `vet` and their options.

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import load_results
+from conftest import LENIENT, load_results
 
 FAKE_NVML = os.environ.get("FAKE_NVML_LIB", "")
 pytestmark = pytest.mark.skipif(not FAKE_NVML, reason="FAKE_NVML_LIB not set (run through ctest)")
@@ -74,7 +74,7 @@ def test_gpu_commands_without_nvml_exit_3_with_one_line(runner, tmp_path):
 def test_sustain_verdicts(runner, tmp_path, reading, verdict, code):
     configure(runner, h200(telemetry=[reading]))
     out = tmp_path / "sus"
-    r = runner.run("sustain", "--backend", "host", "--duration", "3", "--telemetry-hz", "20", "--out", out)
+    r = runner.run("sustain", "--backend", "host", *LENIENT, "--duration", "3", "--telemetry-hz", "20", "--out", out)
     assert r.returncode == code, r.stdout + r.stderr
     report = json.loads((out / "sustain.json").read_text())
     assert report["verdict"] == verdict
@@ -96,15 +96,15 @@ def test_sustain_verdicts(runner, tmp_path, reading, verdict, code):
 def test_baseline_then_a_quick_vet_within_its_budget(runner, tmp_path):
     configure(runner, h200())
     base = tmp_path / "base.json"
-    r = runner.run("baseline", "--backend", "host", "--duration", "2", "--out", base)
+    r = runner.run("baseline", "--backend", "host", *LENIENT, "--duration", "2", "--out", base)
     assert r.returncode == 0, r.stderr
     assert [t["name"] for t in json.loads(base.read_text())["runs"][0]["tenants"]] == ["compute", "copy", "latency"]
     t0 = time.monotonic()
     out = tmp_path / "vet"
-    r = runner.run("vet", "--backend", "host", "--budget", "30", "--baseline", base, "--price-exclusive", "4",
+    r = runner.run("vet", "--backend", "host", *LENIENT, "--budget", "30", "--baseline", base, "--price-exclusive", "4",
                    "--price-shared", "1", "--out", out, timeout=300)
     elapsed = time.monotonic() - t0
-    assert r.returncode in (0, 1), r.stderr
+    assert r.returncode in (0, 1, 5), r.stderr
     # 30 s took about 29 s here; 1.5x leaves room for a loaded CI machine and still catches a budget
     # that is ignored (the sum of the steps' own defaults is minutes)
     assert elapsed < 45, f"a 30 s budget took {elapsed:.0f} s"
@@ -138,7 +138,7 @@ def test_baseline_then_a_quick_vet_within_its_budget(runner, tmp_path):
 
 def test_vet_needs_both_prices(runner, tmp_path):
     configure(runner, h200())
-    r = runner.run("vet", "--backend", "host", "--price-exclusive", "4", "--out", tmp_path / "v")
+    r = runner.run("vet", "--backend", "host", *LENIENT, "--price-exclusive", "4", "--out", tmp_path / "v")
     assert r.returncode == 2 and "give both --price-exclusive and --price-shared" in r.stderr
 
 
@@ -152,7 +152,7 @@ def test_vet_refuses_a_wrong_baseline_before_measuring_anything(runner, tmp_path
     configure(runner, h200())
     base = runner.write_json("base.json", content)
     t0 = time.monotonic()
-    r = runner.run("vet", "--backend", "host", "--budget", "30", "--baseline", base, "--out", tmp_path / "v")
+    r = runner.run("vet", "--backend", "host", *LENIENT, "--budget", "30", "--baseline", base, "--out", tmp_path / "v")
     assert r.returncode == 2, r.stdout + r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and text in lines[0], lines

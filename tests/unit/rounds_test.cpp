@@ -1,0 +1,314 @@
+// Rounds and blocks (DESIGN.md section 3): the block order, foreign-load accounting and contamination,
+// coverage of colocated samples, the overlap window of a block, and the aggregate over repetitions.
+#include "harness/analysis.h"
+#include "harness/foreign_load.h"
+#include "harness/orchestrator.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+namespace ib {
+namespace {
+
+constexpr double kTol = 1e-12;
+
+// ---------------------------------------------------------------- round order
+
+TEST(RoundSchedule, AbbaReversesEveryOtherRound) {
+  const auto s = round_schedule(3, 4, RoundOrder::abba, 1);
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[0], (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_EQ(s[1], (std::vector<std::size_t>{2, 1, 0}));
+  EXPECT_EQ(s[2], (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_EQ(s[3], (std::vector<std::size_t>{2, 1, 0}));
+  // Over two rounds every block sits at the same mean position: a linear drift hits each phase alike.
+  for (std::size_t b = 0; b < 3; ++b) {
+    std::size_t pos0 = 0, pos1 = 0;
+    for (std::size_t k = 0; k < 3; ++k) {
+      if (s[0][k] == b) pos0 = k;
+      if (s[1][k] == b) pos1 = k;
+    }
+    EXPECT_EQ(pos0 + pos1, 2u);
+  }
+}
+
+TEST(RoundSchedule, ShuffleIsSeededAndAPermutationEachRound) {
+  const auto a = round_schedule(5, 6, RoundOrder::shuffle, 42);
+  const auto b = round_schedule(5, 6, RoundOrder::shuffle, 42);
+  const auto c = round_schedule(5, 6, RoundOrder::shuffle, 43);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  std::set<std::vector<std::size_t>> distinct;
+  for (const auto& round : a) {
+    EXPECT_EQ(std::set<std::size_t>(round.begin(), round.end()), (std::set<std::size_t>{0, 1, 2, 3, 4}));
+    distinct.insert(round);
+  }
+  EXPECT_GT(distinct.size(), 1u) << "the order changes from round to round";
+}
+
+TEST(RoundSchedule, OneRoundIsTheCanonicalOrder) {
+  EXPECT_EQ(round_schedule(2, 1, RoundOrder::abba, 1), (std::vector<std::vector<std::size_t>>{{0, 1}}));
+}
+
+// ---------------------------------------------------------------- foreign load
+
+TEST(ForeignLoad, ParsesProcStat) {
+  unsigned long long busy = 0, steal = 0;
+  // user nice system idle iowait irq softirq steal guest guest_nice
+  ASSERT_TRUE(parse_proc_stat_cpu("cpu  100 2 30 5000 7 4 3 11 0 0", busy, steal));
+  EXPECT_EQ(busy, 100u + 2 + 30 + 4 + 3);  // idle and iowait are not busy; guest is inside user
+  EXPECT_EQ(steal, 11u);
+  EXPECT_FALSE(parse_proc_stat_cpu("cpu0 1 2 3 4 5 6 7 8", busy, steal));
+  EXPECT_FALSE(parse_proc_stat_cpu("cpu 1 2", busy, steal));
+}
+
+TEST(ForeignLoad, ParsesProcPidStatWithSpacesAndParensInTheName) {
+  // Fields after the name: state(3) ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime(14) stime(15)
+  const std::string stat = "1234 (a (weird) name) R 1 2 3 4 5 6 7 8 9 10 250 70 0 0 20 0 1 0";
+  EXPECT_EQ(parse_proc_pid_cpu_ticks(stat), std::optional<unsigned long long>(320));
+  EXPECT_FALSE(parse_proc_pid_cpu_ticks("garbage").has_value());
+  EXPECT_FALSE(parse_proc_pid_cpu_ticks("1 (x) R 1 2").has_value());
+}
+
+TEST(ForeignLoad, ForeignIsBusyMinusOursPerSecond) {
+  CpuSnapshot a{0, 1000, 10, 400}, b{2'000'000'000, 1000 + 300, 10 + 20, 400 + 160};
+  const ForeignLoad l = foreign_load_between(a, b, 100.0);
+  EXPECT_NEAR(l.seconds, 2.0, kTol);
+  EXPECT_NEAR(l.own_cpus, 160.0 / 100.0 / 2.0, kTol);            // 0.8 CPUs ours
+  EXPECT_NEAR(l.foreign_cpus, (300.0 - 160.0) / 100.0 / 2.0, kTol);  // 0.7 CPUs not ours
+  EXPECT_NEAR(l.steal_cpus, 20.0 / 100.0 / 2.0, kTol);
+  // A process of ours that exited makes own_ticks drop: never a negative own or a made-up foreign load.
+  CpuSnapshot c{2'000'000'000, 1000 + 100, 10, 300};
+  const ForeignLoad m = foreign_load_between(a, c, 100.0);
+  EXPECT_EQ(m.own_cpus, 0.0);
+  EXPECT_NEAR(m.foreign_cpus, 0.5, kTol);
+}
+
+TEST(ForeignLoad, ContaminationThresholdsWithCounterResolution) {
+  ForeignLoadLimits lim;  // 0.25 foreign CPUs, 0.10 steal
+  ForeignLoad l;
+  l.seconds = 1.0;
+  // 3 own processes + the machine's counter: 4 ticks of slack at 100 Hz over 1 s = 0.04 CPUs.
+  l.foreign_cpus = 0.29;
+  EXPECT_EQ(contamination_reason(l, lim, 100.0, 3), "");
+  l.foreign_cpus = 0.30;
+  const std::string why = contamination_reason(l, lim, 100.0, 3);
+  EXPECT_NE(why.find("not this run's used 0.30 CPUs"), std::string::npos) << why;
+  l.foreign_cpus = 0.0;
+  l.steal_cpus = 0.105;
+  EXPECT_EQ(contamination_reason(l, lim, 100.0, 3), "");  // 0.10 + one tick (0.01)
+  l.steal_cpus = 0.2;
+  EXPECT_NE(contamination_reason(l, lim, 100.0, 3).find("stole"), std::string::npos);
+  l.steal_cpus = 0.0;
+  l.gpu_foreign_processes = 1;
+  EXPECT_NE(contamination_reason(l, lim, 100.0, 3).find("GPU compute process"), std::string::npos);
+  l.gpu_foreign_processes = 0;
+  EXPECT_EQ(contamination_reason(l, lim, 100.0, 3), "");
+}
+
+// ---------------------------------------------------------------- coverage
+
+TEST(Coverage, FractionOfEachSampleDuringWhichEveryOtherTenantWasInASample) {
+  // self: [0,10) [10,20) [20,30); other A covers [0,5) and [12,30); other B covers [0,30) except [25,28).
+  const Intervals self = {{0, 10}, {10, 20}, {20, 30}};
+  const Intervals a = {{0, 5}, {12, 30}};
+  const Intervals b = {{0, 25}, {28, 30}};
+  const auto c = coverage(self, {a, b});
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_NEAR(c[0], 5.0 / 10.0, kTol);  // [0,5)
+  EXPECT_NEAR(c[1], 8.0 / 10.0, kTol);  // [12,20)
+  EXPECT_NEAR(c[2], 7.0 / 10.0, kTol);  // [20,25) + [28,30)
+  // With one neighbour only: its union alone.
+  const auto d = coverage(self, {a});
+  EXPECT_NEAR(d[0], 0.5, kTol);
+  EXPECT_NEAR(d[1], 0.8, kTol);
+  EXPECT_NEAR(d[2], 1.0, kTol);
+  // No neighbour: every sample is covered (nothing to wait for).
+  EXPECT_EQ(coverage(self, {}), (std::vector<double>{1.0, 1.0, 1.0}));
+  // A neighbour with no samples: nothing is covered.
+  EXPECT_EQ(coverage(self, {Intervals{}}), (std::vector<double>{0.0, 0.0, 0.0}));
+}
+
+// ---------------------------------------------------------------- overlap window per block
+
+// Two tenants in one colocated block: a's samples [100,110) .. , b starts later and ends earlier.
+RunResult two_tenant_block() {
+  RunResult run;
+  run.rounds = 1;
+  run.cutoff = 0.4;
+  run.mode = "timeslice";
+  BlockRecord blk;
+  blk.index = 0;
+  blk.phase = Phase::colocated;
+  blk.tenants = {"a", "b"};
+  run.blocks = {blk};
+  for (const char* name : {"a", "b"}) {
+    TenantResult t;
+    t.name = name;
+    t.work = {1.0, "FLOP"};
+    t.colocated.outcome.status = "ok";
+    const std::int64_t first = std::string(name) == "a" ? 1'000'000'000 : 1'050'000'000;
+    const int n = std::string(name) == "a" ? 20 : 10;
+    for (int i = 0; i < n; ++i) {
+      t.colocated.start_ns.push_back(first + i * 20'000'000);
+      t.colocated.duration_s.push_back(0.02);
+      t.colocated.block.push_back(0);
+    }
+    run.tenants.push_back(t);
+  }
+  return run;
+}
+
+TEST(SummarizeBlocks, OverlapWindowFromSampleTimesAndCoverage) {
+  RunResult run = two_tenant_block();
+  summarize_blocks(run);
+  const BlockRecord& b = run.blocks[0];
+  // a: 1.000 .. 1.400 s; b: 1.050 .. 1.250 s -> window [1.050, 1.250].
+  ASSERT_TRUE(b.overlap_start_ns.has_value());
+  EXPECT_EQ(*b.overlap_start_ns, 1'050'000'000);
+  EXPECT_EQ(*b.overlap_end_ns, 1'250'000'000);
+  const PhaseResult& a = run.tenants[0].colocated;
+  // a's samples [1.06,1.08) .. [1.22,1.24) lie inside: 9 of them (1.04 starts before, 1.24 ends after).
+  EXPECT_EQ(a.stats.n, 9u);
+  EXPECT_EQ(a.in_window[2], 0);  // [1.04, 1.06)
+  EXPECT_EQ(a.in_window[3], 1);  // [1.06, 1.08)
+  // b's samples are back to back inside [1.05, 1.25): a's counted samples are fully covered...
+  ASSERT_TRUE(a.coverage_mean.has_value());
+  EXPECT_NEAR(*a.coverage_mean, 1.0, kTol);
+  // ... and b's are covered by a's back-to-back samples too.
+  EXPECT_NEAR(*run.tenants[1].colocated.coverage_mean, 1.0, kTol);
+  EXPECT_EQ(run.tenants[0].colocated.blocks, 1);
+  EXPECT_EQ(run.tenants[0].colocated.blocks_counted, 1);
+}
+
+TEST(SummarizeBlocks, AnExcludedBlockKeepsItsSamplesButCountsNone) {
+  RunResult run = two_tenant_block();
+  run.blocks[0].status = "excluded";
+  summarize_blocks(run);
+  const PhaseResult& a = run.tenants[0].colocated;
+  EXPECT_EQ(a.start_ns.size(), 20u);
+  EXPECT_EQ(a.stats.n, 0u);
+  EXPECT_EQ(a.blocks, 1);
+  EXPECT_EQ(a.blocks_counted, 0);
+  EXPECT_FALSE(a.coverage_mean.has_value());
+}
+
+// ---------------------------------------------------------------- verdicts with foreign load, aggregates
+
+// A tenant with `blocks` exclusive and colocated blocks of `per_block` samples; E ~ 1.0, C ~ c_scale.
+RunResult run_with_blocks(int blocks, int per_block, double c_scale, const std::vector<std::string>& statuses = {}) {
+  RunResult run;
+  run.mode = "timeslice";
+  run.cutoff = 0.40;
+  run.rounds = blocks;
+  TenantResult t;
+  t.name = "t";
+  t.work = {1.0, "FLOP"};
+  t.exclusive.outcome.status = t.colocated.outcome.status = "ok";
+  std::int64_t clock = 0;
+  for (int k = 0; k < 2 * blocks; ++k) {
+    BlockRecord b;
+    b.index = k;
+    b.round = k / 2;
+    b.phase = k % 2 ? Phase::colocated : Phase::exclusive;
+    b.tenants = {"t"};
+    if (!statuses.empty()) b.status = statuses[static_cast<std::size_t>(k)];
+    PhaseResult& p = k % 2 ? t.colocated : t.exclusive;
+    for (int i = 0; i < per_block; ++i) {
+      const double d = (k % 2 ? c_scale : 1.0) * (1.0 + 0.01 * ((i * 37) % 11));
+      p.start_ns.push_back(clock);
+      p.duration_s.push_back(d);
+      p.block.push_back(k);
+      clock += static_cast<std::int64_t>(d * 1e9) + 1;
+    }
+    run.blocks.push_back(b);
+  }
+  t.alone = t.exclusive;
+  t.alone.source = "exclusive";
+  run.tenants = {t};
+  summarize_blocks(run);
+  run.tenants[0].alone = run.tenants[0].exclusive;
+  run.tenants[0].alone.source = "exclusive";
+  return run;
+}
+
+TEST(FinalizeRun, APhaseWithoutCleanBlocksIsInconclusiveNeverAPass) {
+  // Every exclusive block contaminated: the slowdown against the colocated samples would pass (C = E),
+  // but there is no clean baseline to compare with.
+  RunResult run = run_with_blocks(3, 100, 1.0, {"excluded", "clean", "excluded", "clean", "excluded", "clean"});
+  finalize_run(run, 1, 200);
+  const TenantResult& t = run.tenants[0];
+  EXPECT_EQ(t.verdict, Verdict::inconclusive) << t.verdict_reason;
+  EXPECT_NE(t.verdict_reason.find("none of the 3 exclusive blocks was clean"), std::string::npos) << t.verdict_reason;
+  EXPECT_NE(t.warnings.front().find("3 of 3 exclusive block(s) contaminated"), std::string::npos);
+}
+
+TEST(FinalizeRun, CleanBlocksAloneAreJudged) {
+  // One exclusive block excluded: the other two still give a verdict, from their samples only.
+  RunResult run = run_with_blocks(3, 100, 1.0, {"excluded", "clean", "clean", "clean", "clean", "clean"});
+  finalize_run(run, 1, 200);
+  const TenantResult& t = run.tenants[0];
+  EXPECT_EQ(t.metrics->n_exclusive, 200u);
+  EXPECT_EQ(t.verdict, Verdict::pass) << t.verdict_reason;
+}
+
+TEST(FinalizeRun, DriftBetweenTheFirstAndLastRoundIsAWarning) {
+  RunResult run = run_with_blocks(3, 100, 1.0);
+  // The last round's exclusive samples 20% slower: more than cutoff/4 = 10%.
+  for (std::size_t i = 0; i < run.tenants[0].exclusive.duration_s.size(); ++i)
+    if (run.tenants[0].exclusive.block[i] == 4) run.tenants[0].exclusive.duration_s[i] *= 1.2;
+  summarize_blocks(run);
+  finalize_run(run, 1, 100);
+  int drift = 0;
+  for (const auto& w : run.tenants[0].warnings) drift += w.rfind("drift:", 0) == 0;
+  EXPECT_EQ(drift, 1);
+  RunResult steady = run_with_blocks(3, 100, 1.0);
+  finalize_run(steady, 1, 100);
+  for (const auto& w : steady.tenants[0].warnings) EXPECT_NE(w.rfind("drift:", 0), 0u) << w;
+}
+
+TEST(Aggregate, JudgesAllRepetitionsTogether) {
+  // Three repetitions, each C = 1.3 E: each one's CI and the pooled one lie below the cutoff.
+  RunResult r1 = run_with_blocks(3, 40, 1.3), r2 = run_with_blocks(3, 40, 1.3), r3 = run_with_blocks(3, 40, 1.3);
+  for (RunResult* r : {&r1, &r2, &r3}) {
+    r->scenario = "s";
+    finalize_run(*r, 1, 200);
+  }
+  const auto agg = aggregate_repetitions({&r1, &r2, &r3}, 5, 200);
+  ASSERT_EQ(agg.size(), 1u);
+  EXPECT_EQ(agg[0].repetitions, 3);
+  EXPECT_EQ(agg[0].repetitions_measured, 3);
+  EXPECT_EQ(agg[0].repetition_verdicts, (std::vector<std::string>{"pass", "pass", "pass"}));
+  ASSERT_TRUE(agg[0].metrics.has_value());
+  EXPECT_EQ(agg[0].metrics->n_exclusive, 3u * 3 * 40);  // every repetition's counted samples
+  EXPECT_NEAR(agg[0].metrics->median_slowdown, 0.3, 1e-9);
+  EXPECT_EQ(agg[0].verdict, Verdict::pass) << agg[0].verdict_reason;
+  EXPECT_NE(agg[0].verdict_reason.find("over 3 repetitions"), std::string::npos);
+}
+
+TEST(Aggregate, RepetitionsThatDisagreeAreJudgedOnThePooledCiNotByAnyOne) {
+  // One repetition far slower (C = 2 E), two near the cutoff: the pooled CI decides, and a single
+  // repetition's fail does not make the aggregate fail by itself.
+  RunResult r1 = run_with_blocks(3, 40, 1.1), r2 = run_with_blocks(3, 40, 1.1), r3 = run_with_blocks(3, 40, 2.0);
+  for (RunResult* r : {&r1, &r2, &r3}) finalize_run(*r, 1, 200);
+  EXPECT_EQ(r3.tenants[0].verdict, Verdict::fail);
+  const auto agg = aggregate_repetitions({&r1, &r2, &r3}, 5, 400);
+  // The repetition effect widens the CI across the cutoff: inconclusive, not fail.
+  EXPECT_EQ(agg[0].verdict, Verdict::inconclusive) << agg[0].verdict_reason;
+  EXPECT_EQ(agg[0].repetition_verdicts, (std::vector<std::string>{"pass", "pass", "fail"}));
+}
+
+TEST(Aggregate, AnErrorInAnyRepetitionIsTheAggregatesError) {
+  RunResult r1 = run_with_blocks(2, 40, 1.0), r2 = run_with_blocks(2, 40, 1.0);
+  finalize_run(r1, 1, 50);
+  r2.tenants[0].colocated.outcome.status = "crashed";
+  finalize_run(r2, 1, 50);
+  const auto agg = aggregate_repetitions({&r1, &r2}, 5, 50);
+  EXPECT_EQ(agg[0].verdict, Verdict::error);
+  EXPECT_EQ(agg[0].verdict_reason.rfind("repetition 2: ", 0), 0u) << agg[0].verdict_reason;
+}
+
+}  // namespace
+}  // namespace ib

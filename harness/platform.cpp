@@ -47,13 +47,7 @@ json read_json(const std::string& path) {
   return json::parse(in, nullptr, false);
 }
 
-// A measuring step: this binary again, as a child that dies with us (INTERFERENCE_BENCH_CHILD makes
-// it set PR_SET_PDEATHSIG), then its results.json.
-struct ChildRun {
-  int exit_code = kExitCannotRun;
-  json results;       // null when the child wrote none
-  std::string output;
-};
+}  // namespace
 
 ChildRun run_self(const PlatformOptions& o, std::vector<std::string> args, const std::string& out_dir, double timeout_s) {
   args.insert(args.begin(), self_exe_path());
@@ -68,6 +62,8 @@ ChildRun run_self(const PlatformOptions& o, std::vector<std::string> args, const
   if (c.results.is_discarded()) c.results = nullptr;
   return c;
 }
+
+namespace {
 
 // The exclusive-phase workloads of the stability run: compute, memory bandwidth and latency (and,
 // on a GPU, pinned and pageable host-to-device copies for the probe's H2D check).
@@ -641,6 +637,13 @@ void add_platform_commands(CLI::App& app, PlatformCommands& c) {
       ->check(CLI::NonNegativeNumber);
   c.vet->add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(CLI::PositiveNumber);
   c.vet->add_option("--out", o.out, "Output folder");
+
+  c.selftest = app.add_subcommand("selftest", "Known answers that tell whether this machine can measure now");
+  common(c.selftest);
+  backend(c.selftest);
+  c.selftest->add_option("--budget", o.selftest_budget_s, "Seconds for the whole self-test (default 60)")
+      ->check(CLI::Range(20.0, 3600.0));
+  c.selftest->add_option("--out", o.out, "Output folder");
 }
 
 std::optional<int> run_platform_command(PlatformCommands& c) {
@@ -648,6 +651,7 @@ std::optional<int> run_platform_command(PlatformCommands& c) {
   if (c.sustain && *c.sustain) return sustain_command(c.options);
   if (c.baseline && *c.baseline) return baseline_command(c.options);
   if (c.vet && *c.vet) return vet_command(c.options);
+  if (c.selftest && *c.selftest) return selftest_command(c.options);
   return std::nullopt;
 }
 

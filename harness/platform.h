@@ -4,6 +4,8 @@
 // normal run (worker processes, watchdog, atomic output, telemetry) without a second code path.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,14 +33,29 @@ struct PlatformOptions {
   double cutoff = 0.40;
   double max_foreign_cpus = 0.25;     // passed to the measuring runs (run --max-foreign-cpus)
   double max_steal_cpus = 0.10;
+  double selftest_budget_s = 60.0;    // selftest
 };
 
-// The subcommands `probe`, `sustain`, `baseline` and `vet` and their options.
+// A measuring step: this binary again (`run` or `sustain`), as a child that dies with us
+// (INTERFERENCE_BENCH_CHILD makes it set PR_SET_PDEATHSIG), with the foreign-load limits of `o` and
+// `--out out_dir`; then its results.json.
+struct ChildRun {
+  int exit_code = 3;
+  nlohmann::json results;  // null when the child wrote none
+  std::string output;
+};
+ChildRun run_self(const PlatformOptions& o, std::vector<std::string> args, const std::string& out_dir, double timeout_s);
+
+// `selftest` (harness/selftest.cpp): known answers that tell whether this machine can measure now.
+int selftest_command(const PlatformOptions& o);
+
+// The subcommands `probe`, `sustain`, `baseline`, `vet` and `selftest` and their options.
 struct PlatformCommands {
   CLI::App* probe = nullptr;
   CLI::App* sustain = nullptr;
   CLI::App* baseline = nullptr;
   CLI::App* vet = nullptr;
+  CLI::App* selftest = nullptr;
   PlatformOptions options;
 };
 void add_platform_commands(CLI::App& app, PlatformCommands& commands);

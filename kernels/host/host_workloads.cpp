@@ -252,6 +252,22 @@ class HostFault final : public Workload {
   int samples_ = 0;
 };
 
+// host-idle: the idle neighbour of the self-test. Each sample sleeps `sample_ms` and does no work, so a
+// process exists beside the victim but takes no CPU time from it.
+class HostIdle final : public Workload {
+ public:
+  explicit HostIdle(const Params& p) : sample_ms_(p.at("sample_ms").get<double>()) {}
+  void setup(const ExecContext&) override {}
+  void run_sample(const ExecContext&, SampleOutput&) override {
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(sample_ms_));
+  }
+  Work work_per_sample() const override { return {1.0, "sample"}; }
+  void teardown() override {}
+
+ private:
+  double sample_ms_;
+};
+
 Support always_supported(const Params&, const ExecContext&) { return {}; }
 
 }  // namespace
@@ -283,6 +299,10 @@ void register_host_workloads(Registry& registry) {
                  {"seed", T::integer, 1, 0, 1e9, {}, "arrival-process seed"}},
                 always_supported,
                 [](const Params& p) { return std::make_unique<HostLatency>(p); }});
+  registry.add({"host-idle", Backend::host, "An idle neighbour: each sample sleeps (no CPU work); for the self-test",
+                {{"sample_ms", T::number, 10.0, 0.1, 1000, {}, "sleep per sample"}},
+                always_supported,
+                [](const Params& p) { return std::make_unique<HostIdle>(p); }});
   registry.add({"host-fault", Backend::host,
                 "Fault injection for testing the harness: spins, then crashes, hangs, exits or throws",
                 {{"action", T::string, "crash", {}, {}, {"crash", "segfault", "hang", "exit", "throw", "none"}, "what to do"},

@@ -84,3 +84,26 @@ def test_without_a_confidence_interval_nothing_passes(runner, tmp_path):
     assert r.returncode == 5, r.stdout
     for a in res["aggregates"]:
         assert a["verdict"] == "inconclusive" and "no confidence interval" in a["verdict_reason"]
+
+
+def test_selftest_reports_its_known_answers_within_its_budget(runner, tmp_path):
+    import json
+    import time
+    t0 = time.monotonic()
+    r = runner.run("selftest", "--backend", "host", "--budget", "30", "--out", tmp_path / "st", timeout=120)
+    elapsed = time.monotonic() - t0
+    assert r.returncode in (0, 1, 5), r.stdout + r.stderr
+    doc = json.loads((tmp_path / "st" / "selftest.json").read_text())
+    assert doc["exit_code"] == r.returncode and doc["budget_s"] == 30
+    answers = {k["name"]: k for k in doc["known_answers"]}
+    assert set(answers) == {"shared_resource", "idle_neighbour"}
+    shared, idle = answers["shared_resource"]["aggregate"], answers["idle_neighbour"]["aggregate"]
+    # Whatever the machine's noise: two tenants on one core never pass, an idle neighbour never fails.
+    assert shared["verdict"] in ("fail", "inconclusive"), shared
+    assert idle["verdict"] in ("pass", "inconclusive"), idle
+    assert shared["metrics"]["median_slowdown"] > 0.4, "one core shared by two: far slower than alone"
+    # The resolution is the idle case's CI bound.
+    e = idle["metrics"]["p95_slowdown"]
+    assert doc["resolvable_p95_slowdown"] == max(abs(e["ci_low"]), abs(e["ci_high"]))
+    assert "Smallest P95 slowdown this machine resolves now" in r.stdout
+    assert elapsed < 30 + 30, "within its budget (plus start-up slack on a loaded machine)"

@@ -2,6 +2,7 @@
 #include "harness/executor.h"
 #include "kernels/cuda/accounting.h"
 #include "kernels/cuda/cuda_workloads.h"
+#include "kernels/cuda/lt_matmul.h"
 #include "kernels/cuda/nccl_api.h"
 #include "kernels/cuda/nccl_comm.h"
 
@@ -346,6 +347,63 @@ TEST(CudaSupported, BadDeviceIndex) {
   const auto why = ib::cuda_unavailable_reason(1000);
   ASSERT_TRUE(why.has_value());
   EXPECT_FALSE(why->empty());
+}
+
+TEST(CudaParams, GemmLayoutAlgoAndCopyKernel) {
+  const auto r = cuda_registry();
+  const auto& g = *r.find("gemm");
+  auto p = valid(g, json::object());
+  EXPECT_EQ(p.at("layout"), "tn");
+  EXPECT_EQ(p.at("algo"), "auto");
+  EXPECT_EQ(valid(g, {{"layout", "nn"}, {"algo", "id=1,tile=2,stages=3,splitk=1,reduction=0,swizzle=0,custom=0,"
+                                                   "inner=0,cluster=0"}}).at("layout"), "nn");
+  EXPECT_EQ(invalid(g, {{"layout", "nt"}}), "layout: expected one of tn, nn, got \"nt\"");
+  const auto& c = *r.find("copy");
+  EXPECT_EQ(valid(c, json::object()).at("kernel"), "v4");  // the default stays until the H200 says otherwise
+  for (const char* k : {"v8", "v4-stream", "v8-stream", "v4-b512", "v8-b512", "v4-stream-b512", "v8-stream-b512"})
+    EXPECT_EQ(valid(c, {{"kernel", k}}).at("kernel"), k);
+  EXPECT_NE(invalid(c, {{"kernel", "v16"}}).find("kernel: expected one of v4, v8,"), std::string::npos);
+}
+
+TEST(CudaSupported, Fp8NeedsLayoutTn) {
+  const auto s = supported(cuda_registry(), "gemm", {{"dtype", "fp8"}, {"layout", "nn"}});
+  EXPECT_FALSE(s.supported);
+  EXPECT_NE(s.reason.find("fp8 GEMM needs layout tn"), std::string::npos) << s.reason;
+}
+
+TEST(LtAlgoConfig, TextRoundTripInAnyOrder) {
+  ib::cuda::LtAlgoConfig c;
+  c.id = 21, c.tile = 18, c.stages = 35, c.splitk = 1, c.reduction = 0, c.swizzle = 1, c.custom = 0, c.inner = 3,
+  c.cluster = 2;
+  const std::string text = ib::cuda::to_text(c);
+  EXPECT_EQ(text, "id=21,tile=18,stages=35,splitk=1,reduction=0,swizzle=1,custom=0,inner=3,cluster=2");
+  std::string err;
+  auto back = ib::cuda::parse_algo_config(text, err);
+  ASSERT_TRUE(back.has_value()) << err;
+  EXPECT_TRUE(*back == c);
+  back = ib::cuda::parse_algo_config("cluster=2,inner=3,custom=0,swizzle=1,reduction=0,splitk=1,stages=35,tile=18,id=21",
+                                     err);
+  ASSERT_TRUE(back.has_value()) << err;
+  EXPECT_TRUE(*back == c);
+}
+
+TEST(LtAlgoConfig, MalformedTextIsRefusedWithTheReason) {
+  const std::string ok = "id=21,tile=18,stages=35,splitk=1,reduction=0,swizzle=1,custom=0,inner=3,cluster=2";
+  auto why = [](const std::string& text) {
+    std::string err;
+    EXPECT_FALSE(ib::cuda::parse_algo_config(text, err).has_value()) << text;
+    return err;
+  };
+  EXPECT_NE(why("auto").find("expected key=integer, got \"auto\""), std::string::npos);
+  EXPECT_NE(why(ok.substr(0, ok.rfind(','))).find("missing \"cluster=\""), std::string::npos);
+  EXPECT_NE(why(ok + ",id=3").find("\"id\" given twice"), std::string::npos);
+  EXPECT_NE(why(ok + ",warp=4").find("unknown key"), std::string::npos);
+  EXPECT_NE(why("id=21,tile=x,stages=35,splitk=1,reduction=0,swizzle=1,custom=0,inner=3,cluster=2").find("tile=x"),
+            std::string::npos);
+  EXPECT_NE(why("id=21,tile=18,stages=35,splitk=1,reduction=0,swizzle=1,custom=0,inner=70000,cluster=2")
+                .find("\"inner\" out of range: 70000"), std::string::npos);
+  EXPECT_NE(why("id=21,tile=-1,stages=35,splitk=1,reduction=0,swizzle=1,custom=0,inner=3,cluster=2")
+                .find("\"tile\" out of range: -1"), std::string::npos);
 }
 
 // ---- NCCL, loaded at run time (kernels/cuda/nccl_api.h) ----

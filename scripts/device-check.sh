@@ -86,8 +86,15 @@ publish() {  # the step log, the preflight record, the summary so far and all of
   timeout --kill-after=5 30 python3 "$ROOT/scripts/device_summary.py" "$WORK" > "$WORK/summary-stdout.log" 2>&1
   put "$WORK/summary.json" summary.json
   put "$WORK/summary.md" summary.md
-  tar -czf "$OUT/device-check-logs.tar.gz.tmp" -C "$(dirname "$WORK")" "$(basename "$WORK")" 2>/dev/null \
-    && mv -f "$OUT/device-check-logs.tar.gz.tmp" "$OUT/device-check-logs.tar.gz"
+  local tmp="$OUT/device-check-logs.tar.gz.tmp"
+  tar -czf "$tmp" -C "$(dirname "$WORK")" "$(basename "$WORK")" 2>/dev/null
+  # The device tool brings back files of at most 16 MiB: past 15 MiB, leave the workers' logs out.
+  if [ -f "$tmp" ] && [ "$(stat -c %s "$tmp")" -gt 15728640 ]; then
+    tar -czf "$tmp" --exclude='*/logs' -C "$(dirname "$WORK")" "$(basename "$WORK")" 2>/dev/null
+    grep -q "left out the workers' logs" "$WORK/steps.log" \
+      || echo "device-check-logs.tar.gz over 15 MiB: left out the workers' logs (*/logs)" >> "$WORK/steps.log"
+  fi
+  [ -f "$tmp" ] && mv -f "$tmp" "$OUT/device-check-logs.tar.gz"
 }
 mps_pids() { pgrep -f 'nvidia-cuda-mps-(control|server)' | sort; }
 mps_pids > "$WORK/mps-before.txt"   # a daemon that was already there is not ours to stop

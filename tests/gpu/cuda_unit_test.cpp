@@ -410,13 +410,25 @@ TEST(LtAlgoConfig, MalformedTextIsRefusedWithTheReason) {
 
 namespace fs = std::filesystem;
 
-// A fresh folder for one test, under the system's temporary folder.
-std::string fresh_dir(const std::string& leaf) {
-  const fs::path p = fs::temp_directory_path() / ("ib_nccl_test_" + std::to_string(::getpid())) / leaf;
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p.string();
-}
+// A fresh folder for one test under the system's temporary folder, removed with the object.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& leaf)
+      : path_((fs::temp_directory_path() / ("ib_nccl_test_" + std::to_string(::getpid()) + "_" + leaf)).string()) {
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 // Copies the complete fake libnccl.so.2 to DIR/libnccl.so.2 (creating DIR); returns the file.
 std::string place_fake_nccl(const std::string& dir) {
@@ -430,7 +442,8 @@ std::string real(const std::string& p) { return fs::canonical(p).string(); }
 
 TEST(NcclLoader, AnOverrideFolderWithoutTheLibraryFindsNothingElse) {
   ib::cuda::nccl::SearchInputs in;
-  in.override_path = fresh_dir("empty");
+  const ScratchDir empty("empty");
+  in.override_path = empty.path();
   in.cuda_home = "/usr/local/cuda";  // would hold NCCL here: the override must keep it out
   const auto plan = ib::cuda::nccl::search_plan(in);
   EXPECT_FALSE(plan.by_name);
@@ -481,7 +494,8 @@ TEST(NcclLoader, ALibraryWithoutAFunctionIsRefusedWithItsName) {
 }
 
 TEST(NcclLoader, SearchesPythonSiteFoldersInOrder) {
-  const std::string root = fresh_dir("sites");
+  const ScratchDir scratch("sites");
+  const std::string& root = scratch.path();
   // A venv, the prefix of a python3 on PATH, and the user site, each with an NVIDIA or torch wheel.
   const std::string venv = place_fake_nccl(root + "/venv/lib/python3.11/site-packages/torch/lib");
   const std::string on_path = place_fake_nccl(root + "/prefix/lib/python3.12/dist-packages/nvidia/nccl/lib");
@@ -542,7 +556,8 @@ TEST(NcclLoader, TheRealLibraryWhereInstalled) {
 }
 
 TEST(NcclWaiver, AllreduceAndMultiGpuTrainStepAreWaivedWithoutNccl) {
-  const std::string empty = fresh_dir("none");
+  const ScratchDir none("none");
+  const std::string& empty = none.path();
   const ScopedEnv nccl("INTERFERENCE_BENCH_NCCL", empty);
   const auto r = cuda_registry();
   auto s = supported(r, "allreduce", json::object());
@@ -561,7 +576,8 @@ TEST(NcclWaiver, AllreduceAndMultiGpuTrainStepAreWaivedWithoutNccl) {
 }
 
 TEST(NcclWaiver, PlacementAndTheMpsEnvironment) {
-  const std::string pipes = fresh_dir("mps");
+  const ScratchDir mps("mps");
+  const std::string& pipes = mps.path();
   const ScopedEnv pipe("CUDA_MPS_PIPE_DIRECTORY", pipes);
   const ScopedEnv visible("CUDA_VISIBLE_DEVICES", std::string("0"));
   const ScopedEnv cumem("NCCL_CUMEM_ENABLE", std::nullopt);

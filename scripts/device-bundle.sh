@@ -5,24 +5,44 @@
 #
 #   .device-bundle/bin/      interference-bench, interference-microbench, ib_cuda_gpu_tests (stripped)
 #   .device-bundle/lib/      shared libraries they need that the device image does not bring: everything
-#                            ldd resolves here except glibc, libstdc++/libgcc, the CUDA toolkit's
-#                            libraries and NCCL (218 MB; the device check finds the device's own copy)
+#                            ldd resolves here except glibc, libstdc++/libgcc and the CUDA toolkit's
+#                            libraries. NCCL is not linked at all (allreduce and train-step load it at
+#                            run time, kernels/cuda/nccl_api.h): a program that links it is refused here.
 #   .device-bundle/prefix/   headers, static libraries and CMake package files of CLI11, nlohmann/json,
 #                            GoogleTest, Google Benchmark and SQLite: the fallback when the carried
 #                            programs do not start there (device-check.sh then builds with
 #                            -DCMAKE_PREFIX_PATH=.device-bundle/prefix)
 #   .device-bundle/MANIFEST  git sha, date, sizes
 #   .device-bundle/SOURCES.sha256  checksums of the files the programs are built from, so that the
-#                            device check can tell carried programs built from other sources (stale)
+#                            device check can tell carried programs built from other sources (stale):
+#                            taken before the build and checked again after it (a source edited while
+#                            it built fails here, not on the GPU machine)
+#   .device-bundle/BUNDLE.sha256   checksums of the bundle's own files (bin/, lib/, SOURCES.sha256,
+#                            MANIFEST), verified here once written and again by the device check
 #
+# Run it right before the device call: it rebuilds the programs (ninja: only what changed) first.
 # Usage: scripts/device-bundle.sh        (BUILD_DIR=... another build folder; BUNDLE_DIR=... another
-#        bundle folder; NO_BUILD=1 packs what is built without building: the tests use that)
-# Then:  device run, carry [".device-bundle"], command "OUT=$OUT scripts/device-check.sh".
+#        bundle folder; NO_BUILD=1 packs what is built without building or checking that it is
+#        current: the tests use that, right after ctest's build)
+# Then:  device run, carry [".device-bundle"], command "OUT=$OUT scripts/device-check.sh", timeout_s 600.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${BUILD_DIR:-$ROOT/build}"
 B="${BUNDLE_DIR:-$ROOT/.device-bundle}"
 ARCH_LIB=/usr/lib/x86_64-linux-gnu
+
+PROGRAMS=("$BUILD/interference-bench" "$BUILD/kernels/cuda/interference-microbench" "$BUILD/tests/gpu/ib_cuda_gpu_tests")
+# What the programs are built from: every file the device gets (tracked, or untracked and not
+# ignored: the checkout travels so) but documentation, scripts and the Python
+# end-to-end tests (they change nothing in the programs). The device has no .git, so the checksums
+# travel and are checked there against the files of the checkout.
+source_checksums() {
+  (cd "$ROOT" && git ls-files -z -co --exclude-standard -- . ':!docs' ':!*.md' ':!scripts' ':!tests/e2e' ':!.ci' ':!.gitignore' \
+    | sort -z | xargs -0 sha256sum)
+}
+SUMS_BEFORE=$(mktemp)
+trap 'rm -f "$SUMS_BEFORE"' EXIT
+source_checksums > "$SUMS_BEFORE"
 
 if [ "${NO_BUILD:-0}" != 1 ]; then
   if [ ! -f "$BUILD/build.ninja" ]; then
@@ -30,16 +50,27 @@ if [ "${NO_BUILD:-0}" != 1 ]; then
   fi
   cmake --build "$BUILD" --target interference-bench interference-microbench ib_cuda_gpu_tests
 fi
+# A source edited while the programs were built would make them differ from SOURCES.sha256.
+if ! source_checksums | cmp -s - "$SUMS_BEFORE"; then
+  echo "device-bundle: sources changed while the programs were built; run it again" >&2
+  exit 1
+fi
+# NCCL is loaded at run time; a program that links it would not start where NCCL is elsewhere.
+for p in "${PROGRAMS[@]}"; do
+  if ldd "$p" | grep -q libnccl; then
+    echo "device-bundle: $p links libnccl (it must be loaded at run time, kernels/cuda/nccl_api.h)" >&2
+    exit 1
+  fi
+done
 
 rm -rf "$B"
 mkdir -p "$B/bin" "$B/lib" "$B/prefix/include" "$B/prefix/lib/x86_64-linux-gnu/cmake" "$B/prefix/share/cmake"
-PROGRAMS=("$BUILD/interference-bench" "$BUILD/kernels/cuda/interference-microbench" "$BUILD/tests/gpu/ib_cuda_gpu_tests")
 for p in "${PROGRAMS[@]}"; do
   strip -o "$B/bin/$(basename "$p")" "$p"
 done
 
 # Libraries the device provides itself (or must: the driver's libcuda), by soname prefix.
-provided='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|libpthread\.|librt\.|libstdc\+\+|libgcc_s|libcuda\.|libcudart|libcublas|libnccl)'
+provided='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|libpthread\.|librt\.|libstdc\+\+|libgcc_s|libcuda\.|libcudart|libcublas)'
 for p in "${PROGRAMS[@]}"; do
   ldd "$p" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'
 done | sort -u | while read -r soname path; do
@@ -55,11 +86,7 @@ cp -P $ARCH_LIB/libgtest*.a $ARCH_LIB/libgmock*.a $ARCH_LIB/libbenchmark* $ARCH_
 cp -r $ARCH_LIB/cmake/GTest $ARCH_LIB/cmake/benchmark "$B/prefix/lib/x86_64-linux-gnu/cmake/"
 cp -r /usr/share/cmake/CLI11 /usr/share/cmake/nlohmann_json "$B/prefix/share/cmake/"
 
-# What the programs are built from: every tracked file but documentation, scripts and the Python
-# end-to-end tests (they change nothing in the programs). The device has no .git, so the checksums
-# travel and are checked there against the files of the checkout.
-(cd "$ROOT" && git ls-files -z -- . ':!docs' ':!*.md' ':!scripts' ':!tests/e2e' ':!.ci' ':!.gitignore' \
-  | sort -z | xargs -0 sha256sum) > "$B/SOURCES.sha256"
+cp "$SUMS_BEFORE" "$B/SOURCES.sha256"
 
 {
   echo "git $(git -C "$ROOT" rev-parse HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . || echo ' (with uncommitted changes)')"
@@ -67,5 +94,9 @@ cp -r /usr/share/cmake/CLI11 /usr/share/cmake/nlohmann_json "$B/prefix/share/cma
   echo "CUDA code: $(grep -o -- '--generate-code=[^ ]*' "$BUILD/build.ninja" | sort -u | tr '\n' ' ')"
   (cd "$B" && find bin lib -type f -printf '%p %s\n' | sort)
 } > "$B/MANIFEST"
+# The bundle's own files, checked here at once and again on the device (a partial or changed copy).
+(cd "$B" && find bin lib SOURCES.sha256 MANIFEST -type f -print0 | sort -z | xargs -0 sha256sum) > "$B/BUNDLE.sha256"
+(cd "$B" && sha256sum --quiet -c BUNDLE.sha256)
+(cd "$ROOT" && sha256sum --quiet -c "$B/SOURCES.sha256")
 cat "$B/MANIFEST"
 du -sh "$B"

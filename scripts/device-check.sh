@@ -3,34 +3,44 @@
 #
 # A session has 15 minutes of device time in all (starts and idle time included), so the default,
 # PART=all, fits one call of under 10 minutes (DEADLINE_S=560; give the call timeout_s 600) and runs
-# its steps in order of priority; a step that no longer fits before the deadline is skipped and says
-# so, and the sustained-load test shrinks to the time left (at most 120 s).
+# its steps in order of value; a step that no longer fits its minimum before the deadline is skipped
+# and says so, and the sustained-load test gets what is left (at most 120 s):
 #
-#   1. preflight: nvidia-smi (read only), the programs start, libraries found (below)
-#   2. gpu-tests: ib_cuda_gpu_tests (correctness of every CUDA workload against a reference)
-#   3. probe --json (issue 5)
-#   4. modes: --suite quick --mode all: exclusive, timeslice, mps, streams side by side, mig waived
-#      with the reason (issue 4)
-#   5. sampler: gemm and copy with telemetry at 10 Hz vs off, in the order ABBA (issue 5)
-#   6. baseline, then vet --budget 60 against it (issue 5)
-#   7. sustain: the sustained-load test, up to 120 s (issue 5)
-#   8. workloads (if time is left): interference-microbench and the PyTorch ceilings (issue 3)
-#   9. summary (scripts/device_summary.py): the issues' checks with their targets, as a table
-# PART=workloads, modes or vet runs only that issue's steps (issue 3: microbench, PyTorch ceilings,
-# 20 s CVs, gpu tests, latency at 50% load).
+#   1. preflight (~15 s): nvidia-smi's driver version against what CUDA 13 needs (R580 or newer;
+#      the toolkit's forward-compatibility libraries are tried first where present), nvidia-smi -L,
+#      the carried programs current (source checksums) and starting, where cuBLAS, cudart and NCCL
+#      were found, the versions (interference-microbench --info). Stops at once, with one line in
+#      $OUT/STOPPED.txt, when the driver is too old, no GPU is visible or the programs are stale or
+#      do not start: nothing after it could measure anything.
+#   2. workloads (~180 s): interference-microbench (every workload alone, gemm tn and nn, the copy
+#      kernel variants, h2d pinned/pageable, latency at 50% load), the PyTorch ceilings (run with the
+#      environment the check was started with: PyTorch as shipped), 20 s exclusive phases of gemm,
+#      copy and latency (sample CVs, latency P50/P99 at 50% load)
+#   3. gpu-tests (~60-150 s): ib_cuda_gpu_tests with IB_REQUIRE_GPU=1
+#   4. modes (~170 s): --suite quick --mode all (exclusive, timeslice, mps, streams; mig waived)
+#   5. selftest --backend cuda, when interference-bench has that subcommand (skipped with a note)
+#   6. probe --json, the telemetry sampler's cost (10 Hz vs off, ABBA), baseline + vet --budget 60
+#   7. sustain with what is left (at most 120 s, at least 30 s)
+# PART=workloads, modes or vet runs one issue's steps after the preflight (a second session).
 #
-# Programs: with .device-bundle/ carried (scripts/device-bundle.sh; device run with carry
-# [".device-bundle"]), the programs built and tested on the CPU machine are used. Libraries they
-# link that the bundle does not hold (NCCL, cuBLAS) are looked up in the CUDA toolkit's folders and in
-# the NVIDIA wheels of the image's Python. If the programs still do not start, the project is built
-# there with -DCMAKE_PREFIX_PATH=.device-bundle/prefix (headers and CMake files of the Debian
-# packages). Without a bundle the build folder BUILD_DIR (default build/) is used or configured.
+# Programs: .device-bundle/ (scripts/device-bundle.sh, run right before the call; device run with
+# carry [".device-bundle"]). Its files are checked against BUNDLE.sha256 and the checkout's sources
+# against SOURCES.sha256: a stale bundle stops the check (REBUILD=1 builds here instead, 2-5 minutes
+# of the call; ALLOW_STALE_BUNDLE=1 uses it anyway and says so). Without a bundle, the programs of
+# BUILD_DIR (default build/) are used when built, else REBUILD=1 builds them.
+# The project's programs run with LD_LIBRARY_PATH = the bundle's lib/ and whatever folders hold the
+# CUDA libraries they link (found in the toolkit and the image's Python wheels); the script's own
+# environment is never changed, so PyTorch runs as it was installed.
 #
-# Output: the device tool brings back at most 8 files, flat names. Everything is written into a work
-# folder outside $OUT (WORK, default /tmp/device-check) and at the end three files go into $OUT:
-#   summary.json, summary.md (the table), device-check-logs.tar.gz (every log and result of WORK).
+# Output: everything is written into WORK (default /tmp/device-check); after every step $OUT gets
+# (renamed into place, so a call stopped at its limit still brings back the last complete copy):
+#   steps.log, preflight.json (versions, libraries, GPUs), summary.json, summary.md (the table so
+#   far), device-check-logs.tar.gz (all of WORK), and STOPPED.txt when the check stopped early.
 # Usage: OUT=/some/dir scripts/device-check.sh   (PART=, BUNDLE=, BUILD_DIR=, WORK=, DEADLINE_S=,
-#        ALLOW_STALE_BUNDLE=1 to use carried programs built from other sources)
+#        REBUILD=1, ALLOW_STALE_BUNDLE=1, CUDA_COMPAT_DIR= (default /usr/local/cuda/compat),
+#        NVIDIA_SMI= (default nvidia-smi), REHEARSE_ALL=1: on a machine where CUDA sees no GPU, go on
+#        past the preflight anyway so that every step's plumbing runs (tests/e2e/test_device_check.py))
+# Exit: 0 when it ran to the end (whatever the figures), 3 when it stopped in the preflight.
 # Never changes GPU settings; the private MPS daemon of the modes step is the harness's and is quit by
 # it; the check reports any MPS process still running at the end and stops it.
 set -uo pipefail
@@ -41,233 +51,354 @@ PART="${PART:-all}"
 BUNDLE="${BUNDLE:-$ROOT/.device-bundle}"
 BUILD="${BUILD_DIR:-$ROOT/build}"
 JOBS="${JOBS:-$(nproc)}"
+CUDA_COMPAT_DIR="${CUDA_COMPAT_DIR:-/usr/local/cuda/compat}"
+NVIDIA_SMI="${NVIDIA_SMI:-nvidia-smi}"
+MIN_DRIVER_MAJOR=580   # CUDA 13.0 needs driver R580 or newer
+KILL_AFTER=10          # a step that ignores SIGTERM is killed this long after its timeout
 if [ "$PART" = all ]; then DEADLINE_S="${DEADLINE_S:-560}"; else DEADLINE_S="${DEADLINE_S:-450}"; fi
 rm -rf "$WORK"
 mkdir -p "$WORK" "$OUT"
+rm -f "$OUT/STOPPED.txt"
 START=$(date +%s)
+PROJECT_LD=""   # LD_LIBRARY_PATH of the project's programs only (see penv_refresh)
+PENV=()
 elapsed() { echo $(( $(date +%s) - START )); }
 left() { echo $(( DEADLINE_S - $(elapsed) )); }
 step() { echo "[device-check +$(elapsed)s] $*" | tee -a "$WORK/steps.log"; }
-# limit MAX [RESERVE]: a timeout of at most MAX seconds that still leaves RESERVE seconds (default 0)
-# before the deadline; prints 0 when less than 10 s would be left.
-limit() {
-  local max=$1 reserve=${2:-0} l
-  l=$(( $(left) - reserve ))
-  if [ "$l" -lt 10 ]; then echo 0; elif [ "$l" -lt "$max" ]; then echo "$l"; else echo "$max"; fi
+penv_refresh() {
+  PENV=(env "LD_LIBRARY_PATH=$PROJECT_LD${LD_LIBRARY_PATH:+${PROJECT_LD:+:}$LD_LIBRARY_PATH}"
+        "INTERFERENCE_BENCH_SCENARIOS=$ROOT/scenarios")   # the compiled-in path is the build machine's
 }
-# run NAME MAX RESERVE CMD...: runs CMD under `limit MAX RESERVE`; stdout and stderr in WORK/NAME.log.
-# runo NAME MAX RESERVE CMD...: the same with stdout alone in WORK/NAME.out (JSON on stdout).
+penv_refresh
+add_project_lib() { PROJECT_LD="$1${PROJECT_LD:+:$PROJECT_LD}"; penv_refresh; }
+json_get() {  # FILE PYTHON-EXPRESSION over j: prints it, or nothing when the file or key is missing
+  python3 -c 'import json,sys
+try:
+    j = json.load(open(sys.argv[1])); v = eval(sys.argv[2]); print("" if v is None else v)
+except Exception:
+    pass' "$1" "$2"
+}
+# Copies into $OUT under a temporary name, then renames: a call stopped mid-copy keeps the last copy.
+put() { cp "$1" "$OUT/$2.tmp" 2>/dev/null && mv -f "$OUT/$2.tmp" "$OUT/$2"; }
+publish() {  # the step log, the preflight record, the summary so far and all of WORK, into $OUT
+  put "$WORK/steps.log" steps.log
+  [ -f "$WORK/runtime-info.json" ] && put "$WORK/runtime-info.json" preflight.json
+  timeout --kill-after=5 30 python3 "$ROOT/scripts/device_summary.py" "$WORK" > "$WORK/summary-stdout.log" 2>&1
+  put "$WORK/summary.json" summary.json
+  put "$WORK/summary.md" summary.md
+  local tmp="$OUT/device-check-logs.tar.gz.tmp"
+  tar -czf "$tmp" -C "$(dirname "$WORK")" "$(basename "$WORK")" 2>/dev/null
+  # The device tool brings back files of at most 16 MiB: past 15 MiB, leave the workers' logs out.
+  if [ -f "$tmp" ] && [ "$(stat -c %s "$tmp")" -gt 15728640 ]; then
+    tar -czf "$tmp" --exclude='*/logs' -C "$(dirname "$WORK")" "$(basename "$WORK")" 2>/dev/null
+    grep -q "left out the workers' logs" "$WORK/steps.log" \
+      || echo "device-check-logs.tar.gz over 15 MiB: left out the workers' logs (*/logs)" >> "$WORK/steps.log"
+  fi
+  [ -f "$tmp" ] && mv -f "$tmp" "$OUT/device-check-logs.tar.gz"
+}
+mps_pids() { pgrep -f 'nvidia-cuda-mps-(control|server)' | sort; }
+mps_pids > "$WORK/mps-before.txt"   # a daemon that was already there is not ours to stop
+stop_left_over_mps() {
+  local left_over
+  left_over=$(mps_pids | comm -13 "$WORK/mps-before.txt" - | tr '\n' ' ')
+  if [ -n "${left_over// /}" ]; then
+    step "MPS processes started during the check and still running: $left_over (stopping them)"
+    echo "left over: $left_over" > "$WORK/mps-left-over.txt"
+    kill $left_over 2>/dev/null
+  else
+    echo "none (before the check: $(tr '\n' ' ' < "$WORK/mps-before.txt"))" > "$WORK/mps-left-over.txt"
+  fi
+}
+# stop REASON: one clear line (stdout, steps.log, $OUT/STOPPED.txt), what there is into $OUT, exit 3.
+stop() {
+  step "STOPPED: $*"
+  echo "$*" > "$WORK/STOPPED.txt"
+  stop_left_over_mps
+  publish
+  put "$WORK/STOPPED.txt" STOPPED.txt
+  echo "device-check stopped after $(elapsed) s: $*"
+  exit 3
+}
+
+# run_into NAME MIN MAX STDOUT CMD...: CMD under `timeout --kill-after` with at most MAX seconds and
+# never past the deadline; skipped when fewer than MIN seconds would be left. stdout and stderr go to
+# WORK/NAME.log (stdout alone to STDOUT when given). Every step ends with publish.
 run_into() {
-  local name=$1 max=$2 reserve=$3 stdout=$4 t rc
+  local name=$1 min=$2 max=$3 stdout=$4 t rc
   shift 4
-  t=$(limit "$max" "$reserve")
-  if [ "$t" -eq 0 ]; then step "SKIPPED $name: not enough time left before the ${DEADLINE_S} s deadline"; return 0; fi
+  t=$(( $(left) - KILL_AFTER - 2 ))
+  if [ "$t" -lt "$min" ]; then
+    step "SKIPPED $name: needs ${min} s, $(left) s left before the ${DEADLINE_S} s deadline"
+    return 0
+  fi
+  [ "$t" -gt "$max" ] && t=$max
   step "$name (timeout ${t} s)"
   echo "\$ $*" > "$WORK/$name.log"
   if [ -n "$stdout" ]; then
-    timeout "$t" "$@" > "$stdout" 2>> "$WORK/$name.log"
+    timeout --kill-after="$KILL_AFTER" "$t" "$@" > "$stdout" 2>> "$WORK/$name.log"
   else
-    timeout "$t" "$@" >> "$WORK/$name.log" 2>&1
+    timeout --kill-after="$KILL_AFTER" "$t" "$@" >> "$WORK/$name.log" 2>&1
   fi
   rc=$?
   [ "$rc" -eq 124 ] && step "$name TIMED OUT after ${t} s"
+  [ "$rc" -eq 137 ] && step "$name KILLED: still running ${KILL_AFTER} s after its timeout"
   echo "$name exit $rc" | tee -a "$WORK/steps.log"
+  publish
   return 0
 }
-run() { local n=$1 m=$2 r=$3; shift 3; run_into "$n" "$m" "$r" "" "$@"; }
-runo() { local n=$1 m=$2 r=$3; shift 3; run_into "$n" "$m" "$r" "$WORK/$n.out" "$@"; }
+run() { local n=$1 mn=$2 mx=$3; shift 3; run_into "$n" "$mn" "$mx" "" "$@"; }
+runo() { local n=$1 mn=$2 mx=$3; shift 3; run_into "$n" "$mn" "$mx" "$WORK/$n.out" "$@"; }
 
 # ---- 1. preflight --------------------------------------------------------------------------------
-step "GPU state (read only)"
-nvidia-smi > "$WORK/nvidia-smi.txt" 2>&1
-nvidia-smi -L > "$WORK/nvidia-smi-L.txt" 2>&1
-nvidia-smi -q > "$WORK/nvidia-smi-q.txt" 2>&1
-cat "$WORK/nvidia-smi-L.txt"
-git -C "$ROOT" rev-parse HEAD > "$WORK/git-sha.txt" 2>/dev/null
-git -C "$ROOT" status --short > "$WORK/git-status.txt" 2>/dev/null
-[ -f "$BUNDLE/MANIFEST" ] && cp "$BUNDLE/MANIFEST" "$WORK/bundle-MANIFEST.txt"
-export INTERFERENCE_BENCH_SCENARIOS="$ROOT/scenarios"   # the compiled-in path is the CPU machine's
-mps_pids() { pgrep -f 'nvidia-cuda-mps-(control|server)' | sort; }
-mps_pids > "$WORK/mps-before.txt"   # a daemon that was already there is not ours to stop
+DRIVER=""
+driver_major() { echo "${DRIVER%%.*}"; }
+preflight_driver() {
+  step "preflight: driver and GPUs (nvidia-smi, read only)"
+  command -v "$NVIDIA_SMI" > /dev/null || stop "no nvidia-smi on this machine: no NVIDIA driver, so no GPU to measure"
+  timeout --kill-after=5 30 "$NVIDIA_SMI" --query-gpu=index,name,driver_version,memory.total --format=csv,noheader \
+    > "$WORK/nvidia-smi-query.txt" 2>&1 \
+    || stop "no GPU visible: nvidia-smi --query-gpu failed: $(head -n 1 "$WORK/nvidia-smi-query.txt")"
+  timeout --kill-after=5 30 "$NVIDIA_SMI" -L > "$WORK/nvidia-smi-L.txt" 2>&1
+  grep -q '^GPU ' "$WORK/nvidia-smi-L.txt" \
+    || stop "no GPU visible: nvidia-smi -L lists none ($(head -n 1 "$WORK/nvidia-smi-L.txt"))"
+  DRIVER=$(head -n 1 "$WORK/nvidia-smi-query.txt" | awk -F', *' '{print $3}')
+  step "driver $DRIVER; $(grep -c '^GPU ' "$WORK/nvidia-smi-L.txt") GPU(s): $(head -n 1 "$WORK/nvidia-smi-L.txt")"
+  # Too old and nothing to try: stop before anything else. With the toolkit's forward-compatibility
+  # libraries, preflight_cuda tries them once the programs are chosen.
+  if [ "$(driver_major)" -lt "$MIN_DRIVER_MAJOR" ] 2>/dev/null && [ ! -e "$CUDA_COMPAT_DIR/libcuda.so.1" ]; then
+    stop "driver $DRIVER is older than R$MIN_DRIVER_MAJOR, which CUDA 13 needs, and there are no forward-compatibility libraries at $CUDA_COMPAT_DIR"
+  fi
+  timeout --kill-after=5 30 "$NVIDIA_SMI" > "$WORK/nvidia-smi.txt" 2>&1
+  timeout --kill-after=5 60 "$NVIDIA_SMI" -q > "$WORK/nvidia-smi-q.txt" 2>&1
+  publish
+}
 
-# Folders where the device may keep a library the programs link but the bundle does not carry.
+# Folders that may hold a CUDA library the programs link but the bundle does not carry: the toolkit's
+# and the NVIDIA wheels of the image's Python (nvidia/*/lib: cu13/lib for cuBLAS 13, nccl/lib).
 lib_candidates() {
-  local d sp
-  for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib; do
+  local d py
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-*/lib64; do
     [ -d "$d" ] && echo "$d"
   done
-  sp=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null)
-  if [ -n "$sp" ]; then for d in "$sp"/nvidia/*/lib; do [ -d "$d" ] && echo "$d"; done; fi
+  py=$(command -v python3)
+  for d in ${py:+$(dirname "$py")/../lib/python3*/site-packages/nvidia/*/lib} \
+           "$HOME"/.local/lib/python3*/site-packages/nvidia/*/lib /usr/local/lib/python3*/dist-packages/nvidia/*/lib \
+           /usr/lib/python3/dist-packages/nvidia/*/lib /opt/*/.venv/lib/python3*/site-packages/nvidia/*/lib; do
+    [ -d "$d" ] && echo "$d"
+  done
 }
-# resolve_libs PROGRAM...: adds to LD_LIBRARY_PATH the folder of each library ldd cannot find.
+# resolve_libs PROGRAM...: adds to PROJECT_LD the folder of each library ldd cannot find, and records
+# in WORK/libraries.txt where every CUDA library of the programs comes from.
 resolve_libs() {
   local p lib d found
   for p in "$@"; do
     [ -x "$p" ] || continue
-    for lib in $(ldd "$p" 2>/dev/null | awk '/not found/ {print $1}' | sort -u); do
+    for lib in $("${PENV[@]}" ldd "$p" 2>/dev/null | awk '/not found/ {print $1}' | sort -u); do
       found=""
       for d in $(lib_candidates); do
         if [ -e "$d/$lib" ]; then found=$d; break; fi
       done
       if [ -n "$found" ]; then
-        export LD_LIBRARY_PATH="$found${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-        echo "$(basename "$p"): $lib from $found" >> "$WORK/libraries.txt"
+        add_project_lib "$found"
+        echo "$(basename "$p"): $lib from $found (added to the programs' LD_LIBRARY_PATH)" >> "$WORK/libraries.txt"
       else
         echo "$(basename "$p"): $lib NOT FOUND on this machine" >> "$WORK/libraries.txt"
       fi
     done
+    "${PENV[@]}" ldd "$p" 2>/dev/null | awk -v p="$(basename "$p")" '/libcu|libnccl/ {print p ": " $1 " => " $3}' \
+      >> "$WORK/libraries.txt"
   done
+  ldconfig -p 2>/dev/null | grep -E 'libnccl|libcublas|libcudart|libcuda\.' > "$WORK/ldconfig-cuda.txt"
 }
-programs_start() { "$IB" --version > "$WORK/version.txt" 2>&1; }
 
-# Carried programs built from other sources than this checkout's would measure other code: then build
-# here instead (ALLOW_STALE_BUNDLE=1 uses them anyway, and says so).
-bundle_current() {
-  [ -f "$BUNDLE/SOURCES.sha256" ] || { echo "no SOURCES.sha256 in the bundle" > "$WORK/bundle-sources.txt"; return 1; }
-  (cd "$ROOT" && sha256sum --quiet -c "$BUNDLE/SOURCES.sha256") > "$WORK/bundle-sources.txt" 2>&1
-}
-if [ -x "$BUNDLE/bin/interference-bench" ] && ! bundle_current; then
-  step "the carried programs were built from other sources ($(grep -c ": FAILED" "$WORK/bundle-sources.txt") files differ, see bundle-sources.txt): rerun scripts/device-bundle.sh before the call"
-  if [ "${ALLOW_STALE_BUNDLE:-0}" != 1 ]; then
-    step "building here instead (ALLOW_STALE_BUNDLE=1 would use them anyway)"
-    BUILD="$ROOT/build-device"
-    export CMAKE_PREFIX_PATH="$BUNDLE/prefix${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
-    STALE_BUNDLE=1
-  fi
-fi
-if [ -x "$BUNDLE/bin/interference-bench" ] && [ -z "${STALE_BUNDLE:-}" ]; then
-  IB="$BUNDLE/bin/interference-bench"; MB="$BUNDLE/bin/interference-microbench"; GT="$BUNDLE/bin/ib_cuda_gpu_tests"
-  export LD_LIBRARY_PATH="$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  resolve_libs "$IB" "$MB" "$GT"
-  if programs_start; then
-    step "using the carried programs ($(cat "$WORK/version.txt"))"
-  else
-    step "the carried programs do not start here: $(tail -n 2 "$WORK/version.txt" | tr '\n' ' '); building here"
-    BUILD="$ROOT/build-device"
-    export CMAKE_PREFIX_PATH="$BUNDLE/prefix${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
-    unset IB
-  fi
-fi
-if [ -z "${IB:-}" ]; then
-  # a build with the bundle's prefix links its Google Benchmark: find it at run time too
-  [ -d "$BUNDLE/prefix/lib/x86_64-linux-gnu" ] && export LD_LIBRARY_PATH="$BUNDLE/prefix/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+IB="" MB="" GT=""
+build_here() {
+  local prefix=""
+  [ -d "$BUNDLE/prefix" ] && prefix="$BUNDLE/prefix"
+  BUILD="$ROOT/build-device"
+  step "REBUILD=1: building here into $BUILD (2-5 minutes)"
   if [ ! -f "$BUILD/build.ninja" ]; then
-    # NCCL: the toolkit's, else the image's Python wheel (nvidia/nccl/{include,lib}) through NCCL_HOME.
-    nccl_lib=$(for d in $(lib_candidates); do ls "$d"/libnccl.so* 2>/dev/null; done | head -n 1)
-    [ -n "$nccl_lib" ] && export NCCL_HOME="${NCCL_HOME:-$(dirname "$(dirname "$nccl_lib")")}"
-    run configure 120 300 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
+    run configure 60 120 env ${prefix:+CMAKE_PREFIX_PATH=$prefix${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}} \
+      cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
   fi
-  run build 300 150 cmake --build "$BUILD" -j "$JOBS" --target interference-microbench ib_cuda_gpu_tests interference-bench
+  run build 120 360 cmake --build "$BUILD" -j "$JOBS" --target interference-microbench ib_cuda_gpu_tests interference-bench
+  # a build against the bundle's prefix links its Google Benchmark: find it at run time too
+  [ -n "$prefix" ] && add_project_lib "$prefix/lib/x86_64-linux-gnu"
   IB="$BUILD/interference-bench"; MB="$BUILD/kernels/cuda/interference-microbench"; GT="$BUILD/tests/gpu/ib_cuda_gpu_tests"
+}
+# The carried programs, when their files are intact and were built from this checkout's sources.
+choose_programs() {
+  if [ -x "$BUNDLE/bin/interference-bench" ]; then
+    [ -f "$BUNDLE/MANIFEST" ] && cp "$BUNDLE/MANIFEST" "$WORK/bundle-MANIFEST.txt"
+    if ! (cd "$BUNDLE" && sha256sum --quiet -c BUNDLE.sha256) > "$WORK/bundle-files.txt" 2>&1; then
+      stop "the bundle's own files do not match its BUNDLE.sha256 (see bundle-files.txt): rerun scripts/device-bundle.sh"
+    fi
+    if ! (cd "$ROOT" && sha256sum --quiet -c "$BUNDLE/SOURCES.sha256") > "$WORK/bundle-sources.txt" 2>&1; then
+      local n
+      n=$(grep -c ": FAILED" "$WORK/bundle-sources.txt")
+      step "the carried programs were built from other sources ($n files differ, see bundle-sources.txt)"
+      if [ "${REBUILD:-0}" = 1 ]; then build_here; return; fi
+      [ "${ALLOW_STALE_BUNDLE:-0}" = 1 ] \
+        || stop "stale bundle: built from other sources ($n files differ); rerun scripts/device-bundle.sh right before the call (REBUILD=1 builds here instead, ALLOW_STALE_BUNDLE=1 uses it anyway)"
+      step "ALLOW_STALE_BUNDLE=1: using them anyway; the figures are of the bundle's sources (bundle-MANIFEST.txt)"
+    fi
+    IB="$BUNDLE/bin/interference-bench"; MB="$BUNDLE/bin/interference-microbench"; GT="$BUNDLE/bin/ib_cuda_gpu_tests"
+    add_project_lib "$BUNDLE/lib"
+    step "using the carried programs ($(head -n 1 "$BUNDLE/MANIFEST" 2>/dev/null))"
+  elif [ "${REBUILD:-0}" = 1 ]; then
+    build_here
+  elif [ -x "$BUILD/interference-bench" ]; then
+    IB="$BUILD/interference-bench"; MB="$BUILD/kernels/cuda/interference-microbench"; GT="$BUILD/tests/gpu/ib_cuda_gpu_tests"
+    step "no bundle: using the programs in $BUILD"
+  else
+    stop "no programs: carry .device-bundle (scripts/device-bundle.sh here, carry [\".device-bundle\"]) or set REBUILD=1 to build on this machine"
+  fi
+}
+
+# The CUDA runtime's view (interference-microbench --info): versions, libraries, NCCL, GPUs.
+runtime_info() {
+  [ -x "$MB" ] || { step "no $MB: no runtime record; relying on nvidia-smi"; return 1; }
+  timeout --kill-after=5 60 "${PENV[@]}" "$MB" --info > "$WORK/runtime-info.json" 2> "$WORK/runtime-info.log"
+  local rc=$?
+  {
+    echo "NCCL (loaded at run time, only by allreduce and train-step with gpus > 1): $(json_get "$WORK/runtime-info.json" 'j["nccl"]["describe"]')"
+    echo "CUDA libraries loaded by interference-microbench: $(json_get "$WORK/runtime-info.json" '" ".join(j["loaded_libraries"])')"
+  } >> "$WORK/libraries.txt"
+  return $rc
+}
+preflight_cuda() {
+  if [ "$(driver_major)" -lt "$MIN_DRIVER_MAJOR" ] 2>/dev/null; then
+    step "driver $DRIVER is older than R$MIN_DRIVER_MAJOR (CUDA 13): trying the toolkit's forward-compatibility libraries in $CUDA_COMPAT_DIR"
+    add_project_lib "$CUDA_COMPAT_DIR"
+    runtime_info
+    [ "$(json_get "$WORK/runtime-info.json" 'j["devices"]["count"]')" -ge 1 ] 2>/dev/null \
+      || stop "driver $DRIVER is older than R$MIN_DRIVER_MAJOR, which CUDA 13 needs, and the forward-compatibility libraries in $CUDA_COMPAT_DIR did not help: $(json_get "$WORK/runtime-info.json" 'j["devices"].get("reason")')$(tail -n 1 "$WORK/runtime-info.log" 2>/dev/null)"
+    step "forward compatibility works: CUDA driver API $(json_get "$WORK/runtime-info.json" 'j["cuda_driver_version"]') through $CUDA_COMPAT_DIR"
+  else
+    runtime_info || return 0
+  fi
+  local n
+  n=$(json_get "$WORK/runtime-info.json" 'j["devices"]["count"]')
+  [ -n "$n" ] || stop "interference-microbench --info failed: $(tail -n 1 "$WORK/runtime-info.log")"
+  if [ "$n" -lt 1 ]; then
+    local why
+    why="no GPU visible to CUDA: $(json_get "$WORK/runtime-info.json" 'j["devices"]["reason"]')"
+    [ "${REHEARSE_ALL:-0}" = 1 ] || stop "$why"
+    step "REHEARSE_ALL=1: $why; going on, so that every step runs (and fails fast)"
+    return 0
+  fi
+  step "CUDA sees $n GPU(s); runtime $(json_get "$WORK/runtime-info.json" 'j["cuda_runtime_version"]'), driver API $(json_get "$WORK/runtime-info.json" 'j["cuda_driver_version"]'), cuBLASLt $(json_get "$WORK/runtime-info.json" 'j["cublasLt_version"]'); $(json_get "$WORK/runtime-info.json" 'j["nccl"]["describe"]')"
+}
+preflight_programs() {
+  choose_programs
   resolve_libs "$IB" "$MB" "$GT"
-  programs_start || step "interference-bench does not start: $(tail -n 2 "$WORK/version.txt" | tr '\n' ' ')"
-fi
-[ -f "$WORK/libraries.txt" ] && cat "$WORK/libraries.txt"
-echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}" >> "$WORK/steps.log"
+  echo "the programs' environment: ${PENV[*]}" >> "$WORK/steps.log"
+  "${PENV[@]}" "$IB" --version > "$WORK/version.txt" 2>&1 \
+    || stop "interference-bench does not start here: $(tail -n 2 "$WORK/version.txt" | tr '\n' ' ')"
+  if [ -x "$GT" ]; then
+    "${PENV[@]}" "$GT" --gtest_list_tests > "$WORK/gpu-tests-list.txt" 2>&1 \
+      || step "ib_cuda_gpu_tests does not start here: $(tail -n 1 "$WORK/gpu-tests-list.txt")"
+  fi
+  [ -f "$WORK/libraries.txt" ] && cat "$WORK/libraries.txt"
+  publish
+}
 
 # ---- the steps -----------------------------------------------------------------------------------
+microbench() {
+  if [ -x "$MB" ]; then
+    run microbench 30 150 "${PENV[@]}" "$MB" --benchmark_out="$WORK/microbench.json" --benchmark_out_format=json
+  else
+    step "no $MB: microbenchmark skipped"
+  fi
+}
+# PyTorch as installed: the script's own environment, which the check never changed.
+torch_ceilings() { run torch 20 90 python3 "$ROOT/scripts/torch_ceilings.py" --out "$WORK/torch_ceilings.json"; }
+cv_phase() {  # NAME: 20 s exclusive phase of scenarios/device/NAME.json
+  run "cv-$1" 35 60 "${PENV[@]}" "$IB" --mode exclusive --backend cuda --scenario "$ROOT/scenarios/device/$1.json" \
+    --duration 20 --out "$WORK/cv-$1"
+}
+workloads() {
+  microbench
+  torch_ceilings
+  cv_phase gemm-bf16-exclusive
+  cv_phase copy-sm-exclusive
+  cv_phase latency-half-load-exclusive
+}
 gpu_tests() {
   if [ -x "$GT" ]; then
     # IB_REQUIRE_GPU=1: on the H200 a missing GPU or a waived must-run workload fails, not skips.
-    run gpu-tests 150 "${1:-0}" env IB_REQUIRE_GPU=1 "$GT" --gtest_output="json:$WORK/gpu-tests.json"
+    run gpu-tests 40 150 "${PENV[@]}" IB_REQUIRE_GPU=1 "$GT" --gtest_output="json:$WORK/gpu-tests.json"
     grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]' "$WORK/gpu-tests.log" | tail -n 12
   else
     step "no $GT: gpu tests skipped"
   fi
 }
-probe() { runo probe 30 "${1:-0}" "$IB" probe --json --idle-window "${2:-5}"; }
 modes() {  # the quick suite under every mode, side by side (mig is waived on a GPU not in MIG mode)
   command -v nvidia-cuda-mps-control > "$WORK/mps-control-path.txt" 2>&1 \
     || echo "nvidia-cuda-mps-control is not on PATH: mps is waived" > "$WORK/mps-control-path.txt"
-  run modes 270 "${1:-0}" "$IB" --suite quick --backend cuda --mode all --duration 3 --warmup 1 --out "$WORK/modes"
+  run modes 120 270 "${PENV[@]}" "$IB" --suite quick --backend cuda --mode all --duration 3 --warmup 1 --out "$WORK/modes"
 }
+selftest() {  # only when this build of interference-bench has the subcommand
+  local help opts=()
+  help=$("${PENV[@]}" "$IB" --help 2>&1)
+  if ! grep -qw selftest <<< "$help"; then
+    step "SKIPPED selftest: interference-bench has no selftest subcommand (--help does not list it)"
+    return 0
+  fi
+  help=$("${PENV[@]}" "$IB" selftest --help 2>&1)
+  grep -q -- '--backend' <<< "$help" && opts+=(--backend cuda)
+  grep -q -- '--out' <<< "$help" && opts+=(--out "$WORK/selftest")
+  run selftest 20 90 "${PENV[@]}" "$IB" selftest "${opts[@]}"
+}
+probe() { runo probe 15 30 "${PENV[@]}" "$IB" probe --json --idle-window 5; }
 sampler() {  # gemm and copy, telemetry at 10 Hz (A) vs off (B), in the order A B B A
   local rep=0 hz w
+  if [ "$(left)" -lt 100 ]; then step "SKIPPED sampler: the 8 runs need about 90 s, $(left) s left"; return 0; fi
   for hz in 10 0 0 10; do
     rep=$((rep + 1))
     for w in gemm-bf16 copy-sm; do
-      run "sampler-$w-hz$hz-$rep" 25 "${1:-0}" "$IB" --mode exclusive --backend cuda --telemetry-hz "$hz" \
+      run "sampler-$w-hz$hz-$rep" 12 25 "${PENV[@]}" "$IB" --mode exclusive --backend cuda --telemetry-hz "$hz" \
         --scenario "$ROOT/scenarios/device/$w-exclusive.json" --duration 4 --warmup 1 --out "$WORK/sampler-$w-hz$hz-$rep"
     done
   done
 }
 vet() {  # baseline: 5 workloads x (2 s warm-up + 4 s) plus start-up; vet without one if it failed
-  run baseline 90 "${1:-0}" "$IB" baseline --duration 4 --out "$WORK/baseline.json"
+  run baseline 60 90 "${PENV[@]}" "$IB" baseline --duration 4 --out "$WORK/baseline.json"
   if [ -s "$WORK/baseline.json" ]; then
-    run vet 100 "${1:-0}" "$IB" vet --budget 60 --baseline "$WORK/baseline.json" --out "$WORK/vet"
+    run vet 60 100 "${PENV[@]}" "$IB" vet --budget 60 --baseline "$WORK/baseline.json" --out "$WORK/vet"
   else
     step "no baseline file: vet runs without the P95 comparison"
-    run vet 100 "${1:-0}" "$IB" vet --budget 60 --out "$WORK/vet"
+    run vet 60 100 "${PENV[@]}" "$IB" vet --budget 60 --out "$WORK/vet"
   fi
 }
-sustain() {  # DURATION: shrunk to the time left, never under 30 s (the verdict needs windows)
-  local d=$1 l
-  l=$(( $(left) - 25 ))
+sustain() {  # what is left, at most 120 s, never under 30 s (the verdict needs windows)
+  local d=120 l
+  l=$(( $(left) - 25 - KILL_AFTER ))
   [ "$l" -lt "$d" ] && d=$l
   if [ "$d" -lt 30 ]; then step "SKIPPED sustain: $(left) s left"; return 0; fi
   echo "$d" > "$WORK/sustain-duration.txt"
-  run sustain $((d + 25)) 0 "$IB" sustain --duration "$d" --out "$WORK/sustain"
-}
-workloads() {
-  if [ -x "$MB" ]; then
-    run microbench 150 "${1:-0}" "$MB" --benchmark_out="$WORK/microbench.json" --benchmark_out_format=json
-  else
-    step "no $MB: microbenchmark skipped"
-  fi
-  run torch 90 "${1:-0}" python3 "$ROOT/scripts/torch_ceilings.py" --out "$WORK/torch_ceilings.json"
-}
-cv_phase() {  # NAME RESERVE: 20 s exclusive phase of scenarios/device/NAME.json
-  run "cv-$1" 60 "$2" "$IB" --mode exclusive --backend cuda --scenario "$ROOT/scenarios/device/$1.json" \
-    --duration 20 --out "$WORK/cv-$1"
+  run sustain 30 $((d + 25)) "${PENV[@]}" "$IB" sustain --duration "$d" --out "$WORK/sustain"
 }
 
+# ---- order of value ------------------------------------------------------------------------------
+step "device check, PART=$PART, deadline ${DEADLINE_S} s"
+case "$PART" in all|workloads|modes|vet) ;; *) stop "unknown PART=$PART (all, workloads, modes or vet)" ;; esac
+git -C "$ROOT" rev-parse HEAD > "$WORK/git-sha.txt" 2>/dev/null
+preflight_driver
+preflight_programs
+preflight_cuda
+publish
 case "$PART" in
-  all)
-    gpu_tests 440
-    probe 420 2
-    modes 170
-    sampler 150
-    vet 100
-    sustain 120
-    [ "$(left)" -ge 150 ] && workloads 0 || step "SKIPPED workloads (microbench, PyTorch ceilings): $(left) s left"
-    ;;
-  workloads)
-    workloads 240
-    cv_phase gemm-bf16-exclusive 150
-    cv_phase copy-sm-exclusive 90
-    gpu_tests 30
-    cv_phase latency-half-load-exclusive 0
-    ;;
-  modes)
-    probe 300 2
-    gpu_tests 260
-    modes 0
-    ;;
-  vet)
-    probe 400 5
-    sampler 300
-    vet 150
-    sustain 120
-    ;;
-  *) step "unknown PART=$PART (all, workloads, modes or vet)" ;;
+  all) workloads; gpu_tests; modes; selftest; probe; sampler; vet; sustain ;;
+  workloads) workloads; gpu_tests ;;
+  modes) probe; gpu_tests; modes ;;
+  vet) probe; sampler; vet; sustain ;;
 esac
 
 # ---- leave nothing running -----------------------------------------------------------------------
-left_over=$(mps_pids | comm -13 "$WORK/mps-before.txt" - | tr '\n' ' ')
-if [ -n "$left_over" ]; then
-  step "MPS processes started during the check and still running: $left_over (stopping them)"
-  echo "left over: $left_over" > "$WORK/mps-left-over.txt"
-  kill $left_over 2>/dev/null
-else
-  echo "none (before the check: $(tr '\n' ' ' < "$WORK/mps-before.txt"))" > "$WORK/mps-left-over.txt"
-fi
-
-step "summary"
-python3 "$ROOT/scripts/device_summary.py" "$WORK" > "$WORK/summary-stdout.log" 2>&1
+stop_left_over_mps
+step "done"
+publish
 cat "$WORK/summary-stdout.log"
-step "done; packing logs"
-cp "$WORK/summary.json" "$OUT/summary.json" 2>/dev/null || echo '{"error": "device_summary.py wrote no summary.json"}' > "$OUT/summary.json"
-cp "$WORK/summary.md" "$OUT/summary.md" 2>/dev/null || cp "$WORK/summary-stdout.log" "$OUT/summary.md"
-tar -czf "$OUT/device-check-logs.tar.gz" -C "$(dirname "$WORK")" "$(basename "$WORK")"
 ls -la "$OUT"
 echo "[device-check +$(elapsed)s] finished"

@@ -2,8 +2,10 @@
 """Summarises one device-check run (scripts/device-check.sh) against the issues' targets.
 
 Reads from the work folder WORK whatever the run produced (a missing part shows as n/a):
+  STOPPED.txt, steps.log     why the check stopped early; the steps it skipped or that timed out
+  runtime-info.json          interference-microbench --info: our CUDA/cuBLASLt versions, NCCL found where
   microbench.json            Google Benchmark JSON of interference-microbench          (issue 3)
-  torch_ceilings.json        scripts/torch_ceilings.py                                 (issue 3)
+  torch_ceilings.json        scripts/torch_ceilings.py, with PyTorch's own versions    (issue 3)
   cv-<name>/results.json     20 s exclusive phases: CV of sample time, latency         (issue 3)
   gpu-tests.json             GoogleTest JSON of ib_cuda_gpu_tests
   modes/results.json         --suite quick --mode all                                  (issue 4)
@@ -12,6 +14,8 @@ Reads from the work folder WORK whatever the run produced (a missing part shows 
   vet/vet.json, sustain/sustain.json   vet against the baseline, the sustained-load test (issue 5)
 Writes WORK/summary.json and WORK/summary.md (Markdown tables) and prints the tables.
 The checks only compare figures the harness computed with the issues' targets; they define nothing.
+Result files of both schemas are read: stats.sample_cv (2.0) or stats.cv (1.0), samples.counted (2.0)
+or samples.in_window (1.0).
 """
 import json
 import os
@@ -49,6 +53,22 @@ def bench_error(micro, prefix):
     return None
 
 
+def label_of(b):
+    """The microbenchmark case's label (its params, what it resolved, notes) as a dict, or {}."""
+    try:
+        return json.loads((b or {}).get("label") or "{}")
+    except ValueError:
+        return {}
+
+
+def read_text(path):
+    try:
+        with open(path) as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
 def cv(xs):
     if len(xs) < 2:
         return None
@@ -72,12 +92,13 @@ def cv_figures(results):
         return None
     run, tenant, ph = found
     stats = ph.get("stats") or {}
+    sample_cv = stats.get("sample_cv", stats.get("cv"))  # schema 2.0 renamed cv to sample_cv
     out = {"status": run.get("status"), "message": run.get("message"), "verdict": tenant.get("verdict"),
-           "samples": stats.get("n"), "cv_sample_time": stats.get("cv"), "median_sample_s": stats.get("median"),
+           "samples": stats.get("n"), "cv_sample_time": sample_cv, "median_sample_s": stats.get("median"),
            "work_per_sample": tenant.get("work_per_sample"), "warnings": tenant.get("warnings")}
     samples = ph.get("samples") or {}
     durs = samples.get("duration_s") or []
-    inw = samples.get("in_window") or [True] * len(durs)
+    inw = samples.get("counted", samples.get("in_window")) or [True] * len(durs)  # 2.0: counted
     counted = [d for d, w in zip(durs, inw) if w]
     if counted:
         out["cv_recomputed_from_samples"] = cv(counted)
@@ -176,6 +197,53 @@ def checks_of(doc):
             for c in (doc or {}).get("checks", [])]
 
 
+def version_figures(work):
+    """Our CUDA runtime/driver and cuBLASLt versions and where the libraries came from, beside
+    PyTorch's own (torch_ceilings.json), so a ratio to PyTorch says which cuBLAS each side ran."""
+    ours = load(os.path.join(work, "runtime-info.json"))
+    torch = load(os.path.join(work, "torch_ceilings.json"))
+    out = {}
+    if ours:
+        out["ours"] = {k: ours.get(k) for k in ("cuda_runtime_version", "cuda_driver_version", "cublasLt_version",
+                                                "loaded_libraries")}
+        out["ours"]["nccl"] = (ours.get("nccl") or {}).get("describe")
+        out["ours"]["devices"] = ours.get("devices")
+    if torch:
+        out["torch"] = {k: torch.get(k) for k in ("torch", "torch_cuda", "cublasLt_version", "cublasLt_path", "nccl",
+                                                  "cudnn")}
+    return out or None
+
+
+def copy_variant_figures(micro, torch):
+    """The copy kernel variants of the microbenchmark (param kernel), each against PyTorch's copy."""
+    out = {}
+    default = bench(micro, "copy/engine:sm/mib:")
+    rows = [("v4 (default)", default)] + [
+        (b["name"].split("/kernel:")[1].split("/")[0], b) for b in (micro or {}).get("benchmarks", [])
+        if b.get("name", "").startswith("copy/engine:sm/kernel:") and not b.get("error_occurred")]
+    ref = ((torch or {}).get("copy_d2d") or {}).get("gbps_read_plus_written")
+    for name, b in rows:
+        if b and b.get("GB/s"):
+            out[name] = {"gbps": b["GB/s"], "vs_torch": b["GB/s"] / ref if ref else None}
+    return out or None
+
+
+def run_log_figures(work):
+    """Why the check stopped (STOPPED.txt) and which steps were skipped or timed out (steps.log)."""
+    out = {}
+    stopped = read_text(os.path.join(work, "STOPPED.txt"))
+    if stopped:
+        out["stopped"] = stopped.strip()
+    steps = read_text(os.path.join(work, "steps.log")) or ""
+    skipped = [l.split("] ", 1)[-1] for l in steps.splitlines() if "] SKIPPED " in l]
+    timed_out = [l.split("] ", 1)[-1] for l in steps.splitlines() if " TIMED OUT " in l or "] KILLED" in l]
+    if skipped:
+        out["skipped_steps"] = skipped
+    if timed_out:
+        out["timed_out_steps"] = timed_out
+    return out
+
+
 def main(work):
     micro = load(os.path.join(work, "microbench.json"))
     torch = load(os.path.join(work, "torch_ceilings.json"))
@@ -190,10 +258,16 @@ def main(work):
     f = s["figures"]
     if micro:
         f["device"] = (micro.get("context") or {}).get("host_name")
+    f.update(run_log_figures(work))
     g = bench(micro, "gemm/dtype:bf16/k:8192/m:8192/n:8192")
-    c = bench(micro, "copy/engine:sm/")
+    gnn = bench(micro, "gemm/dtype:bf16/k:8192/layout:nn/m:8192/n:8192")
+    c = bench(micro, "copy/engine:sm/mib:")
     if g:
         f["gemm_bf16_8192_tflops"] = g.get("TFLOP/s")
+        f["gemm_bf16_8192_algo"] = (label_of(g).get("resolved") or {}).get("algo")
+    if gnn:
+        f["gemm_bf16_nn_8192_tflops"] = gnn.get("TFLOP/s")
+        f["gemm_bf16_nn_8192_algo"] = (label_of(gnn).get("resolved") or {}).get("algo")
     if c:
         f["copy_sm_gbps_read_plus_written"] = c.get("GB/s")
         f["copy_sm_gbps_one_direction"] = c.get("GB/s_1dir")
@@ -228,6 +302,7 @@ def main(work):
     ar = bench(micro, "allreduce")
     if ar:
         f["allreduce_1rank_algbw_gbps"] = ar.get("algbw_GB/s")
+        f["allreduce_1rank_note"] = label_of(ar).get("note")
     if micro:
         f["microbench_errors"] = {b["name"]: b.get("error_message") for b in micro.get("benchmarks", [])
                                   if b.get("error_occurred")}
@@ -236,8 +311,16 @@ def main(work):
         f["torch_copy_gbps_read_plus_written"] = torch["copy_d2d"]["gbps_read_plus_written"]
         if g and g.get("TFLOP/s"):
             f["gemm_bf16_vs_torch"] = g["TFLOP/s"] / torch["matmul_bf16"]["tflops"]
+        if gnn and gnn.get("TFLOP/s"):
+            f["gemm_bf16_nn_vs_torch"] = gnn["TFLOP/s"] / torch["matmul_bf16"]["tflops"]
         if c and c.get("GB/s"):
             f["copy_sm_vs_torch"] = c["GB/s"] / torch["copy_d2d"]["gbps_read_plus_written"]
+    variants = copy_variant_figures(micro, torch)
+    if variants:
+        f["copy_sm_variants"] = variants
+    versions = version_figures(work)
+    if versions:
+        f["versions"] = versions
     for name in CV_RUNS:
         r = cv_figures(load(os.path.join(work, f"cv-{name}", "results.json")))
         if r is not None:
@@ -283,7 +366,10 @@ def main(work):
 
     show("gemm bf16 8192^3 TFLOP/s", f.get("gemm_bf16_8192_tflops"), fmt="{:.1f}")
     show("torch matmul bf16 8192^3 TFLOP/s", f.get("torch_matmul_bf16_tflops"), fmt="{:.1f}")
-    show("gemm bf16 / torch", f.get("gemm_bf16_vs_torch"), TARGETS["gemm_bf16_vs_torch"])
+    show("gemm bf16 / torch (layout tn, the workload's default)", f.get("gemm_bf16_vs_torch"),
+         TARGETS["gemm_bf16_vs_torch"])
+    show("gemm bf16 nn (PyTorch's layout) TFLOP/s", f.get("gemm_bf16_nn_8192_tflops"), fmt="{:.1f}")
+    show("gemm bf16 nn / torch", f.get("gemm_bf16_nn_vs_torch"), TARGETS["gemm_bf16_vs_torch"])
     show("copy sm GB/s (read+written)", f.get("copy_sm_gbps_read_plus_written"), fmt="{:.0f}")
     show("torch d2d copy GB/s (read+written)", f.get("torch_copy_gbps_read_plus_written"), fmt="{:.0f}")
     show("copy sm / torch", f.get("copy_sm_vs_torch"), TARGETS["copy_sm_vs_torch"])
@@ -310,6 +396,23 @@ def main(work):
     show("serve defaults goodput req/s (<= 10 ms)", sv.get("goodput_per_s"), fmt="{:.0f}")
     show("serve defaults P99 ms", sv.get("p99_ms"))
     md = ["| figure | value | target |", "| --- | ---: | --- |"] + [f"| {a} | {b} | {c} |" for a, b, c in rows]
+    if f.get("stopped"):
+        md = [f"**The check stopped early: {f['stopped']}**", ""] + md
+    for key, label in (("skipped_steps", "skipped"), ("timed_out_steps", "timed out")):
+        if f.get(key):
+            md += ["", f"steps {label}:", ""] + [f"- {x}" for x in f[key]]
+    if variants:
+        md += ["", "copy kernel variants (GB/s read+written; the default stays v4 until these say otherwise):", "",
+               "| kernel | GB/s | / torch |", "| --- | ---: | ---: |"]
+        for k, v in variants.items():
+            md.append(f"| {k} | {v['gbps']:.0f} | {'n/a' if v['vs_torch'] is None else format(v['vs_torch'], '.3f')} |")
+    for key in ("gemm_bf16_8192_algo", "gemm_bf16_nn_8192_algo", "allreduce_1rank_note"):
+        if f.get(key):
+            md.append(f"- {key}: {f[key]}")
+    if versions:
+        md += ["", "versions (ours, beside PyTorch's):", ""]
+        for side, v in versions.items():
+            md.append(f"- {side}: " + json.dumps({k: x for k, x in v.items() if k not in ("loaded_libraries", "devices")}))
     if gt:
         md += ["", f"GPU tests: {gt['passed']} passed, {len(gt['failed'])} failed, {gt['skipped']} skipped"]
         md += [f"- FAILED `{x['test']}`: {x['message']}" for x in gt["failed"]]

@@ -6,7 +6,10 @@
 // Work per sample: iters x bytes (message size per rank), so throughput = algbw as nccl-tests
 // defines it; busbw = algbw x 2(n-1)/n (acct::allreduce_busbw_factor): each sample reports
 // counters["bus_bytes"] = iters x bytes x 2(n-1)/n, whose rate is busbw. With one GPU the
-// communicator has one rank (a local copy) and bus bandwidth is not meaningful (factor 0).
+// communicator has one rank: NCCL copies the buffer locally and nothing is communicated, so bus
+// bandwidth is not meaningful (factor 0); each sample says so with counters["local_copy_bytes"]
+// (iters x bytes with one rank, 0 otherwise) and the microbenchmark's label.
+// NCCL is loaded at run time (nccl_api.h): without it the workload is waived with the places searched.
 // Correctness (setup): rank r's input is x_r[i] = ((7i + 13r) mod 17) - 8, small integers whose
 // sum is exact in float32; after one allreduce into a NaN-poisoned output, every element on every
 // rank must equal sum_r x_r[i] exactly. The inputs never change, so every later allreduce
@@ -24,6 +27,7 @@
 #include "kernels/cuda/accounting.h"
 #include "kernels/cuda/device_info.h"
 #include "kernels/cuda/device_util.cuh"
+#include "kernels/cuda/nccl_comm.h"
 #include "kernels/cuda/workloads_internal.h"
 
 #include <algorithm>
@@ -77,7 +81,7 @@ struct AllreduceConfig {
 
 struct Rank {
   int device = 0;
-  ncclComm_t comm = nullptr;
+  nccl::Comm comm = nullptr;
   cudaStream_t stream = nullptr;  // rank 0: the harness stream (not owned)
   cudaEvent_t join = nullptr;     // ranks > 0
   DeviceBuffer send, recv;
@@ -101,8 +105,9 @@ class Allreduce final : public Workload {
     ranks_.resize(static_cast<std::size_t>(cfg_.gpus));
     std::vector<int> devs;
     for (int r = 0; r < cfg_.gpus; ++r) devs.push_back(ctx.device + r);
-    std::vector<ncclComm_t> comms(devs.size());
-    IB_CHECK(ncclCommInitAll(comms.data(), cfg_.gpus, devs.data()));
+    nccl_ = nccl::Library::load_from_environment();
+    if (!nccl_.ok()) throw WorkloadError(nccl::not_found_reason(nccl_, "allreduce"));
+    const std::vector<nccl::Comm> comms = nccl::init_all(nccl_, devs);
     for (int r = 0; r < cfg_.gpus; ++r) {  // owned by ranks_ at once: release() destroys them if we throw
       ranks_[r].device = devs[r];
       ranks_[r].comm = comms[r];
@@ -165,6 +170,8 @@ class Allreduce final : public Workload {
     cv_.notify_all();
     // Bus bytes as nccl-tests count them, so the harness's rate of this counter is busbw (0 on one rank).
     out.counters["bus_bytes"] = cfg_.iters * acct::allreduce_bus_bytes(static_cast<double>(cfg_.bytes), cfg_.gpus);
+    // One rank: a local copy, no communication. Named in the results so that nobody reads algbw as a link's.
+    out.counters["local_copy_bytes"] = cfg_.gpus == 1 ? cfg_.iters * static_cast<double>(cfg_.bytes) : 0.0;
   }
 
   // The abort unblocks the hung kernels, so the aborted sample's end event completes like a normal
@@ -203,10 +210,12 @@ class Allreduce final : public Workload {
       // Per allreduce, not per sample, so that the watchdog can take mu_ between them.
       std::lock_guard<std::mutex> lock(mu_);
       if (aborted_.load()) throw WorkloadError(abort_reason());  // the communicators are freed
-      IB_CHECK(ncclGroupStart());
+      const nccl::Api& api = nccl_.api();
+      IB_CHECK(api.group_start());
       for (auto& k : ranks_)
-        IB_CHECK(ncclAllReduce(k.send.get(), k.recv.get(), count, ncclFloat, ncclSum, k.comm, k.stream));
-      IB_CHECK(ncclGroupEnd());
+        IB_CHECK(api.all_reduce(k.send.get(), k.recv.get(), count, nccl::DataType::float32, nccl::RedOp::sum, k.comm,
+                                k.stream));
+      IB_CHECK(api.group_end());
     }
     for (std::size_t r = 1; r < ranks_.size(); ++r) {
       IB_CHECK(cudaEventRecord(ranks_[r].join, ranks_[r].stream));
@@ -220,7 +229,9 @@ class Allreduce final : public Workload {
     if (!aborted_.compare_exchange_strong(expected, true)) return;
     for (auto& k : ranks_)
       if (k.comm) {
-        ncclCommAbort(k.comm);  // unblocks kernels waiting on peers; frees the communicator
+        // Unblocks kernels waiting on peers and frees the communicator; its result is not checked:
+        // the workload fails with the timeout's reason either way.
+        (void)nccl_.api().comm_abort(k.comm);
         k.comm = nullptr;
       }
   }
@@ -289,7 +300,7 @@ class Allreduce final : public Workload {
     const bool restore = cudaGetDevice(&caller_device) == cudaSuccess;
     for (auto& k : ranks_) {
       if (k.stream && !aborted_.load()) cudaStreamSynchronize(k.stream);
-      if (k.comm) ncclCommDestroy(k.comm);
+      if (k.comm) (void)nccl_.api().comm_destroy(k.comm);
       k.comm = nullptr;
     }
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
@@ -314,6 +325,7 @@ class Allreduce final : public Workload {
   }
 
   AllreduceConfig cfg_;
+  nccl::Library nccl_;  // loaded in setup; outlives the communicators (release() destroys them first)
   int device_ = 0;  // rank 0's device (ctx.device)
   std::vector<Rank> ranks_;
   cudaEvent_t fork_ = nullptr;
@@ -338,6 +350,9 @@ Support allreduce_supported(const Params& p, const ExecContext& ctx) {
     return {false, "NCCL cannot form a communicator across MIG instances (no P2P/NVLink between them; "
                    "DESIGN.md section 7): run allreduce with gpus = 1 inside a MIG instance"};
   }
+  // Decidable without a GPU, so first: NCCL is loaded at run time and may be missing.
+  const nccl::Library lib = nccl::Library::load_from_environment();
+  if (!lib.ok()) return {false, nccl::not_found_reason(lib, "allreduce")};
   if (Support s = cuda_support(ctx.device); !s.supported) return s;
   int count = 0;
   IB_CHECK(cudaGetDeviceCount(&count));
@@ -357,7 +372,9 @@ Support allreduce_supported(const Params& p, const ExecContext& ctx) {
     if (Support m = memory_support(infos.back(), 2.0 * static_cast<double>(cfg.bytes), "allreduce"); !m.supported) return m;
   }
   IB_CHECK(cudaSetDevice(ctx.device));
-  return {};
+  std::vector<int> devs;
+  for (int r = 0; r < cfg.gpus; ++r) devs.push_back(ctx.device + r);
+  return nccl::support_for("allreduce", devs);  // under MPS or MIG: a trial communicator
 }
 
 }  // namespace ib::cuda

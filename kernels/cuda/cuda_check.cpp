@@ -19,8 +19,9 @@ void throw_cublas(const char* file, int line, const char* call, cublasStatus_t s
                       cublasLtGetStatusString(s) + ")");
 }
 
-void throw_nccl(const char* file, int line, const char* call, ncclResult_t r) {
-  throw WorkloadError(where(file, line, call) + "NCCL " + ncclGetErrorString(r));
+// NCCL's own ncclGetErrorString needs the loaded library; the result's name says the same.
+void throw_nccl(const char* file, int line, const char* call, nccl::Result r) {
+  throw WorkloadError(where(file, line, call) + nccl::result_name(r));
 }
 
 }  // namespace ib::cuda

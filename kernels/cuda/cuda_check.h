@@ -3,17 +3,17 @@
 // Plain C++ (no nvcc needed), so host-compiled sources can use it too.
 #pragma once
 
+#include "kernels/cuda/nccl_api.h"
 #include "kernels/workload.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
-#include <nccl.h>
 
 namespace ib::cuda {
 
 [[noreturn]] void throw_cuda(const char* file, int line, const char* call, cudaError_t e);
 [[noreturn]] void throw_cublas(const char* file, int line, const char* call, cublasStatus_t s);
-[[noreturn]] void throw_nccl(const char* file, int line, const char* call, ncclResult_t r);
+[[noreturn]] void throw_nccl(const char* file, int line, const char* call, nccl::Result r);
 
 inline void check(cudaError_t e, const char* file, int line, const char* call) {
   if (e != cudaSuccess) throw_cuda(file, line, call, e);
@@ -21,13 +21,14 @@ inline void check(cudaError_t e, const char* file, int line, const char* call) {
 inline void check(cublasStatus_t s, const char* file, int line, const char* call) {
   if (s != CUBLAS_STATUS_SUCCESS) throw_cublas(file, line, call, s);
 }
-inline void check(ncclResult_t r, const char* file, int line, const char* call) {
-  if (r != ncclSuccess) throw_nccl(file, line, call, r);
+inline void check(nccl::Result r, const char* file, int line, const char* call) {
+  if (r != nccl::Result::success) throw_nccl(file, line, call, r);
 }
 
 }  // namespace ib::cuda
 
-// IB_CHECK(call): works for cudaError_t, cublasStatus_t and ncclResult_t.
+// IB_CHECK(call): works for cudaError_t, cublasStatus_t and nccl::Result (NCCL loaded at run time,
+// kernels/cuda/nccl_api.h).
 #define IB_CHECK(call) ::ib::cuda::check((call), __FILE__, __LINE__, #call)
 // After every kernel launch: catches bad launch configurations at once.
 #define IB_CHECK_LAUNCH() ::ib::cuda::check(cudaGetLastError(), __FILE__, __LINE__, "kernel launch")

@@ -7,16 +7,25 @@
 //   algbw_GB/s and busbw_GB/s = algbw x 2(n-1)/n (allreduce), req/s, p50_ms, p99_ms (latency, serve),
 //   and <counter>/s for every SampleOutput counter (steps/s, slo_met_requests/s = goodput, bus_bytes/s).
 // A workload that is not supported here is reported with SkipWithError(<reason>).
+// Warm-up: at least 3 samples and at least 200 ms before the timed iterations (a cold GPU's clocks
+// are still rising). Each case's label holds its params, what it resolved in setup (gemm's chosen
+// cuBLASLt algorithm) and, for allreduce on one GPU, "local copy, no communication". The JSON
+// context holds the CUDA runtime/driver and cuBLASLt versions and where NCCL was found.
 // Usage: interference-microbench [--benchmark_filter=REGEX] [--benchmark_format=json] ...
+//        interference-microbench --info   (prints runtime_info() as JSON and exits: the device check's
+//                                          preflight, which also proves that the program starts)
 #include "harness/executor.h"
 #include "kernels/cuda/accounting.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_workloads.h"
+#include "kernels/cuda/runtime_info.h"
 
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,6 +33,9 @@
 namespace {
 
 using nlohmann::json;
+
+constexpr int kWarmupSamples = 3;
+constexpr std::chrono::milliseconds kWarmup{200};
 
 struct Case {
   std::string workload;
@@ -38,6 +50,39 @@ double percentile(std::vector<double> v, double q) {
   const std::size_t lo = static_cast<std::size_t>(pos);
   const std::size_t hi = std::min(lo + 1, v.size() - 1);
   return v[lo] + (pos - lo) * (v[hi] - v[lo]);
+}
+
+// What the timed iterations of one case measured.
+struct Measured {
+  double gpu_s = 0.0;                     // summed event time
+  std::vector<double> latencies;          // every request's latency (latency, serve)
+  std::map<std::string, double> counters; // SampleOutput::counters summed over iterations
+};
+
+// The case's figures as Google Benchmark counters, computed from the summed GPU time.
+void report_counters(benchmark::State& state, const Case& c, const json& params, const ib::Work& work,
+                     const Measured& m) {
+  const double total = work.amount * static_cast<double>(state.iterations());
+  const double per_s = m.gpu_s > 0 ? total / m.gpu_s : 0.0;
+  if (work.unit == "FLOP") {
+    state.counters["TFLOP/s"] = per_s / 1e12;
+  } else if (work.unit == "B" && c.workload == "copy") {
+    state.counters["GB/s"] = per_s / 1e9;
+    state.counters["GB/s_1dir"] = per_s / 2e9;
+  } else if (work.unit == "B" && c.workload == "allreduce") {
+    const int n = params.at("gpus").get<int>();
+    state.counters["algbw_GB/s"] = per_s / 1e9;
+    state.counters["busbw_GB/s"] = per_s * ib::acct::allreduce_busbw_factor(n) / 1e9;
+  } else if (work.unit == "B") {
+    state.counters["GB/s"] = per_s / 1e9;
+  } else if (work.unit == "request") {
+    state.counters["req/s"] = per_s;
+    state.counters["p50_ms"] = percentile(m.latencies, 0.50) * 1e3;
+    state.counters["p99_ms"] = percentile(m.latencies, 0.99) * 1e3;
+  }
+  // Every workload counter as a rate over GPU time, as the harness reports it: steps/s (train-step),
+  // slo_met_requests/s = goodput (serve), bus_bytes/s = busbw and local_copy_bytes/s (allreduce).
+  for (const auto& [name, sum] : m.counters) state.counters[name + "/s"] = m.gpu_s > 0 ? sum / m.gpu_s : 0.0;
 }
 
 void run_case_or_throw(benchmark::State& state, const Case& c) {
@@ -71,7 +116,8 @@ void run_case_or_throw(benchmark::State& state, const Case& c) {
   w->setup(ctx);
   const ib::Work work = w->work_per_sample();
   ib::SampleOutput out;
-  for (int i = 0; i < 3; ++i) {  // warm-up
+  const auto warm_start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kWarmupSamples || std::chrono::steady_clock::now() - warm_start < kWarmup; ++i) {
     out = ib::SampleOutput{};
     w->run_sample(ctx, out);
     IB_CHECK(cudaStreamSynchronize(stream));
@@ -95,28 +141,11 @@ void run_case_or_throw(benchmark::State& state, const Case& c) {
     latencies.insert(latencies.end(), out.latencies_s.begin(), out.latencies_s.end());
     for (const auto& [name, v] : out.counters) counter_totals[name] += v;
   }
-  const double total = work.amount * static_cast<double>(state.iterations());
-  const double per_s = gpu_s > 0 ? total / gpu_s : 0.0;
-  if (work.unit == "FLOP") {
-    state.counters["TFLOP/s"] = per_s / 1e12;
-  } else if (work.unit == "B" && c.workload == "copy") {
-    state.counters["GB/s"] = per_s / 1e9;
-    state.counters["GB/s_1dir"] = per_s / 2e9;
-  } else if (work.unit == "B" && c.workload == "allreduce") {
-    const int n = params->at("gpus").get<int>();
-    state.counters["algbw_GB/s"] = per_s / 1e9;
-    state.counters["busbw_GB/s"] = per_s * ib::acct::allreduce_busbw_factor(n) / 1e9;
-  } else if (work.unit == "B") {
-    state.counters["GB/s"] = per_s / 1e9;
-  } else if (work.unit == "request") {
-    state.counters["req/s"] = per_s;
-    state.counters["p50_ms"] = percentile(latencies, 0.50) * 1e3;
-    state.counters["p99_ms"] = percentile(latencies, 0.99) * 1e3;
-  }
-  // Every workload counter as a rate over GPU time, as the harness reports it: steps/s (train-step),
-  // slo_met_requests/s = goodput (serve), bus_bytes/s = busbw (allreduce), requests/s.
-  for (const auto& [name, total] : counter_totals) state.counters[name + "/s"] = gpu_s > 0 ? total / gpu_s : 0.0;
-  state.SetLabel(params->dump());
+  report_counters(state, c, *params, work, {gpu_s, std::move(latencies), std::move(counter_totals)});
+  json label = *params;
+  if (const json resolved = w->resolved_params(); !resolved.empty()) label["resolved"] = resolved;
+  if (c.workload == "allreduce" && params->at("gpus").get<int>() == 1) label["note"] = "local copy, no communication";
+  state.SetLabel(label.dump());
   w->teardown();
   cudaEventDestroy(start);
   cudaEventDestroy(end);
@@ -134,10 +163,16 @@ void run_case(benchmark::State& state, const Case& c) {
 
 std::vector<Case> cases() {
   std::vector<Case> v;
+  // Case names list the given params (sorted by key), so the defaults (layout tn, kernel v4) are
+  // left out of the first cases: their names stay what scripts/device_summary.py looks for.
   for (const char* dt : {"bf16", "fp16", "tf32", "fp32", "fp8"})
     v.push_back({"gemm", {{"dtype", dt}, {"m", 8192}, {"n", 8192}, {"k", 8192}}, 50});
+  // PyTorch's layout: its bf16 matmul is the ceiling the default (tn) is compared with.
+  v.push_back({"gemm", {{"dtype", "bf16"}, {"layout", "nn"}, {"m", 8192}, {"n", 8192}, {"k", 8192}}, 50});
   v.push_back({"gemm", {{"dtype", "bf16"}, {"m", 4096}, {"n", 4096}, {"k", 4096}, {"reps", 8}}, 50});
   for (const char* e : {"sm", "ce"}) v.push_back({"copy", {{"engine", e}, {"mib", 1024}, {"reps", 8}}, 50});
+  for (const char* k : {"v8", "v4-stream", "v8-stream", "v4-b512", "v8-b512", "v4-stream-b512", "v8-stream-b512"})
+    v.push_back({"copy", {{"engine", "sm"}, {"kernel", k}, {"mib", 1024}, {"reps", 8}}, 50});
   for (const char* dir : {"h2d", "d2h"})
     for (const char* mem : {"pinned", "pageable"})
       v.push_back({"h2d", {{"direction", dir}, {"memory", mem}, {"mib", 256}}, 20});
@@ -158,6 +193,19 @@ std::string case_name(const Case& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--info") == 0) {
+    try {
+      std::printf("%s\n", ib::cuda::runtime_info().dump(2).c_str());
+      return 0;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "interference-microbench --info: %s\n", e.what());
+      return 1;
+    }
+  }
+  const json info = ib::cuda::runtime_info();
+  for (const char* key : {"cuda_runtime_version", "cuda_driver_version", "cublasLt_version", "loaded_libraries"})
+    benchmark::AddCustomContext(std::string("ib_") + key, info.at(key).dump());
+  benchmark::AddCustomContext("ib_nccl", info.at("nccl").at("describe").get<std::string>());
   for (const Case& c : cases()) {
     benchmark::RegisterBenchmark(case_name(c).c_str(), [c](benchmark::State& st) { run_case(st, c); })
         ->UseManualTime()

@@ -9,9 +9,17 @@ void register_cuda_workloads(Registry& registry) {
   using T = ParamSpec::Type;
   using namespace ib::cuda;
   registry.add({"gemm", Backend::cuda,
-                "cuBLASLt GEMM D = A^T B (TN), rotating among input sets larger than L2 (FLOP/s; 2mnk per GEMM)",
+                "cuBLASLt GEMM D = A^T B (TN) or A B (NN), rotating among input sets larger than L2, the fastest of up "
+                "to 8 heuristic algorithms (FLOP/s; 2mnk per GEMM)",
                 {{"dtype", T::string, "bf16", {}, {}, {"bf16", "fp16", "tf32", "fp32", "fp8"},
                   "input type (fp8 = e4m3 inputs, bf16 output; needs compute capability 8.9)"},
+                 {"layout", T::string, "tn", {}, {}, {"tn", "nn"},
+                  "tn: A stored k x m (cuBLASLt's fp8 layout, the default for every dtype); nn: A stored m x k "
+                  "(PyTorch's row-major matmul)"},
+                 {"algo", T::string, "auto", {}, {}, {},
+                  "auto: time up to 8 cuBLASLt heuristic candidates in setup and keep the fastest; or an algorithm "
+                  "as recorded in worker.resolved (id=..,tile=..,stages=..,splitk=..,reduction=..,swizzle=..,"
+                  "custom=..,inner=..,cluster=..), used as given"},
                  {"m", T::integer, 8192, 16, 65536, {}, "rows of D"},
                  {"n", T::integer, 8192, 16, 65536, {}, "columns of D"},
                  {"k", T::integer, 8192, 16, 65536, {}, "inner dimension"},
@@ -22,6 +30,10 @@ void register_cuda_workloads(Registry& registry) {
   registry.add({"copy", Backend::cuda,
                 "device-to-device copy, SM kernel (16-byte vectors) or copy engine (B/s counted read+written)",
                 {{"engine", T::string, "sm", {}, {}, {"sm", "ce"}, "sm: copy kernel; ce: cudaMemcpyAsync"},
+                 {"kernel", T::string, "v4", {}, {},
+                  {"v4", "v8", "v4-stream", "v8-stream", "v4-b512", "v8-b512", "v4-stream-b512", "v8-stream-b512"},
+                  "engine sm: 16-byte vectors in flight per thread (v4, v8), streaming cache hints on loads and "
+                  "stores (-stream), 512 threads per block instead of 256 (-b512)"},
                  {"mib", T::integer, 1024, 1, 65536, {}, "buffer size in MiB (source and destination each)"},
                  {"reps", T::integer, 8, 1, 10000, {}, "copies per sample"}},
                 copy_supported, make_copy});
@@ -83,7 +95,8 @@ void register_cuda_workloads(Registry& registry) {
                 train_step_supported, make_train_step});
   registry.add({"allreduce", Backend::cuda,
                 "NCCL float32 sum-allreduce over the tenant's GPUs, one rank per GPU, one process (algbw B/s; "
-                "busbw = algbw x 2(n-1)/n, not meaningful for one GPU)",
+                "busbw = algbw x 2(n-1)/n); on one GPU a local copy, no communication (counter local_copy_bytes). "
+                "NCCL is loaded at run time: without libnccl.so.2 it is waived",
                 {{"gpus", T::integer, 1, 1, 64, {}, "ranks: devices device..device+gpus-1, one rank each"},
                  {"mib", T::integer, 256, 1, 65536, {}, "message size per rank in MiB"},
                  {"iters", T::integer, 16, 1, 10000, {},

@@ -24,11 +24,13 @@
 // (Adam from zero state: w' = w - lr g / (|g| + eps); SGD: w' = w - lr g, m = g). Then the real
 // model runs one step and its output, gradients and weights must be finite.
 // Multi-GPU: no watchdog on the collective (unlike `allreduce`); a hung step is caught by the
-// harness's worker timeout.
+// harness's worker timeout. NCCL is loaded at run time (nccl_api.h) and only when gpus > 1: one GPU
+// runs without it, and without it gpus > 1 is waived with the places searched.
 #include "kernels/cuda/accounting.h"
 #include "kernels/cuda/device_info.h"
 #include "kernels/cuda/device_util.cuh"
 #include "kernels/cuda/lt_matmul.h"
+#include "kernels/cuda/nccl_comm.h"
 #include "kernels/cuda/workloads_internal.h"
 
 #include <cublas_v2.h>
@@ -721,8 +723,9 @@ class TrainStep final : public Workload {
     if (cfg_.gpus > 1) {
       std::vector<int> devs;
       for (int r = 0; r < cfg_.gpus; ++r) devs.push_back(ctx.device + r);
-      comms_.resize(devs.size());
-      IB_CHECK(ncclCommInitAll(comms_.data(), cfg_.gpus, devs.data()));
+      nccl_ = nccl::Library::load_from_environment();
+      if (!nccl_.ok()) throw WorkloadError(nccl::not_found_reason(nccl_, "train-step with gpus > 1"));
+      comms_ = nccl::init_all(nccl_, devs);
     }
     // One full step of the real model; its output, gradients and new weights must be finite.
     enqueue_steps(s0, 1);
@@ -768,11 +771,12 @@ class TrainStep final : public Workload {
     for (int i = 0; i < steps; ++i) {
       for (auto& rep : replicas_) rep->forward_backward();
       if (!comms_.empty()) {
-        IB_CHECK(ncclGroupStart());
+        const nccl::Api& api = nccl_.api();
+        IB_CHECK(api.group_start());
         for (std::size_t r = 0; r < replicas_.size(); ++r)
-          IB_CHECK(ncclAllReduce(replicas_[r]->grads(), replicas_[r]->grads(), replicas_[r]->nparams(), ncclBfloat16,
-                                 ncclSum, comms_[r], replicas_[r]->stream()));
-        IB_CHECK(ncclGroupEnd());
+          IB_CHECK(api.all_reduce(replicas_[r]->grads(), replicas_[r]->grads(), replicas_[r]->nparams(),
+                                  nccl::DataType::bfloat16, nccl::RedOp::sum, comms_[r], replicas_[r]->stream()));
+        IB_CHECK(api.group_end());
       }
       for (auto& rep : replicas_) rep->optimizer_step(gscale);
     }
@@ -795,7 +799,7 @@ class TrainStep final : public Workload {
       cudaStreamSynchronize(rep->stream());
     }
     for (auto& c : comms_)
-      if (c) ncclCommDestroy(c);
+      if (c) (void)nccl_.api().comm_destroy(c);  // best effort, like the rest of release()
     comms_.clear();
     replicas_.clear();
     for (std::size_t i = 0; i < own_streams_.size(); ++i) {
@@ -815,7 +819,8 @@ class TrainStep final : public Workload {
   std::vector<std::pair<int, cudaStream_t>> own_streams_;  // ranks > 0
   std::vector<cudaEvent_t> join_;                          // ranks > 0
   cudaEvent_t fork_ = nullptr;
-  std::vector<ncclComm_t> comms_;
+  nccl::Library nccl_;  // gpus > 1 only; outlives comms_ (release() destroys them first)
+  std::vector<nccl::Comm> comms_;
 };
 
 }  // namespace
@@ -829,6 +834,11 @@ Support train_step_supported(const Params& p, const ExecContext& ctx) {
   if (cfg.gpus > 1 && visible && std::strstr(visible, "MIG-"))
     return {false, "train-step with gpus > 1 needs an NCCL communicator, which cannot span MIG instances "
                    "(DESIGN.md section 7): use gpus = 1 inside a MIG instance"};
+  // Decidable without a GPU, so before the GPU checks: NCCL is loaded at run time and may be missing.
+  if (cfg.gpus > 1) {
+    const nccl::Library lib = nccl::Library::load_from_environment();
+    if (!lib.ok()) return {false, nccl::not_found_reason(lib, "train-step with gpus > 1")};
+  }
   if (Support s = cuda_support(ctx.device); !s.supported) return s;
   int count = 0;
   IB_CHECK(cudaGetDeviceCount(&count));
@@ -851,7 +861,10 @@ Support train_step_supported(const Params& p, const ExecContext& ctx) {
     if (Support m = memory_support(info, need, "train-step"); !m.supported) return m;
   }
   IB_CHECK(cudaSetDevice(ctx.device));
-  return {};
+  if (cfg.gpus == 1) return {};
+  std::vector<int> devs;
+  for (int r = 0; r < cfg.gpus; ++r) devs.push_back(ctx.device + r);
+  return nccl::support_for("train-step with gpus > 1", devs);  // under MPS or MIG: a trial communicator
 }
 
 }  // namespace ib::cuda

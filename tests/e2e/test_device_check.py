@@ -1,11 +1,15 @@
-"""scripts/device-bundle.sh and scripts/device-check.sh, run here without a GPU: the device check is
+"""scripts/device-bundle.sh and scripts/device-check.sh, rehearsed here without a GPU: the device check is
 one call on a lent H200 with minutes of device time, so its plumbing is tested where it is cheap.
 The bundle is made from this build, the checkout is copied elsewhere (the device gets a copy without
-.git at another path), and every step must end, fail fast without a GPU, and be reported."""
+.git at another path). Without a GPU the check must stop in its preflight within a minute, with one
+clear line and the step log under $OUT; a fake nvidia-smi (NVIDIA_SMI) lets it get as far as a driver
+check or CUDA's own view, and REHEARSE_ALL=1 runs every later step to its (fast) end."""
 import json
 import os
+import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +21,24 @@ PROGRAMS = [BUILD / "interference-bench", BUILD / "kernels" / "cuda" / "interfer
             BUILD / "tests" / "gpu" / "ib_cuda_gpu_tests"]
 pytestmark = pytest.mark.skipif(not all(p.exists() for p in PROGRAMS) or not (SOURCE_DIR / ".git").exists(),
                                  reason="needs the CUDA programs (default preset) and a git checkout")
+# What the device tool brings back: at most 8 files, flat, plain names.
+OUT_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+FAKE_NVIDIA_SMI = """#!/bin/sh
+case "$*" in
+  *--query-gpu*) echo "0, NVIDIA H200, {driver}, 143771 MiB";;
+  -L) echo "GPU 0: NVIDIA H200 (UUID: GPU-00000000-0000-0000-0000-000000000000)";;
+  *) echo "fake nvidia-smi $*";;
+esac
+"""
+FAILING_NVIDIA_SMI = """#!/bin/sh
+echo "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."
+exit 9
+"""
+
+
+def cuda_sees_a_gpu():
+    r = subprocess.run([str(PROGRAMS[1]), "--info"], capture_output=True, text=True, timeout=60)
+    return r.returncode == 0 and json.loads(r.stdout)["devices"]["count"] > 0
 
 
 @pytest.fixture(scope="module")
@@ -37,50 +59,149 @@ def checkout(tmp_path_factory):
     return root
 
 
-def device_check(root, tmp_path, **env):
+def fake_smi(tmp_path, driver="580.159.04", text=None):
+    path = tmp_path / "nvidia-smi"
+    path.write_text(text if text is not None else FAKE_NVIDIA_SMI.format(driver=driver))
+    path.chmod(0o755)
+    return str(path)
+
+
+def device_check(root, tmp_path, expect_rc, **env):
+    """Runs the check; returns OUT, WORK, the step log, stdout and the wall time."""
     out, work = tmp_path / "out", tmp_path / "work"
+    env.setdefault("NVIDIA_SMI", str(tmp_path / "no-such-nvidia-smi"))  # this machine's state, wherever it runs
+    start = time.monotonic()
     r = subprocess.run([str(root / "scripts" / "device-check.sh")], cwd=root, capture_output=True, text=True,
                        timeout=300, env=dict(os.environ, OUT=str(out), WORK=str(work), **env))
-    assert r.returncode == 0, r.stdout + r.stderr
-    return out, work, (work / "steps.log").read_text()
+    wall = time.monotonic() - start
+    assert r.returncode == expect_rc, r.stdout + r.stderr
+    names = os.listdir(out)
+    assert len(names) <= 8 and all(OUT_NAME.match(n) and (out / n).is_file() for n in names), names
+    return out, work, (work / "steps.log").read_text(), r.stdout, wall
 
 
-def test_the_bundle_holds_the_programs_their_libraries_and_the_source_checksums(checkout):
+def assert_stopped(out, stdout, wall, reason):
+    """One clear line, in $OUT/STOPPED.txt and last on stdout; the step log and the logs beside it."""
+    stopped = (out / "STOPPED.txt").read_text().strip()
+    assert reason in stopped, stopped
+    assert "\n" not in stopped
+    assert stdout.strip().splitlines()[-1].endswith(stopped)
+    assert f"STOPPED: {stopped}" in (out / "steps.log").read_text()
+    assert {"steps.log", "summary.json", "summary.md", "device-check-logs.tar.gz"} <= set(os.listdir(out))
+    assert json.loads((out / "summary.json").read_text())["figures"]["stopped"] == stopped
+    assert wall < 60, f"the rehearsal took {wall:.1f} s"
+    return stopped
+
+
+def test_the_programs_link_no_nccl():
+    for p in PROGRAMS:
+        ldd = subprocess.run(["ldd", str(p)], capture_output=True, text=True, check=True).stdout
+        assert "libnccl" not in ldd, f"{p.name} links NCCL: it must be loaded at run time\n{ldd}"
+
+
+def test_the_bundle_holds_the_programs_their_libraries_and_checksums(checkout):
     b = checkout / ".device-bundle"
     for p in PROGRAMS:
         assert os.access(b / "bin" / p.name, os.X_OK)
     assert list((b / "lib").glob("libbenchmark.so*")), "Google Benchmark is not on the H200 image"
-    assert not list((b / "lib").glob("libnccl*")), "NCCL is the device's own"
+    assert not list((b / "lib").glob("libnccl*")), "NCCL is the device's own, loaded at run time"
     assert (b / "prefix" / "include" / "CLI" / "CLI.hpp").exists()
     sums = (b / "SOURCES.sha256").read_text()
     assert "harness/orchestrator.cpp" in sums and "README.md" not in sums and "docs/" not in sums
+    own = (b / "BUNDLE.sha256").read_text()
+    assert "bin/interference-bench" in own and "SOURCES.sha256" in own
+    subprocess.run(["sha256sum", "--quiet", "-c", "BUNDLE.sha256"], cwd=b, check=True)
 
 
-def test_every_step_of_the_default_part_runs_and_three_files_come_back(checkout, tmp_path):
-    out, work, steps = device_check(checkout, tmp_path)
-    assert sorted(os.listdir(out)) == ["device-check-logs.tar.gz", "summary.json", "summary.md"]
+def test_rehearsal_without_a_driver_stops_at_once(checkout, tmp_path):
+    out, work, steps, stdout, wall = device_check(checkout, tmp_path, 3)
+    assert_stopped(out, stdout, wall, "no nvidia-smi on this machine: no NVIDIA driver, so no GPU to measure")
+    assert "using the carried programs" not in steps  # nothing after the first stop
+
+
+def test_a_failing_nvidia_smi_stops_with_its_message(checkout, tmp_path):
+    out, _, _, stdout, wall = device_check(checkout, tmp_path, 3, NVIDIA_SMI=fake_smi(tmp_path, text=FAILING_NVIDIA_SMI))
+    assert_stopped(out, stdout, wall, "no GPU visible: nvidia-smi --query-gpu failed: NVIDIA-SMI has failed")
+
+
+def test_a_driver_older_than_r580_stops_before_anything_else(checkout, tmp_path):
+    compat = tmp_path / "no-compat"
+    compat.mkdir()
+    out, _, steps, stdout, wall = device_check(checkout, tmp_path, 3, NVIDIA_SMI=fake_smi(tmp_path, "550.54.15"),
+                                               CUDA_COMPAT_DIR=str(compat))
+    assert_stopped(out, stdout, wall, "driver 550.54.15 is older than R580, which CUDA 13 needs, and there are no "
+                                      f"forward-compatibility libraries at {compat}")
+    assert "using the carried programs" not in steps
+
+
+def test_an_old_driver_tries_the_forward_compatibility_libraries_first(checkout, tmp_path):
+    compat = tmp_path / "compat"
+    compat.mkdir()
+    # Not a driver: CUDA loads it from the compat folder and finds no driver in it.
+    shutil.copy(BUILD / "tests" / "gpu" / "fake_nccl_complete" / "libnccl.so.2", compat / "libcuda.so.1")
+    out, work, steps, stdout, wall = device_check(checkout, tmp_path, 3, NVIDIA_SMI=fake_smi(tmp_path, "550.54.15"),
+                                                  CUDA_COMPAT_DIR=str(compat))
+    assert f"trying the toolkit's forward-compatibility libraries in {compat}" in steps
+    assert_stopped(out, stdout, wall, f"the forward-compatibility libraries in {compat} did not help")
+    assert str(compat / "libcuda.so.1") in json.loads((out / "preflight.json").read_text())["loaded_libraries"]
+
+
+def test_a_driver_but_no_gpu_for_cuda_stops_after_the_preflight_record(checkout, tmp_path):
+    if cuda_sees_a_gpu():
+        pytest.skip("CUDA sees a GPU here: the check would go on and measure")
+    out, work, steps, stdout, wall = device_check(checkout, tmp_path, 3, NVIDIA_SMI=fake_smi(tmp_path))
+    assert_stopped(out, stdout, wall, "no GPU visible to CUDA: no CUDA GPU found")
+    assert "driver 580.159.04; 1 GPU(s): GPU 0: NVIDIA H200" in steps
     assert "using the carried programs" in steps
-    for step in ("gpu-tests", "probe", "modes", "sampler-gemm-bf16-hz10-1", "sampler-copy-sm-hz10-4", "baseline",
-                 "vet", "sustain"):
-        assert f"{step} exit" in steps or f"SKIPPED {step}" in steps, step
-    assert "no baseline file: vet runs without the P95 comparison" in steps  # no GPU: no baseline
-    # the scenarios are the checkout's (the compiled-in path is this machine's): the run got as far
-    # as looking for a GPU
-    assert "no CUDA GPU" in (work / "modes.log").read_text()
-    # IB_REQUIRE_GPU=1: without a GPU the GPU tests fail rather than skip
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["figures"]["gpu_tests"]["failed"], summary["figures"]["gpu_tests"]
-    assert summary["figures"]["mps_left_over"].startswith("none")
+    info = json.loads((out / "preflight.json").read_text())  # what was found where, for the record
+    assert info["cublasLt_version"] > 0 and "nccl" in info and info["devices"]["count"] == 0
+    libraries = (work / "libraries.txt").read_text()
+    assert "NCCL (loaded at run time" in libraries and "libcublasLt.so" in libraries
 
 
-def test_programs_built_from_other_sources_are_not_used(checkout, tmp_path):
+def test_a_stale_bundle_stops_the_check(checkout, tmp_path):
     changed = checkout / "harness" / "clock.cpp"
     original = changed.read_text()
     try:
         changed.write_text(original + "\n// changed after the bundle was made\n")
-        _, work, steps = device_check(checkout, tmp_path, DEADLINE_S="20")
-        assert "built from other sources (1 files differ" in steps
-        assert "building here instead" in steps and "using the carried programs" not in steps
+        out, work, steps, stdout, wall = device_check(checkout, tmp_path, 3, NVIDIA_SMI=fake_smi(tmp_path))
+        assert_stopped(out, stdout, wall, "stale bundle: built from other sources (1 files differ)")
         assert "harness/clock.cpp: FAILED" in (work / "bundle-sources.txt").read_text()
+        assert "using the carried programs" not in steps and "building here" not in steps.lower()
     finally:
         changed.write_text(original)
+
+
+def test_rehearse_all_runs_every_step_to_its_end_in_order(checkout, tmp_path):
+    if cuda_sees_a_gpu():
+        pytest.skip("CUDA sees a GPU here: the check would measure for minutes")
+    out, work, steps, stdout, wall = device_check(checkout, tmp_path, 0, NVIDIA_SMI=fake_smi(tmp_path),
+                                                  REHEARSE_ALL="1")
+    order = ["microbench", "torch", "cv-gemm-bf16-exclusive", "cv-copy-sm-exclusive", "cv-latency-half-load-exclusive",
+             "gpu-tests", "modes", "probe", "sampler-gemm-bf16-hz10-1", "sampler-copy-sm-hz10-4", "baseline", "vet",
+             "sustain"]
+    positions = [steps.index(f"{name} exit") for name in order]
+    assert positions == sorted(positions), steps  # the order of value: workloads first, sustain last
+    assert "selftest exit" in steps or "SKIPPED selftest: interference-bench has no selftest subcommand" in steps
+    assert "no baseline file: vet runs without the P95 comparison" in steps  # no GPU: no baseline
+    # the scenarios are the checkout's (the compiled-in path is this machine's): the run got as far
+    # as looking for a GPU
+    assert "no CUDA GPU" in (work / "modes.log").read_text()
+    # PyTorch runs with the check's own environment: not the programs' library path
+    assert str(checkout / ".device-bundle" / "lib") not in (work / "torch.log").read_text()
+    assert str(checkout / ".device-bundle" / "lib") in steps  # ... which the programs do get
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["figures"]["gpu_tests"]["failed"], summary["figures"]["gpu_tests"]  # IB_REQUIRE_GPU=1
+    assert summary["figures"]["mps_left_over"].startswith("none")
+    assert "STOPPED.txt" not in os.listdir(out)
+    assert "[device-check" in (out / "steps.log").read_text() and "done" in (out / "steps.log").read_text()
+
+
+def test_steps_that_no_longer_fit_are_skipped_and_said_so(checkout, tmp_path):
+    if cuda_sees_a_gpu():
+        pytest.skip("CUDA sees a GPU here")
+    _, _, steps, _, wall = device_check(checkout, tmp_path, 0, NVIDIA_SMI=fake_smi(tmp_path), REHEARSE_ALL="1",
+                                        DEADLINE_S="60")
+    assert "SKIPPED modes: needs 120 s" in steps
+    assert "SKIPPED sampler" in steps and "SKIPPED sustain" in steps
+    assert wall < 60

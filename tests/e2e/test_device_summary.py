@@ -93,3 +93,67 @@ def test_main_writes_a_table_from_an_empty_work_folder(tmp_path):
     assert ds.main(str(tmp_path)) == 0
     assert json.loads((tmp_path / "summary.json").read_text())["figures"] == {}
     assert "| figure | value | target |" in (tmp_path / "summary.md").read_text()
+
+
+def exclusive_results(stats, samples, work=100.0):
+    return {"runs": [{"status": "ok", "tenants": [{"verdict": "baseline", "work_per_sample": {"value": work},
+                                                   "phases": {"exclusive": {"stats": stats, "samples": samples}}}]}]}
+
+
+def test_cv_figures_read_schema_1_and_2_names():
+    durs = [1.0, 2.0, 3.0, 100.0]
+    old = ds.cv_figures(exclusive_results({"n": 3, "cv": 0.1}, {"duration_s": durs,
+                                                                "in_window": [True, True, True, False]}))
+    new = ds.cv_figures(exclusive_results({"n": 3, "sample_cv": 0.1}, {"duration_s": durs,
+                                                                       "counted": [True, True, True, False]}))
+    for f in (old, new):
+        assert f["cv_sample_time"] == 0.1
+        assert abs(f["cv_recomputed_from_samples"] - 0.5) < 1e-12  # stdev 1 / mean 2: the 100 s sample is not counted
+        assert abs(f["throughput_per_s"] - 300.0 / 6.0) < 1e-12
+
+
+def bm(name, label=None, **counters):
+    return {"name": name, "label": json.dumps(label or {}), **counters}
+
+
+def test_gemm_layouts_copy_variants_and_versions_against_torch(tmp_path):
+    micro = {"benchmarks": [
+        bm("gemm/dtype:bf16/k:8192/m:8192/n:8192/manual_time", {"resolved": {"algo": "id=66,tile=1"}}, **{"TFLOP/s": 760.0}),
+        bm("gemm/dtype:bf16/k:8192/layout:nn/m:8192/n:8192/manual_time", {"resolved": {"algo": "id=66,tile=2"}},
+           **{"TFLOP/s": 780.0}),
+        bm("copy/engine:sm/mib:1024/reps:8/manual_time", **{"GB/s": 4000.0}),
+        bm("copy/engine:sm/kernel:v8-stream/mib:1024/reps:8/manual_time", **{"GB/s": 4200.0}),
+        bm("allreduce/gpus:1/mib:256/manual_time", {"note": "local copy, no communication"}, **{"algbw_GB/s": 2000.0}),
+    ]}
+    torch = {"torch": "2.11.0+cu130", "torch_cuda": "13.0", "cublasLt_version": 130000, "cublasLt_path": "/x",
+             "nccl": "2.27.7", "cudnn": 91000, "matmul_bf16": {"tflops": 800.0},
+             "copy_d2d": {"gbps_read_plus_written": 4000.0}}
+    info = {"cuda_runtime_version": 13000, "cuda_driver_version": 13000, "cublasLt_version": 130100,
+            "loaded_libraries": [], "nccl": {"describe": "NCCL 2.28.9 from /y"}, "devices": {"count": 1}}
+    for name, doc in (("microbench.json", micro), ("torch_ceilings.json", torch), ("runtime-info.json", info)):
+        (tmp_path / name).write_text(json.dumps(doc))
+    assert ds.main(str(tmp_path)) == 0
+    f = json.loads((tmp_path / "summary.json").read_text())["figures"]
+    assert abs(f["gemm_bf16_vs_torch"] - 0.95) < 1e-12 and abs(f["gemm_bf16_nn_vs_torch"] - 0.975) < 1e-12
+    assert f["gemm_bf16_8192_algo"] == "id=66,tile=1" and f["gemm_bf16_nn_8192_algo"] == "id=66,tile=2"
+    assert f["copy_sm_vs_torch"] == 1.0  # the default kernel, not the variant listed after it
+    assert f["copy_sm_variants"]["v8-stream"] == {"gbps": 4200.0, "vs_torch": 1.05}
+    assert f["allreduce_1rank_note"] == "local copy, no communication"
+    assert f["versions"]["ours"]["cublasLt_version"] == 130100 and f["versions"]["torch"]["cublasLt_version"] == 130000
+    md = (tmp_path / "summary.md").read_text()
+    assert "| gemm bf16 nn / torch | 0.975 | PASS (>= 0.97) |" in md
+    assert "| gemm bf16 / torch (layout tn, the workload's default) | 0.950 | FAIL (>= 0.97) |" in md
+    assert "| v8-stream | 4200 | 1.050 |" in md
+
+
+def test_a_stop_and_the_skipped_steps_come_first(tmp_path):
+    (tmp_path / "STOPPED.txt").write_text("no GPU visible to CUDA: no CUDA GPU found\n")
+    (tmp_path / "steps.log").write_text("[device-check +1s] preflight\n[device-check +9s] SKIPPED modes: needs 120 s, "
+                                        "80 s left\n[device-check +50s] torch TIMED OUT after 90 s\n")
+    assert ds.main(str(tmp_path)) == 0
+    f = json.loads((tmp_path / "summary.json").read_text())["figures"]
+    assert f["stopped"] == "no GPU visible to CUDA: no CUDA GPU found"
+    assert f["skipped_steps"] == ["SKIPPED modes: needs 120 s, 80 s left"]
+    assert f["timed_out_steps"] == ["torch TIMED OUT after 90 s"]
+    md = (tmp_path / "summary.md").read_text()
+    assert md.startswith("**The check stopped early: no GPU visible to CUDA: no CUDA GPU found**")

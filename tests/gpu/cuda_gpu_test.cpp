@@ -46,6 +46,7 @@ class CudaGpu : public ::testing::Test {
   struct Run {
     ib::Work work;
     std::vector<ib::TimedSample> samples;
+    json resolved;  // resolved_params() after setup: what the harness records as worker.resolved
   };
 
   // Validates params, checks supported() (skips with its reason), sets up (correctness check),
@@ -67,6 +68,7 @@ class CudaGpu : public ::testing::Test {
     auto w = spec->create(*params);
     w->setup(exec_->context());
     out.work = w->work_per_sample();
+    out.resolved = w->resolved_params();
     int left = n;
     w->begin_block(ib::open_loop_now_ns());  // as the worker does at a block's release
     exec_->run_samples(*w, [&] { return left-- > 0; }, [&](ib::TimedSample&& s) { out.samples.push_back(std::move(s)); });
@@ -134,6 +136,38 @@ TEST_F(CudaGpu, GemmBackToBackHasNoGaps) {
     EXPECT_GT(gap, -5e-6) << i << ": sample starts before the previous one ended";
   }
   EXPECT_GT(median_rate(r), 50e12) << "bf16 4096^3 below 50 TFLOP/s";
+}
+
+// setup() checks the product against a float64 reference in either layout (non-square, so a swapped
+// dimension shows); the algorithm it chose is recorded and, given back as `algo`, runs again.
+TEST_F(CudaGpu, GemmLayoutsAndTheRecordedAlgorithmRunsAgain) {
+  for (const char* layout : {"tn", "nn"}) {
+    skipped_.clear();
+    const json given = {{"layout", layout}, {"m", 2048}, {"n", 1024}, {"k", 512}, {"reps", 4}};
+    const auto first = run("gemm", given, 3);
+    SKIP_IF_WAIVED_UNLESS_REQUIRED();
+    expect_timeline(first, 3);
+    ASSERT_TRUE(first.resolved.contains("algo")) << layout << ": " << first.resolved.dump();
+    const std::string algo = first.resolved.at("algo").get<std::string>();
+    EXPECT_EQ(algo.rfind("id=", 0), 0u) << algo;
+    json again_params = given;
+    again_params["algo"] = algo;
+    const auto again = run("gemm", again_params, 3);
+    expect_timeline(again, 3);
+    EXPECT_EQ(again.resolved.at("algo"), algo) << layout;
+  }
+}
+
+// Every copy kernel variant passes setup's word-for-word check and moves the bytes it claims.
+TEST_F(CudaGpu, CopyKernelVariants) {
+  for (const char* k : {"v4", "v8", "v4-stream", "v8-stream", "v4-b512", "v8-b512", "v4-stream-b512", "v8-stream-b512"}) {
+    skipped_.clear();
+    const auto r = run("copy", {{"kernel", k}, {"mib", 64}, {"reps", 2}}, 3);
+    SKIP_IF_WAIVED_UNLESS_REQUIRED();
+    expect_timeline(r, 3);
+    EXPECT_DOUBLE_EQ(r.work.amount, 2 * 2.0 * 64 * 1048576.0) << k;
+    EXPECT_GT(median_rate(r), 100e9) << k;
+  }
 }
 
 TEST_F(CudaGpu, CopySmAndCe) {
@@ -229,14 +263,20 @@ TEST_F(CudaGpu, AllreduceOneRank) {
   SKIP_IF_WAIVED_UNLESS_REQUIRED();
   expect_timeline(r, 3);
   EXPECT_DOUBLE_EQ(r.work.amount, 2 * 64 * 1048576.0);
-  for (const auto& s : r.samples) EXPECT_DOUBLE_EQ(s.counters.at("bus_bytes"), 0.0);  // busbw not meaningful
+  for (const auto& s : r.samples) {
+    EXPECT_DOUBLE_EQ(s.counters.at("bus_bytes"), 0.0);  // busbw not meaningful
+    EXPECT_DOUBLE_EQ(s.counters.at("local_copy_bytes"), 2 * 64 * 1048576.0);  // said so in the results
+  }
 }
 
 TEST_F(CudaGpu, AllreduceTwoRanksWhenTwoGpus) {
   const auto r = run("allreduce", {{"gpus", 2}, {"mib", 64}, {"iters", 2}}, 3);
   SKIP_IF_WAIVED();  // "too few GPUs" on a one-GPU machine
   expect_timeline(r, 3);
-  for (const auto& s : r.samples) EXPECT_DOUBLE_EQ(s.counters.at("bus_bytes"), 2 * 64 * 1048576.0);  // factor 1
+  for (const auto& s : r.samples) {
+    EXPECT_DOUBLE_EQ(s.counters.at("bus_bytes"), 2 * 64 * 1048576.0);  // factor 1
+    EXPECT_DOUBLE_EQ(s.counters.at("local_copy_bytes"), 0.0);
+  }
 }
 
 // setup() runs the tiny-model check (every forward stage, FFN-down dgrad/wgrad, the optimizer's

@@ -2,14 +2,27 @@
 #include "harness/executor.h"
 #include "kernels/cuda/accounting.h"
 #include "kernels/cuda/cuda_workloads.h"
+#include "kernels/cuda/lt_matmul.h"
+#include "kernels/cuda/nccl_api.h"
+#include "kernels/cuda/nccl_comm.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
+
+#if __has_include(<nccl.h>)
+#include <nccl.h>
+#define IB_HAVE_NCCL_H 1
+#endif
 
 namespace {
 
@@ -297,9 +310,29 @@ TEST(CudaSupported, H2dHostBufferOverHalfTheAvailableMemoryIsWaived) {
   EXPECT_EQ(small.reason.find("host memory"), std::string::npos) << small.reason;
 }
 
+// Sets (or, with nullopt, unsets) an environment variable for a scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) ::setenv(name, value->c_str(), 1); else ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_, old_->c_str(), 1); else ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
 TEST(CudaSupported, NoGpuGivesClearReason) {
   const auto why = ib::cuda_unavailable_reason(0);
   if (!why) GTEST_SKIP() << "a CUDA GPU is present: the no-GPU reasons cannot be checked here";
+  // NCCL is looked for before the GPU: make it found, so that allreduce gives the GPU's reason too.
+  const ScopedEnv nccl("INTERFERENCE_BENCH_NCCL", std::string(FAKE_NCCL_DIR));
   EXPECT_NE(why->find("no CUDA GPU found"), std::string::npos) << *why;
   const auto r = cuda_registry();
   for (const auto* spec : r.all()) {
@@ -314,6 +347,258 @@ TEST(CudaSupported, BadDeviceIndex) {
   const auto why = ib::cuda_unavailable_reason(1000);
   ASSERT_TRUE(why.has_value());
   EXPECT_FALSE(why->empty());
+}
+
+TEST(CudaParams, GemmLayoutAlgoAndCopyKernel) {
+  const auto r = cuda_registry();
+  const auto& g = *r.find("gemm");
+  auto p = valid(g, json::object());
+  EXPECT_EQ(p.at("layout"), "tn");
+  EXPECT_EQ(p.at("algo"), "auto");
+  EXPECT_EQ(valid(g, {{"layout", "nn"}, {"algo", "id=1,tile=2,stages=3,splitk=1,reduction=0,swizzle=0,custom=0,"
+                                                   "inner=0,cluster=0"}}).at("layout"), "nn");
+  EXPECT_EQ(invalid(g, {{"layout", "nt"}}), "layout: expected one of tn, nn, got \"nt\"");
+  const auto& c = *r.find("copy");
+  EXPECT_EQ(valid(c, json::object()).at("kernel"), "v4");  // the default stays until the H200 says otherwise
+  for (const char* k : {"v8", "v4-stream", "v8-stream", "v4-b512", "v8-b512", "v4-stream-b512", "v8-stream-b512"})
+    EXPECT_EQ(valid(c, {{"kernel", k}}).at("kernel"), k);
+  EXPECT_NE(invalid(c, {{"kernel", "v16"}}).find("kernel: expected one of v4, v8,"), std::string::npos);
+}
+
+TEST(CudaSupported, Fp8NeedsLayoutTn) {
+  const auto s = supported(cuda_registry(), "gemm", {{"dtype", "fp8"}, {"layout", "nn"}});
+  EXPECT_FALSE(s.supported);
+  EXPECT_NE(s.reason.find("fp8 GEMM needs layout tn"), std::string::npos) << s.reason;
+}
+
+TEST(LtAlgoConfig, TextRoundTripInAnyOrder) {
+  ib::cuda::LtAlgoConfig c;
+  c.id = 21, c.tile = 18, c.stages = 35, c.splitk = 1, c.reduction = 0, c.swizzle = 1, c.custom = 0, c.inner = 3,
+  c.cluster = 2;
+  const std::string text = ib::cuda::to_text(c);
+  EXPECT_EQ(text, "id=21,tile=18,stages=35,splitk=1,reduction=0,swizzle=1,custom=0,inner=3,cluster=2");
+  std::string err;
+  auto back = ib::cuda::parse_algo_config(text, err);
+  ASSERT_TRUE(back.has_value()) << err;
+  EXPECT_TRUE(*back == c);
+  back = ib::cuda::parse_algo_config("cluster=2,inner=3,custom=0,swizzle=1,reduction=0,splitk=1,stages=35,tile=18,id=21",
+                                     err);
+  ASSERT_TRUE(back.has_value()) << err;
+  EXPECT_TRUE(*back == c);
+}
+
+TEST(LtAlgoConfig, MalformedTextIsRefusedWithTheReason) {
+  const std::string ok = "id=21,tile=18,stages=35,splitk=1,reduction=0,swizzle=1,custom=0,inner=3,cluster=2";
+  auto why = [](const std::string& text) {
+    std::string err;
+    EXPECT_FALSE(ib::cuda::parse_algo_config(text, err).has_value()) << text;
+    return err;
+  };
+  EXPECT_NE(why("auto").find("expected key=integer, got \"auto\""), std::string::npos);
+  EXPECT_NE(why(ok.substr(0, ok.rfind(','))).find("missing \"cluster=\""), std::string::npos);
+  EXPECT_NE(why(ok + ",id=3").find("\"id\" given twice"), std::string::npos);
+  EXPECT_NE(why(ok + ",warp=4").find("unknown key"), std::string::npos);
+  EXPECT_NE(why("id=21,tile=x,stages=35,splitk=1,reduction=0,swizzle=1,custom=0,inner=3,cluster=2").find("tile=x"),
+            std::string::npos);
+  EXPECT_NE(why("id=21,tile=18,stages=35,splitk=1,reduction=0,swizzle=1,custom=0,inner=70000,cluster=2")
+                .find("\"inner\" out of range: 70000"), std::string::npos);
+  EXPECT_NE(why("id=21,tile=-1,stages=35,splitk=1,reduction=0,swizzle=1,custom=0,inner=3,cluster=2")
+                .find("\"tile\" out of range: -1"), std::string::npos);
+}
+
+// ---- NCCL, loaded at run time (kernels/cuda/nccl_api.h) ----
+
+namespace fs = std::filesystem;
+
+// A fresh folder for one test under the system's temporary folder, removed with the object.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& leaf)
+      : path_((fs::temp_directory_path() / ("ib_nccl_test_" + std::to_string(::getpid()) + "_" + leaf)).string()) {
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Copies the complete fake libnccl.so.2 to DIR/libnccl.so.2 (creating DIR); returns the file.
+std::string place_fake_nccl(const std::string& dir) {
+  fs::create_directories(dir);
+  const std::string to = dir + "/libnccl.so.2";
+  fs::copy_file(std::string(FAKE_NCCL_DIR) + "/libnccl.so.2", to, fs::copy_options::overwrite_existing);
+  return to;
+}
+
+std::string real(const std::string& p) { return fs::canonical(p).string(); }
+
+TEST(NcclLoader, AnOverrideFolderWithoutTheLibraryFindsNothingElse) {
+  ib::cuda::nccl::SearchInputs in;
+  const ScratchDir empty("empty");
+  in.override_path = empty.path();
+  in.cuda_home = "/usr/local/cuda";  // would hold NCCL here: the override must keep it out
+  const auto plan = ib::cuda::nccl::search_plan(in);
+  EXPECT_FALSE(plan.by_name);
+  EXPECT_TRUE(plan.candidates.empty());
+  EXPECT_EQ(plan.folders, std::vector<std::string>{in.override_path});
+  const auto lib = ib::cuda::nccl::Library::load(plan);
+  EXPECT_FALSE(lib.ok());
+  EXPECT_EQ(lib.error(), "no libnccl.so.2 in 1 folder(s) searched (" + in.override_path + ")");
+  EXPECT_EQ(lib.describe(), "libnccl.so.2 not found: " + lib.error());
+}
+
+TEST(NcclLoader, LoadsTheOverrideAndResolvesEveryFunction) {
+  for (const std::string& given : {std::string(FAKE_NCCL_DIR), std::string(FAKE_NCCL_DIR) + "/libnccl.so.2"}) {
+    ib::cuda::nccl::SearchInputs in;
+    in.override_path = given;
+    const auto plan = ib::cuda::nccl::search_plan(in);
+    ASSERT_EQ(plan.candidates.size(), 1u) << given;
+    const auto lib = ib::cuda::nccl::Library::load(plan);
+    ASSERT_TRUE(lib.ok()) << lib.error();
+    EXPECT_EQ(lib.version(), 29901);
+    EXPECT_EQ(lib.version_text(), "2.99.1");
+    EXPECT_EQ(lib.path(), real(std::string(FAKE_NCCL_DIR) + "/libnccl.so.2"));
+    EXPECT_EQ(lib.describe(), "NCCL 2.99.1 from " + lib.path() + " (found in " + FAKE_NCCL_DIR + ")");
+    const auto& api = lib.api();
+    for (const void* fn : {reinterpret_cast<const void*>(api.get_version), reinterpret_cast<const void*>(api.get_error_string),
+                           reinterpret_cast<const void*>(api.get_last_error), reinterpret_cast<const void*>(api.comm_init_all),
+                           reinterpret_cast<const void*>(api.comm_destroy), reinterpret_cast<const void*>(api.comm_abort),
+                           reinterpret_cast<const void*>(api.group_start), reinterpret_cast<const void*>(api.group_end),
+                           reinterpret_cast<const void*>(api.all_reduce)})
+      EXPECT_NE(fn, nullptr);
+    // The fake's ncclCommInitAll answers ncclInvalidUsage: init_all reports it with NCCL's last error.
+    try {
+      ib::cuda::nccl::init_all(lib, {0});
+      ADD_FAILURE() << "init_all did not throw";
+    } catch (const ib::WorkloadError& e) {
+      EXPECT_NE(std::string(e.what()).find("ncclInvalidUsage (fake NCCL: no communicators)"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(NcclLoader, ALibraryWithoutAFunctionIsRefusedWithItsName) {
+  ib::cuda::nccl::SearchInputs in;
+  in.override_path = FAKE_NCCL_INCOMPLETE_DIR;
+  const auto lib = ib::cuda::nccl::Library::load(ib::cuda::nccl::search_plan(in));
+  EXPECT_FALSE(lib.ok());
+  EXPECT_NE(lib.error().find("no function ncclAllReduce in"), std::string::npos) << lib.error();
+}
+
+TEST(NcclLoader, SearchesPythonSiteFoldersInOrder) {
+  const ScratchDir scratch("sites");
+  const std::string& root = scratch.path();
+  // A venv, the prefix of a python3 on PATH, and the user site, each with an NVIDIA or torch wheel.
+  const std::string venv = place_fake_nccl(root + "/venv/lib/python3.11/site-packages/torch/lib");
+  const std::string on_path = place_fake_nccl(root + "/prefix/lib/python3.12/dist-packages/nvidia/nccl/lib");
+  fs::create_directories(root + "/prefix/bin");
+  std::ofstream(root + "/prefix/bin/python3") << "#!/bin/sh\n";
+  fs::permissions(root + "/prefix/bin/python3", fs::perms::owner_all);
+  const std::string user = place_fake_nccl(root + "/home/.local/lib/python3.12/site-packages/nvidia/nccl/lib");
+  place_fake_nccl(root + "/unrelated/lib/python3.12/site-packages/nvidia/nccl/lib");  // not a searched prefix
+  ib::cuda::nccl::SearchInputs in;
+  in.virtual_env = root + "/venv";
+  in.path = "/nonexistent:" + root + "/prefix/bin";
+  in.home = root + "/home";
+  const auto plan = ib::cuda::nccl::search_plan(in);
+  EXPECT_TRUE(plan.by_name);  // LD_LIBRARY_PATH and ld.so.cache first, as ever
+  auto at = [&](const std::string& f) {
+    for (std::size_t i = 0; i < plan.candidates.size(); ++i)
+      if (real(plan.candidates[i]) == real(f)) return static_cast<long>(i);
+    return -1L;
+  };
+  ASSERT_GE(at(venv), 0);
+  ASSERT_GT(at(on_path), at(venv));
+  ASSERT_GT(at(user), at(on_path));
+  for (const auto& c : plan.candidates) EXPECT_EQ(c.find("/unrelated/"), std::string::npos) << c;
+  // Loaded from a candidate: the record says where.
+  ib::cuda::nccl::SearchPlan only;
+  only.by_name = false;
+  only.candidates = {user};
+  const auto lib = ib::cuda::nccl::Library::load(only);
+  ASSERT_TRUE(lib.ok()) << lib.error();
+  EXPECT_EQ(lib.path(), real(user));
+  EXPECT_EQ(lib.found_by(), "found in " + user.substr(0, user.rfind('/')));
+}
+
+TEST(NcclLoader, TypesMatchNcclHeaderWhereInstalled) {
+#ifdef IB_HAVE_NCCL_H
+  using ib::cuda::nccl::DataType, ib::cuda::nccl::RedOp, ib::cuda::nccl::Result;
+  static_assert(static_cast<int>(Result::success) == ncclSuccess);
+  static_assert(static_cast<int>(Result::invalid_usage) == ncclInvalidUsage);
+  static_assert(static_cast<int>(Result::in_progress) == ncclInProgress);
+  static_assert(static_cast<int>(DataType::float32) == ncclFloat32);
+  static_assert(static_cast<int>(DataType::bfloat16) == ncclBfloat16);
+  static_assert(static_cast<int>(RedOp::sum) == ncclSum);
+  static_assert(sizeof(Result) == sizeof(ncclResult_t) && sizeof(DataType) == sizeof(ncclDataType_t));
+  static_assert(std::is_same_v<ib::cuda::nccl::Comm, ncclComm_t>);
+  EXPECT_EQ(ib::cuda::nccl::result_name(static_cast<Result>(ncclRemoteError)), "ncclRemoteError");
+#else
+  GTEST_SKIP() << "no nccl.h here: the declared ABI is checked where NCCL's header is installed";
+#endif
+}
+
+TEST(NcclLoader, TheRealLibraryWhereInstalled) {
+  const ScopedEnv no_override("INTERFERENCE_BENCH_NCCL", std::nullopt);
+  const auto lib = ib::cuda::nccl::Library::load_from_environment();
+  if (!lib.ok()) GTEST_SKIP() << "no NCCL on this machine: " << lib.describe();
+  EXPECT_GE(lib.version(), 21000) << lib.describe();
+  EXPECT_NE(lib.path().find("libnccl.so"), std::string::npos) << lib.describe();
+  EXPECT_NE(lib.api().get_last_error, nullptr) << "NCCL >= 2.13 has ncclGetLastError";
+}
+
+TEST(NcclWaiver, AllreduceAndMultiGpuTrainStepAreWaivedWithoutNccl) {
+  const ScratchDir none("none");
+  const std::string& empty = none.path();
+  const ScopedEnv nccl("INTERFERENCE_BENCH_NCCL", empty);
+  const auto r = cuda_registry();
+  auto s = supported(r, "allreduce", json::object());
+  EXPECT_FALSE(s.supported);
+  EXPECT_EQ(s.reason.rfind("allreduce needs NCCL, loaded at run time: libnccl.so.2 not found: no libnccl.so.2 in "
+                           "1 folder(s) searched (" + empty + ")", 0), 0u) << s.reason;
+  EXPECT_NE(s.reason.find("INTERFERENCE_BENCH_NCCL"), std::string::npos) << s.reason;
+  s = supported(r, "train-step", {{"gpus", 2}});
+  EXPECT_FALSE(s.supported);
+  EXPECT_EQ(s.reason.rfind("train-step with gpus > 1 needs NCCL", 0), 0u) << s.reason;
+  // Everything that does not need NCCL is decided as before (without a GPU: for the missing GPU).
+  for (const char* w : {"gemm", "copy", "h2d", "latency", "serve", "train-step"}) {
+    s = supported(r, w, json::object());
+    EXPECT_EQ(s.reason.find("NCCL"), std::string::npos) << w << ": " << s.reason;
+  }
+}
+
+TEST(NcclWaiver, PlacementAndTheMpsEnvironment) {
+  const ScratchDir mps("mps");
+  const std::string& pipes = mps.path();
+  const ScopedEnv pipe("CUDA_MPS_PIPE_DIRECTORY", pipes);
+  const ScopedEnv visible("CUDA_VISIBLE_DEVICES", std::string("0"));
+  const ScopedEnv cumem("NCCL_CUMEM_ENABLE", std::nullopt);
+  auto where = ib::cuda::nccl::placement_from_environment();
+  EXPECT_FALSE(where.mps_client);  // an empty pipe folder: no daemon answers, CUDA runs without MPS
+  EXPECT_FALSE(where.mig_instance);
+  EXPECT_FALSE(ib::cuda::nccl::prepare_environment(where));
+  EXPECT_EQ(std::getenv("NCCL_CUMEM_ENABLE"), nullptr);
+  std::ofstream(pipes + "/control") << "";  // stands for the daemon's control pipe
+  where = ib::cuda::nccl::placement_from_environment();
+  EXPECT_TRUE(where.mps_client);
+  EXPECT_TRUE(ib::cuda::nccl::prepare_environment(where));
+  ASSERT_NE(std::getenv("NCCL_CUMEM_ENABLE"), nullptr);
+  EXPECT_STREQ(std::getenv("NCCL_CUMEM_ENABLE"), "0");
+  {
+    const ScopedEnv user_choice("NCCL_CUMEM_ENABLE", std::string("1"));
+    EXPECT_FALSE(ib::cuda::nccl::prepare_environment(where));  // the caller's own setting stays
+    EXPECT_STREQ(std::getenv("NCCL_CUMEM_ENABLE"), "1");
+  }
+  const ScopedEnv mig("CUDA_VISIBLE_DEVICES", std::string("MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"));
+  EXPECT_TRUE(ib::cuda::nccl::placement_from_environment().mig_instance);
 }
 
 }  // namespace

@@ -1,0 +1,41 @@
+// What allreduce and train-step (gpus > 1) share about NCCL: whether it can be used here
+// (support_for: a waiver with the reason when not), and communicators with NCCL's own reason when
+// their creation fails (init_all).
+#pragma once
+
+#include "kernels/cuda/nccl_api.h"
+#include "kernels/workload.h"
+
+#include <string>
+#include <vector>
+
+namespace ib::cuda::nccl {
+
+// How this process reaches the GPU, read from the environment.
+struct Placement {
+  // An MPS control daemon answers in this process's pipe folder ($CUDA_MPS_PIPE_DIRECTORY, else
+  // /tmp/nvidia-mps, holds its `control` pipe): CUDA makes the process an MPS client. The harness
+  // points phases without MPS at an empty folder, so there this is false.
+  bool mps_client = false;
+  // CUDA_VISIBLE_DEVICES names a MIG instance (MIG-<uuid>), as the harness's mig mode places tenants.
+  bool mig_instance = false;
+};
+Placement placement_from_environment();
+
+// Sets NCCL_CUMEM_ENABLE=0 for an MPS client when the caller has not set it (returns true when it
+// did). NCCL reads its parameters once per process, at its first call, so this must come before any
+// NCCL call; setenv is done while no other thread of the workload runs NCCL. Assumption, not
+// verified on a GPU here: NCCL >= 2.19 allocates with the cuMem* virtual-memory API by default,
+// which MPS clients do not always support; 0 makes it use cudaMalloc as before.
+bool prepare_environment(const Placement& where);
+
+// Loads NCCL (waived with the places searched when it is missing). As an MPS client or on a MIG
+// instance it also creates and destroys one communicator over `devices`: NCCL's initialisation can
+// fail there for reasons of the platform (no cuMem/memory pools under MPS, no peer access on a
+// slice), which is a waiver with NCCL's reason, not a failure of the workload.
+Support support_for(const std::string& workload, const std::vector<int>& devices);
+
+// ncclCommInitAll over `devices`; throws WorkloadError with NCCL's last error when it fails.
+std::vector<Comm> init_all(const Library& lib, const std::vector<int>& devices);
+
+}  // namespace ib::cuda::nccl

@@ -369,22 +369,8 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
   return results.summary.exit_code;
 }
 
-}  // namespace
-
-int run_app(int argc, char** argv) {
-  // A measuring step of `vet`/`sustain` ends (gracefully, via SIGTERM) when its parent does.
-  if (std::getenv("INTERFERENCE_BENCH_CHILD")) prctl(PR_SET_PDEATHSIG, SIGTERM);
-  std::vector<std::string> args(argv, argv + argc);
-  // `interference-bench run ...` and `interference-bench ...` are the same command.
-  std::vector<char*> cargv(argv, argv + argc);
-  if (argc > 1 && std::string(argv[1]) == "run") cargv.erase(cargv.begin() + 1);
-
-  CLI::App app{"interference-bench: how much GPU workloads slow each other down when they share a GPU.\n"
-               "Runs each tenant alone (exclusive) and co-located, and reports P95 slowdown against a cutoff."};
-  app.set_version_flag("--version", std::string("interference-bench ") + IB_VERSION + " (" + IB_GIT_SHA + ")");
-  app.require_subcommand(0, 1);
-
-  RunOptions o;
+// The options of `run` (the default command).
+void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--mode", o.mode, "Sharing mode (overrides the scenario's); all: every mode side by side")
       ->check(CLI::IsMember([] {
         auto names = mode_names();
@@ -430,6 +416,25 @@ int run_app(int argc, char** argv) {
   app.add_option("--mig-create", o.mig_create,
                  "mode mig (root): create these MIG instances (e.g. 3g.71gb,3g.71gb) and destroy exactly them at the end")
       ->delimiter(',');
+}
+
+}  // namespace
+
+int run_app(int argc, char** argv) {
+  // A measuring step of `vet`/`sustain` ends (gracefully, via SIGTERM) when its parent does.
+  if (std::getenv("INTERFERENCE_BENCH_CHILD")) prctl(PR_SET_PDEATHSIG, SIGTERM);
+  std::vector<std::string> args(argv, argv + argc);
+  // `interference-bench run ...` and `interference-bench ...` are the same command.
+  std::vector<char*> cargv(argv, argv + argc);
+  if (argc > 1 && std::string(argv[1]) == "run") cargv.erase(cargv.begin() + 1);
+
+  CLI::App app{"interference-bench: how much GPU workloads slow each other down when they share a GPU.\n"
+               "Runs each tenant alone (exclusive) and co-located, and reports P95 slowdown against a cutoff."};
+  app.set_version_flag("--version", std::string("interference-bench ") + IB_VERSION + " (" + IB_GIT_SHA + ")");
+  app.require_subcommand(0, 1);
+
+  RunOptions o;
+  add_run_options(app, o);
 
   auto* list = app.add_subcommand("list", "List workloads, scenarios (suites) or modes");
   std::string what;

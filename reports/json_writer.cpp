@@ -188,6 +188,36 @@ ojson aggregate_json(const TenantAggregate& a) {
   return j;
 }
 
+ojson tenant_json(const TenantResult& t, bool raw) {
+  ojson jt;
+  jt["name"] = t.name;
+  jt["role"] = t.role;
+  jt["workload"] = t.workload;
+  jt["params"] = ojson::parse(t.params.dump());
+  jt["placement"] = ojson::parse(t.placement.dump());
+  jt["work_per_sample"] = {{"value", t.work.amount}, {"unit", t.work.unit}};
+  jt["phases"] = {{"exclusive", phase_json(t.exclusive, raw)},
+                  {"alone", phase_json(t.alone, raw)},
+                  {"colocated", phase_json(t.colocated, raw)}};
+  if (t.metrics) {
+    jt["metrics"] = metrics_json(*t.metrics);
+    jt["metrics"]["sample_cv"] = {{"exclusive", number(t.exclusive.stats.cv)},
+                                  {"alone", number(t.alone.stats.cv)},
+                                  {"colocated", number(t.colocated.stats.cv)}};
+    jt["metrics"]["window_cv"] = {{"exclusive", number(t.exclusive.window_cv)},
+                                  {"alone", number(t.alone.window_cv)},
+                                  {"colocated", number(t.colocated.window_cv)}};
+    jt["metrics"]["coverage"] = {{"mean", optional_number(t.colocated.coverage_mean)},
+                                 {"p5", optional_number(t.colocated.coverage_p5)}};
+  } else {
+    jt["metrics"] = nullptr;
+  }
+  jt["verdict"] = verdict_name(t.verdict);
+  jt["verdict_reason"] = t.verdict_reason;
+  jt["warnings"] = t.warnings;
+  return jt;
+}
+
 }  // namespace
 
 ojson results_to_json(const Results& r, bool raw) {
@@ -235,35 +265,7 @@ ojson results_to_json(const Results& r, bool raw) {
     else
       jr["system"] = nullptr;
     jr["tenants"] = ojson::array();
-    for (const TenantResult& t : run.tenants) {
-      ojson jt;
-      jt["name"] = t.name;
-      jt["role"] = t.role;
-      jt["workload"] = t.workload;
-      jt["params"] = ojson::parse(t.params.dump());
-      jt["placement"] = ojson::parse(t.placement.dump());
-      jt["work_per_sample"] = {{"value", t.work.amount}, {"unit", t.work.unit}};
-      jt["phases"] = {{"exclusive", phase_json(t.exclusive, raw)},
-                      {"alone", phase_json(t.alone, raw)},
-                      {"colocated", phase_json(t.colocated, raw)}};
-      if (t.metrics) {
-        jt["metrics"] = metrics_json(*t.metrics);
-        jt["metrics"]["sample_cv"] = {{"exclusive", number(t.exclusive.stats.cv)},
-                                      {"alone", number(t.alone.stats.cv)},
-                                      {"colocated", number(t.colocated.stats.cv)}};
-        jt["metrics"]["window_cv"] = {{"exclusive", number(t.exclusive.window_cv)},
-                                      {"alone", number(t.alone.window_cv)},
-                                      {"colocated", number(t.colocated.window_cv)}};
-        jt["metrics"]["coverage"] = {{"mean", optional_number(t.colocated.coverage_mean)},
-                                     {"p5", optional_number(t.colocated.coverage_p5)}};
-      } else {
-        jt["metrics"] = nullptr;
-      }
-      jt["verdict"] = verdict_name(t.verdict);
-      jt["verdict_reason"] = t.verdict_reason;
-      jt["warnings"] = t.warnings;
-      jr["tenants"].push_back(std::move(jt));
-    }
+    for (const TenantResult& t : run.tenants) jr["tenants"].push_back(tenant_json(t, raw));
     j["runs"].push_back(std::move(jr));
   }
   j["aggregates"] = ojson::array();

@@ -346,8 +346,9 @@ int sustain_command(const PlatformOptions& o) {
   const std::string out = o.out.empty() ? default_out("sustain") : o.out;
   std::filesystem::create_directories(out);
   const std::string scenario = write_scenario(out, sustain_scenario(o.backend, o.duration_s));
+  // One round: a sustained load must not pause between blocks (the clocks would recover in the gaps).
   const ChildRun run = run_self(o, {"--mode", "exclusive", "--backend", o.backend, "--device", std::to_string(o.device),
-                                 "--scenario", scenario, "--telemetry-hz", fmt(o.telemetry_hz, 6)},
+                                 "--scenario", scenario, "--telemetry-hz", fmt(o.telemetry_hz, 6), "--rounds", "1"},
                                 out + "/run", o.duration_s + 300.0);
   SustainOutcome s = evaluate_sustain(o, run);
   s.report["run"] = out + "/run/results.json";

@@ -33,6 +33,8 @@ struct KnownAnswer {
   json aggregate;           // the victim's aggregate from the run's results.json
 };
 
+double number_or_nan(const json& v) { return v.is_number() ? v.get<double>() : NAN; }
+
 std::string pct(double v) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%+.1f%%", v * 100.0);
@@ -93,7 +95,7 @@ KnownAnswer judge_shared(json agg) {
                                        std::to_string(kPairRatioLow).substr(0, 3) + "-" +
                                        std::to_string(kPairRatioHigh).substr(0, 3) + " and verdict fail"};
   k.aggregate = agg;
-  if (!agg.is_object() || agg["metrics"].is_null()) {
+  if (!agg.is_object() || agg["metrics"].is_null() || agg["metrics"]["median_slowdown"].is_null()) {
     k.inconclusive = true;
     k.evidence = "not measured: " + (agg.is_object() ? agg.value("verdict_reason", "") : std::string("no results"));
     return k;
@@ -101,7 +103,7 @@ KnownAnswer judge_shared(json agg) {
   const double ratio = 1.0 + agg["metrics"]["median_slowdown"].get<double>();
   const std::string verdict = agg.value("verdict", "");
   k.evidence = "median time ratio " + std::to_string(ratio).substr(0, 5) + ", p95_slowdown " +
-               pct(agg["metrics"]["p95_slowdown"].value("value", NAN)) + ", verdict " + verdict + " (" +
+               pct(number_or_nan(agg["metrics"]["p95_slowdown"]["value"])) + ", verdict " + verdict + " (" +
                agg.value("verdict_reason", "") + ")";
   k.inconclusive = verdict == "inconclusive" || verdict == "error";
   k.ok = verdict == "fail" && ratio >= kPairRatioLow && ratio <= kPairRatioHigh;
@@ -117,7 +119,7 @@ KnownAnswer judge_idle(json agg) {
     return k;
   }
   const std::string verdict = agg.value("verdict", "");
-  k.evidence = "p95_slowdown " + pct(agg["metrics"]["p95_slowdown"].value("value", NAN)) + ", verdict " + verdict + " (" +
+  k.evidence = "p95_slowdown " + pct(number_or_nan(agg["metrics"]["p95_slowdown"]["value"])) + ", verdict " + verdict + " (" +
                agg.value("verdict_reason", "") + ")";
   k.inconclusive = verdict == "error";
   k.ok = verdict == "pass" || verdict == "inconclusive";

@@ -37,6 +37,12 @@ PhaseResult reference_to(const PhaseResult& p, const std::string& source) {
   return r;
 }
 
+void alone_is_exclusive(Plan& p) {
+  p.after = [](RunResult& r) {
+    for (auto& t : r.tenants) t.alone = reference_to(t.exclusive, "exclusive");
+  };
+}
+
 Plan make_plan(const Scenario& s, const ModeContext& ctx, int sequence) {
   switch (s.mode) {
     case Mode::exclusive: return exclusive_plan(s, ctx, sequence);

@@ -90,6 +90,9 @@ Plan make_plan(const Scenario& s, const ModeContext& ctx, int sequence);
 std::vector<BlockSpec> exclusive_blocks(const Scenario& s, std::size_t set);
 std::vector<std::vector<std::size_t>> one_process_per_tenant(const Scenario& s);
 std::vector<std::size_t> all_tenants(const Scenario& s);
+// The alone phase is the exclusive one by definition (time-slicing, streams): after the blocks, each
+// tenant's alone phase refers to its exclusive phase.
+void alone_is_exclusive(Plan& p);
 // A phase that is by definition another one (alone under time-slicing is exclusive): its outcome
 // and statistics, no repeated samples.
 PhaseResult reference_to(const PhaseResult& p, const std::string& source);

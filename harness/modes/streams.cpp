@@ -12,9 +12,7 @@ Plan streams_plan(const Scenario& s, const ModeContext& ctx, int) {
   p.sets.push_back({"streams", {all_tenants(s)}, none});
   p.round = exclusive_blocks(s, 0);
   p.round.push_back({Phase::colocated, 1, all_tenants(s)});
-  p.after = [](RunResult& r) {
-    for (auto& t : r.tenants) t.alone = reference_to(t.exclusive, "exclusive");
-  };
+  alone_is_exclusive(p);
   note_mig_instance(p, ctx);
   return p;
 }

@@ -11,9 +11,7 @@ Plan timeslice_plan(const Scenario& s, const ModeContext& ctx, int) {
   p.sets.push_back({"plain", one_process_per_tenant(s), [](std::size_t) { return std::vector<std::string>{}; }});
   p.round = exclusive_blocks(s, 0);
   p.round.push_back({Phase::colocated, 0, all_tenants(s)});
-  p.after = [](RunResult& r) {
-    for (auto& t : r.tenants) t.alone = reference_to(t.exclusive, "exclusive");
-  };
+  alone_is_exclusive(p);
   note_mig_instance(p, ctx);
   return p;
 }

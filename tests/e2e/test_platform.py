@@ -90,7 +90,9 @@ def test_sustain_verdicts(runner, tmp_path, reading, verdict, code):
     if reading["reasons"] & 0x40:
         assert any("HwThermalSlowdown" in (w["reasons"] or "") for w in windows)
     assert f"**{verdict}**" in r.stdout
-    load_results(out / "run")  # the run behind it is a valid results file
+    behind = load_results(out / "run")  # the run behind it is a valid results file
+    # ... of one round: a sustained load has no pause between blocks for the clocks to recover in
+    assert behind["runs"][0]["rounds"] == 1 and len(behind["runs"][0]["blocks"]) == 1
 
 
 def test_baseline_then_a_quick_vet_within_its_budget(runner, tmp_path):

@@ -128,7 +128,7 @@ def test_two_tenants_time_sliced_on_one_cpu_fail_the_cutoff(runner, tmp_path):
 
 def test_exclusive_mode_measures_the_baseline_only(runner, tmp_path):
     r, res, _ = run_ok(runner, tmp_path, scenario("base", [compute("a"), compute("b")], mode="exclusive", duration=0.5),
-                       expect=(0,))
+                       *LENIENT, expect=(0,))
     for t in res["runs"][0]["tenants"]:
         assert t["verdict"] == "baseline"
         assert t["phases"]["colocated"]["worker"]["status"] == "not_run"
@@ -149,7 +149,7 @@ def test_too_few_samples_is_inconclusive_never_pass(runner, tmp_path):
 
 def test_cli_overrides_and_no_raw(runner, tmp_path):
     doc = scenario("ovr", [compute("a")], mode="exclusive", duration=5, cutoff=0.2, repetitions=1)
-    r, res, _ = run_ok(runner, tmp_path, doc, "--duration", "0.3", "--warmup", "0.1", "--repeat", "2",
+    r, res, _ = run_ok(runner, tmp_path, doc, *LENIENT, "--duration", "0.3", "--warmup", "0.1", "--repeat", "2",
                        "--cutoff", "0.5", "--no-raw", expect=(0,))
     assert [run["repetition"] for run in res["runs"]] == [1, 2]
     for run in res["runs"]:
@@ -186,21 +186,22 @@ def test_workload_counters_are_summed_over_counted_samples(runner, tmp_path):
 def test_the_bootstrap_is_reproducible_from_the_seed(runner, tmp_path):
     doc = scenario("seed", [compute("a"), compute("b")], duration=1.0)
     f = runner.write_json("s.json", doc)
-    runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "o1", "--seed", "7")
+    runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "o1", "--seed", "7", *LENIENT)
     res = load_results(tmp_path / "o1")
     assert res["meta"]["bootstrap"] == {"seed": 7, "resamples": 1000}
     est = res["runs"][0]["tenants"][1]["metrics"]["p95_slowdown"]
     assert est["seed"] == 8  # seed + tenant index
     assert est["resamples"] == 1000 and est["method"].startswith("hierarchical block bootstrap")
-    # The same seed again: the same CI to the last bit.
-    runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "o2", "--seed", "7")
+    # Another run with the same seed seeds its bootstraps the same way (same data, same CI: unit-tested).
+    runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "o2", "--seed", "7", *LENIENT)
     res2 = load_results(tmp_path / "o2")
-    assert res2["meta"]["bootstrap"]["seed"] == 7
+    assert [t["metrics"]["p95_slowdown"]["seed"] for t in res2["runs"][0]["tenants"]] == [7, 8]
+    assert [a["metrics"]["p95_slowdown"]["seed"] for a in res2["aggregates"]] == [7 + 0x8000, 8 + 0x8000]
 
 
 def test_mode_override_applies_to_every_scenario_of_the_suite(runner, tmp_path):
     runner.suite("two", [scenario("one", [compute("a")], duration=0.3), scenario("two", [compute("b")], duration=0.3)])
-    r = runner.run("--backend", "host", "--suite", "two", "--mode", "exclusive", "--out", tmp_path / "out")
+    r = runner.run("--backend", "host", "--suite", "two", "--mode", "exclusive", "--out", tmp_path / "out", *LENIENT)
     assert r.returncode == 0, r.stderr
     res = load_results(tmp_path / "out")
     assert [run["scenario"] for run in res["runs"]] == ["one", "two"]
@@ -230,7 +231,7 @@ def test_streams_mode_runs_the_colocated_tenants_in_one_process(runner, tmp_path
 def test_streams_mode_a_crash_takes_every_tenant_of_the_process(runner, tmp_path):
     bad = fault("bad", "crash", at_sample=40, count_file=str(tmp_path / "starts"), at_start=2)
     doc = scenario("in-process-crash", [bad, compute("good")], mode="streams", duration=1.0, warmup=0.02)
-    r, res, _ = run_ok(runner, tmp_path, doc, expect=(4,))
+    r, res, _ = run_ok(runner, tmp_path, doc, *LENIENT, expect=(4,))
     run = res["runs"][0]
     assert [t["phases"]["colocated"]["worker"]["status"] for t in run["tenants"]] == ["crashed", "crashed"]
     assert [t["verdict"] for t in run["tenants"]] == ["error", "error"]

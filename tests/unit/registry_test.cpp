@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <time.h>
+
+#include <chrono>
+
 #include <cmath>
 #include <numeric>
 
@@ -70,6 +74,29 @@ TEST(Registry, DuplicateThrowsLogicError) {
   EXPECT_EQ(r.all().size(), 1u);
 }
 
+TEST(Registry, HostIdleSleepsWithoutWork) {
+  const Registry r = host_registry();
+  const WorkloadSpec* spec = r.find("host-idle");
+  ASSERT_NE(spec, nullptr);
+  std::string err;
+  const auto p = validate_params(*spec, nlohmann::json{{"sample_ms", 20.0}}, err);
+  ASSERT_TRUE(p) << err;
+  auto w = spec->create(*p);
+  w->setup({});
+  SampleOutput out;
+  // CPU time of this thread across a sample: sleeping takes (almost) none, unlike a spinning neighbour.
+  timespec a{}, b{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+  const auto t0 = std::chrono::steady_clock::now();
+  w->run_sample({}, out);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+  const double cpu = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
+  EXPECT_GE(wall, 0.020);
+  EXPECT_LT(cpu, 0.005);
+  EXPECT_EQ(w->work_per_sample().unit, "sample");
+}
+
 TEST(Registry, EmptyRegistry) {
   Registry r;
   EXPECT_TRUE(r.all().empty());
@@ -79,11 +106,12 @@ TEST(Registry, EmptyRegistry) {
 TEST(Registry, HostWorkloadsRegistered) {
   const Registry r = host_registry();
   const auto all = r.all();
-  ASSERT_EQ(all.size(), 4u);
+  ASSERT_EQ(all.size(), 5u);
   EXPECT_EQ(all[0]->name, "host-compute");
   EXPECT_EQ(all[1]->name, "host-copy");
   EXPECT_EQ(all[2]->name, "host-fault");
-  EXPECT_EQ(all[3]->name, "host-latency");
+  EXPECT_EQ(all[3]->name, "host-idle");
+  EXPECT_EQ(all[4]->name, "host-latency");
   for (const auto* s : all) {
     EXPECT_EQ(s->backend, Backend::host);
     EXPECT_TRUE(static_cast<bool>(s->create));

@@ -133,6 +133,14 @@ def test_baseline_then_a_quick_vet_within_its_budget(runner, tmp_path):
     lat = next(c for c in doc["checks"] if c["id"] == "p95_vs_exclusive:latency")
     assert "per-request latency" in lat["evidence"], lat
     assert "stability:latency" not in ids
+    # The stability check counts 1 s windows inside the stability run's blocks, never across the gap
+    # between two blocks: at most floor(block seconds) windows per block of the tenant.
+    import re
+    stab = load_results(out / "stability")["runs"][0]
+    compute_blocks = [b for b in stab["blocks"] if b["tenants"] == ["compute"]]
+    most = sum(int((b["end_ns"] - b["start_ns"]) / 1e9) for b in compute_blocks)
+    evidence = next(c for c in doc["checks"] if c["id"] == "stability:compute")["evidence"]
+    assert int(re.search(r"over (\d+) windows", evidence).group(1)) <= most, (evidence, most)
     base_rate = json.loads(base.read_text())["runs"][0]["tenants"][2]["phases"]["exclusive"]["worker"]["resolved"]
     here = load_results(out / "stability")["runs"][0]["tenants"][2]
     assert here["name"] == "latency" and here["params"]["rate"] == base_rate["rate"] > 0

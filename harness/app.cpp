@@ -275,12 +275,13 @@ struct OutputFiles {
 void execute(const RunOptions& o, const std::vector<Scenario>& plan, const std::map<Mode, std::string>& waived_modes,
              Orchestrator& orchestrator, Results& results, const OutputFiles& out) {
   // Bootstrap seeds: repetition `rep` of the k-th planned scenario uses seed + (k << 16) + (rep - 1) * 977,
-  // its tenant i that + i; the aggregate of the scenario seed + (k << 16) + 0x8000 (+ i). So a run is
-  // reproducible from meta.bootstrap.seed and no two estimates share a stream.
+  // its tenant i that + i; the aggregate of the scenario the first repetition's seed, so that with one
+  // repetition the aggregate is that repetition's estimate exactly. A run is reproducible from
+  // meta.bootstrap.seed.
   std::uint64_t index = 0;
   const auto add = [&](RunResult run) {
     results.runs.push_back(std::move(run));
-    update_aggregates(results, results.runs.back(), o.seed + (index << 16) + 0x8000, o.resamples);
+    update_aggregates(results, results.runs.back(), o.seed + (index << 16), o.resamples);
     results.summary = summarize_results(results.aggregates, static_cast<int>(results.runs.size()), orchestrator.interrupted());
     out.write(results);  // after every repetition: an interrupted run keeps what it finished
   };

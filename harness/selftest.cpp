@@ -80,8 +80,10 @@ json run_victim(const PlatformOptions& o, const json& scenario, const std::strin
   const std::string file = dir + ".scenario.json";
   write_file_atomic(file, scenario.dump(2) + "\n");
   const double timeout = 3.0 * scenario.at("duration_s").get<double>() + 120.0;
+  // Ten rounds of short blocks: a machine whose speed changes every second or so (a VM's CPU) then puts
+  // exclusive and colocated blocks alike on each of its speeds.
   const ChildRun run = run_self(o, {"--backend", o.backend, "--device", std::to_string(o.device), "--scenario", file,
-                                    "--telemetry-hz", o.backend == "cuda" ? "10" : "0"},
+                                    "--telemetry-hz", o.backend == "cuda" ? "10" : "0", "--rounds", "10"},
                                 dir, timeout);
   exit_code = run.exit_code;
   if (!run.results.is_object() || !run.results.contains("aggregates")) return nullptr;

@@ -101,7 +101,7 @@ def test_selftest_reports_its_known_answers_within_its_budget(runner, tmp_path):
     # Whatever the machine's noise: two tenants on one core never pass, an idle neighbour never fails.
     assert shared["verdict"] in ("fail", "inconclusive"), shared
     assert idle["verdict"] in ("pass", "inconclusive"), idle
-    assert shared["metrics"]["median_slowdown"] > 0.4, "one core shared by two: far slower than alone"
+    assert shared["metrics"]["median_slowdown"] > 0.1, "one core shared by two: slower than alone"
     # The resolution is the idle case's CI bound.
     e = idle["metrics"]["p95_slowdown"]
     assert doc["resolvable_p95_slowdown"] == max(abs(e["ci_low"]), abs(e["ci_high"]))

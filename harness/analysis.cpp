@@ -302,10 +302,13 @@ void phase_warnings(const RunResult& run, TenantResult& t) {
       t.warnings.push_back(percent(p->throttle->throttled_fraction) + " of the " + name(p) + " samples ran throttled (reasons seen: " +
                            reason_names(p->throttle->reasons_seen) + "); flagged and kept in the statistics");
     const double flagged = p->stats.n ? static_cast<double>(p->outliers) / static_cast<double>(p->stats.n) : 0.0;
-    if (flagged > 0.10)
+    // An open-loop sample lasts its slice of the arrival schedule, so its duration is nearly constant and
+    // MAD flags on it say nothing; such a tenant is judged on per-request latency.
+    const bool open_loop = !p->latencies_s.empty();
+    if (!open_loop && flagged > 0.10)
       t.warnings.push_back(std::string("multi-modal: ") + percent(flagged) + " of the " + name(p) +
                            " samples are MAD-flagged, so the distribution has more than one mode (not a few outliers); kept");
-    else if (p->outliers > 0)
+    else if (!open_loop && p->outliers > 0)
       t.warnings.push_back(std::to_string(p->outliers) + " outlier sample(s) flagged (MAD) in the " + name(p) +
                            " phase; kept in the statistics");
     if (p->blocks > p->blocks_counted)

@@ -575,6 +575,26 @@ TEST(FinalizeRun, OpenLoopSlicesWithoutRequestsKeepLatenciesAttributed) {
   EXPECT_EQ(p.latency->n, 2u);
 }
 
+TEST(FinalizeRun, OpenLoopSampleDurationsGetNoOutlierWarning) {
+  // Open-loop samples of nearly constant length (their slices) with one long one: MAD would flag it,
+  // but the tenant is judged on its requests, so no outlier or multi-modal warning is given.
+  RunResult run;
+  run.mode = "timeslice";
+  run.cutoff = 0.40;
+  TenantResult t;
+  t.exclusive = latency_phase(10, 20, 0.001);
+  t.colocated = latency_phase(10, 20, 0.001);
+  t.colocated.duration_s[3] = 0.5;
+  summarize_window(t.colocated, {1.0, "request"}, std::nullopt, std::nullopt);
+  ASSERT_GT(t.colocated.outliers, 0u);
+  t.alone = t.exclusive;
+  t.alone.source = "exclusive";
+  run.tenants.push_back(t);
+  finalize_run(run, 1, 100);
+  EXPECT_EQ(count_containing(run.tenants[0].warnings, "outlier"), 0);
+  EXPECT_EQ(count_containing(run.tenants[0].warnings, "multi-modal"), 0);
+}
+
 TEST(FinalizeRun, OnlyInWindowRequestsCount) {
   PhaseResult p = latency_phase(4, 3, 0.001);
   // Window [0.05 s, 0.15 s]: samples 1 and 2 (starts 0.05, 0.10; ends 0.10, 0.15) count.

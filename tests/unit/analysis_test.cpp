@@ -584,6 +584,7 @@ TEST(FinalizeRun, OpenLoopSampleDurationsGetNoOutlierWarning) {
   TenantResult t;
   t.exclusive = latency_phase(10, 20, 0.001);
   t.colocated = latency_phase(10, 20, 0.001);
+  for (std::size_t i = 0; i < t.colocated.duration_s.size(); ++i) t.colocated.duration_s[i] *= 1.0 + 0.01 * (i % 5);
   t.colocated.duration_s[3] = 0.5;
   summarize_window(t.colocated, {1.0, "request"}, std::nullopt, std::nullopt);
   ASSERT_GT(t.colocated.outliers, 0u);

@@ -1,7 +1,7 @@
 // The short Markdown summary printed on the terminal and saved as summary.md.
 #pragma once
 
-#include "harness/results.h"
+#include "harness/results/results.h"
 
 #include <string>
 

@@ -4,7 +4,7 @@
 // mode plain contexts and the MPS server share the GPU by time-slicing, and an idle one takes no turn.
 #include "harness/modes/plan.h"
 #include "harness/modes/whole_gpu.h"
-#include "harness/mps.h"
+#include "harness/modes/mps_daemon.h"
 
 namespace ib {
 

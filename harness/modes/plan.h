@@ -2,12 +2,13 @@
 // environment, which blocks one round holds, what is set up before the workers start and torn down
 // after them, and which phases are not measured but taken from elsewhere. The orchestrator runs any
 // plan and knows nothing of MPS or MIG. Adding a mode: one file in harness/modes/ that returns a Plan,
-// and one line in harness/modes/registry.cpp.
+// its name in the Mode enum (harness/scenario/scenario.h) and one case in make_plan
+// (harness/modes/common.cpp); docs/architecture.md has the recipe.
 #pragma once
 
-#include "harness/nvml.h"
-#include "harness/results.h"
-#include "harness/scenario.h"
+#include "harness/nvml/nvml.h"
+#include "harness/results/results.h"
+#include "harness/scenario/scenario.h"
 
 #include <functional>
 #include <map>

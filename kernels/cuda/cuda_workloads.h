@@ -5,8 +5,14 @@
 
 #include "kernels/workload.h"
 
+#include <optional>
+#include <string>
+
 namespace ib {
 
 void register_cuda_workloads(Registry& registry);
+
+// Why CUDA `device` cannot be used (no driver, no GPU, bad index), or nullopt when it can.
+std::optional<std::string> cuda_unavailable_reason(int device);
 
 }  // namespace ib

@@ -1,6 +1,6 @@
 #include "kernels/cuda/device_info.h"
 
-#include "harness/executor.h"
+#include "kernels/cuda/cuda_workloads.h"
 #include "kernels/cuda/cuda_check.h"
 
 #include <cstring>
@@ -8,6 +8,26 @@
 #include <limits>
 #include <sstream>
 #include <utility>
+
+namespace ib {
+
+std::optional<std::string> cuda_unavailable_reason(int device) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();  // clear it so later calls do not see it
+    return std::string("no CUDA GPU found: cudaGetDeviceCount returned ") + cudaGetErrorName(e) + " (" +
+           cudaGetErrorString(e) + ")";
+  }
+  if (count == 0) return std::string("no CUDA GPU found: cudaGetDeviceCount reported 0 devices");
+  if (device < 0 || device >= count) {
+    return "device " + std::to_string(device) + " does not exist: " + std::to_string(count) +
+           " CUDA device(s) visible (indices 0.." + std::to_string(count - 1) + ")";
+  }
+  return std::nullopt;
+}
+
+}  // namespace ib
 
 namespace ib::cuda {
 

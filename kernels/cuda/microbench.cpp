@@ -14,7 +14,7 @@
 // Usage: interference-microbench [--benchmark_filter=REGEX] [--benchmark_format=json] ...
 //        interference-microbench --info   (prints runtime_info() as JSON and exits: the device check's
 //                                          preflight, which also proves that the program starts)
-#include "harness/executor.h"
+#include "harness/exec/executor.h"
 #include "kernels/cuda/accounting.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_workloads.h"

@@ -1,6 +1,6 @@
 #include "kernels/cuda/runtime_info.h"
 
-#include "harness/executor.h"
+#include "kernels/cuda/cuda_workloads.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/nccl_api.h"
 

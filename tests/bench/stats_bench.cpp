@@ -1,9 +1,9 @@
 // Google Benchmark (not a timed test): statistics over 10 million samples and JSON writing of a
 // 1-million-sample result. Figures are recorded in docs/performance.md.
-#include "harness/analysis.h"
-#include "harness/bootstrap.h"
-#include "harness/metrics.h"
-#include "harness/stats.h"
+#include "harness/analysis/analysis.h"
+#include "harness/stats/bootstrap.h"
+#include "harness/stats/metrics.h"
+#include "harness/stats/stats.h"
 #include "reports/json_writer.h"
 
 #include <benchmark/benchmark.h>
@@ -55,7 +55,7 @@ void BM_P95SlowdownBootstrap(benchmark::State& state) {
 }
 BENCHMARK(BM_P95SlowdownBootstrap)->Arg(3000)->Unit(benchmark::kMillisecond);
 
-// The hierarchical moving-block bootstrap (harness/bootstrap.h): 3 repetitions x 3 blocks x 3,000
+// The hierarchical moving-block bootstrap (harness/stats/bootstrap.h): 3 repetitions x 3 blocks x 3,000
 // samples per side, 1,000 resamples, P95. Blocks are AR(1) (rho 0.7) log-normal series, so the
 // run lengths are the ones the rule picks for autocorrelated samples.
 ib::BlockedSamples make_blocked(std::size_t reps, std::size_t blocks, std::size_t n, std::uint64_t seed) {

@@ -107,7 +107,7 @@ def test_the_bundle_holds_the_programs_their_libraries_and_checksums(checkout):
     assert not list((b / "lib").glob("libnccl*")), "NCCL is the device's own, loaded at run time"
     assert (b / "prefix" / "include" / "CLI" / "CLI.hpp").exists()
     sums = (b / "SOURCES.sha256").read_text()
-    assert "harness/orchestrator.cpp" in sums and "README.md" not in sums and "docs/" not in sums
+    assert "harness/run/orchestrator.cpp" in sums and "README.md" not in sums and "docs/" not in sums
     own = (b / "BUNDLE.sha256").read_text()
     assert "bin/interference-bench" in own and "SOURCES.sha256" in own
     subprocess.run(["sha256sum", "--quiet", "-c", "BUNDLE.sha256"], cwd=b, check=True)
@@ -160,13 +160,13 @@ def test_a_driver_but_no_gpu_for_cuda_stops_after_the_preflight_record(checkout,
 
 
 def test_a_stale_bundle_stops_the_check(checkout, tmp_path):
-    changed = checkout / "harness" / "clock.cpp"
+    changed = checkout / "harness" / "core" / "clock.cpp"
     original = changed.read_text()
     try:
         changed.write_text(original + "\n// changed after the bundle was made\n")
         out, work, steps, stdout, wall = device_check(checkout, tmp_path, 3, NVIDIA_SMI=fake_smi(tmp_path))
         assert_stopped(out, stdout, wall, "stale bundle: built from other sources (1 files differ)")
-        assert "harness/clock.cpp: FAILED" in (work / "bundle-sources.txt").read_text()
+        assert "harness/core/clock.cpp: FAILED" in (work / "bundle-sources.txt").read_text()
         assert "using the carried programs" not in steps and "building here" not in steps.lower()
     finally:
         changed.write_text(original)

@@ -7,7 +7,7 @@
 // (every gemm dtype, fp8 included since the H200 is compute capability 9.0; copy sm/ce; h2d/d2h
 // pinned/pageable; latency; serve; allreduce on one GPU; train-step). Waivers that depend on the
 // machine's size (a second GPU, more memory than the GPU has) still skip.
-#include "harness/executor.h"
+#include "harness/exec/executor.h"
 #include "kernels/cuda/accounting.h"
 #include "kernels/cuda/cuda_workloads.h"
 #include "kernels/open_loop.h"

@@ -1,5 +1,5 @@
 // CUDA workloads: what can be checked without a GPU.
-#include "harness/executor.h"
+#include "harness/exec/executor.h"
 #include "kernels/cuda/accounting.h"
 #include "kernels/cuda/cuda_workloads.h"
 #include "kernels/cuda/lt_matmul.h"

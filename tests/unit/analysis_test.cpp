@@ -1,5 +1,5 @@
-// Phase summaries, per-run metrics/verdicts and the exit code (harness/analysis.h).
-#include "harness/analysis.h"
+// Phase summaries, per-run metrics/verdicts and the exit code (harness/analysis/analysis.h).
+#include "harness/analysis/analysis.h"
 
 #include <gtest/gtest.h>
 

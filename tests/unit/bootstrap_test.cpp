@@ -1,9 +1,9 @@
-// Hierarchical moving-block bootstrap (harness/bootstrap.h; DESIGN.md section 4, "Confidence
+// Hierarchical moving-block bootstrap (harness/stats/bootstrap.h; DESIGN.md section 4, "Confidence
 // intervals"). Exact values are worked out in the comments; the statistical tests use seeded synthetic
 // data with a known answer and are sized so that a broken implementation fails them (see each test).
-#include "harness/bootstrap.h"
+#include "harness/stats/bootstrap.h"
 
-#include "harness/stats.h"
+#include "harness/stats/stats.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Interference metrics and verdicts (DESIGN.md section 4) against hand-computed values.
-#include "harness/metrics.h"
+#include "harness/stats/metrics.h"
 
 #include <gtest/gtest.h>
 

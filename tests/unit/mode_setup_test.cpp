@@ -1,8 +1,8 @@
-// MIG placement planning (harness/mode_setup.cpp): every tenant its own instance, explicit
+// MIG placement planning (harness/modes/mode_setup.cpp): every tenant its own instance, explicit
 // indices first, then profiles, then the rest; the largest instance; refusals naming the field.
-#include "harness/mode_setup.h"
+#include "harness/modes/mode_setup.h"
 
-#include "harness/errors.h"
+#include "harness/core/errors.h"
 #include "tests/unit/fake_nvml_env.h"
 
 #include <gtest/gtest.h>
@@ -116,7 +116,7 @@ Scenario in_mode(Mode m) {
 
 std::string refusal(Backend backend, Mode m) {
   ModeSetup setup;
-  OrchestratorOptions oo;
+  ModeContext oo;
   try {
     prepare_modes(ModeRequest{}, backend, {in_mode(m)}, setup, oo, false);
   } catch (const CannotRunError& e) {
@@ -132,10 +132,10 @@ TEST_F(PrepareModes, TimeslicingRefusesAnExclusiveProcessGpuAndRecordsTheCompute
   EXPECT_NE(refusal(Backend::cuda, Mode::timeslice).find("compute mode Exclusive_Process"), std::string::npos);
   write_config(one_gpu(0, false));
   ModeSetup setup;
-  OrchestratorOptions oo;
+  ModeContext oo;
   prepare_modes(ModeRequest{}, Backend::cuda, {in_mode(Mode::timeslice)}, setup, oo, false);
-  EXPECT_EQ(oo.modes.device.at("compute_mode"), "Default");
-  EXPECT_EQ(oo.modes.device.at("name"), "NVIDIA H200");
+  EXPECT_EQ(oo.device.at("compute_mode"), "Default");
+  EXPECT_EQ(oo.device.at("name"), "NVIDIA H200");
 }
 
 TEST_F(PrepareModes, OnAGpuInMigModeTheOtherModesRunOnAnInstanceAndSaySo) {
@@ -143,25 +143,25 @@ TEST_F(PrepareModes, OnAGpuInMigModeTheOtherModesRunOnAnInstanceAndSaySo) {
   for (Mode m : {Mode::exclusive, Mode::timeslice, Mode::streams}) {
     EXPECT_EQ(refusal(Backend::cuda, m), "") << mode_name(m);  // someone renting a slice measures it
     ModeSetup setup;
-    OrchestratorOptions oo;
+    ModeContext oo;
     prepare_modes(ModeRequest{}, Backend::cuda, {in_mode(m)}, setup, oo, false);
-    EXPECT_EQ(oo.modes.mig_instance_note.rfind("one MIG instance, not a whole GPU: GPU 0 is in MIG mode", 0), 0u)
-        << mode_name(m) << ": " << oo.modes.mig_instance_note;
-    EXPECT_EQ(oo.modes.device.at("measures"), oo.modes.mig_instance_note);  // and the results record it
+    EXPECT_EQ(oo.mig_instance_note.rfind("one MIG instance, not a whole GPU: GPU 0 is in MIG mode", 0), 0u)
+        << mode_name(m) << ": " << oo.mig_instance_note;
+    EXPECT_EQ(oo.device.at("measures"), oo.mig_instance_note);  // and the results record it
   }
   // mig itself: each tenant gets an instance, and nothing is said about "one instance"
   ModeSetup setup;
-  OrchestratorOptions oo;
+  ModeContext oo;
   prepare_modes(ModeRequest{}, Backend::cuda, {in_mode(Mode::mig)}, setup, oo, false);
-  ASSERT_EQ(oo.modes.mig_plans.count("s"), 1u);
-  EXPECT_EQ(oo.modes.mig_plans.at("s").tenant_instance.size(), 2u);
-  EXPECT_TRUE(oo.modes.mig_instance_note.empty());
+  ASSERT_EQ(oo.mig_plans.count("s"), 1u);
+  EXPECT_EQ(oo.mig_plans.at("s").tenant_instance.size(), 2u);
+  EXPECT_TRUE(oo.mig_instance_note.empty());
   // a whole GPU: nothing to say
   write_config(one_gpu(0, false));
   ModeSetup whole;
-  OrchestratorOptions oo_whole;
+  ModeContext oo_whole;
   prepare_modes(ModeRequest{}, Backend::cuda, {in_mode(Mode::timeslice)}, whole, oo_whole, false);
-  EXPECT_TRUE(oo_whole.modes.mig_instance_note.empty());
+  EXPECT_TRUE(oo_whole.mig_instance_note.empty());
 }
 
 TEST_F(PrepareModes, TheHostBackendDoesNotDependOnTheGpuState) {
@@ -169,9 +169,9 @@ TEST_F(PrepareModes, TheHostBackendDoesNotDependOnTheGpuState) {
   for (Mode m : {Mode::exclusive, Mode::timeslice, Mode::streams}) {
     EXPECT_EQ(refusal(Backend::host, m), "") << mode_name(m);
     ModeSetup setup;
-    OrchestratorOptions oo;
+    ModeContext oo;
     prepare_modes(ModeRequest{}, Backend::host, {in_mode(m)}, setup, oo, false);
-    EXPECT_TRUE(oo.modes.mig_instance_note.empty());
+    EXPECT_TRUE(oo.mig_instance_note.empty());
   }
 }
 

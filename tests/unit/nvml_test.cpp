@@ -1,8 +1,8 @@
 // ib::Nvml against the project's fake NVML (tests/fakes/fake_nvml.cpp), loaded through $INTERFERENCE_BENCH_NVML.
-#include "harness/nvml.h"
+#include "harness/nvml/nvml.h"
 
-#include "harness/errors.h"
-#include "harness/mode_setup.h"
+#include "harness/core/errors.h"
+#include "harness/modes/mode_setup.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

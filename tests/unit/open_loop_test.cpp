@@ -1,6 +1,6 @@
 // Open-loop arrivals (kernels/open_loop.h): the continuous schedule, serving a slice against intended
 // arrivals (no coordinated omission), and host-latency through the public Workload interface.
-#include "harness/stats.h"
+#include "harness/stats/stats.h"
 #include "kernels/host/host_workloads.h"
 #include "kernels/open_loop.h"
 #include "kernels/workload.h"

@@ -1,6 +1,6 @@
 // Probe: nominal memory table, every check's pass/warn/fail/unknown, NVML missing, the probe against the fake NVML,
 // and the cost advice arithmetic. Every expected number is computed by hand in a comment next to it.
-#include "harness/probe.h"
+#include "harness/vet/probe.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/nvml.h"
+#include "harness/nvml/nvml.h"
 #include "tests/unit/fake_nvml_env.h"
 
 using nlohmann::json;

@@ -1,5 +1,5 @@
 // Workload registry, parameter validation and the host workloads (kernels/).
-#include "harness/executor.h"
+#include "harness/exec/executor.h"
 #include "kernels/host/host_workloads.h"
 #include "kernels/workload.h"
 

@@ -1,4 +1,5 @@
 // JSON and Markdown writers (reports/): formatting only, on hand-built results.
+#include "harness/core/files.h"
 #include "reports/json_writer.h"
 #include "reports/markdown_writer.h"
 

@@ -1,8 +1,8 @@
 // Rounds and blocks (DESIGN.md section 3): the block order, foreign-load accounting and contamination,
 // coverage of colocated samples, the overlap window of a block, and the aggregate over repetitions.
-#include "harness/analysis.h"
-#include "harness/foreign_load.h"
-#include "harness/orchestrator.h"
+#include "harness/analysis/analysis.h"
+#include "harness/run/foreign_load.h"
+#include "harness/run/orchestrator.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Scenario parsing beyond the malformed-file set of tests/e2e/test_malformed.py: defaults,
 // overrides, placement parsing and suites.
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 #include "kernels/host/host_workloads.h"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Statistics (DESIGN.md section 4) against hand-computed values. Every expected number below is
 // worked out in the comment next to it, not produced by the code under test.
-#include "harness/stats.h"
+#include "harness/stats/stats.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Telemetry: NVML telemetry/facts bindings against the fake NVML, throttling classification, sample flagging, time
 // per reason, the sustained-load verdicts and the sampler thread. Every expected number is computed by hand in a
 // comment next to it.
-#include "harness/telemetry.h"
+#include "harness/nvml/telemetry.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/nvml.h"
+#include "harness/nvml/nvml.h"
 #include "tests/unit/fake_nvml_env.h"
 
 using nlohmann::json;

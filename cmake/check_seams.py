@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Fails when a source file includes a header of a seam its own seam does not depend on.
+
+usage: check_seams.py SEAMS_JSON SOURCE_DIR
+
+SEAMS_JSON (written by cmake/seams.cmake) maps each seam to its folder (or single file) relative to
+SOURCE_DIR and the seams it depends on. A file belongs to the seam with the longest matching folder; an
+include "X" of a project header belongs to the seam of X. Allowed: the same seam, or any seam reachable
+through declared dependencies (a library's public dependencies are its users' too). Files outside every
+seam (tests, tools) are not checked.
+"""
+import json
+import re
+import sys
+from pathlib import Path
+
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', re.M)
+SUFFIXES = {".h", ".hpp", ".cpp", ".cu", ".cuh"}
+
+
+def seam_of(path, seams):
+    """The seam whose folder (or file) is the longest prefix of `path` (relative, '/'-separated)."""
+    best = None
+    for name, entry in seams.items():
+        d = entry["dir"].rstrip("/")
+        if (path == d or path.startswith(d + "/")) and (best is None or len(d) > len(seams[best]["dir"])):
+            best = name
+    return best
+
+
+def closure(name, seams):
+    seen, todo = set(), [name]
+    while todo:
+        n = todo.pop()
+        for d in seams.get(n, {}).get("deps", []):
+            if d not in seen:
+                seen.add(d)
+                todo.append(d)
+    return seen
+
+
+def violations(seams, root):
+    root = Path(root)
+    out = []
+    dirs = {Path(e["dir"]).parts[0] for e in seams.values()}
+    for top in sorted(dirs):
+        for f in sorted((root / top).rglob("*")):
+            if f.suffix not in SUFFIXES or not f.is_file():
+                continue
+            rel = f.relative_to(root).as_posix()
+            own = seam_of(rel, seams)
+            if own is None:
+                continue
+            allowed = closure(own, seams) | {own}
+            text = f.read_text(errors="replace")
+            for m in INCLUDE.finditer(text):
+                target = seam_of(m.group(1), seams)
+                if target is not None and target not in allowed:
+                    line = text[: m.start()].count("\n") + 1
+                    out.append(f"{rel}:{line}: includes {m.group(1)} (seam {target}), but seam {own} depends only on "
+                               f"{', '.join(sorted(closure(own, seams))) or 'nothing'} (cmake/seams.cmake, harness/CMakeLists.txt)")
+    return out
+
+
+def main(argv):
+    if len(argv) != 3:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    seams = json.loads(Path(argv[1]).read_text())
+    bad = violations(seams, argv[2])
+    for line in bad:
+        print(line, file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,489 @@
+#include "harness/cli/app.h"
+
+#include "build_info.h"
+#include "harness/core/files.h"
+#include "harness/analysis/analysis.h"
+#include "harness/core/clock.h"
+#include "harness/exec/executor.h"
+#include "harness/modes/mode_setup.h"
+#include "harness/modes/mps_daemon.h"
+#include "harness/nvml/nvml.h"
+#include "harness/run/orchestrator.h"
+#include "harness/vet/platform.h"
+#include "harness/process/process.h"
+#include "harness/scenario/scenario.h"
+#include "harness/run/worker.h"
+#include "kernels/cuda/cuda_workloads.h"
+#include "kernels/host/host_workloads.h"
+#include "reports/json_writer.h"
+#include "reports/markdown_writer.h"
+
+#include <CLI/CLI.hpp>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <cstring>
+#include <ctime>
+#include <iostream>
+
+namespace ib {
+
+namespace {
+
+struct RunOptions {
+  std::string mode;
+  std::string scenario;
+  std::string suite;
+  std::string backend = "cuda";
+  std::optional<int> device;
+  std::optional<double> duration, warmup, cutoff;
+  std::optional<int> repeat;
+  std::string out;
+  bool no_raw = false;
+  double timeout_margin = 60.0;
+  std::uint64_t seed = 1;
+  int resamples = 1000;
+  std::string mps_pipe_dir;
+  std::string baseline;
+  std::vector<std::string> mig_create;
+  std::optional<double> telemetry_hz;  // default: 10 with the cuda backend, off with host
+  int rounds = 3;
+  std::string round_order = "abba";
+  int max_reruns = 2;
+  double max_foreign_cpus = 0.25;
+  double max_steal_cpus = 0.10;
+};
+
+Registry make_registry() {
+  Registry r;
+  register_host_workloads(r);
+  register_cuda_workloads(r);
+  return r;
+}
+
+void make_dirs(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) throw std::runtime_error("cannot create " + path + ": " + ec.message());
+}
+
+// A private temporary folder for this invocation (MPS pipes), removed when the run ends.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/ib-run-XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error(std::string("cannot create a temporary folder: ") + std::strerror(errno));
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+// "- " line on stderr; the one-line error style for every refusal.
+int fail(int code, const std::string& message) {
+  std::cerr << "interference-bench: " << message << "\n";
+  return code;
+}
+
+int list_command(const std::string& what, const Registry& registry) {
+  if (what == "workloads") {
+    for (const auto* w : registry.all()) {
+      std::cout << w->name << "  [" << backend_name(w->backend) << "]  " << w->description << "\n";
+      for (const auto& p : w->params)
+        std::cout << "    " << p.name << " = " << p.default_value.dump() << "  " << p.help << "\n";
+    }
+    return kExitPass;
+  }
+  if (what == "modes") {
+    std::cout << "exclusive  one tenant at a time on the whole device (the baseline)\n"
+                 "timeslice  tenants as separate processes sharing the device (GPU time-slicing; OS scheduling on host)\n"
+                 "mps        exclusive, then each tenant alone and all together as MPS clients of a private control daemon\n"
+                 "mig        each tenant alone and all together, each on its own MIG instance (exclusive: --baseline)\n"
+                 "streams    all tenants in one process, one stream (host: one thread) each: the in-process baseline\n";
+    return kExitPass;
+  }
+  const std::string dir = find_scenarios_dir();
+  for (const auto& s : list_suites(dir)) {
+    std::cout << s.name << "  " << s.description << "\n";
+    for (const auto& [backend, files] : s.scenarios_by_backend)
+      for (const auto& f : files) std::cout << "    [" << backend << "] " << f.substr(dir.size() + 1) << "\n";
+  }
+  return kExitPass;
+}
+
+// A scenario under a mode this machine cannot run (--mode all): recorded, not run.
+RunResult waived_run(const Scenario& s, const std::string& reason) {
+  RunResult r = new_run_result(s, 1);
+  r.status = "waived";
+  r.message = reason;
+  for (auto& t : r.tenants) {
+    t.verdict = Verdict::waived;
+    t.verdict_reason = "mode " + r.mode + " waived: " + reason;
+  }
+  return r;
+}
+
+// The run's meta and the backend it will use (cuda refuses with exit 3 when no GPU is usable).
+Meta make_meta(const RunOptions& o, const std::vector<std::string>& argv, Backend& backend) {
+  Meta meta;
+  meta.argv = argv;
+  meta.version = IB_VERSION;
+  meta.git_sha = IB_GIT_SHA;
+  meta.start_time = utc_now("%Y-%m-%dT%H:%M:%SZ");
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  meta.host = host;
+  meta.host_cpus = static_cast<int>(available_cpus().size());
+  meta.backend_requested = o.backend;
+  meta.bootstrap_seed = o.seed;
+  meta.bootstrap_resamples = o.resamples;
+  meta.max_foreign_cpus = o.max_foreign_cpus;
+  meta.max_steal_cpus = o.max_steal_cpus;
+  meta.max_reruns = o.max_reruns;
+  backend = o.backend == "host" ? Backend::host : Backend::cuda;
+  if (o.backend != "host") {
+    if (const auto why = cuda_unavailable_reason(o.device.value_or(0))) {
+      if (o.backend == "cuda") throw CannotRunError("--backend cuda: " + *why);
+      backend = Backend::host;
+      meta.backend_note = "NO GPU FOUND (" + *why +
+                          "). Running the host (CPU) workloads instead: these figures describe CPU and "
+                          "memory-bandwidth sharing on this machine, not GPU sharing.";
+      std::cerr << "\n*** " << meta.backend_note << " ***\n\n";
+    }
+  }
+  meta.backend = backend_name(backend);
+  return meta;
+}
+
+// Loads and validates every scenario before anything runs.
+std::vector<Scenario> load_scenarios(const RunOptions& o, const Registry& registry, Backend backend, Meta& meta) {
+  ScenarioOverrides ov;
+  const bool all_modes = o.mode == "all";
+  if (!o.mode.empty() && !all_modes) ov.mode = parse_mode(o.mode);
+  ov.lenient_placement = all_modes;  // placement keys of the other modes are kept for their mode
+  ov.duration_s = o.duration;
+  ov.warmup_s = o.warmup;
+  ov.repetitions = o.repeat;
+  ov.cutoff = o.cutoff;
+  ValidationContext vctx{&registry, backend, available_cpus()};
+  std::vector<Scenario> scenarios;
+  if (!o.scenario.empty()) {
+    scenarios.push_back(load_scenario(o.scenario, ov, vctx));
+  } else {
+    const std::string suite_name = o.suite.empty() ? "quick" : o.suite;
+    const SuiteInfo suite = load_suite(find_scenarios_dir(), suite_name);
+    meta.suite = suite.name;
+    if (!ov.repetitions) ov.repetitions = suite.repetitions;
+    for (const auto& [b, files] : suite.scenarios_by_backend)
+      if (b == backend_name(backend))
+        for (const auto& f : files) scenarios.push_back(load_scenario(f, ov, vctx));
+    if (scenarios.empty())
+      throw InputError("--suite " + suite_name + ": no scenarios for the " + backend_name(backend) + " backend");
+  }
+  for (auto& s : scenarios)
+    if (o.device) s.device = *o.device;
+  return scenarios;
+}
+
+// What runs, in order: each scenario under its mode, or (--mode all) under every mode in turn, with the
+// modes this machine cannot run waived (the reason, by mode).
+std::vector<Scenario> prepare_plan(const RunOptions& o, Backend backend, const std::vector<Scenario>& scenarios,
+                                   ModeSetup& setup, OrchestratorOptions& oo, std::map<Mode, std::string>& waived_modes) {
+  const std::vector<Mode> all_mode_list = {Mode::timeslice, Mode::mps, Mode::mig, Mode::streams};
+  const ModeRequest request{o.baseline, o.mig_create, o.mps_pipe_dir};
+  if (o.mode != "all") {
+    prepare_modes(request, backend, scenarios, setup, oo.modes, false);
+    return scenarios;
+  }
+  for (Mode m : all_mode_list) {
+    std::vector<Scenario> copies = scenarios;
+    for (auto& s : copies) s.mode = m;
+    try {
+      prepare_modes(request, backend, copies, setup, oo.modes, true);
+    } catch (const CannotRunError& e) {
+      waived_modes[m] = e.what();
+    } catch (const PlacementError& e) {
+      // A placement MIG cannot give (more tenants than instances, allreduce across instances): the
+      // other modes still run. (A bad --baseline is still bad input: exit 2.)
+      waived_modes[m] = std::string("mode mig: ") + e.what();
+    } catch (const NvmlError& e) {
+      if (m != Mode::mig) throw;
+      waived_modes[m] = std::string("mode mig: ") + e.what();
+    }
+  }
+  std::vector<Scenario> plan;
+  for (const auto& s : scenarios)
+    for (Mode m : all_mode_list) {
+      plan.push_back(s);
+      plan.back().mode = m;
+    }
+  return plan;
+}
+
+// NVML telemetry beside every block (DESIGN.md section 5) and the GPU side of the foreign-load check,
+// where NVML answers.
+void attach_nvml(const RunOptions& o, Backend backend, int device, ModeSetup& setup, OrchestratorOptions& oo, Meta& meta) {
+  const double hz = o.telemetry_hz.value_or(backend == Backend::cuda ? 10.0 : 0.0);
+  meta.telemetry = {{"hz", hz}};
+  if (hz <= 0.0 && backend != Backend::cuda) return;
+  ensure_nvml(setup, device);
+  if (!setup.nvml) {
+    meta.telemetry["source"] = "unavailable: " + setup.nvml_error;
+    if (hz > 0.0) std::cerr << "interference-bench: no telemetry (" << setup.nvml_error << ")\n";
+    return;
+  }
+  if (hz > 0.0) {
+    oo.nvml = setup.nvml.get();
+    oo.telemetry_device = static_cast<unsigned>(device);
+    oo.telemetry_hz = hz;
+    meta.telemetry["source"] = setup.nvml->library_path();
+  }
+  if (backend == Backend::cuda) oo.gpu_load_probe = make_gpu_load_probe(*setup.nvml, static_cast<unsigned>(device));
+}
+
+// Recomputes the aggregate of the (scenario, mode) that `run` belongs to, over its repetitions so far.
+void update_aggregates(Results& results, const RunResult& run, std::uint64_t seed, int resamples) {
+  std::vector<const RunResult*> reps;
+  for (const auto& r : results.runs)
+    if (r.scenario == run.scenario && r.mode == run.mode) reps.push_back(&r);
+  auto fresh = aggregate_repetitions(reps, seed, resamples);
+  auto& all = results.aggregates;
+  all.erase(std::remove_if(all.begin(), all.end(),
+                           [&](const TenantAggregate& a) { return a.scenario == run.scenario && a.mode == run.mode; }),
+            all.end());
+  all.insert(all.end(), fresh.begin(), fresh.end());
+}
+
+struct OutputFiles {
+  std::string dir, json, markdown;
+  bool raw = true;
+  void write(const Results& r) const {
+    write_file_atomic(json, results_to_json(r, raw).dump(1) + "\n");
+    write_file_atomic(markdown, markdown_summary(r));
+  }
+};
+
+// Runs every repetition of every planned scenario; the files are rewritten after each one.
+void execute(const RunOptions& o, const std::vector<Scenario>& plan, const std::map<Mode, std::string>& waived_modes,
+             Orchestrator& orchestrator, Results& results, const OutputFiles& out) {
+  // Bootstrap seeds: repetition `rep` of the k-th planned scenario uses seed + (k << 16) + (rep - 1) * 977,
+  // its tenant i that + i; the aggregate of the scenario the first repetition's seed, so that with one
+  // repetition the aggregate is that repetition's estimate exactly. A run is reproducible from
+  // meta.bootstrap.seed.
+  std::uint64_t index = 0;
+  const auto add = [&](RunResult run) {
+    results.runs.push_back(std::move(run));
+    update_aggregates(results, results.runs.back(), o.seed + (index << 16), o.resamples);
+    results.summary = summarize_results(results.aggregates, static_cast<int>(results.runs.size()), orchestrator.interrupted());
+    out.write(results);  // after every repetition: an interrupted run keeps what it finished
+  };
+  for (const auto& s : plan) {
+    if (const auto w = waived_modes.find(s.mode); w != waived_modes.end()) {
+      add(waived_run(s, w->second));
+      ++index;
+      continue;
+    }
+    for (int rep = 1; rep <= s.repetitions && !orchestrator.interrupted(); ++rep) {
+      RunResult run;
+      try {
+        run = orchestrator.run(s, rep);
+      } catch (const CannotRunError&) {  // e.g. the MPS daemon would not start: keep what finished
+        out.write(results);
+        throw;
+      }
+      finalize_run(run, o.seed + (index << 16) + static_cast<std::uint64_t>(rep - 1) * 977, o.resamples);
+      add(std::move(run));
+    }
+    ++index;
+    if (orchestrator.interrupted()) break;
+  }
+}
+
+int run_command(const RunOptions& o, const std::vector<std::string>& argv, const Registry& registry) {
+  // SIGINT/SIGTERM arrive through a signalfd the orchestrator polls; nothing runs in a handler.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
+  const int sfd = signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe gives EPIPE, not death
+
+  Backend backend = Backend::host;
+  Meta meta = make_meta(o, argv, backend);
+  const std::vector<Scenario> scenarios = load_scenarios(o, registry, backend, meta);
+  OrchestratorOptions oo;
+  ModeSetup setup;  // destroys MIG instances made by --mig-create on every way out of this function
+  std::map<Mode, std::string> waived_modes;
+  const std::vector<Scenario> plan = prepare_plan(o, backend, scenarios, setup, oo, waived_modes);
+  attach_nvml(o, backend, scenarios.front().device, setup, oo, meta);
+  const TempDir run_dir;
+
+  OutputFiles out;
+  out.dir = o.out.empty() ? "interference-bench-results/" + utc_now("%Y%m%d-%H%M%S") : o.out;
+  make_dirs(out.dir + "/logs");
+  out.json = out.dir + "/results.json";
+  out.markdown = out.dir + "/summary.md";
+  out.raw = !o.no_raw;
+  Results results;
+  results.meta = meta;
+  results.summary = summarize_results({}, 0, false);
+  out.write(results);
+
+  oo.backend = backend;
+  oo.modes.run_dir = run_dir.path;
+  oo.modes.log_dir = out.dir + "/logs";
+  oo.modes.mps_pipe_dir = o.mps_pipe_dir;
+  oo.worker_exe = self_exe_path();
+  oo.log_dir = out.dir + "/logs";
+  oo.timeout_margin_s = o.timeout_margin;
+  oo.signal_fd = sfd;
+  oo.rounds = o.rounds;
+  oo.round_order = o.round_order == "shuffle" ? RoundOrder::shuffle : RoundOrder::abba;
+  oo.seed = o.seed;
+  oo.max_reruns = o.max_reruns;
+  oo.limits.max_foreign_cpus = o.max_foreign_cpus;
+  oo.limits.max_steal_cpus = o.max_steal_cpus;
+  const bool tty = isatty(STDERR_FILENO);
+  if (tty) oo.progress = [](const std::string& line) { std::cerr << "\r\033[K" << line << std::flush; };
+  Orchestrator orchestrator(oo);
+  try {
+    execute(o, plan, waived_modes, orchestrator, results, out);
+  } catch (const CannotRunError& e) {
+    return fail(kExitCannotRun, e.what());
+  }
+  if (tty) std::cerr << "\r\033[K";
+  if (setup.created) {
+    setup.created->destroy_all();
+    for (const auto& p : setup.created->problems()) std::cerr << "interference-bench: " << p << "\n";
+  }
+  std::cout << markdown_summary(results) << "\nresults: " << out.json << "\n";
+  if (sfd >= 0) close(sfd);
+  return results.summary.exit_code;
+}
+
+// The options of `run` (the default command).
+void add_run_options(CLI::App& app, RunOptions& o) {
+  app.add_option("--mode", o.mode, "Sharing mode (overrides the scenario's); all: every mode side by side")
+      ->check(CLI::IsMember([] {
+        auto names = mode_names();
+        names.push_back("all");
+        return names;
+      }()));
+  auto* scen = app.add_option("--scenario", o.scenario, "Scenario file (JSON)")->check(CLI::ExistingFile);
+  app.add_option("--suite", o.suite, "Suite name from scenarios/suites (default: quick)")->excludes(scen);
+  app.add_option("--backend", o.backend, "cuda (default), host (CPU workloads) or auto (cuda if a GPU is usable, else host)")
+      ->check(CLI::IsMember({"cuda", "host", "auto"}));
+  app.add_option("--device", o.device, "CUDA device index (overrides the scenario's)")->check(CLI::Range(0, 63));
+  app.add_option("--duration", o.duration, "Seconds of measurement per phase")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", o.warmup, "Seconds of warm-up per worker")->check(CLI::PositiveNumber);
+  app.add_option("--repeat", o.repeat, "Repetitions (separate process restarts)")->check(CLI::Range(1, 1000));
+  app.add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(CLI::PositiveNumber);
+  app.add_option("--out", o.out, "Output folder (default interference-bench-results/<UTC time>)");
+  app.add_flag("--no-raw", o.no_raw, "Leave the raw per-sample arrays out of the JSON");
+  app.add_option("--timeout-margin", o.timeout_margin,
+                 "Seconds a worker may overrun its warm-up or measurement before it is killed (default 60)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--seed", o.seed, "Bootstrap (and --round-order shuffle) seed (default 1)");
+  app.add_option("--rounds", o.rounds,
+                 "Rounds per repetition: each holds one block of every phase, --duration is split over them (default 3)")
+      ->check(CLI::Range(1, 100));
+  app.add_option("--round-order", o.round_order, "Block order from round to round: abba (default) or shuffle (seeded)")
+      ->check(CLI::IsMember({"abba", "shuffle"}));
+  app.add_option("--max-reruns", o.max_reruns, "Contaminated blocks re-run per repetition, at most (default 2)")
+      ->check(CLI::Range(0, 100));
+  app.add_option("--max-foreign-cpus", o.max_foreign_cpus,
+                 "A block is contaminated when processes that are not this run's used more CPUs than this (default 0.25)")
+      ->check(CLI::Range(0.0, 4096.0));
+  app.add_option("--max-steal-cpus", o.max_steal_cpus,
+                 "A block is contaminated when the hypervisor stole more CPUs than this (default 0.10)")
+      ->check(CLI::Range(0.0, 4096.0));
+  app.add_option("--resamples", o.resamples, "Bootstrap resamples for the P95 CI (default 1000)")->check(CLI::Range(0, 100000));
+  app.add_option("--telemetry-hz", o.telemetry_hz,
+                 "NVML telemetry rate beside every phase (default 10 with --backend cuda, off with host; 0: off)")
+      ->check(CLI::Range(0.0, 1000.0));
+  app.add_option("--mps-pipe-dir", o.mps_pipe_dir, "mode mps: use the MPS daemon already running there (never stopped)")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--baseline", o.baseline, "mode mig: take the exclusive phase from this results.json of an exclusive run")
+      ->check(CLI::ExistingFile);
+  app.add_option("--mig-create", o.mig_create,
+                 "mode mig (root): create these MIG instances (e.g. 3g.71gb,3g.71gb) and destroy exactly them at the end")
+      ->delimiter(',');
+}
+
+}  // namespace
+
+int run_app(int argc, char** argv) {
+  // A measuring step of `vet`/`sustain` ends (gracefully, via SIGTERM) when its parent does.
+  if (std::getenv("INTERFERENCE_BENCH_CHILD")) prctl(PR_SET_PDEATHSIG, SIGTERM);
+  std::vector<std::string> args(argv, argv + argc);
+  // `interference-bench run ...` and `interference-bench ...` are the same command.
+  std::vector<char*> cargv(argv, argv + argc);
+  if (argc > 1 && std::string(argv[1]) == "run") cargv.erase(cargv.begin() + 1);
+
+  CLI::App app{"interference-bench: how much GPU workloads slow each other down when they share a GPU.\n"
+               "Runs each tenant alone (exclusive) and co-located, and reports P95 slowdown against a cutoff."};
+  app.set_version_flag("--version", std::string("interference-bench ") + IB_VERSION + " (" + IB_GIT_SHA + ")");
+  app.require_subcommand(0, 1);
+
+  RunOptions o;
+  add_run_options(app, o);
+
+  auto* list = app.add_subcommand("list", "List workloads, scenarios (suites) or modes");
+  std::string what;
+  list->add_option("what", what, "workloads | scenarios | modes")->required()->check(CLI::IsMember({"workloads", "scenarios", "modes"}));
+
+  PlatformCommands platform;
+  add_platform_commands(app, platform);
+
+  auto* worker = app.add_subcommand("worker", "")->group("");  // hidden: started by the harness only
+  WorkerOptions wo;
+  std::string wbackend = "host";
+  std::vector<std::string> wtenants;
+  worker->add_option("--tenant", wtenants, "{\"workload\": ..., \"params\": {...}, \"cpus\": [...]}, once per tenant")
+      ->required();
+  worker->add_option("--backend", wbackend);
+  worker->add_option("--device", wo.device);
+  worker->add_option("--warmup", wo.warmup_s);
+  worker->add_option("--rewarm", wo.rewarm_s);
+
+  try {
+    app.parse(static_cast<int>(cargv.size()), cargv.data());
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitPass : kExitBadInput;
+  }
+
+  try {
+    const Registry registry = make_registry();
+    if (*worker) {
+      wo.backend = wbackend == "cuda" ? Backend::cuda : Backend::host;
+      for (const auto& text : wtenants) {
+        const nlohmann::json t = nlohmann::json::parse(text);
+        wo.tenants.push_back({t.at("workload").get<std::string>(), t.value("params", nlohmann::json::object()).dump(),
+                              t.value("cpus", std::vector<int>{})});
+      }
+      return run_worker(wo, registry);
+    }
+    if (*list) return list_command(what, registry);
+    if (const auto rc = run_platform_command(platform)) return *rc;
+    return run_command(o, args, registry);
+  } catch (const InputError& e) {
+    return fail(kExitBadInput, e.what());
+  } catch (const CannotRunError& e) {
+    return fail(kExitCannotRun, e.what());
+  } catch (const std::exception& e) {
+    return fail(kExitCannotRun, e.what());
+  }
+}
+
+}  // namespace ib

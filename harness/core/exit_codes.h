@@ -1,0 +1,16 @@
+// Exit codes (DESIGN.md section 8), shared by every command.
+#pragma once
+
+namespace ib {
+
+enum ExitCode : int {
+  kExitPass = 0,
+  kExitVerdictFailed = 1,
+  kExitBadInput = 2,
+  kExitCannotRun = 3,
+  kExitWorkloadFailed = 4,
+  kExitInconclusive = 5,
+  kExitInterrupted = 130,
+};
+
+}  // namespace ib

@@ -1,0 +1,12 @@
+// Files the tool writes.
+#pragma once
+
+#include <string>
+
+namespace ib {
+
+// Writes `text` to `path` atomically: a temporary file in the same folder, fsync, then rename,
+// so a reader (or an interrupted run) never sees a half-written file. Throws std::runtime_error.
+void write_file_atomic(const std::string& path, const std::string& text);
+
+}  // namespace ib

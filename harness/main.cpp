@@ -1,3 +1,0 @@
-#include "harness/app.h"
-
-int main(int argc, char** argv) { return ib::run_app(argc, argv); }

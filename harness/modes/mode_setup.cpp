@@ -1,0 +1,298 @@
+#include "harness/modes/mode_setup.h"
+
+#include "harness/analysis/analysis.h"
+#include "harness/core/errors.h"
+#include "harness/modes/mps_daemon.h"
+#include "harness/process/process.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+
+#include <fstream>
+#include <set>
+
+namespace ib {
+
+std::optional<std::string> timeslice_refusal(ComputeMode mode, int device) {
+  if (mode == ComputeMode::exclusive_process || mode == ComputeMode::prohibited)
+    return std::string("mode timeslice: GPU ") + std::to_string(device) + " is in compute mode " +
+           compute_mode_name(mode) +
+           ", where processes cannot share it without MPS; interference-bench never changes the compute mode (an "
+           "administrator could set DEFAULT with nvidia-smi -c 0)";
+  return std::nullopt;
+}
+
+MigPlan plan_mig(const Scenario& s, const std::vector<MigInstance>& instances) {
+  MigPlan plan;
+  plan.instances = instances;
+  plan.tenant_instance.assign(s.tenants.size(), instances.size());
+  std::set<std::size_t> used;
+  auto where = [&](std::size_t i) { return s.file + ": tenants[" + std::to_string(i) + "]"; };
+  std::string available;
+  for (const auto& m : instances) available += (available.empty() ? "" : ", ") + std::to_string(m.index) + ":" + m.profile;
+  if (available.empty()) available = "none";
+  for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+    const auto& pl = s.tenants[i].placement;
+    if (s.tenants[i].workload == "allreduce")
+      throw PlacementError(where(i) + ".workload: allreduce cannot run in mode mig: NCCL cannot build a communicator "
+                                  "across MIG instances (no P2P, NVLink or CUDA IPC between them)");
+    if (!pl.mig_instance) continue;
+    const auto k = static_cast<std::size_t>(*pl.mig_instance);
+    if (k >= instances.size())
+      throw PlacementError(where(i) + ".placement.mig_instance: impossible placement: there is no MIG instance " +
+                       std::to_string(k) + " (instances here: " + available + ")");
+    plan.tenant_instance[i] = k;
+    used.insert(k);
+  }
+  for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+    const auto& pl = s.tenants[i].placement;
+    if (!pl.mig_profile) continue;
+    for (std::size_t k = 0; k < instances.size() && plan.tenant_instance[i] == instances.size(); ++k)
+      if (instances[k].profile == *pl.mig_profile && !used.count(k)) {
+        plan.tenant_instance[i] = k;
+        used.insert(k);
+      }
+    if (plan.tenant_instance[i] == instances.size())
+      throw PlacementError(where(i) + ".placement.mig_profile: impossible placement: no free MIG instance of profile " +
+                       *pl.mig_profile + " (instances here: " + available + ")");
+  }
+  for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+    if (plan.tenant_instance[i] != instances.size()) continue;
+    for (std::size_t k = 0; k < instances.size() && plan.tenant_instance[i] == instances.size(); ++k)
+      if (!used.count(k)) {
+        plan.tenant_instance[i] = k;
+        used.insert(k);
+      }
+    if (plan.tenant_instance[i] == instances.size())
+      throw PlacementError(where(i) + ".placement: impossible placement: " + std::to_string(s.tenants.size()) +
+                       " tenants need their own MIG instance and there are " + std::to_string(instances.size()) +
+                       " (" + available + ")");
+  }
+  for (std::size_t k = 1; k < instances.size(); ++k) {
+    const auto& a = instances[k];
+    const auto& b = instances[plan.largest];
+    if (a.sm_count > b.sm_count || (a.sm_count == b.sm_count && a.memory_bytes > b.memory_bytes)) plan.largest = k;
+  }
+  return plan;
+}
+
+// Which samples counted and their blocks, where the file has them (schema 2.0).
+void read_sample_flags(const nlohmann::json& samples, PhaseResult& p) {
+  const std::size_t n = p.start_ns.size();
+  if (samples.contains("block")) p.block = samples.at("block").get<std::vector<int>>();
+  if (samples.contains("counted")) p.counted = samples.at("counted").get<std::vector<std::uint8_t>>();
+  if (p.block.size() != n) p.block.assign(n, 0);
+  if (p.counted.size() != n) p.counted.clear();
+}
+
+std::map<std::string, BaselinePhase> load_baseline(const std::string& path, const std::vector<Scenario>& scenarios) {
+  std::ifstream in(path);
+  if (!in) throw InputError("--baseline " + path + ": cannot open");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError("--baseline " + path + ": not valid JSON: " + e.what());
+  }
+  if (!doc.is_object() || !doc.contains("runs") || !doc["runs"].is_array())
+    throw InputError("--baseline " + path + ": not an interference-bench results file (no runs[])");
+  std::map<std::string, BaselinePhase> found;
+  try {
+    for (const auto& run : doc["runs"]) {
+      if (run.value("status", "") != "ok") continue;
+      if (run.value("mode", "") == "mig")
+        throw InputError("--baseline " + path + ": written by a mig run; the baseline must come from a whole GPU");
+      for (const auto& t : run.at("tenants")) {
+        const std::string key = run.at("scenario").get<std::string>() + "/" + t.at("name").get<std::string>();
+        const auto& ph = t.at("phases").at("exclusive");
+        if (found.count(key) || ph.at("worker").at("status") != "ok") continue;  // first good repetition
+        if (ph.value("source", "measured") != "measured")
+          throw InputError("--baseline " + path + ": " + key + ": the exclusive phase was not measured on a whole GPU (" +
+                           ph.value("source", "") + ")");
+        if (!ph.contains("samples"))
+          throw InputError("--baseline " + path + ": " + key + " has no raw samples (the file was written with --no-raw)");
+        BaselinePhase b;
+        b.workload = t.at("workload").get<std::string>();
+        b.work = {t.at("work_per_sample").at("value").get<double>(), t.at("work_per_sample").at("unit").get<std::string>()};
+        b.phase.source = "baseline";
+        b.phase.outcome.status = "ok";
+        b.phase.outcome.resolved = ph.at("worker").value("resolved", nlohmann::json::object());
+        b.phase.outcome.message = "from " + path + " (" + run.value("mode", "") + " run of " +
+                                  doc.at("meta").value("start_time", "") + ")";
+        b.phase.start_ns = ph.at("samples").at("start_ns").get<std::vector<std::int64_t>>();
+        b.phase.duration_s = ph.at("samples").at("duration_s").get<std::vector<double>>();
+        b.phase.measure_start_ns = ph.value("measure_start_ns", std::int64_t{0});
+        b.phase.measure_end_ns = ph.value("measure_end_ns", std::int64_t{0});
+        if (b.phase.start_ns.size() != b.phase.duration_s.size())
+          throw InputError("--baseline " + path + ": " + key + ": start_ns and duration_s differ in length");
+        // A latency-type workload is judged on its per-request latencies: take them along.
+        if (ph.at("samples").contains("latency_s")) {
+          b.phase.latencies_s = ph.at("samples").at("latency_s").get<std::vector<double>>();
+          b.phase.latency_count = ph.at("samples").at("latency_count").get<std::vector<std::uint32_t>>();
+        }
+        read_sample_flags(ph.at("samples"), b.phase);
+        summarize_phase(b.phase, b.work, {});
+        found.emplace(key, std::move(b));
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError("--baseline " + path + ": not an interference-bench results file: " + e.what());
+  }
+  std::map<std::string, BaselinePhase> out;
+  for (const auto& s : scenarios)
+    for (const auto& t : s.tenants) {
+      const std::string key = s.name + "/" + t.name;
+      const auto it = found.find(key);
+      if (it == found.end())
+        throw InputError("--baseline " + path + ": no exclusive phase for scenario \"" + s.name + "\" tenant \"" +
+                         t.name + "\" (run the same scenarios with --mode exclusive on a whole GPU to make one)");
+      if (it->second.work.amount <= 0.0 || it->second.phase.stats.n == 0)
+        throw InputError("--baseline " + path + ": " + key + " has no samples");
+      if (it->second.workload != t.workload)
+        throw InputError("--baseline " + path + ": " + key + " ran " + it->second.workload + " there, " + t.workload +
+                         " here: not comparable");
+      out.emplace(key, it->second);
+    }
+  return out;
+}
+
+MigInstancesGuard::MigInstancesGuard(Nvml& nvml, unsigned device, const std::vector<std::string>& profiles)
+    : nvml_(nvml), device_(device) {
+  for (const auto& p : profiles) {
+    try {
+      created_.push_back(nvml_.create_mig_instance(device_, p));
+    } catch (const NvmlError& e) {
+      destroy_all();
+      throw CannotRunError("--mig-create " + p + ": " + e.what() + " (instances created so far were destroyed)");
+    }
+  }
+}
+
+void MigInstancesGuard::destroy_all() noexcept {
+  // Newest first, each exactly once; a failure is recorded and the others are still destroyed.
+  while (!created_.empty()) {
+    const CreatedMigInstance c = created_.back();
+    created_.pop_back();
+    try {
+      nvml_.destroy_mig_instance(device_, c);
+    } catch (const std::exception& e) {
+      problems_.push_back("could not destroy MIG instance " + c.profile + " (GI " + std::to_string(c.gpu_instance_id) +
+                          ", CI " + std::to_string(c.compute_instance_id) + "): " + e.what());
+    }
+  }
+}
+
+MigInstancesGuard::~MigInstancesGuard() { destroy_all(); }
+
+void ensure_nvml(ModeSetup& setup, int device) {
+  if (setup.nvml_tried) return;
+  setup.nvml_tried = true;
+  try {
+    setup.nvml = Nvml::load();
+    setup.device["nvml"] = setup.nvml->library_path();
+    setup.device["name"] = setup.nvml->device_name(static_cast<unsigned>(device));
+    setup.device["uuid"] = setup.nvml->device_uuid(static_cast<unsigned>(device));
+  } catch (const NvmlError& e) {
+    setup.nvml.reset();
+    setup.nvml_error = e.what();
+    setup.device["nvml"] = "unavailable: " + setup.nvml_error;
+  }
+}
+
+void prepare_modes(const ModeRequest& o, Backend backend, const std::vector<Scenario>& scenarios, ModeSetup& setup,
+                   ModeContext& ctx, bool all_modes) {
+  bool any_mig = false, any_mps = false, any_timeslice = false;
+  for (const auto& s : scenarios) {
+    any_mig |= s.mode == Mode::mig;
+    any_mps |= s.mode == Mode::mps;
+    any_timeslice |= s.mode == Mode::timeslice;
+  }
+  if (!all_modes) {
+    if (!o.baseline.empty() && !any_mig)
+      throw InputError("--baseline: only used with mode mig, where the exclusive phase cannot be measured");
+    if (!o.mig_create.empty() && !any_mig) throw InputError("--mig-create: only used with mode mig");
+    if (!o.mps_pipe_dir.empty() && !any_mps) throw InputError("--mps-pipe-dir: only used with mode mps");
+  }
+  const int device = scenarios.front().device;
+  for (const auto& s : scenarios)
+    if (s.device != device) throw InputError(s.file + ": device: all scenarios of one run must use the same device");
+
+  const std::string& nvml_error = setup.nvml_error;
+  if (any_mig || (backend == Backend::cuda && (any_timeslice || any_mps))) ensure_nvml(setup, device);
+  if (setup.nvml && backend == Backend::cuda && (any_timeslice || any_mps)) {
+    const ComputeMode cm = setup.nvml->compute_mode(static_cast<unsigned>(device));
+    setup.device["compute_mode"] = compute_mode_name(cm);
+    if (any_timeslice)
+      if (const auto why = timeslice_refusal(cm, device)) throw CannotRunError(*why);
+    // The time-slice length is a driver setting; record it where nvidia-smi shows it, never change it.
+    const CommandResult policy = run_command({"nvidia-smi", "compute-policy", "-l"}, {}, "", 5.0);
+    setup.device["compute_policy"] = policy.ok() ? policy.output : "not available";
+  }
+  if (any_mps && o.mps_pipe_dir.empty() && find_on_path(kMpsControl).empty())
+    throw CannotRunError(std::string("mode mps needs the MPS control daemon, but ") + kMpsControl +
+                         " is not on PATH (it ships with the NVIDIA driver)");
+  if (any_mig) {
+    if (!setup.nvml) throw CannotRunError("mode mig needs NVML to find the MIG instances: " + nvml_error);
+    const unsigned dev = static_cast<unsigned>(device);
+    const auto state = setup.nvml->mig_mode(dev);
+    const std::string gpu = "GPU " + std::to_string(device) + " (" + setup.device.value("name", std::string()) + ")";
+    if (!state) throw CannotRunError("mode mig: " + gpu + " does not support MIG");
+    setup.device["mig_mode"] = {{"current", state->current}, {"pending", state->pending}};
+    if (!state->current)
+      throw CannotRunError("mode mig: MIG mode is disabled on " + gpu + " (current: disabled, pending: " +
+                           (state->pending ? "enabled, after a GPU reset" : "disabled") +
+                           "). An administrator enables it with `nvidia-smi -i " + std::to_string(device) +
+                           " -mig 1` on an idle GPU (it needs a GPU reset) and creates instances with `nvidia-smi mig -i " +
+                           std::to_string(device) + " -cgi <profiles> -C`; interference-bench never changes MIG mode");
+    if (!o.mig_create.empty() && !setup.created) {
+      if (geteuid() != 0) throw CannotRunError("--mig-create: creating MIG instances needs root");
+      setup.created = std::make_unique<MigInstancesGuard>(*setup.nvml, dev, o.mig_create);
+      nlohmann::json made = nlohmann::json::array();
+      for (const auto& c : setup.created->created())
+        made.push_back({{"profile", c.profile}, {"gpu_instance_id", c.gpu_instance_id}, {"compute_instance_id", c.compute_instance_id}});
+      setup.device["mig_created"] = made;
+    }
+    const auto instances = setup.nvml->mig_instances(dev);
+    if (instances.empty())
+      throw CannotRunError("mode mig: MIG mode is enabled on " + gpu +
+                           " but no MIG instances exist: create them (nvidia-smi mig -cgi ... -C) or use --mig-create");
+    std::vector<Scenario> mig_scenarios;
+    for (const auto& s : scenarios)
+      if (s.mode == Mode::mig) {
+        ctx.mig_plans[s.name] = plan_mig(s, instances);
+        mig_scenarios.push_back(s);
+      }
+    if (!o.baseline.empty()) {
+      ctx.baseline = load_baseline(o.baseline, mig_scenarios);
+      ctx.baseline_file = o.baseline;
+    }
+  }
+  // A GPU in MIG mode has no whole device: the other modes run on the one MIG instance CUDA shows a
+  // worker. That is what someone renting a MIG slice wants measured (and what vet's steps run), so it
+  // is not refused, but it must not pass for a whole GPU: the results say what was measured.
+  const bool any_whole_gpu =
+      std::any_of(scenarios.begin(), scenarios.end(), [](const Scenario& s) { return s.mode != Mode::mig; });
+  if (backend == Backend::cuda && any_whole_gpu && setup.mig_instance_note.empty()) {
+    ensure_nvml(setup, device);
+    if (setup.nvml) {
+      const auto state = setup.nvml->mig_mode(static_cast<unsigned>(device));
+      if (state && state->current) {
+        setup.device["mig_mode"] = {{"current", state->current}, {"pending", state->pending}};
+        const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+        setup.mig_instance_note =
+            "one MIG instance, not a whole GPU: GPU " + std::to_string(device) + " is in MIG mode, so CUDA shows a worker " +
+            (visible && *visible ? "CUDA_VISIBLE_DEVICES=" + std::string(visible) : std::string("its first MIG instance")) +
+            "; slowdowns are against that instance";
+        setup.device["measures"] = setup.mig_instance_note;
+        std::cerr << "interference-bench: note: " << setup.mig_instance_note << "\n";
+      }
+    }
+  }
+  ctx.device = setup.device;
+  ctx.mig_instance_note = setup.mig_instance_note;
+}
+
+}  // namespace ib

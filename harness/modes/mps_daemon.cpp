@@ -1,0 +1,84 @@
+#include "harness/modes/mps_daemon.h"
+
+#include "harness/core/errors.h"
+#include "harness/process/process.h"
+
+#include <poll.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace ib {
+
+namespace {
+void make_dir(const std::string& path) {
+  if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST)
+    throw CannotRunError("cannot create " + path + ": " + std::strerror(errno));
+}
+constexpr double kControlTimeout = 10.0;
+}  // namespace
+
+std::vector<std::string> MpsDaemon::client_env() const {
+  std::vector<std::string> env = {"CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir_};
+  if (!log_dir_.empty()) env.push_back("CUDA_MPS_LOG_DIRECTORY=" + log_dir_);
+  return env;
+}
+
+bool MpsDaemon::answers() const {
+  return run_command({kMpsControl}, client_env(), "get_server_list\n", kControlTimeout, kInheritedMpsSettings).ok();
+}
+
+std::unique_ptr<MpsDaemon> MpsDaemon::start(const std::string& pipe_dir, const std::string& log_dir) {
+  if (find_on_path(kMpsControl).empty())
+    throw CannotRunError(std::string("mode mps needs the MPS control daemon, but ") + kMpsControl +
+                         " is not on PATH (it ships with the NVIDIA driver)");
+  make_dir(pipe_dir);
+  make_dir(log_dir);
+  std::unique_ptr<MpsDaemon> d(new MpsDaemon(pipe_dir, log_dir, true));
+  const CommandResult r = run_command({kMpsControl, "-d"}, d->client_env(), "", kControlTimeout, kInheritedMpsSettings);
+  if (!r.ok()) {
+    d->running_ = false;  // it did not start: nothing to quit
+    throw CannotRunError(std::string("cannot start the MPS control daemon (") + kMpsControl + " -d: " +
+                         (r.timed_out ? "timed out" : r.status.describe()) + ") " + r.output);
+  }
+  // The control daemon forks and returns at once; give it a few seconds to answer.
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    if (d->answers()) return d;
+    poll(nullptr, 0, 100);
+  }
+  throw CannotRunError("the MPS control daemon started but does not answer on " + d->pipe_dir_);
+  // (the destructor of d quits it)
+}
+
+std::unique_ptr<MpsDaemon> MpsDaemon::attach(const std::string& pipe_dir) {
+  std::unique_ptr<MpsDaemon> d(new MpsDaemon(pipe_dir, "", false));
+  if (find_on_path(kMpsControl).empty())
+    throw CannotRunError(std::string("--mps-pipe-dir: ") + kMpsControl + " is not on PATH");
+  if (!d->answers()) throw CannotRunError("--mps-pipe-dir " + pipe_dir + ": no MPS control daemon answers there");
+  return d;
+}
+
+void MpsDaemon::quit() noexcept {
+  if (!owned_ || !running_) return;
+  running_ = false;
+  try {
+    const CommandResult r = run_command({kMpsControl}, client_env(), "quit\n", kControlTimeout, kInheritedMpsSettings);
+    quit_result_ = r.ok() ? "quit" : "quit failed: " + (r.timed_out ? std::string("timed out") : r.status.describe());
+  } catch (const std::exception& e) {
+    quit_result_ = std::string("quit failed: ") + e.what();
+  }
+}
+
+MpsDaemon::~MpsDaemon() { quit(); }
+
+nlohmann::json MpsDaemon::describe() const {
+  return {{"pipe_directory", pipe_dir_},
+          {"log_directory", log_dir_},
+          {"daemon", owned_ ? "private (started and quit by interference-bench)" : "attached (--mps-pipe-dir; never stopped)"},
+          {"fault_propagation",
+           "a fatal GPU fault in one MPS client is delivered to every client on the GPU: one tenant's crash "
+           "can end its neighbours"}};
+}
+
+}  // namespace ib

@@ -1,0 +1,754 @@
+// NVML bound at run time with dlopen/dlsym (see nvml.h). The few NVML types and entry points used here are
+// declared below from NVML's public API documentation, because the CUDA toolkit does not ship nvml.h and
+// the binary must start where there is no driver.
+#include "harness/nvml/nvml.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <sstream>
+#include <utility>
+
+// ---- NVML ABI (public API, C linkage; only what this file uses) ----
+extern "C" {
+// nvmlReturn_t and nvmlComputeMode_t are C enums (4 bytes, returned/passed like int); plain int here so that
+// codes this file does not name (999 = NVML_ERROR_UNKNOWN, ...) stay well-defined values.
+typedef int nvmlReturn_t;
+typedef int nvmlComputeMode_t;
+
+typedef struct nvmlDevice_st* nvmlDevice_t;
+typedef struct nvmlGpuInstance_st* nvmlGpuInstance_t;
+typedef struct nvmlComputeInstance_st* nvmlComputeInstance_t;
+
+typedef struct {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+} nvmlMemory_t;
+
+typedef struct {
+  unsigned int multiprocessorCount;
+  unsigned int sharedCopyEngineCount;
+  unsigned int sharedDecoderCount;
+  unsigned int sharedEncoderCount;
+  unsigned int sharedJpegCount;
+  unsigned int sharedOfaCount;
+  unsigned int gpuInstanceSliceCount;
+  unsigned int computeInstanceSliceCount;
+  unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
+
+typedef struct {
+  unsigned int id;
+  unsigned int isP2pSupported;
+  unsigned int sliceCount;
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int copyEngineCount;
+  unsigned int decoderCount;
+  unsigned int encoderCount;
+  unsigned int jpegCount;
+  unsigned int ofaCount;
+  unsigned long long memorySizeMB;
+} nvmlGpuInstanceProfileInfo_t;
+
+typedef struct {
+  unsigned int version;  // sizeof(this) | (2 << 24)
+  unsigned int id;
+  unsigned int isP2pSupported;
+  unsigned int sliceCount;
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int copyEngineCount;
+  unsigned int decoderCount;
+  unsigned int encoderCount;
+  unsigned int jpegCount;
+  unsigned int ofaCount;
+  unsigned long long memorySizeMB;
+  char name[96];  // NVML_DEVICE_NAME_V2_BUFFER_SIZE, e.g. "MIG 1g.18gb"
+} nvmlGpuInstanceProfileInfo_v2_t;
+
+typedef struct {
+  unsigned int id;
+  unsigned int sliceCount;
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int sharedCopyEngineCount;
+  unsigned int sharedDecoderCount;
+  unsigned int sharedEncoderCount;
+  unsigned int sharedJpegCount;
+  unsigned int sharedOfaCount;
+} nvmlComputeInstanceProfileInfo_t;
+
+typedef struct {
+  unsigned int start;
+  unsigned int size;
+} nvmlInstancePlacement_t;  // nvmlGpuInstancePlacement_t / nvmlComputeInstancePlacement_t
+
+typedef struct {
+  nvmlDevice_t device;
+  unsigned int id;
+  unsigned int profileId;
+  nvmlInstancePlacement_t placement;
+} nvmlGpuInstanceInfo_t;
+
+typedef struct {
+  unsigned int gpu;     // percent of the last sample period with a kernel running
+  unsigned int memory;  // percent of the last sample period with device memory being read or written
+} nvmlUtilization_t;
+
+typedef struct {
+  unsigned long long referenceTime;  // CPU timestamp, microseconds
+  unsigned long long violationTime;  // nanoseconds
+} nvmlViolationTime_t;
+
+// nvmlProcessInfo_t as taken by nvmlDeviceGetComputeRunningProcesses_v3 (and, with the same layout,
+// nvmlProcessInfo_v2_t by ..._v2).
+typedef struct {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  // bytes, or NVML_VALUE_NOT_AVAILABLE
+  unsigned int gpuInstanceId;        // 0xFFFFFFFF outside MIG
+  unsigned int computeInstanceId;    // 0xFFFFFFFF outside MIG
+} nvmlProcessInfo_t;
+
+typedef struct {
+  nvmlDevice_t device;
+  nvmlGpuInstance_t gpuInstance;
+  unsigned int id;
+  unsigned int profileId;
+  nvmlInstancePlacement_t placement;
+} nvmlComputeInstanceInfo_t;
+}  // extern "C"
+
+namespace ib {
+
+const char* compute_mode_name(ComputeMode m) {
+  switch (m) {
+    case ComputeMode::default_mode: return "Default";
+    case ComputeMode::exclusive_thread: return "Exclusive_Thread";
+    case ComputeMode::prohibited: return "Prohibited";
+    case ComputeMode::exclusive_process: return "Exclusive_Process";
+    case ComputeMode::unknown: break;
+  }
+  return "Unknown";
+}
+
+const char* virtualization_mode_name(VirtualizationMode m) {
+  switch (m) {
+    case VirtualizationMode::none: return "NONE";
+    case VirtualizationMode::passthrough: return "PASSTHROUGH";
+    case VirtualizationMode::vgpu: return "VGPU";
+    case VirtualizationMode::host_vgpu: return "HOST_VGPU";
+    case VirtualizationMode::host_vsga: return "HOST_VSGA";
+    case VirtualizationMode::unknown: break;
+  }
+  return "UNKNOWN";
+}
+
+namespace {
+
+constexpr nvmlReturn_t NVML_SUCCESS = 0;
+constexpr nvmlReturn_t NVML_ERROR_INVALID_ARGUMENT = 2;
+constexpr nvmlReturn_t NVML_ERROR_NOT_SUPPORTED = 3;
+constexpr nvmlReturn_t NVML_ERROR_NO_PERMISSION = 4;
+constexpr nvmlReturn_t NVML_ERROR_NOT_FOUND = 6;
+constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_SIZE = 7;
+constexpr nvmlReturn_t NVML_ERROR_LIBRARY_NOT_FOUND = 12;
+constexpr nvmlReturn_t NVML_ERROR_FUNCTION_NOT_FOUND = 13;
+
+constexpr int NVML_CLOCK_SM = 1;                 // nvmlClockType_t
+constexpr int NVML_CLOCK_MEM = 2;
+constexpr int NVML_TEMPERATURE_GPU = 0;          // nvmlTemperatureSensors_t
+constexpr int NVML_PERF_POLICY_POWER = 0;        // nvmlPerfPolicyType_t
+constexpr int NVML_PERF_POLICY_THERMAL = 1;
+constexpr unsigned NVML_NVLINK_MAX_LINKS = 18;
+constexpr unsigned kDriverVersionBuffer = 80;    // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+constexpr unsigned kNoInstance = 0xFFFFFFFFu;    // gpuInstanceId / computeInstanceId outside MIG
+constexpr unsigned long long kValueNotAvailable = ~0ull;  // NVML_VALUE_NOT_AVAILABLE as an unsigned long long
+
+constexpr unsigned kNameBuffer = 96;   // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+constexpr unsigned kUuidBuffer = 96;   // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+constexpr unsigned kProfileIndexLimit = 32;          // beyond every NVML_GPU/COMPUTE_INSTANCE_PROFILE_COUNT so far
+constexpr unsigned kComputeEngineProfileShared = 0;  // NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED
+
+// "NVIDIA H200 MIG 1g.18gb" -> "1g.18gb"; "MIG 1g.18gb" -> "1g.18gb".
+std::string profile_from_name(const std::string& name) {
+  const std::string marker = "MIG ";
+  auto pos = name.rfind(marker);
+  if (pos == std::string::npos) return name;
+  return name.substr(pos + marker.size());
+}
+
+class DlNvml final : public Nvml {
+ public:
+  DlNvml(void* lib, std::string path) : lib_(lib), path_(std::move(path)) {
+    bind("nvmlInit_v2", init_);
+    bind("nvmlShutdown", shutdown_);
+    bind("nvmlErrorString", error_string_);
+    bind("nvmlDeviceGetCount_v2", get_count_);
+    bind("nvmlDeviceGetHandleByIndex_v2", get_handle_);
+    bind("nvmlDeviceGetName", get_name_);
+    bind("nvmlDeviceGetUUID", get_uuid_);
+    bind("nvmlDeviceGetComputeMode", get_compute_mode_);
+    bind("nvmlDeviceGetMigMode", get_mig_mode_);
+    bind("nvmlDeviceGetMaxMigDeviceCount", get_max_mig_count_);
+    bind("nvmlDeviceGetMigDeviceHandleByIndex", get_mig_handle_);
+    bind("nvmlDeviceGetGpuInstanceId", get_gi_id_);
+    bind("nvmlDeviceGetComputeInstanceId", get_ci_id_);
+    bind("nvmlDeviceGetMemoryInfo", get_memory_);
+    bind("nvmlDeviceGetAttributes_v2", get_attributes_);
+    bind("nvmlDeviceGetGpuInstanceProfileInfoV", gi_profile_info_v_);
+    bind("nvmlDeviceGetGpuInstanceProfileInfo", gi_profile_info_);
+    bind("nvmlDeviceCreateGpuInstance", create_gi_);
+    bind("nvmlDeviceGetGpuInstanceById", get_gi_by_id_);
+    bind("nvmlGpuInstanceGetInfo", gi_get_info_);
+    bind("nvmlGpuInstanceGetComputeInstanceProfileInfo", ci_profile_info_);
+    bind("nvmlGpuInstanceCreateComputeInstance", create_ci_);
+    bind("nvmlGpuInstanceGetComputeInstanceById", get_ci_by_id_);
+    bind("nvmlComputeInstanceGetInfo_v2", ci_get_info_);
+    if (!ci_get_info_) bind("nvmlComputeInstanceGetInfo", ci_get_info_);
+    bind("nvmlComputeInstanceDestroy", destroy_ci_);
+    bind("nvmlGpuInstanceDestroy", destroy_gi_);
+    // Telemetry and facts: each optional, a missing entry point makes its field "unsupported".
+    bind("nvmlDeviceGetClockInfo", get_clock_);
+    bind("nvmlDeviceGetMaxClockInfo", get_max_clock_);
+    bind("nvmlDeviceGetPowerUsage", get_power_);
+    bind("nvmlDeviceGetEnforcedPowerLimit", get_enforced_limit_);
+    bind("nvmlDeviceGetPowerManagementDefaultLimit", get_default_limit_);
+    bind("nvmlDeviceGetTemperature", get_temperature_);
+    bind("nvmlDeviceGetCurrentClocksEventReasons", get_event_reasons_);
+    bind("nvmlDeviceGetCurrentClocksThrottleReasons", get_throttle_reasons_);
+    bind("nvmlDeviceGetUtilizationRates", get_utilization_);
+    bind("nvmlDeviceGetViolationStatus", get_violation_);
+    bind("nvmlSystemGetDriverVersion", get_driver_version_);
+    bind("nvmlSystemGetCudaDriverVersion_v2", get_cuda_version_);
+    bind("nvmlDeviceGetCudaComputeCapability", get_cc_);
+    bind("nvmlDeviceGetEccMode", get_ecc_);
+    bind("nvmlDeviceGetVirtualizationMode", get_virt_);
+    bind("nvmlDeviceGetCurrPcieLinkGeneration", get_pcie_gen_);
+    bind("nvmlDeviceGetCurrPcieLinkWidth", get_pcie_width_);
+    bind("nvmlDeviceGetMaxPcieLinkGeneration", get_pcie_max_gen_);
+    bind("nvmlDeviceGetMaxPcieLinkWidth", get_pcie_max_width_);
+    bind("nvmlDeviceGetNvLinkState", get_nvlink_state_);
+    bind("nvmlDeviceGetComputeRunningProcesses_v3", get_processes_);
+    processes_call_ = "nvmlDeviceGetComputeRunningProcesses_v3";
+    if (!get_processes_) {
+      bind("nvmlDeviceGetComputeRunningProcesses_v2", get_processes_);  // same nvmlProcessInfo_t layout
+      processes_call_ = "nvmlDeviceGetComputeRunningProcesses_v2";
+    }
+
+    if (!init_ || !shutdown_ || !error_string_) {
+      std::string missing = !init_ ? "nvmlInit_v2" : !shutdown_ ? "nvmlShutdown" : "nvmlErrorString";
+      dlclose(lib_);
+      throw NvmlError("NVML not available: " + path_ + " does not export " + missing);
+    }
+    nvmlReturn_t rc = init_();
+    if (rc != NVML_SUCCESS) {
+      std::string msg = message("nvmlInit_v2", rc);
+      dlclose(lib_);
+      throw NvmlError(msg);
+    }
+  }
+
+  ~DlNvml() override {
+    shutdown_();  // nothing useful to do with a failure here
+    dlclose(lib_);
+  }
+
+  DlNvml(const DlNvml&) = delete;
+  DlNvml& operator=(const DlNvml&) = delete;
+
+  std::string library_path() const override { return path_; }
+
+  unsigned device_count() override {
+    unsigned n = 0;
+    check("nvmlDeviceGetCount_v2", need(get_count_, "nvmlDeviceGetCount_v2")(&n));
+    return n;
+  }
+
+  std::string device_name(unsigned device) override { return name_of(handle(device)); }
+
+  std::string device_uuid(unsigned device) override { return uuid_of(handle(device)); }
+
+  ComputeMode compute_mode(unsigned device) override {
+    nvmlDevice_t h = handle(device);
+    nvmlComputeMode_t mode = 0;
+    check("nvmlDeviceGetComputeMode", need(get_compute_mode_, "nvmlDeviceGetComputeMode")(h, &mode));
+    switch (mode) {
+      case 0: return ComputeMode::default_mode;
+      case 1: return ComputeMode::exclusive_thread;
+      case 2: return ComputeMode::prohibited;
+      case 3: return ComputeMode::exclusive_process;
+      default: return ComputeMode::unknown;
+    }
+  }
+
+  std::optional<MigModeState> mig_mode(unsigned device) override {
+    nvmlDevice_t h = handle(device);
+    if (!get_mig_mode_) return std::nullopt;  // a driver that predates MIG
+    unsigned current = 0, pending = 0;
+    nvmlReturn_t rc = get_mig_mode_(h, &current, &pending);
+    if (rc == NVML_ERROR_NOT_SUPPORTED) return std::nullopt;
+    check("nvmlDeviceGetMigMode", rc);
+    return MigModeState{current != 0, pending != 0};
+  }
+
+  std::vector<MigInstance> mig_instances(unsigned device) override {
+    auto mode = mig_mode(device);
+    if (!mode || !mode->current) return {};
+    nvmlDevice_t h = handle(device);
+    unsigned max = 0;
+    check("nvmlDeviceGetMaxMigDeviceCount", need(get_max_mig_count_, "nvmlDeviceGetMaxMigDeviceCount")(h, &max));
+    auto by_index = need(get_mig_handle_, "nvmlDeviceGetMigDeviceHandleByIndex");
+    std::vector<MigInstance> out;
+    for (unsigned i = 0; i < max; ++i) {
+      nvmlDevice_t mig = nullptr;
+      nvmlReturn_t rc = by_index(h, i, &mig);
+      if (rc == NVML_ERROR_NOT_FOUND) continue;
+      check("nvmlDeviceGetMigDeviceHandleByIndex", rc);
+      MigInstance m;
+      check("nvmlDeviceGetGpuInstanceId", need(get_gi_id_, "nvmlDeviceGetGpuInstanceId")(mig, &m.gpu_instance_id));
+      check("nvmlDeviceGetComputeInstanceId",
+            need(get_ci_id_, "nvmlDeviceGetComputeInstanceId")(mig, &m.compute_instance_id));
+      m.name = name_of(mig);
+      m.profile = profile_from_name(m.name);
+      m.uuid = uuid_of(mig);
+      nvmlDeviceAttributes_t attr{};
+      check("nvmlDeviceGetAttributes_v2", need(get_attributes_, "nvmlDeviceGetAttributes_v2")(mig, &attr));
+      m.sm_count = attr.multiprocessorCount;
+      nvmlMemory_t mem{};
+      check("nvmlDeviceGetMemoryInfo", need(get_memory_, "nvmlDeviceGetMemoryInfo")(mig, &mem));
+      m.memory_bytes = mem.total;
+      out.push_back(std::move(m));
+    }
+    std::sort(out.begin(), out.end(), [](const MigInstance& a, const MigInstance& b) {
+      return std::make_pair(a.gpu_instance_id, a.compute_instance_id) <
+             std::make_pair(b.gpu_instance_id, b.compute_instance_id);
+    });
+    for (size_t i = 0; i < out.size(); ++i) out[i].index = static_cast<int>(i);
+    return out;
+  }
+
+  CreatedMigInstance create_mig_instance(unsigned device, const std::string& profile) override {
+    auto mode = mig_mode(device);
+    if (!mode) throw NvmlError("cannot create MIG instance " + profile + ": GPU " + std::to_string(device) +
+                               " does not support MIG");
+    if (!mode->current)
+      throw NvmlError("cannot create MIG instance " + profile + ": MIG mode is not enabled on GPU " +
+                      std::to_string(device));
+    nvmlDevice_t h = handle(device);
+
+    // 1. The GPU instance profile whose name matches.
+    GiProfile gi_profile = find_gi_profile(h, device, profile);
+
+    // 2. The GPU instance.
+    nvmlGpuInstance_t gi = nullptr;
+    check("nvmlDeviceCreateGpuInstance", need(create_gi_, "nvmlDeviceCreateGpuInstance")(h, gi_profile.id, &gi));
+    CreatedMigInstance created;
+    created.profile = profile;
+    try {
+      nvmlGpuInstanceInfo_t gi_info{};
+      check("nvmlGpuInstanceGetInfo", need(gi_get_info_, "nvmlGpuInstanceGetInfo")(gi, &gi_info));
+      created.gpu_instance_id = gi_info.id;
+
+      // 3. One compute instance spanning the whole GPU instance (same slice count, shared engines).
+      auto ci_info_fn = need(ci_profile_info_, "nvmlGpuInstanceGetComputeInstanceProfileInfo");
+      bool found = false;
+      nvmlComputeInstanceProfileInfo_t ci_profile{};
+      for (unsigned p = 0; p < kProfileIndexLimit && !found; ++p) {
+        nvmlComputeInstanceProfileInfo_t info{};
+        nvmlReturn_t rc = ci_info_fn(gi, p, kComputeEngineProfileShared, &info);
+        if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT) continue;
+        check("nvmlGpuInstanceGetComputeInstanceProfileInfo", rc);
+        if (info.sliceCount == gi_profile.slices) {
+          ci_profile = info;
+          found = true;
+        }
+      }
+      if (!found)
+        throw NvmlError("cannot create MIG instance " + profile + ": no compute instance profile with " +
+                        std::to_string(gi_profile.slices) + " slice(s) in the new GPU instance");
+      nvmlComputeInstance_t ci = nullptr;
+      check("nvmlGpuInstanceCreateComputeInstance",
+            need(create_ci_, "nvmlGpuInstanceCreateComputeInstance")(gi, ci_profile.id, &ci));
+      try {
+        nvmlComputeInstanceInfo_t ci_info{};
+        check("nvmlComputeInstanceGetInfo_v2", need(ci_get_info_, "nvmlComputeInstanceGetInfo_v2")(ci, &ci_info));
+        created.compute_instance_id = ci_info.id;
+      } catch (...) {
+        if (destroy_ci_) destroy_ci_(ci);
+        throw;
+      }
+    } catch (...) {
+      if (destroy_gi_) destroy_gi_(gi);  // best effort: leave nothing behind that we created
+      throw;
+    }
+    return created;
+  }
+
+  void destroy_mig_instance(unsigned device, const CreatedMigInstance& instance) override {
+    nvmlDevice_t h = handle(device);
+    nvmlGpuInstance_t gi = nullptr;
+    check("nvmlDeviceGetGpuInstanceById",
+          need(get_gi_by_id_, "nvmlDeviceGetGpuInstanceById")(h, instance.gpu_instance_id, &gi));
+    nvmlComputeInstance_t ci = nullptr;
+    check("nvmlGpuInstanceGetComputeInstanceById",
+          need(get_ci_by_id_, "nvmlGpuInstanceGetComputeInstanceById")(gi, instance.compute_instance_id, &ci));
+    check("nvmlComputeInstanceDestroy", need(destroy_ci_, "nvmlComputeInstanceDestroy")(ci));
+    check("nvmlGpuInstanceDestroy", need(destroy_gi_, "nvmlGpuInstanceDestroy")(gi));
+  }
+
+  TelemetryReading read_telemetry(unsigned device) override {
+    nvmlDevice_t h = handle(device);
+    TelemetryReading r;
+    auto& notes = r.unsupported;
+    unsigned v = 0;
+    if (optional_call(notes, "sm_clock", "nvmlDeviceGetClockInfo", get_clock_, {}, h, NVML_CLOCK_SM, &v))
+      r.sm_clock_mhz = v;
+    if (optional_call(notes, "mem_clock", "nvmlDeviceGetClockInfo", get_clock_, {}, h, NVML_CLOCK_MEM, &v))
+      r.mem_clock_mhz = v;
+    if (optional_call(notes, "max_sm_clock", "nvmlDeviceGetMaxClockInfo", get_max_clock_, {}, h, NVML_CLOCK_SM, &v))
+      r.max_sm_clock_mhz = v;
+    if (optional_call(notes, "power", "nvmlDeviceGetPowerUsage", get_power_, {}, h, &v)) r.power_w = v / 1000.0;
+    if (optional_call(notes, "power_limit", "nvmlDeviceGetEnforcedPowerLimit", get_enforced_limit_, {}, h, &v))
+      r.power_limit_w = v / 1000.0;
+    if (optional_call(notes, "default_power_limit", "nvmlDeviceGetPowerManagementDefaultLimit", get_default_limit_,
+                      {}, h, &v))
+      r.default_power_limit_w = v / 1000.0;
+    if (optional_call(notes, "temperature", "nvmlDeviceGetTemperature", get_temperature_, {}, h, NVML_TEMPERATURE_GPU,
+                      &v))
+      r.temperature_c = v;
+    r.clock_event_reasons = read_reasons(h, notes);
+    nvmlUtilization_t util{};
+    if (optional_call(notes, "utilization", "nvmlDeviceGetUtilizationRates", get_utilization_, {}, h, &util)) {
+      r.util_gpu_pct = util.gpu;
+      r.util_memory_pct = util.memory;
+    }
+    nvmlMemory_t mem{};
+    // On a GPU in MIG mode the whole-device memory figures need privileges (NO_PERMISSION otherwise).
+    if (optional_call(notes, "memory_used", "nvmlDeviceGetMemoryInfo", get_memory_, {NVML_ERROR_NO_PERMISSION}, h, &mem))
+      r.memory_used_bytes = mem.used;
+    nvmlViolationTime_t viol{};
+    if (optional_call(notes, "power_violation", "nvmlDeviceGetViolationStatus", get_violation_, {}, h,
+                      NVML_PERF_POLICY_POWER, &viol))
+      r.power_violation = ViolationTime{viol.referenceTime, viol.violationTime};
+    viol = {};
+    if (optional_call(notes, "thermal_violation", "nvmlDeviceGetViolationStatus", get_violation_, {}, h,
+                      NVML_PERF_POLICY_THERMAL, &viol))
+      r.thermal_violation = ViolationTime{viol.referenceTime, viol.violationTime};
+    return r;
+  }
+
+  DeviceFacts device_facts(unsigned device) override {
+    nvmlDevice_t h = handle(device);
+    DeviceFacts f;
+    auto& notes = f.unsupported;
+    f.name = name_of(h);
+    f.uuid = uuid_of(h);
+    {
+      char buf[kDriverVersionBuffer] = {};
+      if (optional_call(notes, "driver_version", "nvmlSystemGetDriverVersion", get_driver_version_, {}, buf,
+                        kDriverVersionBuffer)) {
+        buf[kDriverVersionBuffer - 1] = '\0';
+        f.driver_version = std::string(buf);
+      }
+    }
+    int cuda = 0;
+    // Without libcuda.so.1 NVML cannot ask the CUDA driver: the version is then unknown, not an error.
+    if (optional_call(notes, "cuda_driver_version", "nvmlSystemGetCudaDriverVersion_v2", get_cuda_version_,
+                      {NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND}, &cuda))
+      f.cuda_driver_version = cuda;
+    int major = 0, minor = 0;
+    if (optional_call(notes, "compute_capability", "nvmlDeviceGetCudaComputeCapability", get_cc_, {}, h, &major,
+                      &minor)) {
+      f.cc_major = major;
+      f.cc_minor = minor;
+    }
+    nvmlMemory_t mem{};
+    check("nvmlDeviceGetMemoryInfo", need(get_memory_, "nvmlDeviceGetMemoryInfo")(h, &mem));
+    f.memory_total_bytes = mem.total;
+    f.memory_used_bytes = mem.used;
+    int ecc_current = 0, ecc_pending = 0;  // nvmlEnableState_t
+    if (optional_call(notes, "ecc", "nvmlDeviceGetEccMode", get_ecc_, {}, h, &ecc_current, &ecc_pending)) {
+      f.ecc_current = ecc_current != 0;
+      f.ecc_pending = ecc_pending != 0;
+    }
+    int virt = 0;  // nvmlGpuVirtualizationMode_t
+    if (optional_call(notes, "virtualization_mode", "nvmlDeviceGetVirtualizationMode", get_virt_, {}, h, &virt))
+      f.virtualization = (virt >= 0 && virt <= 4) ? static_cast<VirtualizationMode>(virt) : VirtualizationMode::unknown;
+    unsigned v = 0;
+    if (optional_call(notes, "pcie_gen_current", "nvmlDeviceGetCurrPcieLinkGeneration", get_pcie_gen_, {}, h, &v))
+      f.pcie_gen_current = v;
+    if (optional_call(notes, "pcie_width_current", "nvmlDeviceGetCurrPcieLinkWidth", get_pcie_width_, {}, h, &v))
+      f.pcie_width_current = v;
+    if (optional_call(notes, "pcie_gen_max", "nvmlDeviceGetMaxPcieLinkGeneration", get_pcie_max_gen_, {}, h, &v))
+      f.pcie_gen_max = v;
+    if (optional_call(notes, "pcie_width_max", "nvmlDeviceGetMaxPcieLinkWidth", get_pcie_max_width_, {}, h, &v))
+      f.pcie_width_max = v;
+    read_nvlink(h, f);
+    read_processes(h, f);
+    nvmlDeviceAttributes_t attr{};
+    // Documented for MIG handles only; a whole GPU may answer NOT_SUPPORTED or INVALID_ARGUMENT.
+    if (optional_call(notes, "sm_count", "nvmlDeviceGetAttributes_v2", get_attributes_, {NVML_ERROR_INVALID_ARGUMENT},
+                      h, &attr))
+      f.sm_count = attr.multiprocessorCount;
+    return f;
+  }
+
+ private:
+  // Calls fn(args...) when the library exports it. Returns true on success; false, with a note in `notes`,
+  // when the entry point is missing or answers NOT_SUPPORTED (or one of `also_unsupported`); throws otherwise.
+  template <typename F, typename... A>
+  bool optional_call(std::vector<std::string>& notes, const char* field, const char* call, F fn,
+                     std::initializer_list<nvmlReturn_t> also_unsupported, A... args) const {
+    if (!fn) {
+      notes.push_back(std::string(field) + ": " + call + ": not exported by " + path_);
+      return false;
+    }
+    nvmlReturn_t rc = fn(args...);
+    if (rc == NVML_SUCCESS) return true;
+    if (rc == NVML_ERROR_NOT_SUPPORTED ||
+        std::find(also_unsupported.begin(), also_unsupported.end(), rc) != also_unsupported.end()) {
+      notes.push_back(std::string(field) + ": " + message(call, rc));
+      return false;
+    }
+    throw NvmlError(message(call, rc));
+  }
+
+  // nvmlDeviceGetCurrentClocksEventReasons (R535+), falling back to the older
+  // nvmlDeviceGetCurrentClocksThrottleReasons when it is not exported or answers FUNCTION_NOT_FOUND/NOT_SUPPORTED.
+  std::optional<unsigned long long> read_reasons(nvmlDevice_t h, std::vector<std::string>& notes) const {
+    unsigned long long mask = 0;
+    if (get_event_reasons_) {
+      nvmlReturn_t rc = get_event_reasons_(h, &mask);
+      if (rc == NVML_SUCCESS) return mask;
+      if (rc != NVML_ERROR_FUNCTION_NOT_FOUND && rc != NVML_ERROR_NOT_SUPPORTED)
+        throw NvmlError(message("nvmlDeviceGetCurrentClocksEventReasons", rc));
+    }
+    if (optional_call(notes, "clock_event_reasons", "nvmlDeviceGetCurrentClocksThrottleReasons",
+                      get_throttle_reasons_, {NVML_ERROR_FUNCTION_NOT_FOUND}, h, &mask))
+      return mask;
+    return std::nullopt;
+  }
+
+  // Counts active links among 0..NVML_NVLINK_MAX_LINKS-1. NOT_SUPPORTED on link 0: no NVLink. INVALID_ARGUMENT
+  // on a later link: the GPU has fewer links (stop there).
+  void read_nvlink(nvmlDevice_t h, DeviceFacts& f) const {
+    if (!get_nvlink_state_) {
+      f.unsupported.push_back("nvlink: nvmlDeviceGetNvLinkState: not exported by " + path_);
+      return;
+    }
+    unsigned up = 0, queried = 0;
+    for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+      int active = 0;  // nvmlEnableState_t
+      nvmlReturn_t rc = get_nvlink_state_(h, link, &active);
+      if (rc == NVML_ERROR_NOT_SUPPORTED || (rc == NVML_ERROR_INVALID_ARGUMENT && link > 0)) {
+        if (link == 0) {
+          f.unsupported.push_back("nvlink: " + message("nvmlDeviceGetNvLinkState", rc));
+          return;
+        }
+        break;
+      }
+      check("nvmlDeviceGetNvLinkState", rc);
+      ++queried;
+      if (active != 0) ++up;
+    }
+    f.nvlink_links_up = up;
+    f.nvlink_links_queried = queried;
+  }
+
+  // The documented two-step query: *infoCount = 0 answers SUCCESS (none) or INSUFFICIENT_SIZE with the count;
+  // then a buffer with headroom (the list can grow between the calls), retried a few times.
+  void read_processes(nvmlDevice_t h, DeviceFacts& f) const {
+    const char* call = processes_call_;
+    if (!get_processes_) {
+      f.unsupported.push_back(std::string("processes: ") + call + ": not exported by " + path_);
+      return;
+    }
+    std::vector<nvmlProcessInfo_t> buf;
+    unsigned count = 0;
+    nvmlReturn_t rc = get_processes_(h, &count, nullptr);
+    for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < 4; ++attempt) {
+      buf.assign(count + 8, nvmlProcessInfo_t{});
+      count = static_cast<unsigned>(buf.size());
+      rc = get_processes_(h, &count, buf.data());
+    }
+    if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_NO_PERMISSION) {
+      f.unsupported.push_back("processes: " + message(call, rc));
+      return;
+    }
+    check(call, rc);
+    std::vector<ComputeProcess> out;
+    for (unsigned i = 0; i < count && i < buf.size(); ++i) {
+      ComputeProcess p;
+      p.pid = buf[i].pid;
+      if (buf[i].usedGpuMemory != kValueNotAvailable) p.used_bytes = buf[i].usedGpuMemory;
+      if (buf[i].gpuInstanceId != kNoInstance) p.gpu_instance_id = buf[i].gpuInstanceId;
+      if (buf[i].computeInstanceId != kNoInstance) p.compute_instance_id = buf[i].computeInstanceId;
+      out.push_back(p);
+    }
+    f.processes = std::move(out);
+  }
+
+  struct GiProfile {
+    unsigned id = 0;
+    unsigned slices = 0;
+  };
+
+  template <typename F>
+  void bind(const char* name, F& fn) {
+    fn = reinterpret_cast<F>(dlsym(lib_, name));
+  }
+
+  template <typename F>
+  F need(F fn, const char* name) const {
+    if (!fn) throw NvmlError(std::string(name) + ": not exported by " + path_ + " (driver too old?)");
+    return fn;
+  }
+
+  std::string message(const char* call, nvmlReturn_t rc) const {
+    const char* s = error_string_ ? error_string_(rc) : nullptr;
+    std::ostringstream o;
+    o << call << ": " << (s ? s : "unknown error") << " (" << rc << ")";
+    return o.str();
+  }
+
+  void check(const char* call, nvmlReturn_t rc) const {
+    if (rc != NVML_SUCCESS) throw NvmlError(message(call, rc));
+  }
+
+  nvmlDevice_t handle(unsigned device) {
+    nvmlDevice_t h = nullptr;
+    check("nvmlDeviceGetHandleByIndex_v2", need(get_handle_, "nvmlDeviceGetHandleByIndex_v2")(device, &h));
+    return h;
+  }
+
+  std::string name_of(nvmlDevice_t h) {
+    char buf[kNameBuffer] = {};
+    check("nvmlDeviceGetName", need(get_name_, "nvmlDeviceGetName")(h, buf, kNameBuffer));
+    buf[kNameBuffer - 1] = '\0';
+    return buf;
+  }
+
+  std::string uuid_of(nvmlDevice_t h) {
+    char buf[kUuidBuffer] = {};
+    check("nvmlDeviceGetUUID", need(get_uuid_, "nvmlDeviceGetUUID")(h, buf, kUuidBuffer));
+    buf[kUuidBuffer - 1] = '\0';
+    return buf;
+  }
+
+  // Walks the GPU instance profile indices (NVML_GPU_INSTANCE_PROFILE_*) and returns the one whose name
+  // ("MIG 1g.18gb") matches. Indices the driver does not offer answer NOT_SUPPORTED / INVALID_ARGUMENT.
+  GiProfile find_gi_profile(nvmlDevice_t h, unsigned device, const std::string& profile) {
+    std::vector<std::string> offered;
+    std::string first_refusal;  // what index 0 answered, when it was skipped
+    for (unsigned p = 0; p < kProfileIndexLimit; ++p) {
+      std::string name;
+      GiProfile gp;
+      nvmlReturn_t rc;
+      if (gi_profile_info_v_) {
+        nvmlGpuInstanceProfileInfo_v2_t info{};
+        info.version = static_cast<unsigned>(sizeof(info)) | (2u << 24);
+        rc = gi_profile_info_v_(h, p, &info);
+        if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT) {
+          if (p == 0) first_refusal = message("nvmlDeviceGetGpuInstanceProfileInfoV", rc);
+          continue;
+        }
+        check("nvmlDeviceGetGpuInstanceProfileInfoV", rc);
+        info.name[sizeof(info.name) - 1] = '\0';
+        name = profile_from_name(info.name);
+        gp = {info.id, info.sliceCount};
+      } else {
+        // Drivers without the versioned call give no name: rebuild it the way nvidia-smi shows it,
+        // "<slices>g.<memory rounded up to GiB>gb".
+        nvmlGpuInstanceProfileInfo_t info{};
+        rc = need(gi_profile_info_, "nvmlDeviceGetGpuInstanceProfileInfo")(h, p, &info);
+        if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT) continue;
+        check("nvmlDeviceGetGpuInstanceProfileInfo", rc);
+        name = std::to_string(info.sliceCount) + "g." + std::to_string((info.memorySizeMB + 1023) / 1024) + "gb";
+        gp = {info.id, info.sliceCount};
+      }
+      if (name == profile) return gp;
+      offered.push_back(name);
+    }
+    std::string list;
+    for (const auto& n : offered) list += (list.empty() ? "" : ", ") + n;
+    // No profile at all, while the GPU is in MIG mode, is not "unknown profile": say what NVML answered
+    // (INVALID_ARGUMENT for every index would be a struct version this driver does not take).
+    throw NvmlError("unknown MIG profile '" + profile + "' on GPU " + std::to_string(device) + " (offered: " +
+                    (list.empty() ? "none" + (first_refusal.empty() ? "" : "; profile index 0: " + first_refusal) : list) +
+                    ")");
+  }
+
+  void* lib_;
+  std::string path_;
+
+  nvmlReturn_t (*init_)() = nullptr;
+  nvmlReturn_t (*shutdown_)() = nullptr;
+  const char* (*error_string_)(nvmlReturn_t) = nullptr;
+  nvmlReturn_t (*get_count_)(unsigned*) = nullptr;
+  nvmlReturn_t (*get_handle_)(unsigned, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*get_name_)(nvmlDevice_t, char*, unsigned) = nullptr;
+  nvmlReturn_t (*get_uuid_)(nvmlDevice_t, char*, unsigned) = nullptr;
+  nvmlReturn_t (*get_compute_mode_)(nvmlDevice_t, nvmlComputeMode_t*) = nullptr;
+  nvmlReturn_t (*get_mig_mode_)(nvmlDevice_t, unsigned*, unsigned*) = nullptr;
+  nvmlReturn_t (*get_max_mig_count_)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*get_mig_handle_)(nvmlDevice_t, unsigned, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*get_gi_id_)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*get_ci_id_)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*get_memory_)(nvmlDevice_t, nvmlMemory_t*) = nullptr;
+  nvmlReturn_t (*get_attributes_)(nvmlDevice_t, nvmlDeviceAttributes_t*) = nullptr;
+  nvmlReturn_t (*gi_profile_info_v_)(nvmlDevice_t, unsigned, nvmlGpuInstanceProfileInfo_v2_t*) = nullptr;
+  nvmlReturn_t (*gi_profile_info_)(nvmlDevice_t, unsigned, nvmlGpuInstanceProfileInfo_t*) = nullptr;
+  nvmlReturn_t (*create_gi_)(nvmlDevice_t, unsigned, nvmlGpuInstance_t*) = nullptr;
+  nvmlReturn_t (*get_gi_by_id_)(nvmlDevice_t, unsigned, nvmlGpuInstance_t*) = nullptr;
+  nvmlReturn_t (*gi_get_info_)(nvmlGpuInstance_t, nvmlGpuInstanceInfo_t*) = nullptr;
+  nvmlReturn_t (*ci_profile_info_)(nvmlGpuInstance_t, unsigned, unsigned, nvmlComputeInstanceProfileInfo_t*) =
+      nullptr;
+  nvmlReturn_t (*create_ci_)(nvmlGpuInstance_t, unsigned, nvmlComputeInstance_t*) = nullptr;
+  nvmlReturn_t (*get_ci_by_id_)(nvmlGpuInstance_t, unsigned, nvmlComputeInstance_t*) = nullptr;
+  nvmlReturn_t (*ci_get_info_)(nvmlComputeInstance_t, nvmlComputeInstanceInfo_t*) = nullptr;
+  nvmlReturn_t (*destroy_ci_)(nvmlComputeInstance_t) = nullptr;
+  nvmlReturn_t (*destroy_gi_)(nvmlGpuInstance_t) = nullptr;
+  nvmlReturn_t (*get_clock_)(nvmlDevice_t, int, unsigned*) = nullptr;      // nvmlClockType_t
+  nvmlReturn_t (*get_max_clock_)(nvmlDevice_t, int, unsigned*) = nullptr;  // nvmlClockType_t
+  nvmlReturn_t (*get_power_)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*get_enforced_limit_)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*get_default_limit_)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*get_temperature_)(nvmlDevice_t, int, unsigned*) = nullptr;  // nvmlTemperatureSensors_t
+  nvmlReturn_t (*get_event_reasons_)(nvmlDevice_t, unsigned long long*) = nullptr;
+  nvmlReturn_t (*get_throttle_reasons_)(nvmlDevice_t, unsigned long long*) = nullptr;
+  nvmlReturn_t (*get_utilization_)(nvmlDevice_t, nvmlUtilization_t*) = nullptr;
+  nvmlReturn_t (*get_violation_)(nvmlDevice_t, int, nvmlViolationTime_t*) = nullptr;  // nvmlPerfPolicyType_t
+  nvmlReturn_t (*get_driver_version_)(char*, unsigned) = nullptr;
+  nvmlReturn_t (*get_cuda_version_)(int*) = nullptr;
+  nvmlReturn_t (*get_cc_)(nvmlDevice_t, int*, int*) = nullptr;
+  nvmlReturn_t (*get_ecc_)(nvmlDevice_t, int*, int*) = nullptr;  // nvmlEnableState_t
+  nvmlReturn_t (*get_virt_)(nvmlDevice_t, int*) = nullptr;       // nvmlGpuVirtualizationMode_t
+  nvmlReturn_t (*get_pcie_gen_)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*get_pcie_width_)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*get_pcie_max_gen_)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*get_pcie_max_width_)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*get_nvlink_state_)(nvmlDevice_t, unsigned, int*) = nullptr;  // nvmlEnableState_t
+  nvmlReturn_t (*get_processes_)(nvmlDevice_t, unsigned*, nvmlProcessInfo_t*) = nullptr;
+  const char* processes_call_ = "nvmlDeviceGetComputeRunningProcesses_v3";
+};
+
+}  // namespace
+
+std::unique_ptr<Nvml> Nvml::load() {
+  const char* env = std::getenv("INTERFERENCE_BENCH_NVML");
+  std::string path = (env && *env) ? env : "libnvidia-ml.so.1";
+  dlerror();
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char* err = dlerror();
+    throw NvmlError("NVML not available: cannot load " + path + " (" + (err ? err : "unknown error") + ")");
+  }
+  return std::make_unique<DlNvml>(lib, path);
+}
+
+}  // namespace ib

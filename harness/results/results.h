@@ -1,0 +1,242 @@
+// Plain result structs. The harness computes every field; writers in reports/ only format them.
+#pragma once
+
+#include "harness/stats/metrics.h"
+#include "harness/stats/stats.h"
+#include "harness/nvml/telemetry.h"
+#include "kernels/workload.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ib {
+
+constexpr const char* kSchemaVersion = "2.0";
+
+// The three phases of DESIGN.md section 3.
+enum class Phase { exclusive, alone, colocated };
+inline const char* phase_name(Phase p) {
+  switch (p) {
+    case Phase::exclusive: return "exclusive";
+    case Phase::alone: return "alone";
+    case Phase::colocated: return "colocated";
+  }
+  return "colocated";
+}
+
+// Load on the machine that was not ours, measured around one block (DESIGN.md section 3).
+struct ForeignLoad {
+  double seconds = 0.0;           // how long the reading covered
+  double foreign_cpus = 0.0;      // CPU time of processes that are not the harness or its workers, in CPUs
+  double steal_cpus = 0.0;        // time the hypervisor ran something else, in CPUs
+  double own_cpus = 0.0;          // the harness and its workers, in CPUs
+  std::optional<int> gpu_foreign_processes;       // GPU compute processes that are not ours (NVML)
+  std::optional<unsigned> gpu_idle_util_pct;      // GPU utilisation after a short gap with nothing of ours running
+  std::optional<unsigned long long> gpu_foreign_memory_bytes;  // memory used by the foreign processes
+};
+
+// One block of a repetition: `tenants` released together for `phase`, in round `round`.
+struct BlockRecord {
+  int index = 0;                  // 0-based, in the order blocks ran; raw samples carry it
+  int round = 0;                  // 0-based
+  Phase phase = Phase::exclusive;
+  std::vector<std::string> tenants;
+  int attempt = 1;                // > 1: a re-run of a contaminated block
+  std::int64_t start_ns = 0, end_ns = 0;  // release and the last tenant's end of measurement
+  std::optional<std::int64_t> overlap_start_ns, overlap_end_ns;  // colocated: the overlap window
+  std::optional<double> barrier_skew_s;  // colocated: max - min of the tenants' start times
+  ForeignLoad load;
+  // clean | contaminated (re-run) | excluded (contaminated, no re-run left) | failed | interrupted
+  std::string status = "clean";
+  std::string reason;             // why contaminated, excluded or failed
+  bool counts() const { return status == "clean"; }
+};
+
+// How a worker process ended, as recorded in the results.
+struct WorkerOutcome {
+  // ok | waived | error (the workload reported one) | crashed (killed by a signal) | exited (non-zero
+  // exit) | timeout (killed by the watchdog) | stopped (ended by the harness because a neighbour
+  // failed) | interrupted (SIGINT/SIGTERM) | not_run
+  std::string status = "not_run";
+  std::string message;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string log_file;  // the worker's stdout/stderr
+  // The placement-related environment the worker itself saw (CUDA_VISIBLE_DEVICES, CUDA_MPS_*).
+  std::map<std::string, std::string> env;
+  // Parameters the workload chose in setup, as it reported them (Workload::resolved_params).
+  nlohmann::json resolved = nlohmann::json::object();
+};
+
+struct PhaseResult {
+  // "measured"; or "exclusive" when this phase is by definition the exclusive one (alone under
+  // time-slicing), in which case stats are those of the exclusive phase and no samples are repeated;
+  // for an exclusive phase not on a whole GPU: "baseline" (from --baseline), "largest_mig_instance"
+  // (mode mig) or "mig_instance" (another mode on a GPU in MIG mode).
+  std::string source = "measured";
+  WorkerOutcome outcome;
+  // Raw samples, in order. block: the BlockRecord::index it was measured in. in_window: the sample
+  // started and ended inside its block's overlap window (always 1 outside the colocated phase).
+  // counted: in_window and its block is clean; only those count in stats. outlier: MAD flag.
+  // coverage (colocated): the fraction of the sample during which every other tenant was inside a sample.
+  std::vector<std::int64_t> start_ns;
+  std::vector<double> duration_s;
+  std::vector<int> block;
+  std::vector<std::uint8_t> in_window;
+  std::vector<std::uint8_t> counted;
+  std::vector<std::uint8_t> outlier;
+  std::vector<double> coverage;
+  // Per-request latencies of latency-type workloads, sample by sample: latency_count[i] of them
+  // belong to sample i, in order.
+  std::vector<std::uint32_t> latency_count;
+  std::vector<double> latencies_s;
+  std::optional<Summary> latency;  // over the requests of counted samples
+  // Workload counters (SampleOutput::counters), one value per sample per name.
+  std::map<std::string, std::vector<double>> counter_samples;
+  struct CounterTotal {
+    double total = 0.0;  // sum over counted samples
+    double rate = 0.0;   // total / sum of counted sample durations (per second)
+  };
+  std::map<std::string, CounterTotal> counters;
+  // NVML telemetry during the phase (DESIGN.md section 5): the readings, a throttled flag per sample
+  // (flagged, never dropped) and the summary over counted samples. Empty when not sampled.
+  std::vector<TelemetrySample> telemetry;
+  std::vector<std::uint8_t> throttled;
+  std::optional<ThrottleSummary> throttle;
+  std::string telemetry_error;
+  // Fields NVML does not report on this device (e.g. utilisation on a MIG device), as the sampler
+  // noted them; their columns in the series are null.
+  std::vector<std::string> telemetry_unsupported;
+  std::int64_t measure_start_ns = 0;
+  std::int64_t measure_end_ns = 0;
+  Summary stats{};                 // over counted (in-window) sample durations
+  double throughput = 0.0;         // work per second over counted samples: n * work / sum(duration)
+  std::string throughput_unit;     // e.g. "FLOP/s"
+  double window_cv = 0.0;          // CV of throughput in 1 s windows of each block (NaN when < 2 windows)
+  std::size_t outliers = 0;
+  int blocks = 0;                  // blocks of this phase that ran
+  int blocks_counted = 0;          // of them clean, so counted
+  std::optional<double> coverage_mean, coverage_p5;  // colocated: over the counted samples
+  bool measured() const { return outcome.status == "ok"; }
+};
+
+struct TenantMetrics {
+  // What E, A and C are: "sample_time" (sample durations) or "request_latency" (per-request
+  // latencies of latency-type workloads, completion - arrival).
+  std::string basis = "sample_time";
+  Estimate p95_slowdown{};
+  double median_slowdown = 0.0;   // median(C)/median(E) - 1
+  double partition_cost = 0.0;    // median(A)/median(E)
+  double interference = 0.0;      // median(C)/median(A)
+  std::size_t n_exclusive = 0, n_colocated = 0;  // counted E and C values the P95s came from
+};
+
+// The verdict of one (scenario, mode, tenant) over all its repetitions: what the summary and the exit
+// code use (DESIGN.md section 3: verdicts are judged on the aggregate over repetitions).
+struct TenantAggregate {
+  std::string scenario, mode, tenant, workload;
+  int repetitions = 0;             // repetitions that ran
+  int repetitions_measured = 0;    // of them with exclusive and colocated measured
+  std::optional<TenantMetrics> metrics;
+  std::vector<std::string> repetition_verdicts;  // each repetition's own verdict, in order
+  Verdict verdict = Verdict::error;
+  std::string verdict_reason;
+  std::vector<std::string> warnings;
+};
+
+struct TenantResult {
+  std::string name;
+  std::string role;
+  std::string workload;
+  nlohmann::json params;
+  // What the first phase that ran this tenant resolved (e.g. the arrival rate its `load` implies);
+  // the later phases get these as explicit params, so all of them run the same configuration.
+  nlohmann::json resolved_params = nlohmann::json::object();
+  nlohmann::json placement;
+  Work work;                       // per sample
+  PhaseResult exclusive, alone, colocated;
+  std::optional<TenantMetrics> metrics;  // when exclusive and colocated were both measured
+  Verdict verdict = Verdict::error;
+  std::string verdict_reason;
+  std::vector<std::string> warnings;
+};
+
+inline PhaseResult& phase_of(TenantResult& t, Phase p) {
+  return p == Phase::exclusive ? t.exclusive : p == Phase::alone ? t.alone : t.colocated;
+}
+inline const PhaseResult& phase_of(const TenantResult& t, Phase p) {
+  return p == Phase::exclusive ? t.exclusive : p == Phase::alone ? t.alone : t.colocated;
+}
+
+// STP = sum of median(X_i)/median(C_i), ANTT = mean of median(C_i)/median(X_i), with X = exclusive
+// and X = alone (Eyerman & Eeckhout use the isolated run, X = E).
+struct SystemMetrics {
+  double stp_exclusive = 0.0, antt_exclusive = 0.0;
+  double stp_alone = 0.0, antt_alone = 0.0;
+};
+
+struct RunResult {
+  std::string scenario;
+  std::string scenario_file;
+  std::string mode;
+  int device = 0;
+  int repetition = 1;              // 1-based
+  int repetitions = 1;
+  double warmup_s = 0.0;
+  double duration_s = 0.0;
+  double cutoff = 0.0;
+  std::string status = "ok";       // ok | error | waived | interrupted
+  nlohmann::json mode_config;      // how the mode was set up: device, compute mode, MPS daemon, MIG instances
+  std::string message;
+  std::vector<TenantResult> tenants;
+  std::optional<SystemMetrics> system;
+  std::optional<double> barrier_skew_s;   // colocated releases: the largest max - min of the start times
+  int rounds = 1;
+  std::string round_order = "abba";       // how blocks were ordered within rounds (abba or shuffle)
+  std::vector<BlockRecord> blocks;        // in the order they ran
+};
+
+struct Meta {
+  std::vector<std::string> argv;
+  std::string version;
+  std::string git_sha;
+  std::string start_time;           // ISO 8601 UTC
+  std::string host;                 // hostname
+  int host_cpus = 0;
+  std::string backend;              // host | cuda
+  std::string backend_requested;    // host | cuda | auto
+  std::string backend_note;         // e.g. the no-GPU banner
+  std::string suite;
+  nlohmann::json telemetry = nlohmann::json::object();  // {"hz", "source"}
+  std::uint64_t bootstrap_seed = 0;
+  int bootstrap_resamples = 0;
+  // Foreign-load control: a block above these is contaminated (re-run up to max_reruns times per repetition).
+  double max_foreign_cpus = 0.0;
+  double max_steal_cpus = 0.0;
+  int max_reruns = 0;
+};
+
+// Totals over all runs and the exit code they imply (DESIGN.md section 8).
+struct RunSummary {
+  bool pass = false;
+  bool interrupted = false;
+  int runs = 0;
+  int tenants = 0;
+  int passed = 0, failed = 0, inconclusive = 0, baseline = 0, waived = 0, errors = 0;
+  int exit_code = 0;
+};
+
+struct Results {
+  std::string schema_version = kSchemaVersion;
+  Meta meta;
+  std::vector<RunResult> runs;
+  std::vector<TenantAggregate> aggregates;  // one per (scenario, mode, tenant): the verdicts that count
+  RunSummary summary;
+};
+
+}  // namespace ib

@@ -1,0 +1,133 @@
+#include "harness/run/foreign_load.h"
+
+#include "harness/core/clock.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace ib {
+
+bool parse_proc_stat_cpu(const std::string& line, unsigned long long& busy, unsigned long long& steal) {
+  std::istringstream in(line);
+  std::string label;
+  // user nice system idle iowait irq softirq steal (guest and guest_nice are already inside user/nice)
+  unsigned long long v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  if (!(in >> label) || label != "cpu") return false;
+  for (auto& x : v)
+    if (!(in >> x)) return false;
+  busy = v[0] + v[1] + v[2] + v[5] + v[6];
+  steal = v[7];
+  return true;
+}
+
+std::optional<unsigned long long> parse_proc_pid_cpu_ticks(const std::string& stat) {
+  // The command name (field 2) may hold spaces and parentheses: fields are counted after the last ')'.
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream in(stat.substr(close + 1));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  // After ')': state(3) ppid(4) ... utime is field 14, stime field 15.
+  for (int f = 3; f <= 15; ++f) {
+    if (!(in >> field)) return std::nullopt;
+    try {
+      if (f == 14) utime = std::stoull(field);
+      if (f == 15) stime = std::stoull(field);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  return utime + stime;
+}
+
+namespace {
+std::string read_first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+}  // namespace
+
+CpuSnapshot cpu_snapshot(const std::vector<pid_t>& own) {
+  CpuSnapshot s;
+  s.t_ns = monotonic_ns();
+  parse_proc_stat_cpu(read_first_line("/proc/stat"), s.busy_ticks, s.steal_ticks);
+  for (pid_t p : own)
+    if (const auto t = parse_proc_pid_cpu_ticks(read_first_line("/proc/" + std::to_string(p) + "/stat")))
+      s.own_ticks += *t;
+  return s;
+}
+
+ForeignLoad foreign_load_between(const CpuSnapshot& a, const CpuSnapshot& b, double ticks_per_s) {
+  ForeignLoad l;
+  l.seconds = static_cast<double>(b.t_ns - a.t_ns) * 1e-9;
+  if (l.seconds <= 0.0 || ticks_per_s <= 0.0) return l;
+  const double busy = static_cast<double>(b.busy_ticks) - static_cast<double>(a.busy_ticks);
+  // A process that exited between the readings makes own_ticks drop: count what is left as ours.
+  const double own = std::max(0.0, static_cast<double>(b.own_ticks) - static_cast<double>(a.own_ticks));
+  const double steal = static_cast<double>(b.steal_ticks) - static_cast<double>(a.steal_ticks);
+  l.own_cpus = own / ticks_per_s / l.seconds;
+  l.foreign_cpus = std::max(0.0, busy - own) / ticks_per_s / l.seconds;
+  l.steal_cpus = std::max(0.0, steal) / ticks_per_s / l.seconds;
+  return l;
+}
+
+std::string contamination_reason(const ForeignLoad& load, const ForeignLoadLimits& limits, double ticks_per_s,
+                                 std::size_t own_processes) {
+  char buf[256];
+  if (load.seconds > 0.0 && ticks_per_s > 0.0) {
+    // One tick of slack per counter read (the machine's, and each of our processes'), over the block.
+    const double slack = static_cast<double>((own_processes + 1) * limits.tick_allowance_per_counter) / ticks_per_s / load.seconds;
+    if (load.foreign_cpus > limits.max_foreign_cpus + slack) {
+      std::snprintf(buf, sizeof(buf), "processes that are not this run's used %.2f CPUs (limit %.2f + %.2f counter resolution)",
+                    load.foreign_cpus, limits.max_foreign_cpus, slack);
+      return buf;
+    }
+    if (load.steal_cpus > limits.max_steal_cpus + 1.0 / ticks_per_s / load.seconds) {
+      std::snprintf(buf, sizeof(buf), "the hypervisor stole %.2f CPUs (limit %.2f)", load.steal_cpus, limits.max_steal_cpus);
+      return buf;
+    }
+  }
+  if (load.gpu_foreign_processes && *load.gpu_foreign_processes > limits.max_gpu_processes) {
+    std::snprintf(buf, sizeof(buf), "%d GPU compute process(es) that are not this run's", *load.gpu_foreign_processes);
+    return buf;
+  }
+  return "";
+}
+
+std::function<void(ForeignLoad&, const std::vector<pid_t>&)> make_gpu_load_probe(Nvml& nvml, unsigned device,
+                                                                                 double idle_gap_s) {
+  return [&nvml, device, idle_gap_s](ForeignLoad& load, const std::vector<pid_t>& own) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(idle_gap_s));
+    try {
+      load.gpu_idle_util_pct = nvml.read_telemetry(device).util_gpu_pct;
+      const auto listed = nvml.device_facts(device).processes;
+      if (!listed) return;
+      int foreign = 0, matched = 0;
+      unsigned long long memory = 0;
+      for (const ComputeProcess& p : *listed) {
+        if (std::find(own.begin(), own.end(), static_cast<pid_t>(p.pid)) != own.end()) {
+          ++matched;
+          continue;
+        }
+        ++foreign;
+        memory += p.used_bytes.value_or(0);
+      }
+      const int our_workers = static_cast<int>(own.size()) - 1;  // own[0] is the harness
+      if (matched == 0 && foreign > 0) foreign = std::max(0, foreign - our_workers);
+      load.gpu_foreign_processes = foreign;
+      if (matched > 0) load.gpu_foreign_memory_bytes = memory;
+    } catch (const std::exception&) {
+      // NVML could not say: the GPU fields stay empty (unknown), the CPU check still applies.
+    }
+  };
+}
+
+}  // namespace ib

@@ -1,0 +1,59 @@
+// Foreign-load control (DESIGN.md section 3): how much of the machine was used by processes that are
+// not this run's while a block measured, and whether that makes the block contaminated.
+#pragma once
+
+#include "harness/nvml/nvml.h"
+#include "harness/results/results.h"
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ib {
+
+// Cumulative CPU time counters of the whole machine (/proc/stat "cpu" line) and of a set of processes.
+struct CpuSnapshot {
+  std::int64_t t_ns = 0;                 // CLOCK_MONOTONIC when read
+  unsigned long long busy_ticks = 0;     // user + nice + system + irq + softirq (guest time is inside user)
+  unsigned long long steal_ticks = 0;
+  unsigned long long own_ticks = 0;      // utime + stime of the processes we own (all their threads)
+};
+
+// Parses the "cpu " line of /proc/stat into busy and steal ticks; false when it is not one.
+bool parse_proc_stat_cpu(const std::string& line, unsigned long long& busy, unsigned long long& steal);
+// utime + stime (ticks) from the text of /proc/<pid>/stat; nullopt when it cannot be parsed.
+std::optional<unsigned long long> parse_proc_pid_cpu_ticks(const std::string& stat);
+
+// Reads the machine's counters and the CPU time of `own` (processes that vanished count what they had).
+CpuSnapshot cpu_snapshot(const std::vector<pid_t>& own);
+
+// Foreign and steal CPUs between two snapshots (ticks at `ticks_per_s`, i.e. sysconf(_SC_CLK_TCK)).
+// foreign = (busy - own) / elapsed, never below 0.
+ForeignLoad foreign_load_between(const CpuSnapshot& a, const CpuSnapshot& b, double ticks_per_s);
+
+struct ForeignLoadLimits {
+  double max_foreign_cpus = 0.25;  // --max-foreign-cpus
+  double max_steal_cpus = 0.10;    // --max-steal-cpus
+  int max_gpu_processes = 0;       // foreign GPU compute processes allowed
+  // Counters tick at 1/ticks_per_s; `processes` counters (the machine's and ours) may each be one
+  // tick off, so this many ticks over the block's length are allowed on top of the limits.
+  int tick_allowance_per_counter = 1;
+};
+
+// Why the block is contaminated ("" when clean). `own_processes`: how many processes own_ticks summed.
+std::string contamination_reason(const ForeignLoad& load, const ForeignLoadLimits& limits, double ticks_per_s,
+                                 std::size_t own_processes);
+
+// The GPU side, read before each block's release: after an idle gap of `idle_gap_s` (none of ours
+// measuring), the compute processes on `device` that are not ours and the GPU's utilisation. NVML
+// averages utilisation over its own sample period (1/6 s to 1 s), which may still include the end of
+// the previous block: it is recorded, not judged. A process list whose pids match none of ours (a
+// container's PID namespace) is judged by count: entries beyond our worker processes are foreign.
+std::function<void(ForeignLoad&, const std::vector<pid_t>&)> make_gpu_load_probe(Nvml& nvml, unsigned device,
+                                                                                 double idle_gap_s = 0.2);
+
+}  // namespace ib

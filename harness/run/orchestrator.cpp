@@ -1,0 +1,101 @@
+#include "harness/run/orchestrator.h"
+
+#include "harness/analysis/analysis.h"
+#include "harness/core/clock.h"
+#include "harness/exec/executor.h"
+#include "harness/modes/mps_daemon.h"
+#include "harness/run/repetition.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <set>
+#include <sstream>
+
+namespace ib {
+
+using nlohmann::json;
+
+const char* round_order_name(RoundOrder o) { return o == RoundOrder::abba ? "abba" : "shuffle"; }
+
+std::vector<std::vector<std::size_t>> round_schedule(std::size_t blocks_per_round, int rounds, RoundOrder order,
+                                                     std::uint64_t seed) {
+  std::vector<std::vector<std::size_t>> out;
+  std::mt19937_64 rng(seed);
+  for (int k = 0; k < rounds; ++k) {
+    std::vector<std::size_t> idx(blocks_per_round);
+    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    if (order == RoundOrder::abba && k % 2 == 1) std::reverse(idx.begin(), idx.end());
+    if (order == RoundOrder::shuffle)
+      for (std::size_t i = idx.size(); i > 1; --i)  // Fisher-Yates with a portable index draw
+        std::swap(idx[i - 1], idx[static_cast<std::size_t>(rng() % i)]);
+    out.push_back(std::move(idx));
+  }
+  return out;
+}
+
+RunResult new_run_result(const Scenario& s, int repetition) {
+  RunResult r;
+  r.scenario = s.name;
+  r.scenario_file = s.file;
+  r.mode = mode_name(s.mode);
+  r.device = s.device;
+  r.repetition = repetition;
+  r.repetitions = s.repetitions;
+  r.warmup_s = s.warmup_s;
+  r.duration_s = s.duration_s;
+  r.cutoff = s.cutoff;
+  r.mode_config = {{"mode", r.mode}};
+  for (const auto& t : s.tenants) {
+    TenantResult tr;
+    tr.name = t.name;
+    tr.role = t.role;
+    tr.workload = t.workload;
+    tr.params = t.params;
+    tr.placement = t.placement.raw;
+    r.tenants.push_back(std::move(tr));
+  }
+  return r;
+}
+
+bool Orchestrator::poll_signal(int timeout_ms) {
+  if (o_.signal_fd < 0) return false;
+  pollfd p{o_.signal_fd, POLLIN, 0};
+  if (poll(&p, 1, timeout_ms) > 0) {
+    signalfd_siginfo info;
+    if (::read(o_.signal_fd, &info, sizeof(info)) > 0) interrupted_ = true;
+  }
+  return interrupted_;
+}
+
+RunResult Orchestrator::run(const Scenario& s, int repetition) {
+  RunResult r = new_run_result(s, repetition);
+  r.rounds = o_.rounds;
+  r.round_order = round_order_name(o_.round_order);
+  r.mode_config["device"] = o_.modes.device;
+  if (poll_signal(0)) {
+    r.status = "interrupted";
+    r.message = "interrupted before the repetition started";
+    return r;
+  }
+  Plan plan = make_plan(s, o_.modes, ++plans_made_);  // the plan's resources go when it does
+  r.mode_config.update(plan.config);
+  if (plan.before) plan.before(r);
+  {
+    RepetitionRun rep(o_, s, plan, r, [this](int timeout_ms) { return poll_signal(timeout_ms); });
+    rep.run();
+  }
+  if (plan.after) plan.after(r);
+  return r;
+}
+
+}  // namespace ib

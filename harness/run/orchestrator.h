@@ -1,0 +1,74 @@
+// Runs one scenario repetition as its mode's plan (harness/modes/plan.h): the worker processes set up
+// once, then R rounds of blocks (exclusive, alone, colocated; DESIGN.md section 3) released from a
+// barrier, each watched for foreign load, a watchdog, and stopping on SIGINT/SIGTERM.
+#pragma once
+
+#include "harness/run/foreign_load.h"
+#include "harness/modes/plan.h"
+#include "harness/nvml/nvml.h"
+#include "harness/results/results.h"
+#include "harness/scenario/scenario.h"
+
+#include <sys/types.h>
+
+#include <functional>
+#include <map>
+#include <string>
+
+namespace ib {
+
+// How the blocks of one round are ordered from round to round.
+enum class RoundOrder { abba, shuffle };
+const char* round_order_name(RoundOrder o);
+
+// The blocks of `rounds` rounds: per round the indices into a round of `blocks_per_round` blocks, in
+// the order they run. abba: the canonical order in even rounds, reversed in odd ones (so a linear
+// drift affects every phase alike over two rounds); shuffle: a seeded random order in every round.
+std::vector<std::vector<std::size_t>> round_schedule(std::size_t blocks_per_round, int rounds, RoundOrder order,
+                                                     std::uint64_t seed);
+
+struct OrchestratorOptions {
+  Backend backend = Backend::host;
+  std::string worker_exe;         // this binary; workers run `<exe> worker ...`
+  std::string log_dir;            // worker logs go here
+  double timeout_margin_s = 60.0; // a worker may exceed warm-up or a block by this much, then it is killed
+  double stop_grace_s = 3.0;      // after "end", how long a worker has to exit before SIGKILL
+  int signal_fd = -1;             // signalfd for SIGINT/SIGTERM (or -1)
+  std::function<void(const std::string&)> progress;  // one-line status, or empty
+  ModeContext modes;              // what the mode plans need (MPS pipes, MIG placement, baseline)
+  Nvml* nvml = nullptr;           // telemetry source; nullptr or telemetry_hz 0: no telemetry
+  unsigned telemetry_device = 0;  // the physical GPU (also in mode mig)
+  double telemetry_hz = 0.0;
+  // Rounds and foreign-load control.
+  int rounds = 3;
+  RoundOrder round_order = RoundOrder::abba;
+  std::uint64_t seed = 1;         // for RoundOrder::shuffle
+  double rewarm_s = 0.05;         // unreported samples at the start of each block
+  ForeignLoadLimits limits;
+  int max_reruns = 2;             // contaminated blocks re-run per repetition, at most
+  // Fills the GPU fields of a block's foreign load (NVML: processes that are not `own`, utilisation in
+  // an idle gap); empty without a GPU.
+  std::function<void(ForeignLoad&, const std::vector<pid_t>& own)> gpu_load_probe;
+};
+
+// A run's result before any block: the scenario's settings and one entry per tenant.
+RunResult new_run_result(const Scenario& s, int repetition);
+
+class Orchestrator {
+ public:
+  explicit Orchestrator(OrchestratorOptions options) : o_(std::move(options)) {}
+  // Runs the scenario's plan; samples only, no metrics (see analysis.h). Throws CannotRunError when the
+  // mode cannot be set up (the MPS daemon would not start).
+  RunResult run(const Scenario& scenario, int repetition);
+  bool interrupted() const { return interrupted_; }
+
+ private:
+  friend class RepetitionRun;
+  bool poll_signal(int timeout_ms);
+
+  OrchestratorOptions o_;
+  bool interrupted_ = false;
+  int plans_made_ = 0;
+};
+
+}  // namespace ib

@@ -1,0 +1,98 @@
+// The engine behind Orchestrator::run: one repetition of one scenario as its plan says. Starts the
+// plan's worker sets one process at a time (each sets up and warms up alone, so a calibration never
+// sees a neighbour), runs the rounds' blocks (release, watch, collect samples, foreign load, re-run a
+// contaminated block), ends the workers and records how each phase ended.
+#pragma once
+
+#include "harness/run/orchestrator.h"
+#include "harness/process/process.h"
+#include "harness/run/protocol.h"
+#include "harness/nvml/telemetry.h"
+
+#include <array>
+#include <functional>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ib {
+
+class RepetitionRun {
+ public:
+  RepetitionRun(const OrchestratorOptions& o, const Scenario& s, const Plan& plan, RunResult& r,
+                const std::function<bool(int)>& poll_signal);
+  ~RepetitionRun();  // kills any worker still alive
+  RepetitionRun(const RepetitionRun&) = delete;
+  RepetitionRun& operator=(const RepetitionRun&) = delete;
+
+  // Runs everything; fills r (samples, blocks, outcomes, status, message).
+  void run();
+
+ private:
+  struct Slot {
+    std::size_t tenant = 0;
+    bool ready = false, waived = false, done = false;  // done: the current block
+    std::int64_t started_ns = 0;
+    std::string waive_reason;
+    nlohmann::json env = nlohmann::json::object(), resolved = nlohmann::json::object();
+  };
+  struct Worker {
+    std::size_t set = 0;
+    std::vector<Slot> slots;
+    ChildProcess proc;
+    std::unique_ptr<LineReader> reader;
+    bool eof = false, exited = false, timed_out = false, stopped_by_us = false, interrupted = false;
+    bool ready_seen = false;   // every slot was ready once
+    bool ended = false;        // the harness said "end" (all blocks ran)
+    bool killed = false;       // SIGKILLed after the grace period that followed "end" or "stop"
+    std::string error;
+    ExitStatus exit;
+    std::string log;
+    bool failed() const;
+    bool waived() const;
+  };
+  // Which worker and slot run tenant i in set k.
+  struct Seat {
+    std::size_t worker = SIZE_MAX, slot = 0;  // SIZE_MAX: not started (the repetition stopped before)
+  };
+
+  bool start_worker(std::size_t set, const std::vector<std::size_t>& tenants);
+  bool run_block(const BlockSpec& spec, int round, int attempt);
+  void release(const BlockSpec& spec, int index);
+  void collect_block(const BlockSpec& spec, int index);
+  void measure_foreign_load(BlockRecord& b, const CpuSnapshot& before);
+  void pump(int timeout_ms);
+  void handle_message(Worker& w, const std::string& line);
+  void handle_samples(Worker& w, Slot& slot, const nlohmann::json& m);
+  void stop_everything(bool interrupted);
+  void end_workers();
+  void record_outcomes();
+  void describe_failure(Phase phase);
+  std::string failure_status(const Worker& w) const;
+  std::string failure_message(const Worker& w) const;
+  void record_outcome(std::size_t tenant, Phase phase);
+  void finish_phases();
+  std::vector<pid_t> own_pids() const;
+  std::vector<std::string> worker_args(const std::vector<std::size_t>& tenants, bool device_from_env) const;
+  void show_progress(const std::string& what);
+
+  const OrchestratorOptions& o_;
+  const Scenario& s_;
+  const Plan& plan_;
+  RunResult& r_;
+  std::function<bool(int)> poll_signal_;
+  std::vector<Worker> workers_;
+  std::vector<std::vector<Seat>> seats_;  // [set][tenant]
+  std::unique_ptr<TelemetrySampler> sampler_;
+  std::string no_mps_pipe_dir_;
+  bool aborting_ = false, interrupted_ = false;
+  std::int64_t kill_at_ = 0;
+  int reruns_left_ = 0;
+  std::optional<Phase> failed_phase_;  // where the repetition stopped because something failed
+  // Per tenant and phase: blocks planned, started and completed (index: static_cast<int>(Phase)).
+  std::vector<std::array<int, 3>> planned_, started_, completed_;
+};
+
+}  // namespace ib

@@ -1,0 +1,345 @@
+#include "harness/scenario/scenario.h"
+
+#include <dirent.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#ifndef IB_SOURCE_SCENARIOS
+#define IB_SOURCE_SCENARIOS ""
+#endif
+
+namespace ib {
+
+using nlohmann::json;
+
+const std::vector<std::string>& mode_names() {
+  static const std::vector<std::string> names = {"exclusive", "timeslice", "mps", "mig", "streams"};
+  return names;
+}
+
+const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::exclusive: return "exclusive";
+    case Mode::timeslice: return "timeslice";
+    case Mode::mps: return "mps";
+    case Mode::mig: return "mig";
+    case Mode::streams: return "streams";
+  }
+  return "?";
+}
+
+std::optional<Mode> parse_mode(const std::string& s) {
+  if (s == "exclusive") return Mode::exclusive;
+  if (s == "timeslice") return Mode::timeslice;
+  if (s == "mps") return Mode::mps;
+  if (s == "mig") return Mode::mig;
+  if (s == "streams") return Mode::streams;
+  return std::nullopt;
+}
+
+std::vector<int> available_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& e : v) s += (s.empty() ? "" : ", ") + e;
+  return s;
+}
+
+// Collects the file name so every error is "<file>: <path>: <message>".
+class Checker {
+ public:
+  explicit Checker(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const std::string& path, const std::string& message) const {
+    throw InputError(file_ + ": " + (path.empty() ? "" : path + ": ") + message);
+  }
+
+  void only_keys(const json& obj, const std::string& path, const std::vector<std::string>& allowed) const {
+    for (const auto& [key, value] : obj.items()) {
+      (void)value;
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+        fail(join_path(path, key), "unknown key (expected one of: " + join(allowed) + ")");
+    }
+  }
+
+  const json& required(const json& obj, const std::string& path, const std::string& key) const {
+    if (!obj.contains(key)) fail(join_path(path, key), "required key is missing");
+    return obj.at(key);
+  }
+
+  std::string string(const json& v, const std::string& path) const {
+    if (!v.is_string()) fail(path, "expected a string, got " + describe(v));
+    return v.get<std::string>();
+  }
+
+  double positive_number(const json& v, const std::string& path) const {
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0.0)
+      fail(path, "expected a number > 0, got " + describe(v));
+    return v.get<double>();
+  }
+
+  int integer(const json& v, const std::string& path, long long lo, long long hi) const {
+    if (!v.is_number_integer() || v.get<long long>() < lo || v.get<long long>() > hi)
+      fail(path, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + describe(v));
+    return static_cast<int>(v.get<long long>());
+  }
+
+  static std::string join_path(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+
+  static std::string describe(const json& v) {
+    std::string d = v.dump();
+    if (d.size() > 40) d = d.substr(0, 37) + "...";
+    return std::string(v.type_name()) + " " + d;
+  }
+
+ private:
+  std::string file_;
+};
+
+Placement parse_placement(const Checker& ck, const json& p, const std::string& path, Mode mode,
+                          const ValidationContext& ctx, bool lenient) {
+  Placement out;
+  if (!p.is_object()) ck.fail(path, "expected an object, got " + Checker::describe(p));
+  ck.only_keys(p, path,
+               {"cpus", "mig_instance", "mig_profile", "mps_active_thread_percentage", "mps_pinned_mem_limit"});
+  out.raw = p;
+  if (p.contains("cpus")) {
+    const std::string cp = path + ".cpus";
+    const json& cpus = p.at("cpus");
+    if (!cpus.is_array() || cpus.empty()) ck.fail(cp, "expected a non-empty array of CPU numbers, got " + Checker::describe(cpus));
+    for (std::size_t i = 0; i < cpus.size(); ++i) {
+      const std::string ip = cp + "[" + std::to_string(i) + "]";
+      const int c = ck.integer(cpus[i], ip, 0, CPU_SETSIZE - 1);
+      if (!ctx.available_cpus.empty() &&
+          std::find(ctx.available_cpus.begin(), ctx.available_cpus.end(), c) == ctx.available_cpus.end()) {
+        std::string avail;
+        for (int a : ctx.available_cpus) avail += (avail.empty() ? "" : ",") + std::to_string(a);
+        ck.fail(ip, "impossible placement: CPU " + std::to_string(c) + " is not available here (available: " + avail + ")");
+      }
+      out.cpus.push_back(c);
+    }
+  }
+  const bool mig = lenient || mode == Mode::mig, mps = lenient || mode == Mode::mps;
+  if (p.contains("mig_instance")) {
+    if (!mig) ck.fail(path + ".mig_instance", std::string("only valid with mode mig (mode is ") + mode_name(mode) + ")");
+    out.mig_instance = ck.integer(p.at("mig_instance"), path + ".mig_instance", 0, 63);
+  }
+  if (p.contains("mig_profile")) {
+    if (!mig) ck.fail(path + ".mig_profile", std::string("only valid with mode mig (mode is ") + mode_name(mode) + ")");
+    const std::string prof = ck.string(p.at("mig_profile"), path + ".mig_profile");
+    static const std::regex profile_re(R"(^[0-9]+g\.[0-9]+gb(\+[a-z]+)?$|^[0-9]+c\.[0-9]+g\.[0-9]+gb$)");
+    if (!std::regex_match(prof, profile_re))
+      ck.fail(path + ".mig_profile", "expected a MIG profile name like \"1g.18gb\", got \"" + prof + "\"");
+    out.mig_profile = prof;
+  }
+  if (out.mig_instance && out.mig_profile)
+    ck.fail(path, "give either mig_instance or mig_profile, not both");
+  if (p.contains("mps_active_thread_percentage")) {
+    if (!mps)
+      ck.fail(path + ".mps_active_thread_percentage", std::string("only valid with mode mps (mode is ") + mode_name(mode) + ")");
+    out.mps_active_thread_percentage = ck.integer(p.at("mps_active_thread_percentage"), path + ".mps_active_thread_percentage", 1, 100);
+  }
+  if (p.contains("mps_pinned_mem_limit")) {
+    if (!mps) ck.fail(path + ".mps_pinned_mem_limit", std::string("only valid with mode mps (mode is ") + mode_name(mode) + ")");
+    const std::string lim = ck.string(p.at("mps_pinned_mem_limit"), path + ".mps_pinned_mem_limit");
+    static const std::regex limit_re(R"(^[1-9][0-9]*[MG]$)");
+    if (!std::regex_match(lim, limit_re))
+      ck.fail(path + ".mps_pinned_mem_limit", "expected a size like \"512M\" or \"8G\", got \"" + lim + "\"");
+    out.mps_pinned_mem_limit = lim;
+  }
+  return out;
+}
+
+}  // namespace
+
+Scenario parse_scenario(const json& doc, const std::string& file, const ScenarioOverrides& ov,
+                        const ValidationContext& ctx) {
+  const Checker ck(file);
+  if (!doc.is_object()) ck.fail("", "expected a JSON object (a scenario), got " + Checker::describe(doc));
+  ck.only_keys(doc, "",
+               {"name", "description", "mode", "device", "warmup_s", "duration_s", "repetitions", "cutoff", "tenants"});
+  Scenario s;
+  s.file = file;
+  s.name = ck.string(ck.required(doc, "", "name"), "name");
+  static const std::regex name_re(R"(^[A-Za-z0-9][A-Za-z0-9._+-]{0,79}$)");
+  if (!std::regex_match(s.name, name_re))
+    ck.fail("name", "expected 1-80 characters of letters, digits, '.', '_', '+', '-', got \"" + s.name + "\"");
+  if (doc.contains("description")) s.description = ck.string(doc.at("description"), "description");
+  const std::string mode_text = ck.string(ck.required(doc, "", "mode"), "mode");
+  const auto mode = parse_mode(mode_text);
+  if (!mode) ck.fail("mode", "expected one of " + join(mode_names()) + ", got \"" + mode_text + "\"");
+  s.mode = ov.mode.value_or(*mode);
+  if (doc.contains("device")) s.device = ck.integer(doc.at("device"), "device", 0, 63);
+  if (doc.contains("warmup_s")) s.warmup_s = ck.positive_number(doc.at("warmup_s"), "warmup_s");
+  if (doc.contains("duration_s")) s.duration_s = ck.positive_number(doc.at("duration_s"), "duration_s");
+  if (doc.contains("repetitions")) s.repetitions = ck.integer(doc.at("repetitions"), "repetitions", 1, 1000);
+  if (doc.contains("cutoff")) s.cutoff = ck.positive_number(doc.at("cutoff"), "cutoff");
+  if (ov.warmup_s) s.warmup_s = *ov.warmup_s;
+  if (ov.duration_s) s.duration_s = *ov.duration_s;
+  if (ov.repetitions) s.repetitions = *ov.repetitions;
+  if (ov.cutoff) s.cutoff = *ov.cutoff;
+
+  const json& tenants = ck.required(doc, "", "tenants");
+  if (!tenants.is_array()) ck.fail("tenants", "expected an array of tenants, got " + Checker::describe(tenants));
+  if (tenants.empty()) ck.fail("tenants", "expected at least one tenant, got an empty list");
+  if (tenants.size() > 64) ck.fail("tenants", "at most 64 tenants, got " + std::to_string(tenants.size()));
+  std::set<std::string> names;
+  std::vector<std::pair<int, std::size_t>> mig_instances;  // instance, tenant index
+  for (std::size_t i = 0; i < tenants.size(); ++i) {
+    const std::string tp = "tenants[" + std::to_string(i) + "]";
+    const json& t = tenants[i];
+    if (!t.is_object()) ck.fail(tp, "expected an object (a tenant), got " + Checker::describe(t));
+    ck.only_keys(t, tp, {"name", "role", "workload", "params", "placement"});
+    Tenant tenant;
+    tenant.workload = ck.string(ck.required(t, tp, "workload"), tp + ".workload");
+    const WorkloadSpec* spec = ctx.registry ? ctx.registry->find(tenant.workload) : nullptr;
+    if (!spec) {
+      std::vector<std::string> known;
+      if (ctx.registry)
+        for (const auto* w : ctx.registry->all()) known.push_back(w->name);
+      ck.fail(tp + ".workload", "unknown workload \"" + tenant.workload + "\" (known: " + join(known) + ")");
+    }
+    if (spec->backend != ctx.backend)
+      ck.fail(tp + ".workload", "\"" + tenant.workload + "\" is a " + backend_name(spec->backend) +
+                                    " workload but the backend is " + backend_name(ctx.backend));
+    std::string perr;
+    auto params = validate_params(*spec, t.contains("params") ? t.at("params") : json::object(), perr);
+    if (!params) {
+      // validate_params reports "<key>: <message>", or ": <message>" for the params object itself.
+      const std::size_t colon = perr.find(": ");
+      const std::string key = perr.substr(0, colon);
+      ck.fail(tp + ".params" + (key.empty() ? "" : "." + key), perr.substr(colon + 2));
+    }
+    tenant.params = *params;
+    tenant.name = tenant.workload + "#" + std::to_string(i);
+    if (t.contains("name")) {
+      tenant.name = ck.string(t.at("name"), tp + ".name");
+      if (tenant.name.empty()) ck.fail(tp + ".name", "expected a non-empty string");
+    }
+    if (!names.insert(tenant.name).second) ck.fail(tp + ".name", "duplicate tenant name \"" + tenant.name + "\"");
+    if (t.contains("role")) {
+      tenant.role = ck.string(t.at("role"), tp + ".role");
+      if (tenant.role != "victim" && tenant.role != "aggressor")
+        ck.fail(tp + ".role", "expected one of victim, aggressor, got \"" + tenant.role + "\"");
+    }
+    tenant.placement = parse_placement(ck, t.contains("placement") ? t.at("placement") : json::object(),
+                                       tp + ".placement", s.mode, ctx, ov.lenient_placement);
+    if (tenant.placement.mig_instance) {
+      for (const auto& [inst, other] : mig_instances)
+        if (inst == *tenant.placement.mig_instance)
+          ck.fail(tp + ".placement.mig_instance", "impossible placement: MIG instance " + std::to_string(inst) +
+                                                      " is already taken by tenants[" + std::to_string(other) + "]");
+      mig_instances.emplace_back(*tenant.placement.mig_instance, i);
+    }
+    s.tenants.push_back(std::move(tenant));
+  }
+  return s;
+}
+
+Scenario load_scenario(const std::string& path, const ScenarioOverrides& overrides, const ValidationContext& ctx) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open scenario file");
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw InputError(path + ": not valid JSON: " + e.what());
+  }
+  return parse_scenario(doc, path, overrides, ctx);
+}
+
+namespace {
+SuiteInfo parse_suite(const std::string& dir, const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError(file + ": cannot open suite file");
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw InputError(file + ": not valid JSON: " + e.what());
+  }
+  const Checker ck(file);
+  if (!doc.is_object()) ck.fail("", "expected a JSON object (a suite)");
+  ck.only_keys(doc, "", {"name", "description", "repetitions", "scenarios"});
+  SuiteInfo s;
+  s.file = file;
+  s.name = ck.string(ck.required(doc, "", "name"), "name");
+  if (doc.contains("description")) s.description = ck.string(doc.at("description"), "description");
+  if (doc.contains("repetitions")) s.repetitions = ck.integer(doc.at("repetitions"), "repetitions", 1, 1000);
+  const json& sc = ck.required(doc, "", "scenarios");
+  if (!sc.is_object()) ck.fail("scenarios", "expected an object of backend -> scenario files");
+  ck.only_keys(sc, "scenarios", {"host", "cuda"});
+  for (const auto& [backend, list] : sc.items()) {
+    const std::string bp = "scenarios." + backend;
+    if (!list.is_array()) ck.fail(bp, "expected an array of scenario files");
+    std::vector<std::string> files;
+    for (std::size_t i = 0; i < list.size(); ++i)
+      files.push_back(dir + "/" + ck.string(list[i], bp + "[" + std::to_string(i) + "]"));
+    s.scenarios_by_backend.emplace_back(backend, files);
+  }
+  return s;
+}
+}  // namespace
+
+SuiteInfo load_suite(const std::string& dir, const std::string& name) {
+  static const std::regex name_re(R"(^[A-Za-z0-9._-]+$)");
+  if (!std::regex_match(name, name_re)) throw InputError("--suite: invalid suite name \"" + name + "\"");
+  const std::string file = dir + "/suites/" + name + ".json";
+  if (access(file.c_str(), R_OK) != 0) {
+    std::vector<std::string> known;
+    for (const auto& s : list_suites(dir)) known.push_back(s.name);
+    throw InputError("--suite: unknown suite \"" + name + "\" (known: " + join(known) + "; looked in " + dir + "/suites)");
+  }
+  return parse_suite(dir, file);
+}
+
+std::vector<SuiteInfo> list_suites(const std::string& dir) {
+  std::vector<std::string> files;
+  if (DIR* d = opendir((dir + "/suites").c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.size() > 5 && n.compare(n.size() - 5, 5, ".json") == 0) files.push_back(dir + "/suites/" + n);
+    }
+    closedir(d);
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<SuiteInfo> out;
+  for (const auto& f : files) out.push_back(parse_suite(dir, f));
+  return out;
+}
+
+std::string find_scenarios_dir() {
+  if (const char* env = std::getenv("INTERFERENCE_BENCH_SCENARIOS"); env && *env) return env;
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n > 0) {
+    std::string exe(buf, static_cast<std::size_t>(n));
+    const std::string bin_dir = exe.substr(0, exe.rfind('/'));
+    const std::string installed = bin_dir + "/../share/interference-bench/scenarios";
+    if (access((installed + "/suites").c_str(), R_OK) == 0) return installed;
+  }
+  return IB_SOURCE_SCENARIOS;
+}
+
+}  // namespace ib

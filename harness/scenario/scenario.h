@@ -1,0 +1,95 @@
+// Scenarios and suites (DESIGN.md section 3): loading and validation before anything runs.
+// Every problem is reported as one line "<file>: <field path>: <what was expected>" (exit code 2).
+#pragma once
+
+#include "harness/core/errors.h"
+#include "kernels/workload.h"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ib {
+
+enum class Mode { exclusive, timeslice, mps, mig, streams };
+const char* mode_name(Mode m);
+std::optional<Mode> parse_mode(const std::string& s);
+const std::vector<std::string>& mode_names();
+
+struct Placement {
+  std::vector<int> cpus;                    // host CPU affinity of the worker (empty: any)
+  std::optional<int> mig_instance;          // mode mig: index into the enumerated MIG instances
+  std::optional<std::string> mig_profile;   // mode mig: profile name, e.g. "1g.18gb"
+  std::optional<int> mps_active_thread_percentage;  // mode mps: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
+  std::optional<std::string> mps_pinned_mem_limit;  // mode mps: CUDA_MPS_PINNED_DEVICE_MEM_LIMIT value, e.g. "8G"
+  nlohmann::json raw = nlohmann::json::object();    // as given, for the results
+};
+
+struct Tenant {
+  std::string name;        // defaults to "<workload>#<index>"
+  std::string role;        // "victim", "aggressor" or "" (unspecified)
+  std::string workload;
+  Params params;           // validated, defaults filled in
+  Placement placement;
+};
+
+struct Scenario {
+  std::string file;        // where it came from ("" when built in code)
+  std::string name;
+  std::string description;
+  Mode mode = Mode::timeslice;
+  int device = 0;
+  double warmup_s = 2.0;
+  double duration_s = 10.0;
+  int repetitions = 1;
+  double cutoff = 0.40;
+  std::vector<Tenant> tenants;
+};
+
+// What the command line overrides in every scenario (unset: the scenario's own value).
+struct ScenarioOverrides {
+  std::optional<Mode> mode;
+  std::optional<double> warmup_s;
+  std::optional<double> duration_s;
+  std::optional<int> repetitions;
+  std::optional<double> cutoff;
+  // --mode all: placement keys of another mode than the scenario's are kept, not refused.
+  bool lenient_placement = false;
+};
+
+struct ValidationContext {
+  const Registry* registry = nullptr;
+  Backend backend = Backend::host;
+  std::vector<int> available_cpus;  // CPUs this process may run on
+};
+
+// Parses and validates one scenario document; throws InputError naming `file` and the field path.
+Scenario parse_scenario(const nlohmann::json& doc, const std::string& file, const ScenarioOverrides& overrides,
+                        const ValidationContext& ctx);
+// Reads a scenario file (JSON); throws InputError for I/O and syntax errors too.
+Scenario load_scenario(const std::string& path, const ScenarioOverrides& overrides, const ValidationContext& ctx);
+
+struct SuiteInfo {
+  std::string name;
+  std::string description;
+  std::string file;
+  std::optional<int> repetitions;  // overrides every scenario's (the command line still wins)
+  // Scenario files (absolute paths) per backend name ("host", "cuda").
+  std::vector<std::pair<std::string, std::vector<std::string>>> scenarios_by_backend;
+};
+// Suites are scenarios/suites/<name>.json: {"name", "description", "repetitions"?, "scenarios": {"host": [...], "cuda": [...]}}
+// with scenario paths relative to the scenarios directory.
+SuiteInfo load_suite(const std::string& scenarios_dir, const std::string& name);
+std::vector<SuiteInfo> list_suites(const std::string& scenarios_dir);
+
+// The scenarios directory: $INTERFERENCE_BENCH_SCENARIOS, <exe>/../share/interference-bench/scenarios,
+// or the source tree's scenarios/ (for a build that was not installed).
+std::string find_scenarios_dir();
+
+// CPUs this process may run on (sched_getaffinity).
+std::vector<int> available_cpus();
+
+}  // namespace ib

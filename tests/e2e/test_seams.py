@@ -1,0 +1,59 @@
+"""The seam check (cmake/check_seams.py): a wrong-way include fails the build, the real tree passes."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SOURCE = Path(__file__).resolve().parents[2]
+CHECK = SOURCE / "cmake" / "check_seams.py"
+TABLE = {
+    "core": {"dir": "harness/core", "deps": []},
+    "stats": {"dir": "harness/stats", "deps": ["core"]},
+    "run": {"dir": "harness/run", "deps": ["stats"]},
+    "tool": {"dir": "harness/run/tool.cpp", "deps": ["run"]},
+}
+
+
+def check(table, root):
+    (root / "seams.json").write_text(json.dumps(table))
+    return subprocess.run([sys.executable, str(CHECK), str(root / "seams.json"), str(root)], capture_output=True,
+                          text=True)
+
+
+def tree(tmp_path, files):
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return tmp_path
+
+
+def test_an_include_against_the_declared_direction_is_refused_with_its_file_and_line(tmp_path):
+    root = tree(tmp_path, {"harness/core/clock.h": "#pragma once\n",
+                           "harness/stats/stats.h": '#pragma once\n#include "harness/core/clock.h"\n',
+                           "harness/core/clock.cpp": '#include "harness/core/clock.h"\n\n#include "harness/stats/stats.h"\n'})
+    r = check(TABLE, root)
+    assert r.returncode == 1
+    assert r.stderr.startswith("harness/core/clock.cpp:3: includes harness/stats/stats.h (seam stats), but seam core"), r.stderr
+    assert r.stderr.count("\n") == 1
+
+
+def test_dependencies_are_transitive_and_a_file_can_be_its_own_seam(tmp_path):
+    root = tree(tmp_path, {"harness/core/clock.h": "#pragma once\n",
+                           "harness/run/orchestrator.cpp": '#include "harness/core/clock.h"\n',  # run -> stats -> core
+                           "harness/run/tool.cpp": '#include "harness/run/orchestrator.h"\n'})
+    assert check(TABLE, root).returncode == 0
+    bad = dict(TABLE, run={"dir": "harness/run", "deps": []})  # run may no longer reach core
+    r = check(bad, root)
+    assert r.returncode == 1 and "harness/run/orchestrator.cpp:1:" in r.stderr and "tool.cpp" not in r.stderr
+
+
+def test_system_and_outside_headers_are_not_judged(tmp_path):
+    root = tree(tmp_path, {"harness/core/a.cpp": '#include <vector>\n#include "build_info.h"\n#include "tests/x.h"\n'})
+    assert check(TABLE, root).returncode == 0
+
+
+def test_the_tree_as_committed_passes(tmp_path):
+    table = Path(os.environ["IB_BINARY"]).parent / "seams.json"  # written by cmake into the build folder
+    r = subprocess.run([sys.executable, str(CHECK), str(table), str(SOURCE)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

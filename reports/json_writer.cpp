@@ -20,7 +20,7 @@ ojson stats_json(const Summary& s, const char* cv_key) {
 ojson optional_number(const std::optional<double>& v) { return v ? number(*v) : ojson(nullptr); }
 
 ojson outcome_json(const WorkerOutcome& o) {
-  ojson j = {{"status", o.status}, {"message", o.message}};
+  ojson j = {{"status", to_string(o.status)}, {"message", o.message}};
   j["exit_code"] = o.exit_code ? ojson(*o.exit_code) : ojson(nullptr);
   j["signal"] = o.signal ? ojson(*o.signal) : ojson(nullptr);
   j["log"] = o.log_file;
@@ -67,7 +67,7 @@ ojson telemetry_series(const std::vector<TelemetrySample>& s) {
 
 ojson phase_json(const PhaseResult& p, bool raw) {
   ojson j;
-  j["source"] = p.source;
+  j["source"] = to_string(p.source);
   j["worker"] = outcome_json(p.outcome);
   j["stats"] = stats_json(p.stats, "sample_cv");
   j["stats"]["unit"] = "s";
@@ -106,7 +106,7 @@ ojson phase_json(const PhaseResult& p, bool raw) {
     j["latency"] = stats_json(*p.latency, "cv");
     j["latency"]["unit"] = "s";
   }
-  if (raw && p.source != "exclusive") {
+  if (raw && p.source != PhaseSource::exclusive) {
     j["samples"] = {{"start_ns", p.start_ns},
                     {"duration_s", p.duration_s},
                     {"block", p.block},
@@ -160,7 +160,7 @@ ojson load_json(const ForeignLoad& l) {
 
 ojson block_json(const BlockRecord& b) {
   ojson j = {{"index", b.index},   {"round", b.round},   {"phase", phase_name(b.phase)}, {"tenants", b.tenants},
-             {"attempt", b.attempt}, {"start_ns", b.start_ns}, {"end_ns", b.end_ns},       {"status", b.status},
+             {"attempt", b.attempt}, {"start_ns", b.start_ns}, {"end_ns", b.end_ns},       {"status", to_string(b.status)},
              {"reason", b.reason}};
   j["overlap_window_ns"] = b.overlap_start_ns ? ojson{{"start", *b.overlap_start_ns}, {"end", *b.overlap_end_ns}} : ojson(nullptr);
   j["barrier_skew_s"] = b.barrier_skew_s ? number(*b.barrier_skew_s) : ojson(nullptr);
@@ -246,7 +246,7 @@ ojson results_to_json(const Results& r, bool raw) {
     jr["warmup_s"] = run.warmup_s;
     jr["duration_s"] = run.duration_s;
     jr["cutoff"] = run.cutoff;
-    jr["status"] = run.status;
+    jr["status"] = to_string(run.status);
     jr["message"] = run.message;
     jr["mode_config"] = run.mode_config.is_null() ? ojson::object() : ojson::parse(run.mode_config.dump());
     jr["rounds"] = run.rounds;

@@ -69,7 +69,7 @@ void repetition_table(std::ostringstream& os, const Results& r) {
 
 void run_notes(std::ostringstream& os, const RunResult& run) {
   const std::string where = run.scenario + " (" + run.mode + ") rep " + std::to_string(run.repetition);
-  if (run.status != "ok") os << "- " << where << ": **" << run.status << "** — " << run.message << "\n";
+  if (run.status != RunStatus::ok) os << "- " << where << ": **" << to_string(run.status) << "** — " << run.message << "\n";
   // What the slowdowns of a mode are against, and what sharing it implies, where the mode says so
   // (once per scenario and mode).
   const std::string mode_where = run.scenario + " (" + run.mode + ")";
@@ -83,9 +83,9 @@ void run_notes(std::ostringstream& os, const RunResult& run) {
        << " against alone; largest barrier skew "
        << (run.barrier_skew_s ? fmt("%.1f us", *run.barrier_skew_s * 1e6) : std::string("n/a")) << "\n";
   for (const auto& b : run.blocks)
-    if (b.status != "clean")
+    if (b.status != BlockStatus::clean)
       os << "- " << where << ": block " << b.index << " (" << phase_name(b.phase) << ", round " << b.round + 1 << ", attempt "
-         << b.attempt << ") **" << b.status << "**: " << b.reason << "\n";
+         << b.attempt << ") **" << to_string(b.status) << "**: " << b.reason << "\n";
 }
 
 }  // namespace

@@ -264,11 +264,12 @@ namespace ib {
 
 namespace {
 
-const char* kBadStatuses[] = {"error", "crashed", "exited", "timeout", "stopped", "interrupted"};
+const WorkerStatus kBadStatuses[] = {WorkerStatus::error,   WorkerStatus::crashed, WorkerStatus::exited,
+                                     WorkerStatus::timeout, WorkerStatus::stopped, WorkerStatus::interrupted};
 
 const PhaseResult* failed_phase(const TenantResult& t) {
   for (const PhaseResult* p : {&t.exclusive, &t.alone, &t.colocated})
-    for (const char* b : kBadStatuses)
+    for (const WorkerStatus b : kBadStatuses)
       if (p->outcome.status == b) return p;
   return nullptr;
 }
@@ -293,11 +294,11 @@ std::optional<std::string> drift_warning(const RunResult& run, const TenantResul
 void phase_warnings(const RunResult& run, TenantResult& t) {
   const auto name = [&](const PhaseResult* p) { return p == &t.exclusive ? "exclusive" : p == &t.alone ? "alone" : "colocated"; };
   for (const PhaseResult* p : {&t.exclusive, &t.alone})
-    if (p->measured() && p->source != "exclusive" && p->stats.cv > kNoisyBaselineCv)
+    if (p->measured() && p->source != PhaseSource::exclusive && p->stats.cv > kNoisyBaselineCv)
       t.warnings.push_back(std::string("noisy baseline: the ") + name(p) + " phase has a sample_cv of " + percent(p->stats.cv) +
                            " (above " + percent(kNoisyBaselineCv) + "); slowdowns below that level are not resolvable");
   for (const PhaseResult* p : {&t.exclusive, &t.alone, &t.colocated}) {
-    if (!p->measured() || p->source == "exclusive") continue;
+    if (!p->measured() || p->source == PhaseSource::exclusive) continue;
     if (p->throttle && p->throttle->throttled_samples > 0)
       t.warnings.push_back(percent(p->throttle->throttled_fraction) + " of the " + name(p) + " samples ran throttled (reasons seen: " +
                            reason_names(p->throttle->reasons_seen) + "); flagged and kept in the statistics");
@@ -332,12 +333,12 @@ Basis basis_of(const std::vector<const TenantResult*>& reps, bool have_a) {
   Basis b;
   b.by_latency = true;
   for (const TenantResult* t : reps) {
-    const PhaseResult& a = t->alone.source == "exclusive" ? t->exclusive : t->alone;
+    const PhaseResult& a = t->alone.source == PhaseSource::exclusive ? t->exclusive : t->alone;
     b.by_latency &= !counted_latencies(t->exclusive).empty() && !counted_latencies(t->colocated).empty() &&
                     (!have_a || !counted_latencies(a).empty());
   }
   for (const TenantResult* t : reps) {
-    const PhaseResult& a = t->alone.source == "exclusive" ? t->exclusive : t->alone;
+    const PhaseResult& a = t->alone.source == PhaseSource::exclusive ? t->exclusive : t->alone;
     b.E.push_back(counted_by_block(t->exclusive, b.by_latency));
     b.A.push_back(have_a ? counted_by_block(a, b.by_latency) : std::vector<std::vector<double>>{});
     b.C.push_back(counted_by_block(t->colocated, b.by_latency));
@@ -386,16 +387,17 @@ void finalize_run(RunResult& run, std::uint64_t seed, int resamples) {
   bool all_colocated = !run.tenants.empty();
   for (std::size_t i = 0; i < run.tenants.size(); ++i) {
     TenantResult& t = run.tenants[i];
-    const PhaseResult& alone = t.alone.source == "exclusive" ? t.exclusive : t.alone;
+    const PhaseResult& alone = t.alone.source == PhaseSource::exclusive ? t.exclusive : t.alone;
     phase_warnings(run, t);
     const PhaseResult* failed = failed_phase(t);
-    if (t.exclusive.outcome.status == "waived" || t.colocated.outcome.status == "waived" || t.alone.outcome.status == "waived") {
+    if (t.exclusive.outcome.status == WorkerStatus::waived || t.colocated.outcome.status == WorkerStatus::waived ||
+        t.alone.outcome.status == WorkerStatus::waived) {
       t.verdict = Verdict::waived;
       for (const PhaseResult* p : {&t.exclusive, &t.alone, &t.colocated})
-        if (p->outcome.status == "waived") t.verdict_reason = p->outcome.message;
+        if (p->outcome.status == WorkerStatus::waived) t.verdict_reason = p->outcome.message;
     } else if (failed) {
       t.verdict = Verdict::error;
-      t.verdict_reason = "worker " + failed->outcome.status + (failed->outcome.message.empty() ? "" : ": " + failed->outcome.message);
+      t.verdict_reason = "worker " + std::string(to_string(failed->outcome.status)) + (failed->outcome.message.empty() ? "" : ": " + failed->outcome.message);
     }
     const bool have_e = t.exclusive.measured(), have_a = alone.measured(), have_c = t.colocated.measured();
     all_colocated &= have_c && have_e && have_a;
@@ -469,7 +471,7 @@ std::vector<TenantAggregate> aggregate_repetitions(const std::vector<const RunRe
     a.repetitions_measured = static_cast<int>(measured.size());
     if (!measured.empty()) {
       const bool have_a = std::all_of(measured.begin(), measured.end(), [](const TenantResult* t) {
-        return (t->alone.source == "exclusive" ? t->exclusive : t->alone).measured();
+        return (t->alone.source == PhaseSource::exclusive ? t->exclusive : t->alone).measured();
       });
       a.metrics = metrics_of(basis_of(measured, have_a), have_a, seed + i, resamples);
     }

@@ -123,7 +123,7 @@ int list_command(const std::string& what, const Registry& registry) {
 // A scenario under a mode this machine cannot run (--mode all): recorded, not run.
 RunResult waived_run(const Scenario& s, const std::string& reason) {
   RunResult r = new_run_result(s, 1);
-  r.status = "waived";
+  r.status = RunStatus::waived;
   r.message = reason;
   for (auto& t : r.tenants) {
     t.verdict = Verdict::waived;

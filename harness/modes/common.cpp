@@ -21,7 +21,7 @@ std::vector<BlockSpec> exclusive_blocks(const Scenario& s, std::size_t set) {
   return b;
 }
 
-PhaseResult reference_to(const PhaseResult& p, const std::string& source) {
+PhaseResult reference_to(const PhaseResult& p, PhaseSource source) {
   PhaseResult r = p;
   r.source = source;
   r.start_ns.clear();
@@ -39,7 +39,7 @@ PhaseResult reference_to(const PhaseResult& p, const std::string& source) {
 
 void alone_is_exclusive(Plan& p) {
   p.after = [](RunResult& r) {
-    for (auto& t : r.tenants) t.alone = reference_to(t.exclusive, "exclusive");
+    for (auto& t : r.tenants) t.alone = reference_to(t.exclusive, PhaseSource::exclusive);
   };
 }
 

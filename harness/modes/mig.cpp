@@ -53,7 +53,7 @@ Plan mig_plan(const Scenario& s, const ModeContext& ctx, int) {
     p.config["exclusive_source"] = "largest MIG instance " + big.profile + " (" + big.uuid + ", " +
                                    std::to_string(big.sm_count) + " SMs): slowdowns are against that instance, not a whole GPU";
     p.after = [](RunResult& r) {
-      for (auto& t : r.tenants) t.exclusive.source = "largest_mig_instance";
+      for (auto& t : r.tenants) t.exclusive.source = PhaseSource::largest_mig_instance;
     };
   }
   for (std::size_t i = 0; i < s.tenants.size(); ++i) p.round.push_back({Phase::alone, 0, {i}});

@@ -117,8 +117,8 @@ std::map<std::string, BaselinePhase> load_baseline(const std::string& path, cons
         BaselinePhase b;
         b.workload = t.at("workload").get<std::string>();
         b.work = {t.at("work_per_sample").at("value").get<double>(), t.at("work_per_sample").at("unit").get<std::string>()};
-        b.phase.source = "baseline";
-        b.phase.outcome.status = "ok";
+        b.phase.source = PhaseSource::baseline;
+        b.phase.outcome.status = WorkerStatus::ok;
         b.phase.outcome.resolved = ph.at("worker").value("resolved", nlohmann::json::object());
         b.phase.outcome.message = "from " + path + " (" + run.value("mode", "") + " run of " +
                                   doc.at("meta").value("start_time", "") + ")";

@@ -96,6 +96,6 @@ std::vector<std::size_t> all_tenants(const Scenario& s);
 void alone_is_exclusive(Plan& p);
 // A phase that is by definition another one (alone under time-slicing is exclusive): its outcome
 // and statistics, no repeated samples.
-PhaseResult reference_to(const PhaseResult& p, const std::string& source);
+PhaseResult reference_to(const PhaseResult& p, PhaseSource source);
 
 }  // namespace ib

@@ -11,7 +11,7 @@ inline void note_mig_instance(Plan& p, const ModeContext& ctx) {
   p.config["exclusive_source"] = ctx.mig_instance_note;
   auto after = p.after;
   p.after = [after](RunResult& r) {
-    for (auto& t : r.tenants) t.exclusive.source = "mig_instance";
+    for (auto& t : r.tenants) t.exclusive.source = PhaseSource::mig_instance;
     if (after) after(r);
   };
 }

@@ -1,6 +1,7 @@
 // Plain result structs. The harness computes every field; writers in reports/ only format them.
 #pragma once
 
+#include "harness/results/names.h"
 #include "harness/stats/metrics.h"
 #include "harness/stats/stats.h"
 #include "harness/nvml/telemetry.h"
@@ -20,14 +21,47 @@ constexpr const char* kSchemaVersion = "2.0";
 
 // The three phases of DESIGN.md section 3.
 enum class Phase { exclusive, alone, colocated };
-inline const char* phase_name(Phase p) {
-  switch (p) {
-    case Phase::exclusive: return "exclusive";
-    case Phase::alone: return "alone";
-    case Phase::colocated: return "colocated";
-  }
-  return "colocated";
-}
+template <>
+struct EnumWords<Phase> {
+  static constexpr std::array<const char*, 3> words = {"exclusive", "alone", "colocated"};
+};
+inline const char* phase_name(Phase p) { return to_string(p); }
+
+// What became of a block (DESIGN.md section 3): clean blocks count; a contaminated one is re-run,
+// excluded when no re-run is left; failed or interrupted: the repetition stopped in it.
+enum class BlockStatus { clean, contaminated, excluded, failed, interrupted };
+template <>
+struct EnumWords<BlockStatus> {
+  static constexpr std::array<const char*, 5> words = {"clean", "contaminated", "excluded", "failed", "interrupted"};
+};
+
+// How a worker's part in a phase ended: ok | waived (the workload cannot run here) | error (the workload
+// reported one) | crashed (killed by a signal) | exited (non-zero exit) | timeout (killed by the
+// watchdog) | stopped (ended by the harness because a neighbour failed) | interrupted (SIGINT/SIGTERM)
+// | not_run.
+enum class WorkerStatus { ok, waived, error, crashed, exited, timeout, stopped, interrupted, not_run };
+template <>
+struct EnumWords<WorkerStatus> {
+  static constexpr std::array<const char*, 9> words = {"ok",      "waived",  "error",       "crashed", "exited",
+                                                       "timeout", "stopped", "interrupted", "not_run"};
+};
+
+// Where a phase's figures come from: measured here; "exclusive" when the phase is by definition the
+// exclusive one (alone under time-slicing); for an exclusive phase not on a whole GPU, the baseline
+// file (--baseline), the largest MIG instance (mode mig) or the one MIG instance other modes see.
+enum class PhaseSource { measured, exclusive, baseline, largest_mig_instance, mig_instance };
+template <>
+struct EnumWords<PhaseSource> {
+  static constexpr std::array<const char*, 5> words = {"measured", "exclusive", "baseline", "largest_mig_instance",
+                                                       "mig_instance"};
+};
+
+// How one repetition of a scenario under a mode ended.
+enum class RunStatus { ok, error, waived, interrupted };
+template <>
+struct EnumWords<RunStatus> {
+  static constexpr std::array<const char*, 4> words = {"ok", "error", "waived", "interrupted"};
+};
 
 // Load on the machine that was not ours, measured around one block (DESIGN.md section 3).
 struct ForeignLoad {
@@ -51,18 +85,14 @@ struct BlockRecord {
   std::optional<std::int64_t> overlap_start_ns, overlap_end_ns;  // colocated: the overlap window
   std::optional<double> barrier_skew_s;  // colocated: max - min of the tenants' start times
   ForeignLoad load;
-  // clean | contaminated (re-run) | excluded (contaminated, no re-run left) | failed | interrupted
-  std::string status = "clean";
+  BlockStatus status = BlockStatus::clean;
   std::string reason;             // why contaminated, excluded or failed
-  bool counts() const { return status == "clean"; }
+  bool counts() const { return status == BlockStatus::clean; }
 };
 
 // How a worker process ended, as recorded in the results.
 struct WorkerOutcome {
-  // ok | waived | error (the workload reported one) | crashed (killed by a signal) | exited (non-zero
-  // exit) | timeout (killed by the watchdog) | stopped (ended by the harness because a neighbour
-  // failed) | interrupted (SIGINT/SIGTERM) | not_run
-  std::string status = "not_run";
+  WorkerStatus status = WorkerStatus::not_run;
   std::string message;
   std::optional<int> exit_code;
   std::optional<int> signal;
@@ -74,11 +104,8 @@ struct WorkerOutcome {
 };
 
 struct PhaseResult {
-  // "measured"; or "exclusive" when this phase is by definition the exclusive one (alone under
-  // time-slicing), in which case stats are those of the exclusive phase and no samples are repeated;
-  // for an exclusive phase not on a whole GPU: "baseline" (from --baseline), "largest_mig_instance"
-  // (mode mig) or "mig_instance" (another mode on a GPU in MIG mode).
-  std::string source = "measured";
+  // exclusive: stats are those of the exclusive phase and no samples are repeated.
+  PhaseSource source = PhaseSource::measured;
   WorkerOutcome outcome;
   // Raw samples, in order. block: the BlockRecord::index it was measured in. in_window: the sample
   // started and ended inside its block's overlap window (always 1 outside the colocated phase).
@@ -122,7 +149,7 @@ struct PhaseResult {
   int blocks = 0;                  // blocks of this phase that ran
   int blocks_counted = 0;          // of them clean, so counted
   std::optional<double> coverage_mean, coverage_p5;  // colocated: over the counted samples
-  bool measured() const { return outcome.status == "ok"; }
+  bool measured() const { return outcome.status == WorkerStatus::ok; }
 };
 
 struct TenantMetrics {
@@ -190,7 +217,7 @@ struct RunResult {
   double warmup_s = 0.0;
   double duration_s = 0.0;
   double cutoff = 0.0;
-  std::string status = "ok";       // ok | error | waived | interrupted
+  RunStatus status = RunStatus::ok;
   nlohmann::json mode_config;      // how the mode was set up: device, compute mode, MPS daemon, MIG instances
   std::string message;
   std::vector<TenantResult> tenants;

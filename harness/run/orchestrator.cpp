@@ -83,7 +83,7 @@ RunResult Orchestrator::run(const Scenario& s, int repetition) {
   r.round_order = round_order_name(o_.round_order);
   r.mode_config["device"] = o_.modes.device;
   if (poll_signal(0)) {
-    r.status = "interrupted";
+    r.status = RunStatus::interrupted;
     r.message = "interrupted before the repetition started";
     return r;
   }

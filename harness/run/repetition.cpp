@@ -341,7 +341,7 @@ void RepetitionRun::measure_foreign_load(BlockRecord& b, const CpuSnapshot& befo
   b.load.gpu_foreign_memory_bytes = gpu.gpu_foreign_memory_bytes;
   const std::string why = contamination_reason(b.load, o_.limits, hz, own_pids().size());
   if (!why.empty()) {
-    b.status = "contaminated";
+    b.status = BlockStatus::contaminated;
     b.reason = why;
   }
 }
@@ -368,15 +368,15 @@ bool RepetitionRun::run_block(const BlockSpec& spec, int round, int attempt) {
   BlockRecord& done = r_.blocks[b.index];
   const bool failed = aborting_ || std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) { return w.failed(); });
   if (failed) {
-    done.status = interrupted_ ? "interrupted" : "failed";
+    done.status = interrupted_ ? BlockStatus::interrupted : BlockStatus::failed;
     describe_failure(spec.phase);
     stop_everything(interrupted_);
     return false;
   }
   measure_foreign_load(done, before);
-  if (done.status != "contaminated") return true;
+  if (done.status != BlockStatus::contaminated) return true;
   if (reruns_left_ <= 0) {
-    done.status = "excluded";
+    done.status = BlockStatus::excluded;
     done.reason += "; no re-run left (--max-reruns)";
     return true;
   }
@@ -434,27 +434,27 @@ void RepetitionRun::end_workers() {
 }
 
 // Precedence: timeout, interrupted, error, crashed, exited, stopped.
-std::string RepetitionRun::failure_status(const Worker& w) const {
-  if (w.timed_out) return "timeout";
-  if (w.interrupted) return "interrupted";
-  if (!w.error.empty()) return "error";
-  if (w.exit.signal && !w.killed) return "crashed";
-  if (w.failed()) return "exited";
-  return "stopped";
+WorkerStatus RepetitionRun::failure_status(const Worker& w) const {
+  if (w.timed_out) return WorkerStatus::timeout;
+  if (w.interrupted) return WorkerStatus::interrupted;
+  if (!w.error.empty()) return WorkerStatus::error;
+  if (w.exit.signal && !w.killed) return WorkerStatus::crashed;
+  if (w.failed()) return WorkerStatus::exited;
+  return WorkerStatus::stopped;
 }
 
 std::string RepetitionRun::failure_message(const Worker& w) const {
-  const std::string status = failure_status(w);
+  const WorkerStatus status = failure_status(w);
   const std::string tail = last_log_line(w.log);
   const std::string log_note = tail.empty() ? "" : "; last log line: " + tail;
-  if (status == "timeout")
+  if (status == WorkerStatus::timeout)
     return "no " + std::string(w.ready_seen ? "end of its block" : "ready") + " within " +
            std::to_string(w.ready_seen ? s_.duration_s / o_.rounds : s_.warmup_s) + " s + a " +
            std::to_string(o_.timeout_margin_s) + " s margin; killed";
-  if (status == "interrupted") return "stopped by a signal";
-  if (status == "error") return w.error;
-  if (status == "crashed") return w.exit.describe() + log_note;
-  if (status == "exited") return w.exit.describe() + " before finishing its blocks" + log_note;
+  if (status == WorkerStatus::interrupted) return "stopped by a signal";
+  if (status == WorkerStatus::error) return w.error;
+  if (status == WorkerStatus::crashed) return w.exit.describe() + log_note;
+  if (status == WorkerStatus::exited) return w.exit.describe() + " before finishing its blocks" + log_note;
   return "stopped by the harness because another worker failed";
 }
 
@@ -465,7 +465,7 @@ void RepetitionRun::record_outcome(std::size_t i, Phase phase) {
   const Seat seat = seats_[spec->set][i];
   WorkerOutcome& oc = phase_of(r_.tenants[i], phase).outcome;
   if (seat.worker == SIZE_MAX) {  // never started: the repetition stopped before
-    oc.status = "not_run";
+    oc.status = WorkerStatus::not_run;
     return;
   }
   const Worker& w = workers_[seat.worker];
@@ -477,15 +477,15 @@ void RepetitionRun::record_outcome(std::size_t i, Phase phase) {
   oc.resolved = slot.resolved;
   const int p = pi(phase);
   if (slot.waived) {
-    oc.status = "waived";
+    oc.status = WorkerStatus::waived;
     oc.message = slot.waive_reason;
   } else if (!w.ready_seen) {  // failed, stopped or interrupted while setting up: every phase it had
     oc.status = failure_status(w);
     oc.message = failure_message(w);
   } else if (started_[i][p] == 0) {
-    oc.status = "not_run";
+    oc.status = WorkerStatus::not_run;
   } else if (completed_[i][p] >= planned_[i][p]) {
-    oc.status = "ok";  // every block of this phase finished (the worker may have failed later, elsewhere)
+    oc.status = WorkerStatus::ok;  // every block of this phase finished (the worker may have failed later, elsewhere)
   } else {
     oc.status = failure_status(w);
     oc.message = failure_message(w);
@@ -497,7 +497,7 @@ void RepetitionRun::record_outcomes() {
     for (Phase p : {Phase::exclusive, Phase::alone, Phase::colocated})
       if (planned_[i][pi(p)] > 0) record_outcome(i, p);
   if (interrupted_) {
-    r_.status = "interrupted";
+    r_.status = RunStatus::interrupted;
     r_.message = "interrupted" + (failed_phase_ ? " during the " + std::string(phase_name(*failed_phase_)) + " phase" : std::string());
     return;
   }
@@ -506,14 +506,15 @@ void RepetitionRun::record_outcomes() {
   for (Phase p : {Phase::exclusive, Phase::alone, Phase::colocated})
     for (std::size_t i = 0; i < s_.tenants.size(); ++i) {
       const WorkerOutcome& oc = phase_of(r_.tenants[i], p).outcome;
-      if (planned_[i][pi(p)] == 0 || oc.status == "ok" || oc.status == "stopped" || oc.status == "not_run") continue;
+      if (planned_[i][pi(p)] == 0 || oc.status == WorkerStatus::ok || oc.status == WorkerStatus::stopped ||
+          oc.status == WorkerStatus::not_run) continue;
       if (!failed_phase_) failed_phase_ = p;
       if (p != *failed_phase_) continue;
-      waived |= oc.status == "waived";
-      failed += (failed.empty() ? "" : "; ") + s_.tenants[i].name + " " + oc.status + ": " + oc.message;
+      waived |= oc.status == WorkerStatus::waived;
+      failed += (failed.empty() ? "" : "; ") + s_.tenants[i].name + " " + to_string(oc.status) + ": " + oc.message;
     }
   if (failed.empty()) return;
-  r_.status = waived ? "waived" : "error";
+  r_.status = waived ? RunStatus::waived : RunStatus::error;
   r_.message = std::string(phase_name(*failed_phase_)) + " phase failed: " + failed;
 }
 

@@ -70,7 +70,7 @@ class RepetitionRun {
   void end_workers();
   void record_outcomes();
   void describe_failure(Phase phase);
-  std::string failure_status(const Worker& w) const;
+  WorkerStatus failure_status(const Worker& w) const;
   std::string failure_message(const Worker& w) const;
   void record_outcome(std::size_t tenant, Phase phase);
   void finish_phases();

@@ -90,7 +90,7 @@ void BM_JsonWrite1M(benchmark::State& state) {
   t.exclusive.duration_s = d;
   t.exclusive.start_ns.resize(d.size());
   for (std::size_t i = 0; i < d.size(); ++i) t.exclusive.start_ns[i] = static_cast<std::int64_t>(i) * 10'000'000;
-  t.exclusive.outcome.status = "ok";
+  t.exclusive.outcome.status = ib::WorkerStatus::ok;
   ib::summarize_phase(t.exclusive, {1.0, "FLOP"}, {});
   run.tenants.push_back(t);
   r.runs.push_back(run);

@@ -34,7 +34,7 @@ void summarize_window(PhaseResult& p, const Work& work, std::optional<std::int64
 
 // A measured phase (outcome ok) with back-to-back samples of the given durations, summarized with
 // no overlap window.
-PhaseResult make_phase(const std::vector<double>& durations, const std::string& status = "ok",
+PhaseResult make_phase(const std::vector<double>& durations, WorkerStatus status = WorkerStatus::ok,
                        const Work& work = {1.0, "FLOP"}) {
   PhaseResult p;
   p.outcome.status = status;
@@ -65,7 +65,7 @@ std::vector<double> alternate(double a, double b, int n) {
 // Under time-slicing the orchestrator copies exclusive into alone, marks it and drops the samples.
 PhaseResult timeslice_alone(const PhaseResult& exclusive) {
   PhaseResult a = exclusive;
-  a.source = "exclusive";
+  a.source = PhaseSource::exclusive;
   a.start_ns.clear();
   a.duration_s.clear();
   a.in_window.clear();
@@ -112,7 +112,7 @@ int count_containing(const std::vector<std::string>& v, const std::string& needl
 //   7: start 10 s - 1 ns,      dur 0.5          -> out (starts 1 ns before the window start)
 PhaseResult window_phase() {
   PhaseResult p;
-  p.outcome.status = "ok";
+  p.outcome.status = WorkerStatus::ok;
   p.start_ns = {ns(9.5), 10 * kSec, 11 * kSec, 13 * kSec, 16 * kSec, 19 * kSec, 16 * kSec, 10 * kSec - 1};
   p.duration_s = {1.0, 1.0, 2.0, 3.0, 4.0, 1.5, 4.000000001, 0.5};
   return p;
@@ -160,7 +160,7 @@ TEST(SummarizePhase, NoWindowCountsEverySample) {
 }
 
 TEST(SummarizePhase, ThroughputUnitFollowsWork) {
-  PhaseResult p = make_phase({0.5, 0.25, 0.25}, "ok", {1024.0, "B"});
+  PhaseResult p = make_phase({0.5, 0.25, 0.25}, WorkerStatus::ok, {1024.0, "B"});
   // 3 * 1024 / 1.0 = 3072 B/s
   EXPECT_NEAR(p.throughput, 3072.0, kTol);
   EXPECT_EQ(p.throughput_unit, "B/s");
@@ -171,7 +171,7 @@ TEST(SummarizePhase, OutliersFlaggedOnlyAmongInWindowSamples) {
   // flagged. Out-of-window samples of 100 s and 0.001 s would be flagged if they counted, and
   // would also shift the median and MAD.
   PhaseResult p;
-  p.outcome.status = "ok";
+  p.outcome.status = WorkerStatus::ok;
   const std::int64_t ws = 1000 * kSec, we = 2000 * kSec;
   const std::vector<double> in = {1, 2, 3, 4, 5, 6, 14.5};
   std::int64_t t = ws;
@@ -252,7 +252,7 @@ TEST(FinalizeRun, OverlapWindowCountsOnlyInWindowColocatedSamples) {
   // samples of 5.0 (before the window). Counting only in-window samples, P95(C) = 1.1 -> pass;
   // counting all would give P95 = 5.0 -> fail.
   PhaseResult C;
-  C.outcome.status = "ok";
+  C.outcome.status = WorkerStatus::ok;
   const std::int64_t ws = 1000 * kSec;
   std::int64_t t = 0;
   for (int i = 0; i < 10; ++i, t += 5 * kSec) {
@@ -274,7 +274,7 @@ TEST(FinalizeRun, OverlapWindowCountsOnlyInWindowColocatedSamples) {
 
 TEST(FinalizeRun, CrashedWorkerGivesError) {
   PhaseResult C = not_run();
-  C.outcome.status = "crashed";
+  C.outcome.status = WorkerStatus::crashed;
   C.outcome.message = "killed by signal 11";
   RunResult run = run_of({tenant("t", make_phase(repeat(1.0, 72)), make_phase(repeat(1.0, 72)), C)});
   finalize_run(run, 1, 20);
@@ -288,7 +288,7 @@ TEST(FinalizeRun, CrashedWorkerGivesError) {
 TEST(FinalizeRun, FailedAloneWorkerOverridesPassingSlowdown) {
   // Exclusive and colocated measured and would pass, but the alone worker timed out.
   PhaseResult A = make_phase(repeat(1.0, 10));
-  A.outcome.status = "timeout";
+  A.outcome.status = WorkerStatus::timeout;
   RunResult run = run_of({tenant("t", make_phase(repeat(1.0, 72)), A, make_phase(repeat(1.1, 72)))});
   finalize_run(run, 1, 20);
   EXPECT_EQ(run.tenants[0].verdict, Verdict::error);
@@ -319,7 +319,7 @@ TEST(FinalizeRun, MissingColocatedOutsideExclusiveModeIsError) {
 
 TEST(FinalizeRun, WaivedExclusiveGivesWaived) {
   PhaseResult E = not_run();
-  E.outcome.status = "waived";
+  E.outcome.status = WorkerStatus::waived;
   E.outcome.message = "needs 2 GPUs";
   RunResult run = run_of({tenant("t", E, not_run(), not_run())});
   finalize_run(run, 1, 20);
@@ -415,7 +415,7 @@ TEST(FinalizeRun, NoStpAnttWhenATenantLacksAlone) {
 
 TEST(FinalizeRun, NoStpAnttWhenATenantLacksColocated) {
   PhaseResult C1 = not_run();
-  C1.outcome.status = "stopped";
+  C1.outcome.status = WorkerStatus::stopped;
   RunResult run = run_of({tenant("t0", make_phase(repeat(1.0, 72)), make_phase(repeat(1.0, 72)), make_phase(repeat(1.25, 72))),
                           tenant("t1", make_phase(repeat(2.0, 72)), make_phase(repeat(2.0, 72)), C1)});
   finalize_run(run, 1, 20);
@@ -522,7 +522,7 @@ namespace {
 // `per_sample` requests whose latencies are `latency_s`.
 PhaseResult latency_phase(std::size_t samples, std::size_t per_sample, double latency_s) {
   PhaseResult p;
-  p.outcome.status = "ok";
+  p.outcome.status = WorkerStatus::ok;
   for (std::size_t i = 0; i < samples; ++i) {
     p.start_ns.push_back(static_cast<std::int64_t>(i) * 50'000'000);
     p.duration_s.push_back(0.05);
@@ -541,7 +541,7 @@ TEST(FinalizeRun, LatencyWorkloadsAreJudgedOnRequestLatencyNotSampleTime) {
   t.exclusive = latency_phase(10, 20, 0.001);   // 200 requests, 1.00..1.09 ms
   t.colocated = latency_phase(10, 20, 0.002);   // the same windows, twice the latency
   t.alone = t.exclusive;
-  t.alone.source = "exclusive";
+  t.alone.source = PhaseSource::exclusive;
   run.tenants.push_back(t);
   finalize_run(run, 1, 200);
   const TenantResult& r = run.tenants[0];
@@ -560,7 +560,7 @@ TEST(FinalizeRun, LatencyWorkloadsAreJudgedOnRequestLatencyNotSampleTime) {
 // latency_count is 0, and the latencies of the samples around it stay attributed to them.
 TEST(FinalizeRun, OpenLoopSlicesWithoutRequestsKeepLatenciesAttributed) {
   PhaseResult p;
-  p.outcome.status = "ok";
+  p.outcome.status = WorkerStatus::ok;
   const std::vector<std::uint32_t> counts = {3, 0, 2, 0, 4};
   for (std::size_t i = 0; i < counts.size(); ++i) {
     p.start_ns.push_back(static_cast<std::int64_t>(i) * 50'000'000);
@@ -589,7 +589,7 @@ TEST(FinalizeRun, OpenLoopSampleDurationsGetNoOutlierWarning) {
   summarize_window(t.colocated, {1.0, "request"}, std::nullopt, std::nullopt);
   ASSERT_GT(t.colocated.outliers, 0u);
   t.alone = t.exclusive;
-  t.alone.source = "exclusive";
+  t.alone.source = PhaseSource::exclusive;
   run.tenants.push_back(t);
   finalize_run(run, 1, 100);
   EXPECT_EQ(count_containing(run.tenants[0].warnings, "outlier"), 0);

@@ -34,7 +34,7 @@ Summary summary_of(std::size_t n, double v) {
 
 PhaseResult phase(const std::vector<double>& durations, double value) {
   PhaseResult p;
-  p.outcome.status = "ok";
+  p.outcome.status = WorkerStatus::ok;
   std::int64_t t = 1'000'000;
   for (double d : durations) {
     p.start_ns.push_back(t);
@@ -76,7 +76,7 @@ Results sample_results() {
   blk.overlap_end_ns = 20;
   blk.load.seconds = 1.0;
   blk.load.foreign_cpus = 0.5;
-  blk.status = "excluded";
+  blk.status = BlockStatus::excluded;
   blk.reason = "processes that are not this run's used 0.50 CPUs";
   run.blocks = {blk};
   run.system = SystemMetrics{1.5, kNaN, 1.25, 2.0};
@@ -88,7 +88,7 @@ Results sample_results() {
   a.work = {524288.0, "FLOP"};
   a.exclusive = phase({0.002, 0.003, 0.004}, 0.003);
   a.alone = a.exclusive;
-  a.alone.source = "exclusive";
+  a.alone.source = PhaseSource::exclusive;
   a.colocated = phase({0.004, 0.005, 0.006, 0.010}, 0.006);
   a.colocated.in_window = {0, 1, 1, 1};
   a.colocated.outlier = {0, 0, 0, 1};
@@ -109,7 +109,7 @@ Results sample_results() {
   b.name = "beta";
   b.workload = "host-copy";
   b.exclusive = phase({0.01}, 0.01);
-  b.colocated.outcome.status = "crashed";
+  b.colocated.outcome.status = WorkerStatus::crashed;
   b.colocated.outcome.signal = 11;
   b.verdict = Verdict::error;
   b.verdict_reason = "worker crashed";

@@ -148,7 +148,7 @@ RunResult two_tenant_block() {
     TenantResult t;
     t.name = name;
     t.work = {1.0, "FLOP"};
-    t.colocated.outcome.status = "ok";
+    t.colocated.outcome.status = WorkerStatus::ok;
     const std::int64_t first = std::string(name) == "a" ? 1'000'000'000 : 1'050'000'000;
     const int n = std::string(name) == "a" ? 20 : 10;
     for (int i = 0; i < n; ++i) {
@@ -185,7 +185,7 @@ TEST(SummarizeBlocks, OverlapWindowFromSampleTimesAndCoverage) {
 
 TEST(SummarizeBlocks, AnExcludedBlockKeepsItsSamplesButCountsNone) {
   RunResult run = two_tenant_block();
-  run.blocks[0].status = "excluded";
+  run.blocks[0].status = BlockStatus::excluded;
   summarize_blocks(run);
   const PhaseResult& a = run.tenants[0].colocated;
   EXPECT_EQ(a.start_ns.size(), 20u);
@@ -198,7 +198,7 @@ TEST(SummarizeBlocks, AnExcludedBlockKeepsItsSamplesButCountsNone) {
 // ---------------------------------------------------------------- verdicts with foreign load, aggregates
 
 // A tenant with `blocks` exclusive and colocated blocks of `per_block` samples; E ~ 1.0, C ~ c_scale.
-RunResult run_with_blocks(int blocks, int per_block, double c_scale, const std::vector<std::string>& statuses = {}) {
+RunResult run_with_blocks(int blocks, int per_block, double c_scale, const std::vector<BlockStatus>& statuses = {}) {
   RunResult run;
   run.mode = "timeslice";
   run.cutoff = 0.40;
@@ -206,7 +206,7 @@ RunResult run_with_blocks(int blocks, int per_block, double c_scale, const std::
   TenantResult t;
   t.name = "t";
   t.work = {1.0, "FLOP"};
-  t.exclusive.outcome.status = t.colocated.outcome.status = "ok";
+  t.exclusive.outcome.status = t.colocated.outcome.status = WorkerStatus::ok;
   std::int64_t clock = 0;
   for (int k = 0; k < 2 * blocks; ++k) {
     BlockRecord b;
@@ -226,18 +226,18 @@ RunResult run_with_blocks(int blocks, int per_block, double c_scale, const std::
     run.blocks.push_back(b);
   }
   t.alone = t.exclusive;
-  t.alone.source = "exclusive";
+  t.alone.source = PhaseSource::exclusive;
   run.tenants = {t};
   summarize_blocks(run);
   run.tenants[0].alone = run.tenants[0].exclusive;
-  run.tenants[0].alone.source = "exclusive";
+  run.tenants[0].alone.source = PhaseSource::exclusive;
   return run;
 }
 
 TEST(FinalizeRun, APhaseWithoutCleanBlocksIsInconclusiveNeverAPass) {
   // Every exclusive block contaminated: the slowdown against the colocated samples would pass (C = E),
   // but there is no clean baseline to compare with.
-  RunResult run = run_with_blocks(3, 100, 1.0, {"excluded", "clean", "excluded", "clean", "excluded", "clean"});
+  RunResult run = run_with_blocks(3, 100, 1.0, {BlockStatus::excluded, BlockStatus::clean, BlockStatus::excluded, BlockStatus::clean, BlockStatus::excluded, BlockStatus::clean});
   finalize_run(run, 1, 200);
   const TenantResult& t = run.tenants[0];
   EXPECT_EQ(t.verdict, Verdict::inconclusive) << t.verdict_reason;
@@ -247,7 +247,7 @@ TEST(FinalizeRun, APhaseWithoutCleanBlocksIsInconclusiveNeverAPass) {
 
 TEST(FinalizeRun, CleanBlocksAloneAreJudged) {
   // One exclusive block excluded: the other two still give a verdict, from their samples only.
-  RunResult run = run_with_blocks(3, 100, 1.0, {"excluded", "clean", "clean", "clean", "clean", "clean"});
+  RunResult run = run_with_blocks(3, 100, 1.0, {BlockStatus::excluded, BlockStatus::clean, BlockStatus::clean, BlockStatus::clean, BlockStatus::clean, BlockStatus::clean});
   finalize_run(run, 1, 200);
   const TenantResult& t = run.tenants[0];
   EXPECT_EQ(t.metrics->n_exclusive, 200u);
@@ -303,7 +303,7 @@ TEST(Aggregate, RepetitionsThatDisagreeAreJudgedOnThePooledCiNotByAnyOne) {
 TEST(Aggregate, AnErrorInAnyRepetitionIsTheAggregatesError) {
   RunResult r1 = run_with_blocks(2, 40, 1.0), r2 = run_with_blocks(2, 40, 1.0);
   finalize_run(r1, 1, 50);
-  r2.tenants[0].colocated.outcome.status = "crashed";
+  r2.tenants[0].colocated.outcome.status = WorkerStatus::crashed;
   finalize_run(r2, 1, 50);
   const auto agg = aggregate_repetitions({&r1, &r2}, 5, 50);
   EXPECT_EQ(agg[0].verdict, Verdict::error);

@@ -1,5 +1,7 @@
 #include "reports/markdown_writer.h"
 
+#include "harness/core/text.h"
+
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -7,19 +9,10 @@
 namespace ib {
 namespace {
 
-std::string fmt(const char* f, double v) {
-  if (!std::isfinite(v)) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), f, v);
-  return buf;
-}
-
-std::string pct(double v) { return std::isfinite(v) ? fmt("%+.1f%%", v * 100.0) : "n/a"; }
-
 // Milliseconds for sample times; the unit is in the header.
-std::string ms(double s) { return fmt("%.3f", s * 1e3); }
+std::string ms(double s) { return formatted("%.3f", s * 1e3); }
 
-std::string ci(const Estimate& e) { return pct(e.value) + " [" + pct(e.ci_low) + ", " + pct(e.ci_high) + "]"; }
+std::string ci(const Estimate& e) { return signed_percent(e.value) + " [" + signed_percent(e.ci_low) + ", " + signed_percent(e.ci_high) + "]"; }
 
 const TenantResult* tenant_of(const RunResult& run, const std::string& name) {
   for (const auto& t : run.tenants)
@@ -42,10 +35,10 @@ void aggregate_table(std::ostringstream& os, const Results& r) {
     os << "| " << a.scenario << " | " << a.mode << " | " << a.tenant << " | " << a.repetitions << " | ";
     if (a.metrics)
       os << a.metrics->n_exclusive << "/" << a.metrics->n_colocated << (a.metrics->basis == "request_latency" ? " req" : "")
-         << " | " << ci(a.metrics->p95_slowdown) << " | " << pct(a.metrics->median_slowdown);
+         << " | " << ci(a.metrics->p95_slowdown) << " | " << signed_percent(a.metrics->median_slowdown);
     else
       os << "n/a | n/a | n/a";
-    os << " | " << (coverage ? fmt("%.3f", *coverage) : std::string("n/a")) << " | " << fmt("%.0f%%", cutoff * 100.0)
+    os << " | " << (coverage ? formatted("%.3f", *coverage) : std::string("n/a")) << " | " << formatted("%.0f%%", cutoff * 100.0)
        << " | **" << verdict_name(a.verdict) << "** |\n";
   }
 }
@@ -78,10 +71,10 @@ void run_notes(std::ostringstream& os, const RunResult& run) {
   if (run.repetition == 1 && run.mode_config.contains("mps") && run.mode_config["mps"].contains("fault_propagation"))
     os << "- " << mode_where << ": " << run.mode_config["mps"]["fault_propagation"].get<std::string>() << "\n";
   if (run.system)
-    os << "- " << where << ": STP " << fmt("%.2f", run.system->stp_exclusive) << " / ANTT " << fmt("%.2f", run.system->antt_exclusive)
-       << " against exclusive, " << fmt("%.2f", run.system->stp_alone) << " / " << fmt("%.2f", run.system->antt_alone)
+    os << "- " << where << ": STP " << formatted("%.2f", run.system->stp_exclusive) << " / ANTT " << formatted("%.2f", run.system->antt_exclusive)
+       << " against exclusive, " << formatted("%.2f", run.system->stp_alone) << " / " << formatted("%.2f", run.system->antt_alone)
        << " against alone; largest barrier skew "
-       << (run.barrier_skew_s ? fmt("%.1f us", *run.barrier_skew_s * 1e6) : std::string("n/a")) << "\n";
+       << (run.barrier_skew_s ? formatted("%.1f us", *run.barrier_skew_s * 1e6) : std::string("n/a")) << "\n";
   for (const auto& b : run.blocks)
     if (b.status != BlockStatus::clean)
       os << "- " << where << ": block " << b.index << " (" << phase_name(b.phase) << ", round " << b.round + 1 << ", attempt "
@@ -98,8 +91,8 @@ std::string markdown_summary(const Results& r) {
   if (!r.meta.backend_note.empty()) os << "> " << r.meta.backend_note << "\n\n";
   if (!r.runs.empty())
     os << "Rounds per repetition: " << r.runs.front().rounds << " (" << r.runs.front().round_order
-       << "); a block is contaminated above " << fmt("%.2f", r.meta.max_foreign_cpus) << " foreign CPUs or "
-       << fmt("%.2f", r.meta.max_steal_cpus) << " stolen CPUs (re-run up to " << r.meta.max_reruns
+       << "); a block is contaminated above " << formatted("%.2f", r.meta.max_foreign_cpus) << " foreign CPUs or "
+       << formatted("%.2f", r.meta.max_steal_cpus) << " stolen CPUs (re-run up to " << r.meta.max_reruns
        << " times per repetition). Verdicts on the 95% CI: pass when it lies at or below the cutoff, fail above, "
           "inconclusive across it.\n\n";
   aggregate_table(os, r);

@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev googletest libbenchmark-dev libsqlite3-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
   python3 python3-jsonschema python3-pytest
 )
 missing=()

@@ -1,5 +1,7 @@
 #include "harness/analysis/analysis.h"
 
+#include "harness/core/text.h"
+
 #include "harness/stats/bootstrap.h"
 #include "harness/stats/stats.h"
 
@@ -18,13 +20,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::int64_t end_ns(const PhaseResult& p, std::size_t i) {
   return p.start_ns[i] + static_cast<std::int64_t>(std::llround(p.duration_s[i] * 1e9));
-}
-
-std::string percent(double x) {
-  std::ostringstream os;
-  os.precision(3);
-  os << x * 100.0 << "%";
-  return os.str();
 }
 
 bool has_tenant(const BlockRecord& b, const std::string& name) {

@@ -71,7 +71,7 @@ Registry make_registry() {
 void make_dirs(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
-  if (ec) throw std::runtime_error("cannot create " + path + ": " + ec.message());
+  if (ec) throw InputError("--out: cannot create " + path + ": " + ec.message());
 }
 
 // A private temporary folder for this invocation (MPS pipes), removed when the run ends.
@@ -79,7 +79,7 @@ struct TempDir {
   std::string path;
   TempDir() {
     char tmpl[] = "/tmp/ib-run-XXXXXX";
-    if (!mkdtemp(tmpl)) throw std::runtime_error(std::string("cannot create a temporary folder: ") + std::strerror(errno));
+    if (!mkdtemp(tmpl)) throw CannotRunError(std::string("cannot create a temporary folder: ") + std::strerror(errno));
     path = tmpl;
   }
   ~TempDir() {
@@ -482,7 +482,7 @@ int run_app(int argc, char** argv) {
   } catch (const CannotRunError& e) {
     return fail(kExitCannotRun, e.what());
   } catch (const std::exception& e) {
-    return fail(kExitCannotRun, e.what());
+    return fail(kExitInternalError, std::string("internal error (please report it): ") + e.what());
   }
 }
 

@@ -10,6 +10,8 @@ enum ExitCode : int {
   kExitCannotRun = 3,
   kExitWorkloadFailed = 4,
   kExitInconclusive = 5,
+  // An unexpected exception: a bug in interference-bench, not a fact about the machine (sysexits' EX_SOFTWARE).
+  kExitInternalError = 70,
   kExitInterrupted = 130,
 };
 

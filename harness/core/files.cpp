@@ -1,5 +1,7 @@
 #include "harness/core/files.h"
 
+#include "harness/core/errors.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -12,7 +14,7 @@ namespace ib {
 void write_file_atomic(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+  if (fd < 0) throw CannotRunError("cannot write " + tmp + ": " + std::strerror(errno));
   std::size_t off = 0;
   while (off < text.size()) {
     const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
@@ -21,7 +23,7 @@ void write_file_atomic(const std::string& path, const std::string& text) {
       const int e = errno;
       ::close(fd);
       ::unlink(tmp.c_str());
-      throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(e));
+      throw CannotRunError("cannot write " + tmp + ": " + std::strerror(e));
     }
     off += static_cast<std::size_t>(n);
   }
@@ -31,7 +33,7 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   if (!synced || !closed || ::rename(tmp.c_str(), path.c_str()) != 0) {
     const int e = synced ? errno : sync_errno;
     ::unlink(tmp.c_str());
-    throw std::runtime_error("cannot write " + path + ": " + std::strerror(e));
+    throw CannotRunError("cannot write " + path + ": " + std::strerror(e));
   }
 }
 

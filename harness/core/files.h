@@ -6,7 +6,7 @@
 namespace ib {
 
 // Writes `text` to `path` atomically: a temporary file in the same folder, fsync, then rename,
-// so a reader (or an interrupted run) never sees a half-written file. Throws std::runtime_error.
+// so a reader (or an interrupted run) never sees a half-written file. Throws CannotRunError.
 void write_file_atomic(const std::string& path, const std::string& text);
 
 }  // namespace ib

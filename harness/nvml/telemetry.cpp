@@ -1,6 +1,8 @@
 // Telemetry sampler and the throttling definitions (see telemetry.h and docs/telemetry.md).
 #include "harness/nvml/telemetry.h"
 
+#include "harness/core/text.h"
+
 #include <time.h>
 
 #include <algorithm>
@@ -29,13 +31,6 @@ constexpr NamedBit kReasonBits[] = {
     {kReasonHwPowerBrakeSlowdown, "HwPowerBrakeSlowdown"},
 };
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-std::string pct(double fraction) { return fmt("%.2f%%", fraction * 100.0); }
 
 }  // namespace
 
@@ -150,9 +145,9 @@ SustainVerdict sustained_load_verdict(const std::vector<TelemetrySample>& teleme
     double ratio = *v.median_sm_clock_last_half_mhz / *v.max_sm_clock_mhz;
     bool bad = *v.median_sm_clock_last_half_mhz < th.min_clock_fraction * *v.max_sm_clock_mhz;
     fail |= bad;
-    v.evidence.push_back(fmt("median SM clock over the last half %.0f MHz", *v.median_sm_clock_last_half_mhz) +
-                         fmt(" = %.1f%%", ratio * 100) + fmt(" of max %.0f MHz", *v.max_sm_clock_mhz) +
-                         (bad ? " (FAIL: below " : " (ok: FAIL below ") + fmt("%.0f%%)", th.min_clock_fraction * 100));
+    v.evidence.push_back(formatted("median SM clock over the last half %.0f MHz", *v.median_sm_clock_last_half_mhz) +
+                         formatted(" = %.1f%%", ratio * 100) + formatted(" of max %.0f MHz", *v.max_sm_clock_mhz) +
+                         (bad ? " (FAIL: below " : " (ok: FAIL below ") + formatted("%.0f%%)", th.min_clock_fraction * 100));
   } else {
     v.evidence.push_back("SM clock criterion not evaluated: " +
                          std::string(!v.median_sm_clock_last_half_mhz ? "no SM clock readings"
@@ -180,8 +175,8 @@ SustainVerdict sustained_load_verdict(const std::vector<TelemetrySample>& teleme
     std::snprintf(mask, sizeof mask, "0x%llX", static_cast<unsigned long long>(th.fail_reasons));
     v.evidence.push_back(std::string(mask) + " reasons" + (seen ? " (" + reason_names(seen) + ")" : "") +
                          " active in " + std::to_string(failing) + " of " + std::to_string(with_reasons) +
-                         " readings = " + pct(frac) + (bad ? " (FAIL: above " : " (ok: FAIL above ") +
-                         pct(th.max_reason_fraction) + ")");
+                         " readings = " + fixed_percent(frac) + (bad ? " (FAIL: above " : " (ok: FAIL above ") +
+                         fixed_percent(th.max_reason_fraction) + ")");
   } else {
     v.evidence.push_back("clock-event reasons criterion not evaluated: no reason readings");
   }
@@ -200,20 +195,20 @@ SustainVerdict sustained_load_verdict(const std::vector<TelemetrySample>& teleme
     std::vector<double> last(window_throughputs.end() - static_cast<long>(k), window_throughputs.end());
     v.first_throughput = mean(first);
     v.last_throughput = mean(last);
-    std::string scope = v.short_run ? "run shorter than " + fmt("%g", 2 * th.compare_window_s) +
+    std::string scope = v.short_run ? "run shorter than " + formatted("%g", 2 * th.compare_window_s) +
                                           " s: compared the first and last 25% (" + std::to_string(k) + " of " +
                                           std::to_string(n) + " windows each)"
                                     : "compared the first and last " + std::to_string(k) + " windows of " +
-                                          fmt("%g s", th.window_s);
+                                          formatted("%g s", th.window_s);
     if (*v.first_throughput > 0) {
       double drop = 1.0 - *v.last_throughput / *v.first_throughput;
       v.throughput_drop = drop;
       bool bad = *v.last_throughput < *v.first_throughput * (1.0 - th.max_throughput_drop);  // more than 5% lower
       warn |= bad;
-      v.evidence.push_back("throughput " + fmt("%.6g", *v.last_throughput) + " at the end vs " +
-                           fmt("%.6g", *v.first_throughput) + " at the start: " +
-                           (drop >= 0 ? pct(drop) + " lower" : pct(-drop) + " higher") +
-                           (bad ? " (WARN: more than " : " (ok: WARN above ") + pct(th.max_throughput_drop) +
+      v.evidence.push_back("throughput " + formatted("%.6g", *v.last_throughput) + " at the end vs " +
+                           formatted("%.6g", *v.first_throughput) + " at the start: " +
+                           (drop >= 0 ? fixed_percent(drop) + " lower" : fixed_percent(-drop) + " higher") +
+                           (bad ? " (WARN: more than " : " (ok: WARN above ") + fixed_percent(th.max_throughput_drop) +
                            " lower; " + scope + ")");
     } else {
       v.evidence.push_back("throughput criterion not evaluated: first windows have no throughput (" + scope + ")");
@@ -231,8 +226,8 @@ SustainVerdict sustained_load_verdict(const std::vector<TelemetrySample>& teleme
   if (v.power_limit_w && v.default_power_limit_w) {
     bool bad = *v.power_limit_w < *v.default_power_limit_w;
     warn |= bad;
-    v.evidence.push_back(fmt("enforced power limit %.0f W", *v.power_limit_w) +
-                         fmt(" vs default %.0f W", *v.default_power_limit_w) +
+    v.evidence.push_back(formatted("enforced power limit %.0f W", *v.power_limit_w) +
+                         formatted(" vs default %.0f W", *v.default_power_limit_w) +
                          (bad ? " (WARN: below the default: power-locked)" : " (ok)"));
   } else {
     v.evidence.push_back("power limit criterion not evaluated: enforced or default limit unsupported");

@@ -1,5 +1,7 @@
 #include "harness/process/process.h"
 
+#include "harness/core/errors.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -172,7 +174,7 @@ void close_fd(int& fd) {
 std::string self_exe_path() {
   char buf[4096];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) throw std::runtime_error("cannot read /proc/self/exe");
+  if (n <= 0) throw CannotRunError("cannot read /proc/self/exe");
   return std::string(buf, static_cast<std::size_t>(n));
 }
 

@@ -3,6 +3,7 @@
 #include "harness/core/files.h"
 #include "harness/analysis/analysis.h"
 #include "harness/core/exit_codes.h"
+#include "harness/core/text.h"
 #include "harness/core/clock.h"
 #include "harness/stats/metrics.h"
 #include "harness/modes/mode_setup.h"
@@ -14,6 +15,7 @@
 #include "reports/json_writer.h"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -33,15 +35,8 @@ namespace {
 
 // ---- helpers ----
 
-std::string fmt(double v, int precision = 3) {
-  if (!std::isfinite(v)) return "n/a";
-  std::ostringstream os;
-  os.precision(precision);
-  os << v;
-  return os.str();
-}
-
-std::string pct(double v) { return std::isfinite(v) ? fmt(v * 100.0, 3) + "%" : "n/a"; }
+// A number for a child's command line: the shortest text that reads back as the same double.
+std::string arg(double v) { return fmt::format("{}", v); }
 
 json read_json(const std::string& path) {
   std::ifstream in(path);
@@ -53,8 +48,8 @@ json read_json(const std::string& path) {
 
 ChildRun run_self(const PlatformOptions& o, std::vector<std::string> args, const std::string& out_dir, double timeout_s) {
   args.insert(args.begin(), self_exe_path());
-  args.insert(args.end(), {"--out", out_dir, "--max-foreign-cpus", fmt(o.max_foreign_cpus, 6), "--max-steal-cpus",
-                           fmt(o.max_steal_cpus, 6)});
+  args.insert(args.end(), {"--out", out_dir, "--max-foreign-cpus", arg(o.max_foreign_cpus), "--max-steal-cpus",
+                           arg(o.max_steal_cpus)});
   const CommandResult r = run_command(args, {"INTERFERENCE_BENCH_CHILD=1"}, "", timeout_s);
   ChildRun c;
   c.output = r.output;
@@ -228,8 +223,8 @@ ProbeCheck stability_check(const ExclusivePhase& e) {
   }
   std::size_t windows = 0;
   for (const auto& [k, sd] : by_block) windows += window_throughputs(sd.first, sd.second, e.work).size();
-  c.evidence = "window CV " + pct(e.window_cv) + " over " + std::to_string(windows) +
-               " windows of 1 s; sample-time CV " + pct(e.sample_cv) + "; " + fmt(e.throughput, 4) + " " + e.throughput_unit;
+  c.evidence = "window CV " + percent(e.window_cv) + " over " + std::to_string(windows) +
+               " windows of 1 s; sample-time CV " + percent(e.sample_cv) + "; " + significant(e.throughput, 4) + " " + e.throughput_unit;
   if (!std::isfinite(e.window_cv)) c.status = CheckStatus::unknown;
   else if (e.window_cv <= 0.015) c.status = CheckStatus::pass;
   else if (e.window_cv <= 0.10) c.status = CheckStatus::warn;
@@ -360,7 +355,7 @@ int sustain_command(const PlatformOptions& o) {
   const std::string scenario = write_scenario(out, sustain_scenario(o.backend, o.duration_s));
   // One round: a sustained load must not pause between blocks (the clocks would recover in the gaps).
   const ChildRun run = run_self(o, {"--mode", "exclusive", "--backend", o.backend, "--device", std::to_string(o.device),
-                                 "--scenario", scenario, "--telemetry-hz", fmt(o.telemetry_hz, 6), "--rounds", "1"},
+                                 "--scenario", scenario, "--telemetry-hz", arg(o.telemetry_hz), "--rounds", "1"},
                                 out + "/run", o.duration_s + 300.0);
   SustainOutcome s = evaluate_sustain(o, run);
   s.report["run"] = out + "/run/results.json";
@@ -384,7 +379,7 @@ int baseline_command(const PlatformOptions& o) {
   // One tenant after another: warm-up, duration and a few seconds of start-up each.
   const double limit_s = static_cast<double>(stability.at("tenants").size()) * (o.duration_s + 2.0 + 3.0) + 300.0;
   const ChildRun run = run_self(o, {"--mode", "exclusive", "--backend", o.backend, "--device", std::to_string(o.device),
-                                 "--scenario", scenario, "--telemetry-hz", fmt(o.telemetry_hz, 6)},
+                                 "--scenario", scenario, "--telemetry-hz", arg(o.telemetry_hz)},
                                 dir, limit_s);
   if (run.results.is_null()) {
     std::cerr << run.output;
@@ -476,7 +471,7 @@ int vet_command(const PlatformOptions& o) {
   const std::string stability_file = write_scenario(out, stability);
   const ChildRun stability_run =
       run_self(o, {"--mode", "exclusive", "--backend", o.backend, "--device", std::to_string(o.device), "--scenario",
-                stability_file, "--telemetry-hz", fmt(o.telemetry_hz, 6)},
+                stability_file, "--telemetry-hz", arg(o.telemetry_hz)},
                out + "/stability", n_stability * (stability_phase + 1.0) + 300.0);
   const auto phases = exclusive_phases(stability_run.results);
   std::vector<double> util;
@@ -500,7 +495,7 @@ int vet_command(const PlatformOptions& o) {
 
   // 3. sustained load.
   const ChildRun sustain = run_self(o, {"sustain", "--backend", o.backend, "--device", std::to_string(o.device),
-                                     "--duration", fmt(sustain_s, 6), "--telemetry-hz", fmt(o.telemetry_hz, 6)},
+                                     "--duration", arg(sustain_s), "--telemetry-hz", arg(o.telemetry_hz)},
                                     out + "/sustain", sustain_s + 300.0);
   checks.push_back(sustain_check(read_json(out + "/sustain/sustain.json")));
 
@@ -518,7 +513,7 @@ int vet_command(const PlatformOptions& o) {
       ProbeCheck c;
       c.id = "p95_vs_exclusive:" + here.name;
       c.title = "P95 slowdown against an exclusive card (" + here.workload + ")";
-      c.threshold = "p95_slowdown = P95(here) / P95(exclusive) - 1: pass when its 95% CI lies at or below " + pct(o.cutoff) +
+      c.threshold = "p95_slowdown = P95(here) / P95(exclusive) - 1: pass when its 95% CI lies at or below " + percent(o.cutoff) +
                     ", fail when above, else unknown (at least 72 values each)";
       c.source = "seed 000 (40% cutoff); DESIGN.md section 4";
       if (!b) {
@@ -534,8 +529,8 @@ int vet_command(const PlatformOptions& o) {
         const VerdictResult v = slowdown_verdict(b->judged_count(), here.judged_count(), est, o.cutoff);
         c.status = v.verdict == Verdict::pass ? CheckStatus::pass : v.verdict == Verdict::fail ? CheckStatus::fail
                                                                                               : CheckStatus::unknown;
-        c.evidence = "p95_slowdown of " + std::string(here.basis()) + " " + pct(est.value) + " [95% CI " +
-                     pct(est.ci_low) + ", " + pct(est.ci_high) + "] from " + std::to_string(here.judged_count()) +
+        c.evidence = "p95_slowdown of " + std::string(here.basis()) + " " + percent(est.value) + " [95% CI " +
+                     percent(est.ci_low) + ", " + percent(est.ci_high) + "] from " + std::to_string(here.judged_count()) +
                      " values here and " + std::to_string(b->judged_count()) + " in " + o.baseline;
         if (!b->latencies_s.empty() && b->resolved.empty())
           c.evidence += "; the baseline does not record its arrival rate, so this platform ran at its own";

@@ -1,6 +1,8 @@
 // Platform probe, its checklist and the cost advice (see probe.h and docs/telemetry.md).
 #include "harness/vet/probe.h"
 
+#include "harness/core/text.h"
+
 #include <sched.h>
 #include <unistd.h>
 
@@ -20,13 +22,7 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-std::string fmt(const char* f, double v) {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-std::string mib(unsigned long long bytes) { return fmt("%.0f MiB", static_cast<double>(bytes) / kMiB); }
+std::string mib(unsigned long long bytes) { return formatted("%.0f MiB", static_cast<double>(bytes) / kMiB); }
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -259,7 +255,7 @@ std::vector<ProbeCheck> evaluate_probe(const ProbeFacts& f, const ProbeThreshold
   {  // memory total vs nominal
     auto c = make("memory_total", "Memory total vs the model's nominal memory",
                   "warn below 90% of nominal (slice or vGPU suspected)", "seed 001; DESIGN.md section 6");
-    c.threshold = "warn below " + fmt("%.0f%%", th.min_memory_fraction * 100) +
+    c.threshold = "warn below " + formatted("%.0f%%", th.min_memory_fraction * 100) +
                   " of the model's nominal memory (slice or vGPU suspected)";
     if (!gpu) {
       c.evidence = no_nvml;
@@ -268,7 +264,7 @@ std::vector<ProbeCheck> evaluate_probe(const ProbeFacts& f, const ProbeThreshold
       auto nominal = nominal_memory(g.name);
       if (!nominal) {
         c.status = CheckStatus::unknown;
-        c.evidence = fmt("%.0f MiB total; model '", total) + g.name +
+        c.evidence = formatted("%.0f MiB total; model '", total) + g.name +
                      "' is not in the table of nominal memory: not judged";
       } else {
         // Several sizes (the name does not say which): the largest one the total reaches.
@@ -286,7 +282,7 @@ std::vector<ProbeCheck> evaluate_probe(const ProbeFacts& f, const ProbeThreshold
         }
         bool ok = best_ratio >= th.min_memory_fraction;
         c.status = ok ? CheckStatus::pass : CheckStatus::warn;
-        c.evidence = fmt("%.0f MiB total", total) + fmt(" = %.1f%%", best_ratio * 100) + " of the " + nominal->model +
+        c.evidence = formatted("%.0f MiB total", total) + formatted(" = %.1f%%", best_ratio * 100) + " of the " + nominal->model +
                      " nominal " + std::to_string(best) + " MiB (" + nominal->label + ")";
         if (nominal->sizes_mib.size() > 1)
           c.evidence += "; the model comes in " + nominal->label + " and the name does not say which";
@@ -371,9 +367,9 @@ std::vector<ProbeCheck> evaluate_probe(const ProbeFacts& f, const ProbeThreshold
   {  // neighbours
     auto c = make("neighbours", "Foreign compute processes and utilisation while we run nothing", "",
                   "seed 001; DESIGN.md section 6");
-    c.threshold = "fail: mean GPU utilisation over the idle window above " + fmt("%g%%", th.idle_util_pct) +
+    c.threshold = "fail: mean GPU utilisation over the idle window above " + formatted("%g%%", th.idle_util_pct) +
                   "; warn: any compute process that is not ours, or peak utilisation above " +
-                  fmt("%g%%", th.idle_util_pct) + "; pass otherwise";
+                  formatted("%g%%", th.idle_util_pct) + "; pass otherwise";
     if (!gpu) {
       c.evidence = no_nvml;
     } else {
@@ -397,8 +393,8 @@ std::vector<ProbeCheck> evaluate_probe(const ProbeFacts& f, const ProbeThreshold
       else
         ev.push_back("compute process list unavailable (not supported or not permitted)");
       if (have_util)
-        ev.push_back(fmt("GPU utilisation over %.1f s idle window", f.idle_window_s) + fmt(": mean %.1f%%", mean_util) +
-                     fmt(", peak %.0f%%", peak) + " (" + std::to_string(util.size()) + " readings)");
+        ev.push_back(formatted("GPU utilisation over %.1f s idle window", f.idle_window_s) + formatted(": mean %.1f%%", mean_util) +
+                     formatted(", peak %.0f%%", peak) + " (" + std::to_string(util.size()) + " readings)");
       else
         ev.push_back(f.idle_samples.empty() ? "no idle-window readings"
                                             : "utilisation unsupported (e.g. MIG mode): judged on processes only");
@@ -429,8 +425,8 @@ std::vector<ProbeCheck> evaluate_probe(const ProbeFacts& f, const ProbeThreshold
     } else {
       bool locked = *r->power_limit_w < *r->default_power_limit_w;
       c.status = locked ? CheckStatus::warn : CheckStatus::pass;
-      c.evidence = fmt("enforced %.0f W", *r->power_limit_w) + fmt(", default %.0f W", *r->default_power_limit_w) +
-                   (locked ? fmt(": power-locked at %.1f%% of the default", 100 * *r->power_limit_w /
+      c.evidence = formatted("enforced %.0f W", *r->power_limit_w) + formatted(", default %.0f W", *r->default_power_limit_w) +
+                   (locked ? formatted(": power-locked at %.1f%% of the default", 100 * *r->power_limit_w /
                                                                             *r->default_power_limit_w)
                            : std::string());
     }
@@ -515,7 +511,7 @@ std::vector<ProbeCheck> evaluate_probe(const ProbeFacts& f, const ProbeThreshold
   {  // host
     auto c = make("host", "Host cores and memory", "", "seed 001; DESIGN.md section 6");
     c.threshold = "warn below " + std::to_string(th.min_host_cores) + " usable cores, or host memory below " +
-                  fmt("%g", th.min_host_memory_ratio) + "x the GPU memory";
+                  formatted("%g", th.min_host_memory_ratio) + "x the GPU memory";
     const HostFacts& h = f.host;
     std::vector<std::string> ev, problems;
     ev.push_back(std::to_string(h.usable_cores) + " usable of " + std::to_string(h.online_cores) + " online cores");
@@ -540,23 +536,23 @@ std::vector<ProbeCheck> evaluate_probe(const ProbeFacts& f, const ProbeThreshold
   {  // H2D bandwidth
     auto c = make("h2d_bandwidth", "Pinned vs pageable host-to-device bandwidth", "",
                   "seed 001; DESIGN.md section 6");
-    c.threshold = "warn when pinned H2D is below " + fmt("%.0f%%", th.min_h2d_link_fraction * 100) +
+    c.threshold = "warn when pinned H2D is below " + formatted("%.0f%%", th.min_h2d_link_fraction * 100) +
                   " of the maximum PCIe link's theoretical rate";
     const HostFacts& h = f.host;
     if (!h.h2d_pinned_gbps) {
       c.status = CheckStatus::unknown;
       c.evidence = "not measured";
     } else {
-      std::string ev = fmt("pinned %.1f GB/s", *h.h2d_pinned_gbps);
+      std::string ev = formatted("pinned %.1f GB/s", *h.h2d_pinned_gbps);
       if (h.h2d_pageable_gbps)
-        ev += fmt(", pageable %.1f GB/s", *h.h2d_pageable_gbps) +
-              (*h.h2d_pinned_gbps > 0 ? fmt(" (%.0f%% of pinned)", 100 * *h.h2d_pageable_gbps / *h.h2d_pinned_gbps)
+        ev += formatted(", pageable %.1f GB/s", *h.h2d_pageable_gbps) +
+              (*h.h2d_pinned_gbps > 0 ? formatted(" (%.0f%% of pinned)", 100 * *h.h2d_pageable_gbps / *h.h2d_pinned_gbps)
                                       : std::string());
       double link = gpu && g.pcie_gen_max && g.pcie_width_max ? pcie_link_gbps(*g.pcie_gen_max, *g.pcie_width_max) : 0;
       c.status = CheckStatus::pass;
       if (link > 0) {
-        ev += fmt("; link Gen%.0f", g.pcie_gen_max.value_or(0)) + fmt(" x%.0f", g.pcie_width_max.value_or(0)) +
-              fmt(" theoretical %.1f GB/s", link) + fmt(" (pinned = %.0f%%)", 100 * *h.h2d_pinned_gbps / link);
+        ev += formatted("; link Gen%.0f", g.pcie_gen_max.value_or(0)) + formatted(" x%.0f", g.pcie_width_max.value_or(0)) +
+              formatted(" theoretical %.1f GB/s", link) + formatted(" (pinned = %.0f%%)", 100 * *h.h2d_pinned_gbps / link);
         if (*h.h2d_pinned_gbps < th.min_h2d_link_fraction * link) c.status = CheckStatus::warn;
       } else {
         ev += "; link rate unknown: not judged";
@@ -568,13 +564,13 @@ std::vector<ProbeCheck> evaluate_probe(const ProbeFacts& f, const ProbeThreshold
 
   {  // utilisation under our own load
     auto c = make("load_utilization", "GPU utilisation under our own load", "", "seed 004; DESIGN.md section 6");
-    c.threshold = "warn below " + fmt("%g%%", th.min_load_util_pct) + " (the bottleneck is elsewhere)";
+    c.threshold = "warn below " + formatted("%g%%", th.min_load_util_pct) + " (the bottleneck is elsewhere)";
     if (!f.load_util_pct) {
       c.status = CheckStatus::unknown;
       c.evidence = "not measured";
     } else {
       c.status = *f.load_util_pct < th.min_load_util_pct ? CheckStatus::warn : CheckStatus::pass;
-      c.evidence = fmt("mean GPU utilisation %.1f%% under our load", *f.load_util_pct) +
+      c.evidence = formatted("mean GPU utilisation %.1f%% under our load", *f.load_util_pct) +
                    (c.status == CheckStatus::warn ? ": the bottleneck is elsewhere (CPU, I/O, input pipeline)" : "");
     }
     out.push_back(c);
@@ -604,13 +600,13 @@ CostAdvice cost_advice(double throughput_exclusive, double throughput_shared, do
   auto valid_tp = [](double t) { return std::isfinite(t) && t > 0; };
   auto valid_price = [](double p) { return std::isfinite(p) && p >= 0; };
   if (!valid_tp(throughput_exclusive) || !valid_tp(throughput_shared)) {
-    a.reason = "throughputs must be positive and finite (exclusive " + fmt("%g", throughput_exclusive) +
-               ", shared " + fmt("%g", throughput_shared) + ")";
+    a.reason = "throughputs must be positive and finite (exclusive " + formatted("%g", throughput_exclusive) +
+               ", shared " + formatted("%g", throughput_shared) + ")";
     return a;
   }
   if (!valid_price(price_exclusive_per_h) || !valid_price(price_shared_per_h)) {
-    a.reason = "prices must be non-negative and finite (exclusive " + fmt("%g", price_exclusive_per_h) + ", shared " +
-               fmt("%g", price_shared_per_h) + ")";
+    a.reason = "prices must be non-negative and finite (exclusive " + formatted("%g", price_exclusive_per_h) + ", shared " +
+               formatted("%g", price_shared_per_h) + ")";
     return a;
   }
   for (CostOption* o : {&a.exclusive, &a.shared}) {
@@ -619,8 +615,8 @@ CostAdvice cost_advice(double throughput_exclusive, double throughput_shared, do
   }
   a.shared_to_exclusive_cost = a.exclusive.cost_per_unit > 0 ? a.shared.cost_per_unit / a.exclusive.cost_per_unit
                                                              : (a.shared.cost_per_unit > 0 ? INFINITY : 1.0);
-  std::string costs = "cost per unit of work: exclusive " + fmt("%.6g", a.exclusive.cost_per_unit) + ", shared " +
-                      fmt("%.6g", a.shared.cost_per_unit);
+  std::string costs = "cost per unit of work: exclusive " + formatted("%.6g", a.exclusive.cost_per_unit) + ", shared " +
+                      formatted("%.6g", a.shared.cost_per_unit);
   bool shared_cheaper = a.shared.cost_per_unit < a.exclusive.cost_per_unit;
   if (!p95_cutoff_passed) {
     a.recommendation = Recommendation::exclusive;
@@ -628,7 +624,7 @@ CostAdvice cost_advice(double throughput_exclusive, double throughput_shared, do
                (shared_cheaper ? " even though it is cheaper" : "");
   } else if (shared_cheaper) {
     a.recommendation = Recommendation::shared;
-    a.reason = costs + "; shared is cheaper per unit of work (" + fmt("%.1f%%", 100 * (1 - a.shared_to_exclusive_cost)) +
+    a.reason = costs + "; shared is cheaper per unit of work (" + formatted("%.1f%%", 100 * (1 - a.shared_to_exclusive_cost)) +
                " less) and passed the P95 cutoff";
   } else {
     a.recommendation = Recommendation::exclusive;

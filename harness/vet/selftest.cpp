@@ -5,6 +5,7 @@
 // slowdown is 0, says how small a slowdown this machine resolves now.
 #include "harness/core/files.h"
 #include "harness/core/exit_codes.h"
+#include "harness/core/text.h"
 #include "harness/core/clock.h"
 #include "harness/vet/platform.h"
 #include "harness/scenario/scenario.h"
@@ -36,11 +37,6 @@ struct KnownAnswer {
 
 double number_or_nan(const json& v) { return v.is_number() ? v.get<double>() : NAN; }
 
-std::string pct(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%+.1f%%", v * 100.0);
-  return std::isfinite(v) ? buf : "n/a";
-}
 
 // The two scenarios. Host: compute tenants of about 13 ms samples (longer than the scheduler's slice,
 // so sharing a core shows in every sample), pinned to the first CPU we may use; the idle neighbour
@@ -108,7 +104,7 @@ KnownAnswer judge_shared(json agg) {
   const double ratio = 1.0 + agg["metrics"]["median_slowdown"].get<double>();
   const std::string verdict = agg.value("verdict", "");
   k.evidence = "median time ratio " + std::to_string(ratio).substr(0, 5) + ", p95_slowdown " +
-               pct(number_or_nan(agg["metrics"]["p95_slowdown"]["value"])) + ", verdict " + verdict + " (" +
+               signed_percent(number_or_nan(agg["metrics"]["p95_slowdown"]["value"])) + ", verdict " + verdict + " (" +
                agg.value("verdict_reason", "") + ")";
   k.inconclusive = verdict == "inconclusive" || verdict == "error";
   k.ok = verdict == "fail" && ratio >= kPairRatioLow && ratio <= kPairRatioHigh;
@@ -126,7 +122,7 @@ KnownAnswer judge_idle(json agg) {
     return k;
   }
   const std::string verdict = agg.value("verdict", "");
-  k.evidence = "p95_slowdown " + pct(number_or_nan(agg["metrics"]["p95_slowdown"]["value"])) + ", verdict " + verdict + " (" +
+  k.evidence = "p95_slowdown " + signed_percent(number_or_nan(agg["metrics"]["p95_slowdown"]["value"])) + ", verdict " + verdict + " (" +
                agg.value("verdict_reason", "") + ")";
   k.inconclusive = verdict == "error";
   k.ok = verdict == "pass" || verdict == "inconclusive";
@@ -148,7 +144,7 @@ std::string report_markdown(const std::vector<KnownAnswer>& answers, double reso
   for (const auto& k : answers)
     os << "| " << k.name << " | " << k.expected << " | **" << (k.ok ? "ok" : k.inconclusive ? "inconclusive" : "WRONG")
        << "** | " << k.evidence << " |\n";
-  os << "\nSmallest P95 slowdown this machine resolves now: " << (std::isfinite(resolvable) ? pct(resolvable) : "n/a")
+  os << "\nSmallest P95 slowdown this machine resolves now: " << (std::isfinite(resolvable) ? signed_percent(resolvable) : "n/a")
      << " (the idle case's 95% CI bound; its true slowdown is 0).\n\nexit code " << exit_code << "\n";
   return os.str();
 }

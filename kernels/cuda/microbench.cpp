@@ -15,6 +15,7 @@
 //        interference-microbench --info   (prints runtime_info() as JSON and exits: the device check's
 //                                          preflight, which also proves that the program starts)
 #include "harness/exec/executor.h"
+#include "harness/stats/stats.h"
 #include "kernels/cuda/accounting.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_workloads.h"
@@ -43,15 +44,6 @@ struct Case {
   int iterations;
 };
 
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * (v.size() - 1);
-  const std::size_t lo = static_cast<std::size_t>(pos);
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (pos - lo) * (v[hi] - v[lo]);
-}
-
 // What the timed iterations of one case measured.
 struct Measured {
   double gpu_s = 0.0;                     // summed event time
@@ -77,8 +69,8 @@ void report_counters(benchmark::State& state, const Case& c, const json& params,
     state.counters["GB/s"] = per_s / 1e9;
   } else if (work.unit == "request") {
     state.counters["req/s"] = per_s;
-    state.counters["p50_ms"] = percentile(m.latencies, 0.50) * 1e3;
-    state.counters["p99_ms"] = percentile(m.latencies, 0.99) * 1e3;
+    state.counters["p50_ms"] = ib::percentile(m.latencies, 50.0) * 1e3;
+    state.counters["p99_ms"] = ib::percentile(m.latencies, 99.0) * 1e3;
   }
   // Every workload counter as a rate over GPU time, as the harness reports it: steps/s (train-step),
   // slo_met_requests/s = goodput (serve), bus_bytes/s = busbw and local_copy_bytes/s (allreduce).

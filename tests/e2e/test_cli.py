@@ -104,3 +104,18 @@ def test_mps_without_daemon_binary_and_mig_without_nvml_exit_3(runner, tmp_path)
         assert message in r.stderr
         assert len(r.stderr.strip().splitlines()) == 1
         assert not (tmp_path / mode).exists()
+
+
+def test_an_unexpected_exception_is_an_internal_error_not_a_machine_that_cannot_run(runner):
+    # The hidden worker command is the harness's own; a tenant that is not JSON is a bug of whoever started it.
+    r = runner.run("worker", "--tenant", "{not json")
+    assert r.returncode == 70, r.stderr
+    assert r.stderr.startswith("interference-bench: internal error (please report it): ") and r.stderr.count("\n") == 1
+
+
+def test_an_output_folder_that_cannot_be_made_is_bad_input(runner, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    r = runner.run("--backend", "host", "--out", blocker / "sub", "--duration", "1")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("interference-bench: --out: cannot create") and r.stderr.count("\n") == 1

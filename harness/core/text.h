@@ -1,0 +1,20 @@
+// How the tool writes numbers in words (messages, Markdown, evidence): one place for each format, on
+// libfmt. A number that is not finite reads "n/a". Other one-off formats use fmt::format directly.
+#pragma once
+
+#include <string>
+
+namespace ib {
+
+// `v` with `digits` significant digits ("%.3g"): 0.0123, 1.5e+09.
+std::string significant(double v, int digits = 3);
+// A fraction as a percentage with `digits` significant digits: 0.123 -> "12.3%".
+std::string percent(double fraction, int digits = 3);
+// A fraction as a signed percentage with `decimals` decimals: 0.123 -> "+12.3%" (a slowdown).
+std::string signed_percent(double fraction, int decimals = 1);
+// A fraction as a percentage with `decimals` decimals: 0.1234 -> "12.34%".
+std::string fixed_percent(double fraction, int decimals = 2);
+// One number in a printf format (fmt::sprintf): formatted("%.0f MiB", 1024.0) -> "1024 MiB".
+std::string formatted(const char* printf_format, double v);
+
+}  // namespace ib

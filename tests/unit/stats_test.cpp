@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 namespace ib {
@@ -147,6 +149,24 @@ TEST(Stats, SummarizeSingleElement) {
   for (double v : {s.min, s.max, s.p5, s.p50, s.median, s.p95, s.p99}) EXPECT_DOUBLE_EQ(v, 0.004);
 }
 
+// The selection percentile (nth_element: the array is only partly sorted afterwards) must interpolate
+// between the same two order statistics as the sorted one, on data where the neighbour of the
+// selected element is not the next order statistic: random values, many sizes and levels.
+TEST(Stats, PercentileBySelectionEqualsTheSortedOneOnRandomData) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (std::size_t n : {2u, 3u, 5u, 17u, 100u, 1001u}) {
+    std::vector<double> x(n);
+    for (auto& v : x) v = u(rng);
+    std::vector<double> sorted = x;
+    std::sort(sorted.begin(), sorted.end());
+    for (double q : {0.0, 1.0, 5.0, 33.3, 50.0, 90.0, 95.0, 99.0, 99.9, 100.0}) {
+      std::vector<double> work = x;  // percentile_select reorders its argument
+      EXPECT_EQ(percentile_select(work, q), percentile_sorted(sorted, q)) << "n=" << n << " q=" << q;
+    }
+  }
+}
+
 // ---------------------------------------------------------------- MAD outliers
 
 TEST(Stats, MadOutliersFlagsFarPoint) {
@@ -168,6 +188,15 @@ TEST(Stats, MadOutliersThresholdBoundary) {
   // Custom threshold 1.0: M(1) = 0.6745 * 3 / 2 = 1.01175 > 1 flagged; M(2) = M(6) = 0.6745 not;
   // M(14.3) = 3.4737 flagged.
   EXPECT_EQ(mad_outliers({1, 2, 3, 4, 5, 6, 14.3}, 1.0), (std::vector<std::uint8_t>{1, 0, 0, 0, 0, 0, 1}));
+}
+
+TEST(Stats, MadOutliersAtExactlyTheThresholdAreNotFlagged) {
+  // Flagged when |M| > threshold, not >=: a threshold equal to a point's |M| (computed the same way)
+  // leaves it unflagged. [1,2,3,4,5,6,20]: median 4, deviations [3,2,1,0,1,2,16] -> MAD 2.
+  const std::vector<double> x = {1, 2, 3, 4, 5, 6, 20};
+  const double m_of_20 = std::fabs(0.6745 * (20.0 - 4.0) / 2.0);  // 5.396
+  EXPECT_EQ(mad_outliers(x, m_of_20), (std::vector<std::uint8_t>(7, 0)));
+  EXPECT_EQ(mad_outliers(x, std::nextafter(m_of_20, 0.0)), (std::vector<std::uint8_t>{0, 0, 0, 0, 0, 0, 1}));
 }
 
 TEST(Stats, MadZeroFlagsNothing) {

@@ -34,6 +34,9 @@ std::string format_bound(double v) {
   return os.str();
 }
 
+// A value echoed in an error: at most `n` characters.
+std::string shortened(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n) + "..."; }
+
 std::string expected_text(const ParamSpec& p) {
   switch (p.type) {
     case ParamSpec::Type::integer:
@@ -95,12 +98,12 @@ std::optional<Params> validate_params(const WorkloadSpec& spec, const nlohmann::
     if (!match) {
       std::string known;
       for (const auto& p : spec.params) known += (known.empty() ? "" : ", ") + p.name;
-      error = key + ": unknown parameter of workload '" + spec.name + "' (known: " +
+      error = shortened(key, 40) + ": unknown parameter of workload '" + spec.name + "' (known: " +
               (known.empty() ? "none" : known) + ")";
       return std::nullopt;
     }
     if (!value_ok(*match, value)) {
-      error = key + ": expected " + expected_text(*match) + ", got " + value.dump();
+      error = key + ": expected " + expected_text(*match) + ", got " + shortened(value.dump(), 40);
       return std::nullopt;
     }
   }

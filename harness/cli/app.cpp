@@ -1,7 +1,10 @@
 #include "harness/cli/app.h"
 
+#include "harness/cli/validators.h"
+
 #include "build_info.h"
 #include "harness/core/files.h"
+#include "harness/core/text.h"
 #include "harness/analysis/analysis.h"
 #include "harness/core/clock.h"
 #include "harness/exec/executor.h"
@@ -89,8 +92,12 @@ struct TempDir {
 };
 
 // "- " line on stderr; the one-line error style for every refusal.
+// Every refusal is one line of at most about 200 characters, whatever the input echoed in it holds
+// (control characters are written out, long messages cut).
 int fail(int code, const std::string& message) {
-  std::cerr << "interference-bench: " << message << "\n";
+  std::string line = "interference-bench: " + printable(message, std::string::npos);
+  if (line.size() > 200) line = line.substr(0, 197) + "...";
+  std::cerr << line << "\n";
   return code;
 }
 
@@ -191,6 +198,7 @@ std::vector<Scenario> load_scenarios(const RunOptions& o, const Registry& regist
   }
   for (auto& s : scenarios)
     if (o.device) s.device = *o.device;
+  check_unique_scenario_names(scenarios);
   return scenarios;
 }
 
@@ -384,16 +392,16 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--backend", o.backend, "cuda (default), host (CPU workloads) or auto (cuda if a GPU is usable, else host)")
       ->check(CLI::IsMember({"cuda", "host", "auto"}));
   app.add_option("--device", o.device, "CUDA device index (overrides the scenario's)")->check(CLI::Range(0, 63));
-  app.add_option("--duration", o.duration, "Seconds of measurement per phase")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", o.warmup, "Seconds of warm-up per worker")->check(CLI::PositiveNumber);
-  app.add_option("--repeat", o.repeat, "Repetitions (separate process restarts)")->check(CLI::Range(1, 1000));
-  app.add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(CLI::PositiveNumber);
+  app.add_option("--duration", o.duration, "Seconds of measurement per phase")->check(number_in(kMinDurationS, kMaxDurationS));
+  app.add_option("--warmup", o.warmup, "Seconds of warm-up per worker")->check(number_in(kMinWarmupS, kMaxWarmupS));
+  app.add_option("--repeat", o.repeat, "Repetitions (separate process restarts)")->check(CLI::Range(1, kMaxRepetitions));
+  app.add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(number_in(0.0, kMaxCutoff, true));
   app.add_option("--out", o.out, "Output folder (default interference-bench-results/<UTC time>)");
   app.add_flag("--no-raw", o.no_raw, "Leave the raw per-sample arrays out of the JSON");
   app.add_option("--timeout-margin", o.timeout_margin,
                  "Seconds a worker may overrun its warm-up or measurement before it is killed (default 60)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--seed", o.seed, "Bootstrap (and --round-order shuffle) seed (default 1)");
+      ->check(number_in(0.0, 86400.0, true));
+  app.add_option("--seed", o.seed, "Bootstrap (and --round-order shuffle) seed (default 1)")->check(unsigned_integer());
   app.add_option("--rounds", o.rounds,
                  "Rounds per repetition: each holds one block of every phase, --duration is split over them (default 3)")
       ->check(CLI::Range(1, 100));
@@ -403,14 +411,14 @@ void add_run_options(CLI::App& app, RunOptions& o) {
       ->check(CLI::Range(0, 100));
   app.add_option("--max-foreign-cpus", o.max_foreign_cpus,
                  "A block is contaminated when processes that are not this run's used more CPUs than this (default 0.25)")
-      ->check(CLI::Range(0.0, 4096.0));
+      ->check(number_in(0.0, 4096.0));
   app.add_option("--max-steal-cpus", o.max_steal_cpus,
                  "A block is contaminated when the hypervisor stole more CPUs than this (default 0.10)")
-      ->check(CLI::Range(0.0, 4096.0));
+      ->check(number_in(0.0, 4096.0));
   app.add_option("--resamples", o.resamples, "Bootstrap resamples for the P95 CI (default 1000)")->check(CLI::Range(0, 100000));
   app.add_option("--telemetry-hz", o.telemetry_hz,
                  "NVML telemetry rate beside every phase (default 10 with --backend cuda, off with host; 0: off)")
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check(number_in(0.0, 1000.0));
   app.add_option("--mps-pipe-dir", o.mps_pipe_dir, "mode mps: use the MPS daemon already running there (never stopped)")
       ->check(CLI::ExistingDirectory);
   app.add_option("--baseline", o.baseline, "mode mig: take the exclusive phase from this results.json of an exclusive run")
@@ -459,8 +467,8 @@ int run_app(int argc, char** argv) {
   try {
     app.parse(static_cast<int>(cargv.size()), cargv.data());
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? kExitPass : kExitBadInput;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    return fail(kExitBadInput, e.what());            // one line, like every other refusal
   }
 
   try {

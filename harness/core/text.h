@@ -2,6 +2,7 @@
 // libfmt. A number that is not finite reads "n/a". Other one-off formats use fmt::format directly.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace ib {
@@ -16,5 +17,9 @@ std::string signed_percent(double fraction, int decimals = 1);
 std::string fixed_percent(double fraction, int decimals = 2);
 // One number in a printf format (fmt::sprintf): formatted("%.0f MiB", 1024.0) -> "1024 MiB".
 std::string formatted(const char* printf_format, double v);
+
+// `s` as it may appear in a one-line message: control characters (newlines, ANSI escapes) written as
+// \n, \x1b, ...; longer than `max_chars`: cut to `max_chars` in all, ending in "... (N characters)".
+std::string printable(const std::string& s, std::size_t max_chars = 60);
 
 }  // namespace ib

@@ -1,7 +1,7 @@
 // Plain result structs. The harness computes every field; writers in reports/ only format them.
 #pragma once
 
-#include "harness/results/names.h"
+#include "harness/core/names.h"
 #include "harness/stats/metrics.h"
 #include "harness/stats/stats.h"
 #include "harness/nvml/telemetry.h"

@@ -1,5 +1,8 @@
 #include "harness/scenario/scenario.h"
 
+#include "harness/core/json_input.h"
+#include "harness/core/text.h"
+
 #include <dirent.h>
 #include <sched.h>
 #include <unistd.h>
@@ -7,9 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <regex>
-#include <set>
 #include <sstream>
 
 #ifndef IB_SOURCE_SCENARIOS
@@ -21,29 +22,13 @@ namespace ib {
 using nlohmann::json;
 
 const std::vector<std::string>& mode_names() {
-  static const std::vector<std::string> names = {"exclusive", "timeslice", "mps", "mig", "streams"};
+  static const std::vector<std::string> names(EnumWords<Mode>::words.begin(), EnumWords<Mode>::words.end());
   return names;
 }
 
-const char* mode_name(Mode m) {
-  switch (m) {
-    case Mode::exclusive: return "exclusive";
-    case Mode::timeslice: return "timeslice";
-    case Mode::mps: return "mps";
-    case Mode::mig: return "mig";
-    case Mode::streams: return "streams";
-  }
-  return "?";
-}
+const char* mode_name(Mode m) { return to_string(m); }
 
-std::optional<Mode> parse_mode(const std::string& s) {
-  if (s == "exclusive") return Mode::exclusive;
-  if (s == "timeslice") return Mode::timeslice;
-  if (s == "mps") return Mode::mps;
-  if (s == "mig") return Mode::mig;
-  if (s == "streams") return Mode::streams;
-  return std::nullopt;
-}
+std::optional<Mode> parse_mode(const std::string& s) { return parse_name<Mode>(s); }
 
 std::vector<int> available_cpus() {
   std::vector<int> cpus;
@@ -58,6 +43,18 @@ std::vector<int> available_cpus() {
 
 namespace {
 
+// Scenario and tenant names end up in file names, Markdown tables and on terminals.
+const std::regex& scenario_name_rule() {
+  static const std::regex r(R"(^[A-Za-z0-9][A-Za-z0-9._+-]{0,79}$)");
+  return r;
+}
+const std::regex& tenant_name_rule() {
+  static const std::regex r(R"(^[A-Za-z0-9][A-Za-z0-9._+#-]{0,63}$)");
+  return r;
+}
+constexpr const char* kScenarioNameRule = "1-80 characters of letters, digits, '.', '_', '+', '-'";
+constexpr const char* kTenantNameRule = "1-64 characters of letters, digits, '.', '_', '+', '#', '-'";
+
 std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& e : v) s += (s.empty() ? "" : ", ") + e;
@@ -69,8 +66,10 @@ class Checker {
  public:
   explicit Checker(std::string file) : file_(std::move(file)) {}
 
+  // "<file>: <field path>: <what was expected>", each part shortened (the line is cut to one short
+  // line where it is printed).
   [[noreturn]] void fail(const std::string& path, const std::string& message) const {
-    throw InputError(file_ + ": " + (path.empty() ? "" : path + ": ") + message);
+    throw InputError(printable(file_, 100) + ": " + (path.empty() ? "" : printable(path, 60) + ": ") + message);
   }
 
   void only_keys(const json& obj, const std::string& path, const std::vector<std::string>& allowed) const {
@@ -91,14 +90,17 @@ class Checker {
     return v.get<std::string>();
   }
 
-  double positive_number(const json& v, const std::string& path) const {
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0.0)
-      fail(path, "expected a number > 0, got " + describe(v));
-    return v.get<double>();
+  // A name that is safe in file names, Markdown tables and terminals: 1-`max` characters of `allowed`.
+  std::string safe_name(const json& v, const std::string& path, const std::regex& allowed, const char* rule) const {
+    const std::string name = string(v, path);
+    if (!std::regex_match(name, allowed)) fail(path, std::string("expected ") + rule + ", got \"" + printable(name, 40) + "\"");
+    return name;
   }
 
   int integer(const json& v, const std::string& path, long long lo, long long hi) const {
-    if (!v.is_number_integer() || v.get<long long>() < lo || v.get<long long>() > hi)
+    // is_number_unsigned: a value above INT64_MAX would wrap when read as long long.
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<unsigned long long>() > 1ull << 62) ||
+        v.get<long long>() < lo || v.get<long long>() > hi)
       fail(path, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + describe(v));
     return static_cast<int>(v.get<long long>());
   }
@@ -107,10 +109,13 @@ class Checker {
     return path.empty() ? key : path + "." + key;
   }
 
-  static std::string describe(const json& v) {
-    std::string d = v.dump();
-    if (d.size() > 40) d = d.substr(0, 37) + "...";
-    return std::string(v.type_name()) + " " + d;
+  static std::string describe(const json& v) { return std::string(v.type_name()) + " " + printable(v.dump(), 40); }
+
+  // A number in [lo, hi] (finite: NaN and infinities are not numbers in JSON, but 1e400 overflows to one).
+  double number_in(const json& v, const std::string& path, double lo, double hi) const {
+    if (!v.is_number() || !(v.get<double>() >= lo && v.get<double>() <= hi))
+      fail(path, "expected a number in [" + significant(lo, 6) + ", " + significant(hi, 6) + "], got " + describe(v));
+    return v.get<double>();
   }
 
  private:
@@ -173,6 +178,92 @@ Placement parse_placement(const Checker& ck, const json& p, const std::string& p
 
 }  // namespace
 
+namespace {
+
+// The scenario's own settings, then the command line's overrides.
+void parse_settings(const Checker& ck, const json& doc, const ScenarioOverrides& ov, Scenario& s) {
+  s.name = ck.safe_name(ck.required(doc, "", "name"), "name", scenario_name_rule(), kScenarioNameRule);
+  if (doc.contains("description")) s.description = ck.string(doc.at("description"), "description");
+  if (s.description.size() > 2000) ck.fail("description", "at most 2000 characters, got " + std::to_string(s.description.size()));
+  const std::string mode_text = ck.string(ck.required(doc, "", "mode"), "mode");
+  const auto mode = parse_mode(mode_text);
+  if (!mode) ck.fail("mode", "expected one of " + join(mode_names()) + ", got \"" + printable(mode_text, 40) + "\"");
+  s.mode = ov.mode.value_or(*mode);
+  if (doc.contains("device")) s.device = ck.integer(doc.at("device"), "device", 0, 63);
+  if (doc.contains("warmup_s")) s.warmup_s = ck.number_in(doc.at("warmup_s"), "warmup_s", kMinWarmupS, kMaxWarmupS);
+  if (doc.contains("duration_s"))
+    s.duration_s = ck.number_in(doc.at("duration_s"), "duration_s", kMinDurationS, kMaxDurationS);
+  if (doc.contains("repetitions")) s.repetitions = ck.integer(doc.at("repetitions"), "repetitions", 1, kMaxRepetitions);
+  if (doc.contains("cutoff")) {
+    s.cutoff = ck.number_in(doc.at("cutoff"), "cutoff", 0.0, kMaxCutoff);
+    if (s.cutoff <= 0.0) ck.fail("cutoff", "expected a number > 0, got 0");
+  }
+  if (ov.warmup_s) s.warmup_s = *ov.warmup_s;
+  if (ov.duration_s) s.duration_s = *ov.duration_s;
+  if (ov.repetitions) s.repetitions = *ov.repetitions;
+  if (ov.cutoff) s.cutoff = *ov.cutoff;
+}
+
+// The registered workload a tenant names, on this backend, with its params validated.
+const WorkloadSpec& tenant_workload(const Checker& ck, const json& t, const std::string& tp, const ValidationContext& ctx,
+                                    Tenant& tenant) {
+  tenant.workload = ck.string(ck.required(t, tp, "workload"), tp + ".workload");
+  const WorkloadSpec* spec = ctx.registry ? ctx.registry->find(tenant.workload) : nullptr;
+  if (!spec) {
+    std::vector<std::string> known;
+    if (ctx.registry)
+      for (const auto* w : ctx.registry->all()) known.push_back(w->name);
+    ck.fail(tp + ".workload", "unknown workload \"" + printable(tenant.workload, 40) + "\" (known: " + join(known) + ")");
+  }
+  if (spec->backend != ctx.backend)
+    ck.fail(tp + ".workload", "\"" + tenant.workload + "\" is a " + backend_name(spec->backend) +
+                                  " workload but the backend is " + backend_name(ctx.backend));
+  std::string perr;
+  auto params = validate_params(*spec, t.contains("params") ? t.at("params") : json::object(), perr);
+  if (!params) {
+    // validate_params reports "<key>: <message>", or ": <message>" for the params object itself.
+    const std::size_t colon = perr.find(": ");
+    const std::string key = perr.substr(0, colon);
+    ck.fail(tp + ".params" + (key.empty() ? "" : "." + key), perr.substr(colon + 2));
+  }
+  tenant.params = *params;
+  return *spec;
+}
+
+Tenant parse_tenant(const Checker& ck, const json& t, std::size_t i, const Scenario& s, const ValidationContext& ctx,
+                    bool lenient_placement) {
+  const std::string tp = "tenants[" + std::to_string(i) + "]";
+  if (!t.is_object()) ck.fail(tp, "expected an object (a tenant), got " + Checker::describe(t));
+  ck.only_keys(t, tp, {"name", "role", "workload", "params", "placement"});
+  Tenant tenant;
+  tenant_workload(ck, t, tp, ctx, tenant);
+  tenant.name = tenant.workload + "#" + std::to_string(i);
+  if (t.contains("name")) tenant.name = ck.safe_name(t.at("name"), tp + ".name", tenant_name_rule(), kTenantNameRule);
+  if (t.contains("role")) {
+    tenant.role = ck.string(t.at("role"), tp + ".role");
+    if (tenant.role != "victim" && tenant.role != "aggressor")
+      ck.fail(tp + ".role", "expected one of victim, aggressor, got \"" + printable(tenant.role, 40) + "\"");
+  }
+  tenant.placement = parse_placement(ck, t.contains("placement") ? t.at("placement") : json::object(),
+                                     tp + ".placement", s.mode, ctx, lenient_placement);
+  return tenant;
+}
+
+// Names are unique within the scenario (they name log files and results); explicit MIG instances too.
+void check_tenant_is_unique(const Checker& ck, const Scenario& s, const Tenant& tenant, std::size_t i) {
+  const std::string tp = "tenants[" + std::to_string(i) + "]";
+  for (std::size_t k = 0; k < s.tenants.size(); ++k) {
+    const Tenant& other = s.tenants[k];
+    if (other.name == tenant.name) ck.fail(tp + ".name", "duplicate tenant name \"" + tenant.name + "\"");
+    if (tenant.placement.mig_instance && other.placement.mig_instance == tenant.placement.mig_instance)
+      ck.fail(tp + ".placement.mig_instance", "impossible placement: MIG instance " +
+                                                  std::to_string(*tenant.placement.mig_instance) +
+                                                  " is already taken by tenants[" + std::to_string(k) + "]");
+  }
+}
+
+}  // namespace
+
 Scenario parse_scenario(const json& doc, const std::string& file, const ScenarioOverrides& ov,
                         const ValidationContext& ctx) {
   const Checker ck(file);
@@ -181,104 +272,36 @@ Scenario parse_scenario(const json& doc, const std::string& file, const Scenario
                {"name", "description", "mode", "device", "warmup_s", "duration_s", "repetitions", "cutoff", "tenants"});
   Scenario s;
   s.file = file;
-  s.name = ck.string(ck.required(doc, "", "name"), "name");
-  static const std::regex name_re(R"(^[A-Za-z0-9][A-Za-z0-9._+-]{0,79}$)");
-  if (!std::regex_match(s.name, name_re))
-    ck.fail("name", "expected 1-80 characters of letters, digits, '.', '_', '+', '-', got \"" + s.name + "\"");
-  if (doc.contains("description")) s.description = ck.string(doc.at("description"), "description");
-  const std::string mode_text = ck.string(ck.required(doc, "", "mode"), "mode");
-  const auto mode = parse_mode(mode_text);
-  if (!mode) ck.fail("mode", "expected one of " + join(mode_names()) + ", got \"" + mode_text + "\"");
-  s.mode = ov.mode.value_or(*mode);
-  if (doc.contains("device")) s.device = ck.integer(doc.at("device"), "device", 0, 63);
-  if (doc.contains("warmup_s")) s.warmup_s = ck.positive_number(doc.at("warmup_s"), "warmup_s");
-  if (doc.contains("duration_s")) s.duration_s = ck.positive_number(doc.at("duration_s"), "duration_s");
-  if (doc.contains("repetitions")) s.repetitions = ck.integer(doc.at("repetitions"), "repetitions", 1, 1000);
-  if (doc.contains("cutoff")) s.cutoff = ck.positive_number(doc.at("cutoff"), "cutoff");
-  if (ov.warmup_s) s.warmup_s = *ov.warmup_s;
-  if (ov.duration_s) s.duration_s = *ov.duration_s;
-  if (ov.repetitions) s.repetitions = *ov.repetitions;
-  if (ov.cutoff) s.cutoff = *ov.cutoff;
-
+  parse_settings(ck, doc, ov, s);
   const json& tenants = ck.required(doc, "", "tenants");
   if (!tenants.is_array()) ck.fail("tenants", "expected an array of tenants, got " + Checker::describe(tenants));
   if (tenants.empty()) ck.fail("tenants", "expected at least one tenant, got an empty list");
-  if (tenants.size() > 64) ck.fail("tenants", "at most 64 tenants, got " + std::to_string(tenants.size()));
-  std::set<std::string> names;
-  std::vector<std::pair<int, std::size_t>> mig_instances;  // instance, tenant index
+  if (tenants.size() > kMaxTenants)
+    ck.fail("tenants", "at most " + std::to_string(kMaxTenants) + " tenants, got " + std::to_string(tenants.size()));
   for (std::size_t i = 0; i < tenants.size(); ++i) {
-    const std::string tp = "tenants[" + std::to_string(i) + "]";
-    const json& t = tenants[i];
-    if (!t.is_object()) ck.fail(tp, "expected an object (a tenant), got " + Checker::describe(t));
-    ck.only_keys(t, tp, {"name", "role", "workload", "params", "placement"});
-    Tenant tenant;
-    tenant.workload = ck.string(ck.required(t, tp, "workload"), tp + ".workload");
-    const WorkloadSpec* spec = ctx.registry ? ctx.registry->find(tenant.workload) : nullptr;
-    if (!spec) {
-      std::vector<std::string> known;
-      if (ctx.registry)
-        for (const auto* w : ctx.registry->all()) known.push_back(w->name);
-      ck.fail(tp + ".workload", "unknown workload \"" + tenant.workload + "\" (known: " + join(known) + ")");
-    }
-    if (spec->backend != ctx.backend)
-      ck.fail(tp + ".workload", "\"" + tenant.workload + "\" is a " + backend_name(spec->backend) +
-                                    " workload but the backend is " + backend_name(ctx.backend));
-    std::string perr;
-    auto params = validate_params(*spec, t.contains("params") ? t.at("params") : json::object(), perr);
-    if (!params) {
-      // validate_params reports "<key>: <message>", or ": <message>" for the params object itself.
-      const std::size_t colon = perr.find(": ");
-      const std::string key = perr.substr(0, colon);
-      ck.fail(tp + ".params" + (key.empty() ? "" : "." + key), perr.substr(colon + 2));
-    }
-    tenant.params = *params;
-    tenant.name = tenant.workload + "#" + std::to_string(i);
-    if (t.contains("name")) {
-      tenant.name = ck.string(t.at("name"), tp + ".name");
-      if (tenant.name.empty()) ck.fail(tp + ".name", "expected a non-empty string");
-    }
-    if (!names.insert(tenant.name).second) ck.fail(tp + ".name", "duplicate tenant name \"" + tenant.name + "\"");
-    if (t.contains("role")) {
-      tenant.role = ck.string(t.at("role"), tp + ".role");
-      if (tenant.role != "victim" && tenant.role != "aggressor")
-        ck.fail(tp + ".role", "expected one of victim, aggressor, got \"" + tenant.role + "\"");
-    }
-    tenant.placement = parse_placement(ck, t.contains("placement") ? t.at("placement") : json::object(),
-                                       tp + ".placement", s.mode, ctx, ov.lenient_placement);
-    if (tenant.placement.mig_instance) {
-      for (const auto& [inst, other] : mig_instances)
-        if (inst == *tenant.placement.mig_instance)
-          ck.fail(tp + ".placement.mig_instance", "impossible placement: MIG instance " + std::to_string(inst) +
-                                                      " is already taken by tenants[" + std::to_string(other) + "]");
-      mig_instances.emplace_back(*tenant.placement.mig_instance, i);
-    }
+    Tenant tenant = parse_tenant(ck, tenants[i], i, s, ctx, ov.lenient_placement);
+    check_tenant_is_unique(ck, s, tenant, i);
     s.tenants.push_back(std::move(tenant));
   }
   return s;
 }
 
 Scenario load_scenario(const std::string& path, const ScenarioOverrides& overrides, const ValidationContext& ctx) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open scenario file");
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw InputError(path + ": not valid JSON: " + e.what());
-  }
-  return parse_scenario(doc, path, overrides, ctx);
+  return parse_scenario(read_json_file(path, "scenario file"), path, overrides, ctx);
+}
+
+void check_unique_scenario_names(const std::vector<Scenario>& scenarios) {
+  for (std::size_t i = 0; i < scenarios.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k)
+      if (scenarios[i].name == scenarios[k].name)
+        throw InputError(printable(scenarios[i].file, 80) + ": name: \"" + scenarios[i].name +
+                         "\" is also the name of " + printable(scenarios[k].file, 80) +
+                         " (scenario names must be unique in a run: they name its results and logs)");
 }
 
 namespace {
 SuiteInfo parse_suite(const std::string& dir, const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError(file + ": cannot open suite file");
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw InputError(file + ": not valid JSON: " + e.what());
-  }
+  const json doc = read_json_file(file, "suite file");
   const Checker ck(file);
   if (!doc.is_object()) ck.fail("", "expected a JSON object (a suite)");
   ck.only_keys(doc, "", {"name", "description", "repetitions", "scenarios"});
@@ -286,13 +309,14 @@ SuiteInfo parse_suite(const std::string& dir, const std::string& file) {
   s.file = file;
   s.name = ck.string(ck.required(doc, "", "name"), "name");
   if (doc.contains("description")) s.description = ck.string(doc.at("description"), "description");
-  if (doc.contains("repetitions")) s.repetitions = ck.integer(doc.at("repetitions"), "repetitions", 1, 1000);
+  if (doc.contains("repetitions")) s.repetitions = ck.integer(doc.at("repetitions"), "repetitions", 1, kMaxRepetitions);
   const json& sc = ck.required(doc, "", "scenarios");
   if (!sc.is_object()) ck.fail("scenarios", "expected an object of backend -> scenario files");
   ck.only_keys(sc, "scenarios", {"host", "cuda"});
   for (const auto& [backend, list] : sc.items()) {
     const std::string bp = "scenarios." + backend;
     if (!list.is_array()) ck.fail(bp, "expected an array of scenario files");
+    if (list.size() > 1000) ck.fail(bp, "at most 1000 scenario files, got " + std::to_string(list.size()));
     std::vector<std::string> files;
     for (std::size_t i = 0; i < list.size(); ++i)
       files.push_back(dir + "/" + ck.string(list[i], bp + "[" + std::to_string(i) + "]"));
@@ -304,7 +328,7 @@ SuiteInfo parse_suite(const std::string& dir, const std::string& file) {
 
 SuiteInfo load_suite(const std::string& dir, const std::string& name) {
   static const std::regex name_re(R"(^[A-Za-z0-9._-]+$)");
-  if (!std::regex_match(name, name_re)) throw InputError("--suite: invalid suite name \"" + name + "\"");
+  if (!std::regex_match(name, name_re)) throw InputError("--suite: invalid suite name \"" + printable(name, 40) + "\"");
   const std::string file = dir + "/suites/" + name + ".json";
   if (access(file.c_str(), R_OK) != 0) {
     std::vector<std::string> known;

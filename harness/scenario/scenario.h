@@ -3,6 +3,7 @@
 #pragma once
 
 #include "harness/core/errors.h"
+#include "harness/core/names.h"
 #include "kernels/workload.h"
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,10 @@
 namespace ib {
 
 enum class Mode { exclusive, timeslice, mps, mig, streams };
+template <>
+struct EnumWords<Mode> {
+  static constexpr std::array<const char*, 5> words = {"exclusive", "timeslice", "mps", "mig", "streams"};
+};
 const char* mode_name(Mode m);
 std::optional<Mode> parse_mode(const std::string& s);
 const std::vector<std::string>& mode_names();
@@ -49,6 +54,14 @@ struct Scenario {
   std::vector<Tenant> tenants;
 };
 
+// The documented ranges of a scenario's numbers (README "Scenarios and suites"); the command line's
+// overrides are held to the same ones.
+constexpr double kMinWarmupS = 0.001, kMaxWarmupS = 3600.0;
+constexpr double kMinDurationS = 0.01, kMaxDurationS = 86400.0;
+constexpr double kMaxCutoff = 100.0;  // a slowdown of +10000%
+constexpr int kMaxRepetitions = 1000;
+constexpr std::size_t kMaxTenants = 64;
+
 // What the command line overrides in every scenario (unset: the scenario's own value).
 struct ScenarioOverrides {
   std::optional<Mode> mode;
@@ -69,8 +82,11 @@ struct ValidationContext {
 // Parses and validates one scenario document; throws InputError naming `file` and the field path.
 Scenario parse_scenario(const nlohmann::json& doc, const std::string& file, const ScenarioOverrides& overrides,
                         const ValidationContext& ctx);
-// Reads a scenario file (JSON); throws InputError for I/O and syntax errors too.
+// Reads a scenario file (JSON, at most 4 MiB, nesting at most 32 deep, no key twice in an object);
+// throws InputError for I/O and syntax errors too.
 Scenario load_scenario(const std::string& path, const ScenarioOverrides& overrides, const ValidationContext& ctx);
+// Throws InputError when two scenarios of one run have the same name (a suite listing a file twice).
+void check_unique_scenario_names(const std::vector<Scenario>& scenarios);
 
 struct SuiteInfo {
   std::string name;

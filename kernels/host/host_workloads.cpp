@@ -2,16 +2,17 @@
 
 #include "kernels/open_loop.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -210,14 +211,7 @@ class HostFault final : public Workload {
 
   void setup(const ExecContext&) override {
     if (!count_file_.empty()) {
-      int starts = 1;
-      {
-        std::ifstream in(count_file_);
-        std::string line;
-        while (std::getline(in, line)) ++starts;
-      }
-      std::ofstream(count_file_, std::ios::app) << "start\n";
-      armed_ = starts == at_start_;
+      armed_ = count_start() == at_start_;
     }
     if (at_sample_ == 0) fire();
   }
@@ -248,6 +242,25 @@ class HostFault final : public Workload {
   double sample_ms_;
   std::string count_file_;
   int at_start_;
+
+  // Appends one line to count_file and returns how many lines it has now. A test workload must not be
+  // a way to append to any file: the name must end in kCountFileSuffix and the file is never followed
+  // through a symlink.
+  int count_start() const {
+    static const std::string kCountFileSuffix = ".ib-fault-count";
+    if (count_file_.size() <= kCountFileSuffix.size() ||
+        count_file_.compare(count_file_.size() - kCountFileSuffix.size(), kCountFileSuffix.size(), kCountFileSuffix) != 0)
+      throw WorkloadError("count_file must end in " + kCountFileSuffix);
+    const int fd = ::open(count_file_.c_str(), O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) throw WorkloadError("cannot open count_file: " + std::string(std::strerror(errno)));
+    int lines = 1;  // this start
+    char c;
+    while (::read(fd, &c, 1) == 1) lines += c == '\n';
+    const bool written = ::write(fd, "start\n", 6) == 6;
+    ::close(fd);
+    if (!written) throw WorkloadError("cannot write count_file");
+    return lines;
+  }
   bool armed_ = true;
   int samples_ = 0;
 };

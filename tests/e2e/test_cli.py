@@ -2,6 +2,8 @@
 import os
 import subprocess
 
+import pytest
+
 from conftest import BINARY, SOURCE_DIR, scenario, compute
 
 
@@ -119,3 +121,85 @@ def test_an_output_folder_that_cannot_be_made_is_bad_input(runner, tmp_path):
     r = runner.run("--backend", "host", "--out", blocker / "sub", "--duration", "1")
     assert r.returncode == 2, r.stderr
     assert r.stderr.startswith("interference-bench: --out: cannot create") and r.stderr.count("\n") == 1
+
+
+BAD_OPTIONS = [
+    # (options, the start of the one line that refuses them)
+    (["--duration", "nan"], "--duration: expected a number in [0.01, 86400], got nan"),
+    (["--duration", "inf"], "--duration: expected a number in [0.01, 86400], got inf"),
+    (["--duration", "1e10"], "--duration: expected a number in [0.01, 86400], got 1e10"),
+    (["--duration", "1e-300"], "--duration: expected a number in [0.01, 86400], got 1e-300"),
+    (["--duration", "0"], "--duration: expected a number in"),
+    (["--duration", "-1"], "--duration: expected a number in"),
+    (["--duration", "3s"], "--duration: expected a number in"),
+    (["--duration", ""], "--duration: expected a number in"),
+    (["--warmup", "nan"], "--warmup: expected a number in [0.001, 3600], got nan"),
+    (["--warmup", "-0.1"], "--warmup: expected a number in"),
+    (["--warmup", "1e9"], "--warmup: expected a number in"),
+    (["--cutoff", "nan"], "--cutoff: expected a number in (0, 100], got nan"),
+    (["--cutoff", "0"], "--cutoff: expected a number in (0, 100], got 0"),
+    (["--cutoff", "-0.1"], "--cutoff: expected a number in"),
+    (["--cutoff", "1e9"], "--cutoff: expected a number in"),
+    (["--cutoff", "40%"], "--cutoff: expected a number in"),
+    (["--timeout-margin", "nan"], "--timeout-margin: expected a number in (0, 86400], got nan"),
+    (["--timeout-margin", "1e10"], "--timeout-margin: expected a number in"),
+    (["--timeout-margin", "0"], "--timeout-margin: expected a number in"),
+    (["--telemetry-hz", "nan"], "--telemetry-hz: expected a number in [0, 1000], got nan"),
+    (["--telemetry-hz", "-1"], "--telemetry-hz: expected a number in"),
+    (["--max-foreign-cpus", "nan"], "--max-foreign-cpus: expected a number in [0, 4096], got nan"),
+    (["--max-foreign-cpus", "-1"], "--max-foreign-cpus: expected a number in"),
+    (["--max-steal-cpus", "nan"], "--max-steal-cpus: expected a number in [0, 4096], got nan"),
+    (["--max-steal-cpus", "inf"], "--max-steal-cpus: expected a number in"),
+    (["--seed", "-1"], "--seed: expected an integer in [0, 18446744073709551615], got -1"),
+    (["--seed", "18446744073709551616"], "--seed: expected an integer in [0, 18446744073709551615]"),
+    (["--seed", "1e3"], "--seed: expected an integer in"),
+    (["--seed", "0x10"], "--seed: expected an integer in"),
+    (["--repeat", "0"], "--repeat"),
+    (["--repeat", "1001"], "--repeat"),
+    (["--repeat", "nan"], "--repeat"),
+    (["--rounds", "0"], "--rounds"),
+    (["--rounds", "101"], "--rounds"),
+    (["--max-reruns", "-1"], "--max-reruns"),
+    (["--resamples", "-5"], "--resamples"),
+    (["--resamples", "100001"], "--resamples"),
+    (["--device", "64"], "--device"),
+    (["--device", "-1"], "--device"),
+    (["--mode", "shared"], "--mode"),
+    (["--backend", "tpu"], "--backend"),
+    (["--round-order", "random"], "--round-order"),
+    (["--scenario", "/nonexistent.json"], "--scenario"),
+    (["--mps-pipe-dir", "/nonexistent-dir"], "--mps-pipe-dir"),
+    (["--baseline", "/nonexistent.json"], "--baseline"),
+    (["--scenario", "a.json", "--suite", "quick"], "--scenario excludes --suite"),
+    (["--no-such-option"], "The following argument was not expected: --no-such-option"),
+    (["list"], "what is required"),
+    (["list", "gpus"], "what"),
+]
+
+
+@pytest.mark.parametrize("args,expected", BAD_OPTIONS, ids=[" ".join(a) or "empty" for a, _ in BAD_OPTIONS])
+def test_a_bad_option_is_refused_in_one_line_before_anything_runs(runner, tmp_path, args, expected):
+    (tmp_path / "a.json").write_text("{}")
+    r = subprocess.run([BINARY, *args, "--out", str(tmp_path / "out")] if args[0] != "list" else [BINARY, *args],
+                       capture_output=True, text=True, timeout=60, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and len(r.stderr) <= 201, r.stderr
+    assert r.stderr.startswith("interference-bench: " + expected), r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_scenario_that_is_a_fifo_is_refused_at_once(runner, tmp_path):
+    fifo = tmp_path / "scenario.json"
+    os.mkfifo(fifo)
+    r = runner.run("--backend", "host", "--scenario", fifo, "--out", tmp_path / "out", timeout=20)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr == f"interference-bench: {fifo}: not a regular file (a scenario file must be one)\n"
+
+
+def test_two_scenarios_of_one_name_in_a_suite_are_refused(runner, tmp_path):
+    same = scenario("same", [compute("a")], mode="exclusive", duration=0.2)
+    runner.suite("twice", [same, same])
+    r = runner.run("--backend", "host", "--suite", "twice", "--out", tmp_path / "out")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and "s1.json: name: \"same\" is also the name of " in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()

@@ -221,7 +221,7 @@ def read_ops(state):
 def test_mig_create_destroys_exactly_its_instances_even_when_a_worker_crashes(runner, tmp_path, nvml):
     state = nvml(gpu(instances=INSTANCES[:1]))
     # Starts: 1 its process on its own instance (alone, colocated), 2 the one on the largest (exclusive).
-    bad = fault("bad", "crash", at_sample=30, count_file=str(tmp_path / "starts"), at_start=1)
+    bad = fault("bad", "crash", at_sample=30, count_file=str(tmp_path / "starts.ib-fault-count"), at_start=1)
     f = runner.write_json("s.json", scenario("made", [bad, compute("good")], mode="mig", duration=0.5, warmup=0.02))
     r = runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--mig-create",
                    "1g.18gb,2g.35gb")

@@ -97,7 +97,7 @@ def test_mps_run_gives_each_client_its_environment_and_quits_the_daemon(runner, 
     ("hang", 30, "alone", "timeout"),
 ])
 def test_daemon_is_quit_when_a_worker_fails(runner, tmp_path, mps, action, at_sample, phase, status):
-    bad = fault("bad", action, at_sample=at_sample, count_file=str(tmp_path / "starts"), at_start=2)
+    bad = fault("bad", action, at_sample=at_sample, count_file=str(tmp_path / "starts.ib-fault-count"), at_start=2)
     f = runner.write_json("s.json", scenario("mps-fail", [bad, compute("good")], mode="mps", duration=0.5, warmup=0.02))
     r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--timeout-margin", "1.5", *LENIENT)
     assert r.returncode == 4, r.stderr

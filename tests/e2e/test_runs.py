@@ -241,7 +241,7 @@ def test_streams_mode_runs_the_colocated_tenants_in_one_process(runner, tmp_path
 
 
 def test_streams_mode_a_crash_takes_every_tenant_of_the_process(runner, tmp_path):
-    bad = fault("bad", "crash", at_sample=40, count_file=str(tmp_path / "starts"), at_start=2)
+    bad = fault("bad", "crash", at_sample=40, count_file=str(tmp_path / "starts.ib-fault-count"), at_start=2)
     doc = scenario("in-process-crash", [bad, compute("good")], mode="streams", duration=1.0, warmup=0.02)
     r, res, _ = run_ok(runner, tmp_path, doc, *LENIENT, expect=(4,))
     run = res["runs"][0]

@@ -1,0 +1,28 @@
+// JSON documents from files the user gives (scenarios, suites, results files): limits checked before
+// anything is parsed into memory, so no input can exhaust memory or the stack, and duplicate keys (which
+// the JSON library would silently resolve to the last one) are refused. Errors are one line naming the
+// file, InputError (exit 2).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <string>
+
+namespace ib {
+
+struct JsonLimits {
+  std::size_t max_bytes = 4u << 20;  // a scenario is a few kB; results files pass their own limit
+  int max_depth = 32;                // nesting of objects and arrays
+};
+
+// Parses `text`; `where` names it in errors ("<where>: ..."). Throws InputError on a syntax error,
+// nesting deeper than max_depth, text longer than max_bytes, or a key given twice in one object
+// (the error names the key's path, e.g. "tenants[1].params: key \"n\" given twice").
+nlohmann::json parse_json_text(const std::string& text, const std::string& where, const JsonLimits& limits = {});
+
+// Reads a regular file of at most max_bytes (a FIFO, device or folder is refused before it is opened,
+// so nothing blocks) and parses it as above. `what` says what the file should be ("scenario file").
+nlohmann::json read_json_file(const std::string& path, const std::string& what, const JsonLimits& limits = {});
+
+}  // namespace ib

@@ -1,0 +1,77 @@
+// harness/core: number formats, printable values, and JSON input limits (duplicate keys, depth, size).
+#include "harness/core/errors.h"
+#include "harness/core/json_input.h"
+#include "harness/core/text.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+namespace ib {
+namespace {
+
+std::string refusal(const std::string& text, JsonLimits limits = {}) {
+  try {
+    parse_json_text(text, "f.json", limits);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Text, NumbersAndPercentagesAndNotANumber) {
+  EXPECT_EQ(significant(0.012345), "0.0123");
+  EXPECT_EQ(significant(1.5e9, 4), "1.5e+09");
+  EXPECT_EQ(percent(0.123), "12.3%");
+  EXPECT_EQ(signed_percent(0.123), "+12.3%");
+  EXPECT_EQ(signed_percent(-0.5, 0), "-50%");
+  EXPECT_EQ(fixed_percent(0.12345), "12.35%");
+  EXPECT_EQ(formatted("%.0f MiB", 1024.0), "1024 MiB");
+  for (double bad : {NAN, INFINITY, -INFINITY}) {
+    EXPECT_EQ(significant(bad), "n/a");
+    EXPECT_EQ(percent(bad), "n/a");
+    EXPECT_EQ(signed_percent(bad), "n/a");
+    EXPECT_EQ(formatted("%.1f", bad), "n/a");
+  }
+}
+
+TEST(Text, PrintableEscapesControlCharactersAndCutsLongValues) {
+  EXPECT_EQ(printable("a\nb\tc\x1b[31m"), "a\\nb\\tc\\x1b[31m");
+  const std::string cut = printable(std::string(1000, 'x'), 40);
+  EXPECT_EQ(cut.size(), 40u);
+  EXPECT_EQ(cut, std::string(19, 'x') + "... (1000 characters)");
+  EXPECT_EQ(printable("short", 40), "short");
+  // A cut never splits a UTF-8 character: "\xc3\xa9" (e acute) is two bytes; cutting at 4 bytes would
+  // keep its first byte alone, so the cut backs off to 3.
+  std::string accents = "aaa";
+  for (int i = 0; i < 30; ++i) accents += "\xc3\xa9";
+  EXPECT_EQ(printable(accents, 23), "aaa... (63 characters)");
+}
+
+TEST(JsonInput, DuplicateKeysAreRefusedWithTheirPath) {
+  EXPECT_EQ(refusal(R"({"a": 1, "a": 2})"), R"(f.json: key "a" given twice)");
+  EXPECT_EQ(refusal(R"({"t": [{"x": 1}, {"x": 1, "y": {"k": 1, "k": 2}}]})"), R"(f.json: t[1].y: key "k" given twice)");
+  // The same key in two objects is fine, and so is the same key at two levels.
+  EXPECT_EQ(refusal(R"({"t": [{"x": 1}, {"x": 2}], "x": {"x": 3}})"), "");
+}
+
+TEST(JsonInput, DepthAndSizeLimits) {
+  JsonLimits tight;
+  tight.max_depth = 3;
+  EXPECT_EQ(refusal("[[[1]]]", tight), "");  // depth 3: the innermost value is at depth 3
+  EXPECT_EQ(refusal("[[[[1]]]]", tight), "f.json: [0][0][0]: nested deeper than 3 levels");
+  EXPECT_EQ(refusal(std::string(200000, '[') + std::string(200000, ']')).rfind("f.json: [0][0][0][0][0][0]...: nested deeper", 0), 0u);
+  JsonLimits small;
+  small.max_bytes = 10;
+  EXPECT_EQ(refusal(R"({"a": "0123456789"})", small), "f.json: 19 bytes, more than the 10 this file may have");
+}
+
+TEST(JsonInput, SyntaxErrorsAndOverflowingNumbersAreInputErrors) {
+  EXPECT_EQ(refusal("{").rfind("f.json: not valid JSON: ", 0), 0u);
+  EXPECT_EQ(refusal(R"({"d": 1e400})").rfind("f.json: not a usable JSON number: ", 0), 0u);
+  EXPECT_EQ(refusal(R"({"d": NaN})").rfind("f.json: not valid JSON: ", 0), 0u);
+}
+
+}  // namespace
+}  // namespace ib

@@ -92,11 +92,12 @@ struct TempDir {
 };
 
 // "- " line on stderr; the one-line error style for every refusal.
-// Every refusal is one line of at most about 200 characters, whatever the input echoed in it holds
-// (control characters are written out, long messages cut).
+// Every refusal is one line, whatever the input echoed in it holds (control characters are written
+// out); bad input (exit 2) in at most 200 characters. A machine that cannot run what was asked (exit 3)
+// keeps its whole message: it says what an administrator would do.
 int fail(int code, const std::string& message) {
   std::string line = "interference-bench: " + printable(message, std::string::npos);
-  if (line.size() > 200) line = line.substr(0, 197) + "...";
+  if (code == kExitBadInput && line.size() > 200) line = line.substr(0, 197) + "...";
   std::cerr << line << "\n";
   return code;
 }

@@ -196,8 +196,12 @@ class HostLatency final : public Workload {
 };
 
 // host-fault: fault injection for testing the harness's error paths (crash, hang, exit, throw).
-// Each sample spins for sample_ms; the fault fires at sample number `at_sample` (counted from the
-// first sample this process runs, warm-up included) or during setup when at_sample is 0.
+// Each sample spins for sample_ms; the fault fires at sample number `at_sample`, counted from the
+// first sample this process runs (warm-up included) or, with `at_block` = k > 0, from the start of the
+// measurement of the k-th block this process measures (so where it fires does not depend on how many
+// samples fit a block on a loaded machine); during setup when at_sample is 0. begin_block() is called
+// at the start of warm-up, then of each block's re-warm and of its measurement (kernels/workload.h):
+// the k-th measurement is call 2k + 1.
 // With `count_file` set, only the `at_start`-th process of this tenant faults (each start adds a
 // line to the file), so a test can let the exclusive phase pass and fault in the colocated one.
 class HostFault final : public Workload {
@@ -207,7 +211,8 @@ class HostFault final : public Workload {
         at_sample_(p.at("at_sample").get<int>()),
         sample_ms_(p.at("sample_ms").get<double>()),
         count_file_(p.at("count_file").get<std::string>()),
-        at_start_(p.at("at_start").get<int>()) {}
+        at_start_(p.at("at_start").get<int>()),
+        at_block_(p.at("at_block").get<int>()) {}
 
   void setup(const ExecContext&) override {
     if (!count_file_.empty()) {
@@ -216,8 +221,13 @@ class HostFault final : public Workload {
     if (at_sample_ == 0) fire();
   }
 
+  void begin_block(std::int64_t) override {
+    if (++begin_block_calls_ == 2 * at_block_ + 1) samples_ = 0;  // the at_block-th measurement starts
+  }
+
   void run_sample(const ExecContext&, SampleOutput&) override {
-    if (++samples_ == at_sample_) fire();
+    const bool counting = at_block_ == 0 || begin_block_calls_ >= 2 * at_block_ + 1;
+    if (++samples_ == at_sample_ && counting) fire();
     const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(sample_ms_);
     while (std::chrono::steady_clock::now() < end) {
     }
@@ -261,6 +271,8 @@ class HostFault final : public Workload {
     if (!written) throw WorkloadError("cannot write count_file");
     return lines;
   }
+  int at_block_;
+  int begin_block_calls_ = 0;
   bool armed_ = true;
   int samples_ = 0;
 };
@@ -322,7 +334,8 @@ void register_host_workloads(Registry& registry) {
                  {"at_sample", T::integer, 10, 0, 1e9, {}, "sample number that faults (0: during setup)"},
                  {"sample_ms", T::number, 5.0, 0.1, 1000, {}, "spin time per sample"},
                  {"count_file", T::string, "", {}, {}, {}, "file counting process starts (empty: every start faults)"},
-                 {"at_start", T::integer, 1, 1, 1000, {}, "with count_file: which process start faults"}},
+                 {"at_start", T::integer, 1, 1, 1000, {}, "with count_file: which process start faults"},
+                 {"at_block", T::integer, 0, 0, 1000, {}, "count at_sample from this measured block's start (0: from the first sample)"}},
                 always_supported,
                 [](const Params& p) { return std::make_unique<HostFault>(p); }});
 }

@@ -23,9 +23,10 @@ def run_suite(runner, tmp_path, docs, *extra, timeout=120):
     ("throw", "error", lambda w: w["message"] == "host-fault: injected failure" and w["exit_code"] == 1),
 ])
 def test_failing_worker_is_recorded_and_the_next_scenario_runs(runner, tmp_path, action, status, check):
-    # About 10 warm-up and 25 re-warm samples of 2 ms: sample 100 falls 130 ms into the first block, after
-    # at least two 50 ms batches were streamed.
-    docs = [scenario("broken", [fault("bad", action, at_sample=100), compute("good")], duration=0.9, warmup=0.02),
+    # Samples spin 2 ms: sample 65 of the first block falls at least 130 ms into it, after at least two
+    # 50 ms batches were streamed, and well inside its 0.5 s.
+    docs = [scenario("broken", [fault("bad", action, at_sample=65, at_block=1), compute("good")], duration=1.5,
+                     warmup=0.02),
             scenario("after", [compute("a")], mode="exclusive", duration=0.3)]
     r, res = run_suite(runner, tmp_path, docs)
     assert r.returncode == 4, r.stderr
@@ -52,9 +53,9 @@ def test_failing_worker_is_recorded_and_the_next_scenario_runs(runner, tmp_path,
 
 
 def test_crash_in_the_colocated_phase_stops_the_neighbour(runner, tmp_path):
-    # Samples spin 2 ms: about 10 in the warm-up, 25 in each block's re-warm and 167 in a 1/3 s block,
-    # so sample 300 falls in the middle of round 1's colocated block (its third block).
-    bad = fault("bad", "crash", at_sample=300)
+    # The bad tenant's blocks in round 0: its exclusive block, then the colocated one (its 2nd): it crashes
+    # 20 samples into that one.
+    bad = fault("bad", "crash", at_sample=20, at_block=2)
     docs = [scenario("coloc-crash", [bad, compute("good")], duration=1.0, warmup=0.02)]
     r, res = run_suite(runner, tmp_path, docs)
     assert r.returncode == 4
@@ -69,6 +70,13 @@ def test_crash_in_the_colocated_phase_stops_the_neighbour(runner, tmp_path):
     assert good_t["phases"]["colocated"]["worker"]["status"] == "stopped"
     # The failed block does not count: nothing counts as co-located, no metrics are made up.
     assert good_t["phases"]["colocated"]["stats"]["n"] == 0
+    failed = run["blocks"][-1]["index"]
+    samples = good_t["phases"]["colocated"]["samples"]
+    in_failed = [c for b, c in zip(samples["block"], samples["counted"]) if b == failed]
+    assert in_failed and not any(in_failed), "samples of the failed block are kept, never counted"
+    clean = {b["index"] for b in run["blocks"] if b["status"] == "clean"}
+    assert all(b in clean for b, c in zip(samples["block"], samples["counted"]) if c)
+    assert good_t["phases"]["colocated"]["stats"]["n"] == sum(samples["counted"])
     assert good_t["metrics"] is None and good_t["verdict"] == "error"
 
 

@@ -89,15 +89,15 @@ def test_mps_run_gives_each_client_its_environment_and_quits_the_daemon(runner, 
 
 
 # The bad tenant's processes: 1st start the plain one (exclusive blocks), 2nd the MPS client (alone and
-# colocated blocks); only the client faults. Its samples spin 2 ms: about 10 in the warm-up, 25 in each
-# block's re-warm, 83 in a 1/6 s block. Sample 30 is in its first alone block's re-warm; sample 183 in
-# the colocated block of round 1 (after its alone block and the neighbour's).
-@pytest.mark.parametrize("action,at_sample,phase,status", [
-    ("crash", 183, "colocated", "crashed"),
-    ("hang", 30, "alone", "timeout"),
+# colocated blocks); only the client faults. Its blocks in round 0: its alone block (its 1st), then the
+# colocated one (its 2nd).
+@pytest.mark.parametrize("action,at_block,phase,status", [
+    ("crash", 2, "colocated", "crashed"),
+    ("hang", 1, "alone", "timeout"),
 ])
-def test_daemon_is_quit_when_a_worker_fails(runner, tmp_path, mps, action, at_sample, phase, status):
-    bad = fault("bad", action, at_sample=at_sample, count_file=str(tmp_path / "starts.ib-fault-count"), at_start=2)
+def test_daemon_is_quit_when_a_worker_fails(runner, tmp_path, mps, action, at_block, phase, status):
+    bad = fault("bad", action, at_sample=10, at_block=at_block, count_file=str(tmp_path / "starts.ib-fault-count"),
+                at_start=2)
     f = runner.write_json("s.json", scenario("mps-fail", [bad, compute("good")], mode="mps", duration=0.5, warmup=0.02))
     r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--timeout-margin", "1.5", *LENIENT)
     assert r.returncode == 4, r.stderr

@@ -44,7 +44,12 @@ def test_a_quiet_block_is_clean_and_each_block_records_its_load(runner, tmp_path
         assert b["status"] == "clean" and b["attempt"] == 1
         load = b["foreign_load"]
         assert load["seconds"] > 0.15 and load["foreign_cpus"] >= 0 and load["steal_cpus"] >= 0
-        assert 0.5 < load["own_cpus"] < 1.5, "one busy worker on one core"
+        # One busy worker on one core: never more than a CPU (and the harness's bit); it keeps at least
+        # one CPU busy, all of it when nothing else wants the machine.
+        assert load["own_cpus"] < 1.5
+        assert load["own_cpus"] + load["foreign_cpus"] > 0.5
+        if load["foreign_cpus"] < 0.3:
+            assert load["own_cpus"] > 0.5
         assert load["gpu_foreign_processes"] is None  # no GPU on the host backend
     assert res["meta"]["foreign_load_limits"] == {"max_foreign_cpus": 64, "max_steal_cpus": 64, "max_reruns": 2}
 
@@ -101,9 +106,13 @@ def test_selftest_reports_its_known_answers_within_its_budget(runner, tmp_path):
     # Whatever the machine's noise: two tenants on one core never pass, an idle neighbour never fails.
     assert shared["verdict"] in ("fail", "inconclusive"), shared
     assert idle["verdict"] in ("pass", "inconclusive"), idle
-    assert shared["metrics"]["median_slowdown"] > 0.1, "one core shared by two: slower than alone"
-    # The resolution is the idle case's CI bound.
-    e = idle["metrics"]["p95_slowdown"]
-    assert doc["resolvable_p95_slowdown"] == max(abs(e["ci_low"]), abs(e["ci_high"]))
+    if shared["verdict"] == "fail":  # judged on clean blocks: one core shared by two is slower than alone
+        assert shared["metrics"]["median_slowdown"] > 0.1
+    # The resolution is the idle case's CI bound (none when foreign load left it without a clean block).
+    if idle["metrics"] is not None and idle["metrics"]["p95_slowdown"]["ci_high"] is not None:
+        e = idle["metrics"]["p95_slowdown"]
+        assert doc["resolvable_p95_slowdown"] == max(abs(e["ci_low"]), abs(e["ci_high"]))
+    else:
+        assert doc["resolvable_p95_slowdown"] is None
     assert "Smallest P95 slowdown this machine resolves now" in r.stdout
     assert elapsed < 30 + 30, "within its budget (plus start-up slack on a loaded machine)"

@@ -119,16 +119,22 @@ def test_two_tenants_time_sliced_on_one_cpu_never_pass(runner, tmp_path):
     # slowdown near +100%). Samples of about 6 ms, longer than the scheduler's slice, so that sharing the
     # core shows in each sample's time. On a quiet machine the whole CI lies above the cutoff (fail); on a
     # loaded VM whose CPU speed changes between blocks the CI widens across it (inconclusive, measured in
-    # docs/measurements/2026-12-01-host-verdicts.md). What holds on any machine: never a pass, the CI
-    # reaches above the cutoff, and the median is far slower than alone.
+    # docs/measurements/2026-12-01-host-verdicts.md). With the default foreign-load limits another process
+    # on CPU 0 (which would slow one phase's blocks and not the other's) makes blocks contaminated, hence
+    # excluded or inconclusive, never a pass. What holds on any machine: never a pass; judged on clean
+    # blocks the CI reaches above the cutoff and the median is slower than alone; the two tenants use
+    # one CPU between them.
     doc = scenario("one-cpu", [compute("a", n=128, cpus=[0]), compute("b", n=128, cpus=[0])], duration=2.0)
-    r, res, _ = run_ok(runner, tmp_path, doc, *LENIENT, expect=(1, 5))
+    r, res, _ = run_ok(runner, tmp_path, doc, expect=(1, 5))
     for t in res["runs"][0]["tenants"]:
         assert t["verdict"] in ("fail", "inconclusive"), t["verdict_reason"]
+        assert t["placement"] == {"cpus": [0]}
+        if t["metrics"] is None or t["metrics"]["p95_slowdown"]["ci_high"] is None:
+            assert t["verdict"] == "inconclusive"
+            continue
         assert t["metrics"]["p95_slowdown"]["ci_high"] > 0.40
         # 2x within one CPU-speed plateau; 1.2x when the exclusive blocks fell on the VM's slow plateau
         assert t["metrics"]["median_slowdown"] > 0.1
-        assert t["placement"] == {"cpus": [0]}
     for b in res["runs"][0]["blocks"]:
         if b["phase"] == "colocated":
             assert b["foreign_load"]["own_cpus"] < 1.3, "two busy tenants on one core use one CPU between them"
@@ -220,15 +226,21 @@ def test_mode_override_applies_to_every_scenario_of_the_suite(runner, tmp_path):
 
 def test_streams_mode_runs_the_colocated_tenants_in_one_process(runner, tmp_path):
     doc = scenario("in-process", [compute("a", n=128, cpus=[0]), compute("b", n=128, cpus=[0])], mode="streams",
-                   duration=2.0)
-    r, res, out = run_ok(runner, tmp_path, doc, *LENIENT)
+                   duration=3.0)
+    # Default foreign-load limits: another process on CPU 0 in some blocks and not others would change
+    # the answer, so the known answer is judged only when every block was clean.
+    r, res, out = run_ok(runner, tmp_path, doc)
     run = res["runs"][0]
     assert run["mode"] == "streams" and run["status"] == "ok"
+    quiet = all(b["status"] == "clean" for b in run["blocks"])
     logs = {t["name"]: t["phases"]["colocated"]["worker"]["log"] for t in run["tenants"]}
     assert logs["a"] == logs["b"] == str(out / "logs" / "in-process-streams-r1-streams-all.log"), "one worker process"
     assert run["tenants"][0]["phases"]["exclusive"]["worker"]["log"] != run["tenants"][1]["phases"]["exclusive"]["worker"]["log"]
     for t in run["tenants"]:
         assert t["phases"]["alone"]["source"] == "exclusive"
+        assert t["verdict"] != "pass", "two threads on one core are never within the cutoff"
+        if not quiet:
+            continue
         assert t["phases"]["colocated"]["stats"]["n"] >= 72
         # Both threads pinned to CPU 0 (per-thread affinity): they share one core, so each runs at about
         # half speed (a median slowdown near 1; at least 0.2 when this VM's CPU speed changes between the
@@ -241,7 +253,7 @@ def test_streams_mode_runs_the_colocated_tenants_in_one_process(runner, tmp_path
 
 
 def test_streams_mode_a_crash_takes_every_tenant_of_the_process(runner, tmp_path):
-    bad = fault("bad", "crash", at_sample=40, count_file=str(tmp_path / "starts.ib-fault-count"), at_start=2)
+    bad = fault("bad", "crash", at_sample=5, at_block=1, count_file=str(tmp_path / "starts.ib-fault-count"), at_start=2)
     doc = scenario("in-process-crash", [bad, compute("good")], mode="streams", duration=1.0, warmup=0.02)
     r, res, _ = run_ok(runner, tmp_path, doc, *LENIENT, expect=(4,))
     run = res["runs"][0]

@@ -2,6 +2,7 @@
 #include "harness/nvml/telemetry.h"
 
 #include "harness/core/text.h"
+#include "harness/nvml/nvml_abi.h"
 
 #include <time.h>
 
@@ -15,6 +16,20 @@
 namespace ib {
 
 namespace {
+
+// The reason bits of telemetry.h are NVML's (nvml_abi.h), bit for bit.
+static_assert(kReasonGpuIdle == nvmlClocksEventReasonGpuIdle &&
+                  kReasonApplicationsClocksSetting == nvmlClocksEventReasonApplicationsClocksSetting &&
+                  kReasonSwPowerCap == nvmlClocksEventReasonSwPowerCap &&
+                  kReasonHwSlowdown == nvmlClocksThrottleReasonHwSlowdown &&
+                  kReasonSyncBoost == nvmlClocksEventReasonSyncBoost &&
+                  kReasonSwThermalSlowdown == nvmlClocksEventReasonSwThermalSlowdown &&
+                  kReasonHwThermalSlowdown == nvmlClocksThrottleReasonHwThermalSlowdown &&
+                  kReasonHwPowerBrakeSlowdown == nvmlClocksThrottleReasonHwPowerBrakeSlowdown,
+              "clock-event reason bits");
+static_assert(kThrottleFailReasons == (kReasonHwSlowdown | kReasonSwThermalSlowdown | kReasonHwThermalSlowdown |
+                                       kReasonHwPowerBrakeSlowdown),
+              "DCGM's 0xE8");
 
 struct NamedBit {
   uint64_t bit;

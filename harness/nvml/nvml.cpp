@@ -1,7 +1,9 @@
-// NVML bound at run time with dlopen/dlsym (see nvml.h). The few NVML types and entry points used here are
-// declared below from NVML's public API documentation, because the CUDA toolkit does not ship nvml.h and
-// the binary must start where there is no driver.
+// NVML bound at run time with dlopen/dlsym (see nvml.h). The NVML types, constants and entry points come from
+// harness/nvml/nvml_abi.h, shared with the fake NVML, because the CUDA toolkit does not ship nvml.h and the
+// binary must start where there is no driver.
 #include "harness/nvml/nvml.h"
+
+#include "harness/nvml/nvml_abi.h"
 
 #include <dlfcn.h>
 
@@ -11,117 +13,6 @@
 #include <initializer_list>
 #include <sstream>
 #include <utility>
-
-// ---- NVML ABI (public API, C linkage; only what this file uses) ----
-extern "C" {
-// nvmlReturn_t and nvmlComputeMode_t are C enums (4 bytes, returned/passed like int); plain int here so that
-// codes this file does not name (999 = NVML_ERROR_UNKNOWN, ...) stay well-defined values.
-typedef int nvmlReturn_t;
-typedef int nvmlComputeMode_t;
-
-typedef struct nvmlDevice_st* nvmlDevice_t;
-typedef struct nvmlGpuInstance_st* nvmlGpuInstance_t;
-typedef struct nvmlComputeInstance_st* nvmlComputeInstance_t;
-
-typedef struct {
-  unsigned long long total;
-  unsigned long long free;
-  unsigned long long used;
-} nvmlMemory_t;
-
-typedef struct {
-  unsigned int multiprocessorCount;
-  unsigned int sharedCopyEngineCount;
-  unsigned int sharedDecoderCount;
-  unsigned int sharedEncoderCount;
-  unsigned int sharedJpegCount;
-  unsigned int sharedOfaCount;
-  unsigned int gpuInstanceSliceCount;
-  unsigned int computeInstanceSliceCount;
-  unsigned long long memorySizeMB;
-} nvmlDeviceAttributes_t;
-
-typedef struct {
-  unsigned int id;
-  unsigned int isP2pSupported;
-  unsigned int sliceCount;
-  unsigned int instanceCount;
-  unsigned int multiprocessorCount;
-  unsigned int copyEngineCount;
-  unsigned int decoderCount;
-  unsigned int encoderCount;
-  unsigned int jpegCount;
-  unsigned int ofaCount;
-  unsigned long long memorySizeMB;
-} nvmlGpuInstanceProfileInfo_t;
-
-typedef struct {
-  unsigned int version;  // sizeof(this) | (2 << 24)
-  unsigned int id;
-  unsigned int isP2pSupported;
-  unsigned int sliceCount;
-  unsigned int instanceCount;
-  unsigned int multiprocessorCount;
-  unsigned int copyEngineCount;
-  unsigned int decoderCount;
-  unsigned int encoderCount;
-  unsigned int jpegCount;
-  unsigned int ofaCount;
-  unsigned long long memorySizeMB;
-  char name[96];  // NVML_DEVICE_NAME_V2_BUFFER_SIZE, e.g. "MIG 1g.18gb"
-} nvmlGpuInstanceProfileInfo_v2_t;
-
-typedef struct {
-  unsigned int id;
-  unsigned int sliceCount;
-  unsigned int instanceCount;
-  unsigned int multiprocessorCount;
-  unsigned int sharedCopyEngineCount;
-  unsigned int sharedDecoderCount;
-  unsigned int sharedEncoderCount;
-  unsigned int sharedJpegCount;
-  unsigned int sharedOfaCount;
-} nvmlComputeInstanceProfileInfo_t;
-
-typedef struct {
-  unsigned int start;
-  unsigned int size;
-} nvmlInstancePlacement_t;  // nvmlGpuInstancePlacement_t / nvmlComputeInstancePlacement_t
-
-typedef struct {
-  nvmlDevice_t device;
-  unsigned int id;
-  unsigned int profileId;
-  nvmlInstancePlacement_t placement;
-} nvmlGpuInstanceInfo_t;
-
-typedef struct {
-  unsigned int gpu;     // percent of the last sample period with a kernel running
-  unsigned int memory;  // percent of the last sample period with device memory being read or written
-} nvmlUtilization_t;
-
-typedef struct {
-  unsigned long long referenceTime;  // CPU timestamp, microseconds
-  unsigned long long violationTime;  // nanoseconds
-} nvmlViolationTime_t;
-
-// nvmlProcessInfo_t as taken by nvmlDeviceGetComputeRunningProcesses_v3 (and, with the same layout,
-// nvmlProcessInfo_v2_t by ..._v2).
-typedef struct {
-  unsigned int pid;
-  unsigned long long usedGpuMemory;  // bytes, or NVML_VALUE_NOT_AVAILABLE
-  unsigned int gpuInstanceId;        // 0xFFFFFFFF outside MIG
-  unsigned int computeInstanceId;    // 0xFFFFFFFF outside MIG
-} nvmlProcessInfo_t;
-
-typedef struct {
-  nvmlDevice_t device;
-  nvmlGpuInstance_t gpuInstance;
-  unsigned int id;
-  unsigned int profileId;
-  nvmlInstancePlacement_t placement;
-} nvmlComputeInstanceInfo_t;
-}  // extern "C"
 
 namespace ib {
 
@@ -150,29 +41,15 @@ const char* virtualization_mode_name(VirtualizationMode m) {
 
 namespace {
 
-constexpr nvmlReturn_t NVML_SUCCESS = 0;
-constexpr nvmlReturn_t NVML_ERROR_INVALID_ARGUMENT = 2;
-constexpr nvmlReturn_t NVML_ERROR_NOT_SUPPORTED = 3;
-constexpr nvmlReturn_t NVML_ERROR_NO_PERMISSION = 4;
-constexpr nvmlReturn_t NVML_ERROR_NOT_FOUND = 6;
-constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_SIZE = 7;
-constexpr nvmlReturn_t NVML_ERROR_LIBRARY_NOT_FOUND = 12;
-constexpr nvmlReturn_t NVML_ERROR_FUNCTION_NOT_FOUND = 13;
+// VirtualizationMode mirrors nvmlGpuVirtualizationMode_t value for value (device_facts casts one to the other).
+static_assert(static_cast<int>(VirtualizationMode::none) == NVML_GPU_VIRTUALIZATION_MODE_NONE &&
+                  static_cast<int>(VirtualizationMode::passthrough) == NVML_GPU_VIRTUALIZATION_MODE_PASSTHROUGH &&
+                  static_cast<int>(VirtualizationMode::vgpu) == NVML_GPU_VIRTUALIZATION_MODE_VGPU &&
+                  static_cast<int>(VirtualizationMode::host_vgpu) == NVML_GPU_VIRTUALIZATION_MODE_HOST_VGPU &&
+                  static_cast<int>(VirtualizationMode::host_vsga) == NVML_GPU_VIRTUALIZATION_MODE_HOST_VSGA,
+              "VirtualizationMode values are nvmlGpuVirtualizationMode_t's");
 
-constexpr int NVML_CLOCK_SM = 1;                 // nvmlClockType_t
-constexpr int NVML_CLOCK_MEM = 2;
-constexpr int NVML_TEMPERATURE_GPU = 0;          // nvmlTemperatureSensors_t
-constexpr int NVML_PERF_POLICY_POWER = 0;        // nvmlPerfPolicyType_t
-constexpr int NVML_PERF_POLICY_THERMAL = 1;
-constexpr unsigned NVML_NVLINK_MAX_LINKS = 18;
-constexpr unsigned kDriverVersionBuffer = 80;    // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
-constexpr unsigned kNoInstance = 0xFFFFFFFFu;    // gpuInstanceId / computeInstanceId outside MIG
-constexpr unsigned long long kValueNotAvailable = ~0ull;  // NVML_VALUE_NOT_AVAILABLE as an unsigned long long
-
-constexpr unsigned kNameBuffer = 96;   // NVML_DEVICE_NAME_V2_BUFFER_SIZE
-constexpr unsigned kUuidBuffer = 96;   // NVML_DEVICE_UUID_V2_BUFFER_SIZE
-constexpr unsigned kProfileIndexLimit = 32;          // beyond every NVML_GPU/COMPUTE_INSTANCE_PROFILE_COUNT so far
-constexpr unsigned kComputeEngineProfileShared = 0;  // NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED
+constexpr unsigned kProfileIndexLimit = 32;  // beyond every NVML_GPU/COMPUTE_INSTANCE_PROFILE_COUNT so far (0x12)
 
 // "NVIDIA H200 MIG 1g.18gb" -> "1g.18gb"; "MIG 1g.18gb" -> "1g.18gb".
 std::string profile_from_name(const std::string& name) {
@@ -275,13 +152,13 @@ class DlNvml final : public Nvml {
 
   ComputeMode compute_mode(unsigned device) override {
     nvmlDevice_t h = handle(device);
-    nvmlComputeMode_t mode = 0;
+    nvmlComputeMode_t mode = NVML_COMPUTEMODE_DEFAULT;
     check("nvmlDeviceGetComputeMode", need(get_compute_mode_, "nvmlDeviceGetComputeMode")(h, &mode));
     switch (mode) {
-      case 0: return ComputeMode::default_mode;
-      case 1: return ComputeMode::exclusive_thread;
-      case 2: return ComputeMode::prohibited;
-      case 3: return ComputeMode::exclusive_process;
+      case NVML_COMPUTEMODE_DEFAULT: return ComputeMode::default_mode;
+      case NVML_COMPUTEMODE_EXCLUSIVE_THREAD: return ComputeMode::exclusive_thread;
+      case NVML_COMPUTEMODE_PROHIBITED: return ComputeMode::prohibited;
+      case NVML_COMPUTEMODE_EXCLUSIVE_PROCESS: return ComputeMode::exclusive_process;
       default: return ComputeMode::unknown;
     }
   }
@@ -293,7 +170,7 @@ class DlNvml final : public Nvml {
     nvmlReturn_t rc = get_mig_mode_(h, &current, &pending);
     if (rc == NVML_ERROR_NOT_SUPPORTED) return std::nullopt;
     check("nvmlDeviceGetMigMode", rc);
-    return MigModeState{current != 0, pending != 0};
+    return MigModeState{current != NVML_DEVICE_MIG_DISABLE, pending != NVML_DEVICE_MIG_DISABLE};
   }
 
   std::vector<MigInstance> mig_instances(unsigned device) override {
@@ -360,7 +237,7 @@ class DlNvml final : public Nvml {
       nvmlComputeInstanceProfileInfo_t ci_profile{};
       for (unsigned p = 0; p < kProfileIndexLimit && !found; ++p) {
         nvmlComputeInstanceProfileInfo_t info{};
-        nvmlReturn_t rc = ci_info_fn(gi, p, kComputeEngineProfileShared, &info);
+        nvmlReturn_t rc = ci_info_fn(gi, p, NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, &info);
         if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT) continue;
         check("nvmlGpuInstanceGetComputeInstanceProfileInfo", rc);
         if (info.sliceCount == gi_profile.slices) {
@@ -449,10 +326,10 @@ class DlNvml final : public Nvml {
     f.name = name_of(h);
     f.uuid = uuid_of(h);
     {
-      char buf[kDriverVersionBuffer] = {};
+      char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
       if (optional_call(notes, "driver_version", "nvmlSystemGetDriverVersion", get_driver_version_, {}, buf,
-                        kDriverVersionBuffer)) {
-        buf[kDriverVersionBuffer - 1] = '\0';
+                        NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE)) {
+        buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE - 1] = '\0';
         f.driver_version = std::string(buf);
       }
     }
@@ -471,14 +348,16 @@ class DlNvml final : public Nvml {
     check("nvmlDeviceGetMemoryInfo", need(get_memory_, "nvmlDeviceGetMemoryInfo")(h, &mem));
     f.memory_total_bytes = mem.total;
     f.memory_used_bytes = mem.used;
-    int ecc_current = 0, ecc_pending = 0;  // nvmlEnableState_t
+    nvmlEnableState_t ecc_current = NVML_FEATURE_DISABLED, ecc_pending = NVML_FEATURE_DISABLED;
     if (optional_call(notes, "ecc", "nvmlDeviceGetEccMode", get_ecc_, {}, h, &ecc_current, &ecc_pending)) {
-      f.ecc_current = ecc_current != 0;
-      f.ecc_pending = ecc_pending != 0;
+      f.ecc_current = ecc_current != NVML_FEATURE_DISABLED;
+      f.ecc_pending = ecc_pending != NVML_FEATURE_DISABLED;
     }
-    int virt = 0;  // nvmlGpuVirtualizationMode_t
+    nvmlGpuVirtualizationMode_t virt = NVML_GPU_VIRTUALIZATION_MODE_NONE;
     if (optional_call(notes, "virtualization_mode", "nvmlDeviceGetVirtualizationMode", get_virt_, {}, h, &virt))
-      f.virtualization = (virt >= 0 && virt <= 4) ? static_cast<VirtualizationMode>(virt) : VirtualizationMode::unknown;
+      f.virtualization = (virt >= NVML_GPU_VIRTUALIZATION_MODE_NONE && virt <= NVML_GPU_VIRTUALIZATION_MODE_HOST_VSGA)
+                             ? static_cast<VirtualizationMode>(virt)  // same values (static_asserts above)
+                             : VirtualizationMode::unknown;
     unsigned v = 0;
     if (optional_call(notes, "pcie_gen_current", "nvmlDeviceGetCurrPcieLinkGeneration", get_pcie_gen_, {}, h, &v))
       f.pcie_gen_current = v;
@@ -543,7 +422,7 @@ class DlNvml final : public Nvml {
     }
     unsigned up = 0, queried = 0;
     for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
-      int active = 0;  // nvmlEnableState_t
+      nvmlEnableState_t active = NVML_FEATURE_DISABLED;
       nvmlReturn_t rc = get_nvlink_state_(h, link, &active);
       if (rc == NVML_ERROR_NOT_SUPPORTED || (rc == NVML_ERROR_INVALID_ARGUMENT && link > 0)) {
         if (link == 0) {
@@ -554,7 +433,7 @@ class DlNvml final : public Nvml {
       }
       check("nvmlDeviceGetNvLinkState", rc);
       ++queried;
-      if (active != 0) ++up;
+      if (active != NVML_FEATURE_DISABLED) ++up;
     }
     f.nvlink_links_up = up;
     f.nvlink_links_queried = queried;
@@ -585,9 +464,9 @@ class DlNvml final : public Nvml {
     for (unsigned i = 0; i < count && i < buf.size(); ++i) {
       ComputeProcess p;
       p.pid = buf[i].pid;
-      if (buf[i].usedGpuMemory != kValueNotAvailable) p.used_bytes = buf[i].usedGpuMemory;
-      if (buf[i].gpuInstanceId != kNoInstance) p.gpu_instance_id = buf[i].gpuInstanceId;
-      if (buf[i].computeInstanceId != kNoInstance) p.compute_instance_id = buf[i].computeInstanceId;
+      if (buf[i].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE_ULL) p.used_bytes = buf[i].usedGpuMemory;
+      if (buf[i].gpuInstanceId != NVML_NO_INSTANCE_ID) p.gpu_instance_id = buf[i].gpuInstanceId;
+      if (buf[i].computeInstanceId != NVML_NO_INSTANCE_ID) p.compute_instance_id = buf[i].computeInstanceId;
       out.push_back(p);
     }
     f.processes = std::move(out);
@@ -627,16 +506,16 @@ class DlNvml final : public Nvml {
   }
 
   std::string name_of(nvmlDevice_t h) {
-    char buf[kNameBuffer] = {};
-    check("nvmlDeviceGetName", need(get_name_, "nvmlDeviceGetName")(h, buf, kNameBuffer));
-    buf[kNameBuffer - 1] = '\0';
+    char buf[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
+    check("nvmlDeviceGetName", need(get_name_, "nvmlDeviceGetName")(h, buf, NVML_DEVICE_NAME_V2_BUFFER_SIZE));
+    buf[NVML_DEVICE_NAME_V2_BUFFER_SIZE - 1] = '\0';
     return buf;
   }
 
   std::string uuid_of(nvmlDevice_t h) {
-    char buf[kUuidBuffer] = {};
-    check("nvmlDeviceGetUUID", need(get_uuid_, "nvmlDeviceGetUUID")(h, buf, kUuidBuffer));
-    buf[kUuidBuffer - 1] = '\0';
+    char buf[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
+    check("nvmlDeviceGetUUID", need(get_uuid_, "nvmlDeviceGetUUID")(h, buf, NVML_DEVICE_UUID_V2_BUFFER_SIZE));
+    buf[NVML_DEVICE_UUID_V2_BUFFER_SIZE - 1] = '\0';
     return buf;
   }
 
@@ -651,7 +530,7 @@ class DlNvml final : public Nvml {
       nvmlReturn_t rc;
       if (gi_profile_info_v_) {
         nvmlGpuInstanceProfileInfo_v2_t info{};
-        info.version = static_cast<unsigned>(sizeof(info)) | (2u << 24);
+        info.version = nvmlGpuInstanceProfileInfo_v2;
         rc = gi_profile_info_v_(h, p, &info);
         if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT) {
           if (p == 0) first_refusal = message("nvmlDeviceGetGpuInstanceProfileInfoV", rc);
@@ -686,54 +565,53 @@ class DlNvml final : public Nvml {
   void* lib_;
   std::string path_;
 
-  nvmlReturn_t (*init_)() = nullptr;
-  nvmlReturn_t (*shutdown_)() = nullptr;
-  const char* (*error_string_)(nvmlReturn_t) = nullptr;
-  nvmlReturn_t (*get_count_)(unsigned*) = nullptr;
-  nvmlReturn_t (*get_handle_)(unsigned, nvmlDevice_t*) = nullptr;
-  nvmlReturn_t (*get_name_)(nvmlDevice_t, char*, unsigned) = nullptr;
-  nvmlReturn_t (*get_uuid_)(nvmlDevice_t, char*, unsigned) = nullptr;
-  nvmlReturn_t (*get_compute_mode_)(nvmlDevice_t, nvmlComputeMode_t*) = nullptr;
-  nvmlReturn_t (*get_mig_mode_)(nvmlDevice_t, unsigned*, unsigned*) = nullptr;
-  nvmlReturn_t (*get_max_mig_count_)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*get_mig_handle_)(nvmlDevice_t, unsigned, nvmlDevice_t*) = nullptr;
-  nvmlReturn_t (*get_gi_id_)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*get_ci_id_)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*get_memory_)(nvmlDevice_t, nvmlMemory_t*) = nullptr;
-  nvmlReturn_t (*get_attributes_)(nvmlDevice_t, nvmlDeviceAttributes_t*) = nullptr;
-  nvmlReturn_t (*gi_profile_info_v_)(nvmlDevice_t, unsigned, nvmlGpuInstanceProfileInfo_v2_t*) = nullptr;
-  nvmlReturn_t (*gi_profile_info_)(nvmlDevice_t, unsigned, nvmlGpuInstanceProfileInfo_t*) = nullptr;
-  nvmlReturn_t (*create_gi_)(nvmlDevice_t, unsigned, nvmlGpuInstance_t*) = nullptr;
-  nvmlReturn_t (*get_gi_by_id_)(nvmlDevice_t, unsigned, nvmlGpuInstance_t*) = nullptr;
-  nvmlReturn_t (*gi_get_info_)(nvmlGpuInstance_t, nvmlGpuInstanceInfo_t*) = nullptr;
-  nvmlReturn_t (*ci_profile_info_)(nvmlGpuInstance_t, unsigned, unsigned, nvmlComputeInstanceProfileInfo_t*) =
-      nullptr;
-  nvmlReturn_t (*create_ci_)(nvmlGpuInstance_t, unsigned, nvmlComputeInstance_t*) = nullptr;
-  nvmlReturn_t (*get_ci_by_id_)(nvmlGpuInstance_t, unsigned, nvmlComputeInstance_t*) = nullptr;
-  nvmlReturn_t (*ci_get_info_)(nvmlComputeInstance_t, nvmlComputeInstanceInfo_t*) = nullptr;
-  nvmlReturn_t (*destroy_ci_)(nvmlComputeInstance_t) = nullptr;
-  nvmlReturn_t (*destroy_gi_)(nvmlGpuInstance_t) = nullptr;
-  nvmlReturn_t (*get_clock_)(nvmlDevice_t, int, unsigned*) = nullptr;      // nvmlClockType_t
-  nvmlReturn_t (*get_max_clock_)(nvmlDevice_t, int, unsigned*) = nullptr;  // nvmlClockType_t
-  nvmlReturn_t (*get_power_)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*get_enforced_limit_)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*get_default_limit_)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*get_temperature_)(nvmlDevice_t, int, unsigned*) = nullptr;  // nvmlTemperatureSensors_t
-  nvmlReturn_t (*get_event_reasons_)(nvmlDevice_t, unsigned long long*) = nullptr;
-  nvmlReturn_t (*get_throttle_reasons_)(nvmlDevice_t, unsigned long long*) = nullptr;
-  nvmlReturn_t (*get_utilization_)(nvmlDevice_t, nvmlUtilization_t*) = nullptr;
-  nvmlReturn_t (*get_violation_)(nvmlDevice_t, int, nvmlViolationTime_t*) = nullptr;  // nvmlPerfPolicyType_t
-  nvmlReturn_t (*get_driver_version_)(char*, unsigned) = nullptr;
-  nvmlReturn_t (*get_cuda_version_)(int*) = nullptr;
-  nvmlReturn_t (*get_cc_)(nvmlDevice_t, int*, int*) = nullptr;
-  nvmlReturn_t (*get_ecc_)(nvmlDevice_t, int*, int*) = nullptr;  // nvmlEnableState_t
-  nvmlReturn_t (*get_virt_)(nvmlDevice_t, int*) = nullptr;       // nvmlGpuVirtualizationMode_t
-  nvmlReturn_t (*get_pcie_gen_)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*get_pcie_width_)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*get_pcie_max_gen_)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*get_pcie_max_width_)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*get_nvlink_state_)(nvmlDevice_t, unsigned, int*) = nullptr;  // nvmlEnableState_t
-  nvmlReturn_t (*get_processes_)(nvmlDevice_t, unsigned*, nvmlProcessInfo_t*) = nullptr;
+  decltype(&nvmlInit_v2) init_ = nullptr;
+  decltype(&nvmlShutdown) shutdown_ = nullptr;
+  decltype(&nvmlErrorString) error_string_ = nullptr;
+  decltype(&nvmlDeviceGetCount_v2) get_count_ = nullptr;
+  decltype(&nvmlDeviceGetHandleByIndex_v2) get_handle_ = nullptr;
+  decltype(&nvmlDeviceGetName) get_name_ = nullptr;
+  decltype(&nvmlDeviceGetUUID) get_uuid_ = nullptr;
+  decltype(&nvmlDeviceGetComputeMode) get_compute_mode_ = nullptr;
+  decltype(&nvmlDeviceGetMigMode) get_mig_mode_ = nullptr;
+  decltype(&nvmlDeviceGetMaxMigDeviceCount) get_max_mig_count_ = nullptr;
+  decltype(&nvmlDeviceGetMigDeviceHandleByIndex) get_mig_handle_ = nullptr;
+  decltype(&nvmlDeviceGetGpuInstanceId) get_gi_id_ = nullptr;
+  decltype(&nvmlDeviceGetComputeInstanceId) get_ci_id_ = nullptr;
+  decltype(&nvmlDeviceGetMemoryInfo) get_memory_ = nullptr;
+  decltype(&nvmlDeviceGetAttributes_v2) get_attributes_ = nullptr;
+  decltype(&nvmlDeviceGetGpuInstanceProfileInfoV) gi_profile_info_v_ = nullptr;
+  decltype(&nvmlDeviceGetGpuInstanceProfileInfo) gi_profile_info_ = nullptr;
+  decltype(&nvmlDeviceCreateGpuInstance) create_gi_ = nullptr;
+  decltype(&nvmlDeviceGetGpuInstanceById) get_gi_by_id_ = nullptr;
+  decltype(&nvmlGpuInstanceGetInfo) gi_get_info_ = nullptr;
+  decltype(&nvmlGpuInstanceGetComputeInstanceProfileInfo) ci_profile_info_ = nullptr;
+  decltype(&nvmlGpuInstanceCreateComputeInstance) create_ci_ = nullptr;
+  decltype(&nvmlGpuInstanceGetComputeInstanceById) get_ci_by_id_ = nullptr;
+  decltype(&nvmlComputeInstanceGetInfo_v2) ci_get_info_ = nullptr;
+  decltype(&nvmlComputeInstanceDestroy) destroy_ci_ = nullptr;
+  decltype(&nvmlGpuInstanceDestroy) destroy_gi_ = nullptr;
+  decltype(&nvmlDeviceGetClockInfo) get_clock_ = nullptr;
+  decltype(&nvmlDeviceGetMaxClockInfo) get_max_clock_ = nullptr;
+  decltype(&nvmlDeviceGetPowerUsage) get_power_ = nullptr;
+  decltype(&nvmlDeviceGetEnforcedPowerLimit) get_enforced_limit_ = nullptr;
+  decltype(&nvmlDeviceGetPowerManagementDefaultLimit) get_default_limit_ = nullptr;
+  decltype(&nvmlDeviceGetTemperature) get_temperature_ = nullptr;
+  decltype(&nvmlDeviceGetCurrentClocksEventReasons) get_event_reasons_ = nullptr;
+  decltype(&nvmlDeviceGetCurrentClocksThrottleReasons) get_throttle_reasons_ = nullptr;
+  decltype(&nvmlDeviceGetUtilizationRates) get_utilization_ = nullptr;
+  decltype(&nvmlDeviceGetViolationStatus) get_violation_ = nullptr;
+  decltype(&nvmlSystemGetDriverVersion) get_driver_version_ = nullptr;
+  decltype(&nvmlSystemGetCudaDriverVersion_v2) get_cuda_version_ = nullptr;
+  decltype(&nvmlDeviceGetCudaComputeCapability) get_cc_ = nullptr;
+  decltype(&nvmlDeviceGetEccMode) get_ecc_ = nullptr;
+  decltype(&nvmlDeviceGetVirtualizationMode) get_virt_ = nullptr;
+  decltype(&nvmlDeviceGetCurrPcieLinkGeneration) get_pcie_gen_ = nullptr;
+  decltype(&nvmlDeviceGetCurrPcieLinkWidth) get_pcie_width_ = nullptr;
+  decltype(&nvmlDeviceGetMaxPcieLinkGeneration) get_pcie_max_gen_ = nullptr;
+  decltype(&nvmlDeviceGetMaxPcieLinkWidth) get_pcie_max_width_ = nullptr;
+  decltype(&nvmlDeviceGetNvLinkState) get_nvlink_state_ = nullptr;
+  decltype(&nvmlDeviceGetComputeRunningProcesses_v3) get_processes_ = nullptr;
   const char* processes_call_ = "nvmlDeviceGetComputeRunningProcesses_v3";
 };
 

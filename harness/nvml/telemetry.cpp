@@ -2,6 +2,7 @@
 #include "harness/nvml/telemetry.h"
 
 #include "harness/core/text.h"
+#include "harness/nvml/nvml_abi.h"
 
 #include <time.h>
 
@@ -15,6 +16,20 @@
 namespace ib {
 
 namespace {
+
+// The reason bits of telemetry.h are NVML's (nvml_abi.h), bit for bit.
+static_assert(kReasonGpuIdle == nvmlClocksEventReasonGpuIdle &&
+                  kReasonApplicationsClocksSetting == nvmlClocksEventReasonApplicationsClocksSetting &&
+                  kReasonSwPowerCap == nvmlClocksEventReasonSwPowerCap &&
+                  kReasonHwSlowdown == nvmlClocksThrottleReasonHwSlowdown &&
+                  kReasonSyncBoost == nvmlClocksEventReasonSyncBoost &&
+                  kReasonSwThermalSlowdown == nvmlClocksEventReasonSwThermalSlowdown &&
+                  kReasonHwThermalSlowdown == nvmlClocksThrottleReasonHwThermalSlowdown &&
+                  kReasonHwPowerBrakeSlowdown == nvmlClocksThrottleReasonHwPowerBrakeSlowdown,
+              "clock-event reason bits");
+static_assert(kThrottleFailReasons == (kReasonHwSlowdown | kReasonSwThermalSlowdown | kReasonHwThermalSlowdown |
+                                       kReasonHwPowerBrakeSlowdown),
+              "DCGM's 0xE8");
 
 struct NamedBit {
   uint64_t bit;
@@ -124,13 +139,23 @@ const char* load_verdict_name(LoadVerdict v) {
   return "inconclusive";
 }
 
-SustainVerdict sustained_load_verdict(const std::vector<TelemetrySample>& telemetry,
-                                      const std::vector<double>& window_throughputs,
-                                      const SustainThresholds& th) {
-  SustainVerdict v;
-  bool fail = false, warn = false, judged_throttle = false;
+// ---- sustained-load verdict: one function per rule of DESIGN.md section 5 ----
+//
+// Each rule adds its evidence line (and its numbers) to the verdict and says what it found. FAIL rules: the median
+// SM clock over the last half, the 0xE8 reasons. WARN rules: the throughput drop, the power limit.
 
-  // 1. Median SM clock over the last half (by time) against the maximum SM clock.
+namespace {
+
+enum class RuleOutcome {
+  not_evaluated,  // the data the rule needs is missing
+  ok,
+  breached,       // FAIL for a FAIL rule, WARN for a WARN rule
+};
+
+// FAIL when the median SM clock over the last half (by time) of the run is below min_clock_fraction of the maximum
+// SM clock (the highest maximum reported). Exactly at the fraction is not below: ok.
+RuleOutcome rule_clock_over_last_half(const std::vector<TelemetrySample>& telemetry, const SustainThresholds& th,
+                                      SustainVerdict& v) {
   for (const auto& s : telemetry)
     if (s.r.max_sm_clock_mhz) v.max_sm_clock_mhz = std::max(v.max_sm_clock_mhz.value_or(0), *s.r.max_sm_clock_mhz);
   if (!telemetry.empty()) {
@@ -140,21 +165,25 @@ SustainVerdict sustained_load_verdict(const std::vector<TelemetrySample>& teleme
       if (s.t_ns >= t_mid && s.r.sm_clock_mhz) clocks.push_back(*s.r.sm_clock_mhz);
     if (!clocks.empty()) v.median_sm_clock_last_half_mhz = median(clocks);
   }
-  if (v.median_sm_clock_last_half_mhz && v.max_sm_clock_mhz && *v.max_sm_clock_mhz > 0) {
-    judged_throttle = true;
-    double ratio = *v.median_sm_clock_last_half_mhz / *v.max_sm_clock_mhz;
-    bool bad = *v.median_sm_clock_last_half_mhz < th.min_clock_fraction * *v.max_sm_clock_mhz;
-    fail |= bad;
-    v.evidence.push_back(formatted("median SM clock over the last half %.0f MHz", *v.median_sm_clock_last_half_mhz) +
-                         formatted(" = %.1f%%", ratio * 100) + formatted(" of max %.0f MHz", *v.max_sm_clock_mhz) +
-                         (bad ? " (FAIL: below " : " (ok: FAIL below ") + formatted("%.0f%%)", th.min_clock_fraction * 100));
-  } else {
+  if (!v.median_sm_clock_last_half_mhz || !v.max_sm_clock_mhz || *v.max_sm_clock_mhz == 0) {
     v.evidence.push_back("SM clock criterion not evaluated: " +
                          std::string(!v.median_sm_clock_last_half_mhz ? "no SM clock readings"
                                                                       : "maximum SM clock unsupported"));
+    return RuleOutcome::not_evaluated;
   }
+  double ratio = *v.median_sm_clock_last_half_mhz / *v.max_sm_clock_mhz;
+  bool bad = *v.median_sm_clock_last_half_mhz < th.min_clock_fraction * *v.max_sm_clock_mhz;
+  v.evidence.push_back(formatted("median SM clock over the last half %.0f MHz", *v.median_sm_clock_last_half_mhz) +
+                       formatted(" = %.1f%%", ratio * 100) + formatted(" of max %.0f MHz", *v.max_sm_clock_mhz) +
+                       (bad ? " (FAIL: below " : " (ok: FAIL below ") +
+                       formatted("%.0f%%)", th.min_clock_fraction * 100));
+  return bad ? RuleOutcome::breached : RuleOutcome::ok;
+}
 
-  // 2. Fail reasons in more than max_reason_fraction of the readings.
+// FAIL when fail_reasons (0xE8) are active in more than max_reason_fraction of the readings that report reasons.
+// Exactly at the fraction is not more: ok.
+RuleOutcome rule_fail_reasons(const std::vector<TelemetrySample>& telemetry, const SustainThresholds& th,
+                              SustainVerdict& v) {
   size_t with_reasons = 0, failing = 0;
   uint64_t seen = 0;
   for (const auto& s : telemetry) {
@@ -165,80 +194,99 @@ SustainVerdict sustained_load_verdict(const std::vector<TelemetrySample>& teleme
       seen |= *s.r.clock_event_reasons & th.fail_reasons;
     }
   }
-  if (with_reasons > 0) {
-    judged_throttle = true;
-    double frac = static_cast<double>(failing) / static_cast<double>(with_reasons);
-    v.fail_reason_fraction = frac;
-    bool bad = frac > th.max_reason_fraction;
-    fail |= bad;
-    char mask[32];
-    std::snprintf(mask, sizeof mask, "0x%llX", static_cast<unsigned long long>(th.fail_reasons));
-    v.evidence.push_back(std::string(mask) + " reasons" + (seen ? " (" + reason_names(seen) + ")" : "") +
-                         " active in " + std::to_string(failing) + " of " + std::to_string(with_reasons) +
-                         " readings = " + fixed_percent(frac) + (bad ? " (FAIL: above " : " (ok: FAIL above ") +
-                         fixed_percent(th.max_reason_fraction) + ")");
-  } else {
+  if (with_reasons == 0) {
     v.evidence.push_back("clock-event reasons criterion not evaluated: no reason readings");
+    return RuleOutcome::not_evaluated;
   }
+  double frac = static_cast<double>(failing) / static_cast<double>(with_reasons);
+  v.fail_reason_fraction = frac;
+  bool bad = frac > th.max_reason_fraction;
+  char mask[32];
+  std::snprintf(mask, sizeof mask, "0x%llX", static_cast<unsigned long long>(th.fail_reasons));
+  v.evidence.push_back(std::string(mask) + " reasons" + (seen ? " (" + reason_names(seen) + ")" : "") + " active in " +
+                       std::to_string(failing) + " of " + std::to_string(with_reasons) + " readings = " +
+                       fixed_percent(frac) + (bad ? " (FAIL: above " : " (ok: FAIL above ") +
+                       fixed_percent(th.max_reason_fraction) + ")");
+  return bad ? RuleOutcome::breached : RuleOutcome::ok;
+}
 
-  // 3. Throughput: last compare window against the first.
-  size_t n = window_throughputs.size();
+// Windows compared at each end of `n`: one compare window's worth (compare_window_s / window_s, at least 1), or,
+// when the run is shorter than two compare windows, the first and last 25% (short_run; 0 below 4 windows).
+size_t throughput_windows_compared(size_t n, const SustainThresholds& th, bool& short_run) {
   size_t k = static_cast<size_t>(std::floor(th.compare_window_s / th.window_s + 1e-9));
   if (k == 0) k = 1;
-  if (n < 2 * k) {
-    v.short_run = true;
-    k = n / 4;
-  }
-  if (k >= 1) {
-    v.compared_windows = k;
-    std::vector<double> first(window_throughputs.begin(), window_throughputs.begin() + static_cast<long>(k));
-    std::vector<double> last(window_throughputs.end() - static_cast<long>(k), window_throughputs.end());
-    v.first_throughput = mean(first);
-    v.last_throughput = mean(last);
-    std::string scope = v.short_run ? "run shorter than " + formatted("%g", 2 * th.compare_window_s) +
-                                          " s: compared the first and last 25% (" + std::to_string(k) + " of " +
-                                          std::to_string(n) + " windows each)"
-                                    : "compared the first and last " + std::to_string(k) + " windows of " +
-                                          formatted("%g s", th.window_s);
-    if (*v.first_throughput > 0) {
-      double drop = 1.0 - *v.last_throughput / *v.first_throughput;
-      v.throughput_drop = drop;
-      bool bad = *v.last_throughput < *v.first_throughput * (1.0 - th.max_throughput_drop);  // more than 5% lower
-      warn |= bad;
-      v.evidence.push_back("throughput " + formatted("%.6g", *v.last_throughput) + " at the end vs " +
-                           formatted("%.6g", *v.first_throughput) + " at the start: " +
-                           (drop >= 0 ? fixed_percent(drop) + " lower" : fixed_percent(-drop) + " higher") +
-                           (bad ? " (WARN: more than " : " (ok: WARN above ") + fixed_percent(th.max_throughput_drop) +
-                           " lower; " + scope + ")");
-    } else {
-      v.evidence.push_back("throughput criterion not evaluated: first windows have no throughput (" + scope + ")");
-    }
-  } else {
-    v.evidence.push_back("throughput criterion not evaluated: " + std::to_string(n) +
-                         " window(s), at least 4 needed");
-  }
+  short_run = n < 2 * k;
+  return short_run ? n / 4 : k;
+}
 
-  // 4. Enforced power limit below the default one.
+// WARN when the mean throughput of the last compared windows is more than max_throughput_drop below the first's.
+RuleOutcome rule_throughput_drop(const std::vector<double>& window_throughputs, const SustainThresholds& th,
+                                 SustainVerdict& v) {
+  const size_t n = window_throughputs.size();
+  const size_t k = throughput_windows_compared(n, th, v.short_run);
+  if (k == 0) {
+    v.evidence.push_back("throughput criterion not evaluated: " + std::to_string(n) + " window(s), at least 4 needed");
+    return RuleOutcome::not_evaluated;
+  }
+  v.compared_windows = k;
+  const auto ends = static_cast<long>(k);
+  v.first_throughput = mean(std::vector<double>(window_throughputs.begin(), window_throughputs.begin() + ends));
+  v.last_throughput = mean(std::vector<double>(window_throughputs.end() - ends, window_throughputs.end()));
+  std::string scope = v.short_run ? "run shorter than " + formatted("%g", 2 * th.compare_window_s) +
+                                        " s: compared the first and last 25% (" + std::to_string(k) + " of " +
+                                        std::to_string(n) + " windows each)"
+                                  : "compared the first and last " + std::to_string(k) + " windows of " +
+                                        formatted("%g s", th.window_s);
+  if (!(*v.first_throughput > 0)) {
+    v.evidence.push_back("throughput criterion not evaluated: first windows have no throughput (" + scope + ")");
+    return RuleOutcome::not_evaluated;
+  }
+  double drop = 1.0 - *v.last_throughput / *v.first_throughput;
+  v.throughput_drop = drop;
+  bool bad = *v.last_throughput < *v.first_throughput * (1.0 - th.max_throughput_drop);  // more than 5% lower
+  v.evidence.push_back("throughput " + formatted("%.6g", *v.last_throughput) + " at the end vs " +
+                       formatted("%.6g", *v.first_throughput) + " at the start: " +
+                       (drop >= 0 ? fixed_percent(drop) + " lower" : fixed_percent(-drop) + " higher") +
+                       (bad ? " (WARN: more than " : " (ok: WARN above ") + fixed_percent(th.max_throughput_drop) +
+                       " lower; " + scope + ")");
+  return bad ? RuleOutcome::breached : RuleOutcome::ok;
+}
+
+// WARN when the lowest enforced power limit seen is below the default limit (seed 003: power-locked cards).
+RuleOutcome rule_power_limit(const std::vector<TelemetrySample>& telemetry, SustainVerdict& v) {
   for (const auto& s : telemetry) {
     if (s.r.power_limit_w) v.power_limit_w = std::min(v.power_limit_w.value_or(*s.r.power_limit_w), *s.r.power_limit_w);
     if (s.r.default_power_limit_w) v.default_power_limit_w = *s.r.default_power_limit_w;
   }
-  if (v.power_limit_w && v.default_power_limit_w) {
-    bool bad = *v.power_limit_w < *v.default_power_limit_w;
-    warn |= bad;
-    v.evidence.push_back(formatted("enforced power limit %.0f W", *v.power_limit_w) +
-                         formatted(" vs default %.0f W", *v.default_power_limit_w) +
-                         (bad ? " (WARN: below the default: power-locked)" : " (ok)"));
-  } else {
+  if (!v.power_limit_w || !v.default_power_limit_w) {
     v.evidence.push_back("power limit criterion not evaluated: enforced or default limit unsupported");
+    return RuleOutcome::not_evaluated;
   }
+  bool bad = *v.power_limit_w < *v.default_power_limit_w;
+  v.evidence.push_back(formatted("enforced power limit %.0f W", *v.power_limit_w) +
+                       formatted(" vs default %.0f W", *v.default_power_limit_w) +
+                       (bad ? " (WARN: below the default: power-locked)" : " (ok)"));
+  return bad ? RuleOutcome::breached : RuleOutcome::ok;
+}
 
-  if (fail)
+}  // namespace
+
+SustainVerdict sustained_load_verdict(const std::vector<TelemetrySample>& telemetry,
+                                      const std::vector<double>& window_throughputs,
+                                      const SustainThresholds& th) {
+  SustainVerdict v;
+  const RuleOutcome clock = rule_clock_over_last_half(telemetry, th, v);
+  const RuleOutcome reasons = rule_fail_reasons(telemetry, th, v);
+  const RuleOutcome throughput = rule_throughput_drop(window_throughputs, th, v);
+  const RuleOutcome power = rule_power_limit(telemetry, v);
+  if (clock == RuleOutcome::breached || reasons == RuleOutcome::breached)
     v.verdict = LoadVerdict::fail;
-  else if (!judged_throttle)
-    v.verdict = LoadVerdict::inconclusive;
+  else if (clock == RuleOutcome::not_evaluated && reasons == RuleOutcome::not_evaluated)
+    v.verdict = LoadVerdict::inconclusive;  // throttling could not be judged at all
+  else if (throughput == RuleOutcome::breached || power == RuleOutcome::breached)
+    v.verdict = LoadVerdict::warn;
   else
-    v.verdict = warn ? LoadVerdict::warn : LoadVerdict::pass;
+    v.verdict = LoadVerdict::pass;
   return v;
 }
 

@@ -84,15 +84,6 @@ std::vector<int> sizes_in_name(const std::string& lname) {
 
 std::string version_text(int cuda) { return std::to_string(cuda / 1000) + "." + std::to_string((cuda % 1000) / 10); }
 
-ProbeCheck make(const char* id, const char* title, const char* threshold, const char* source) {
-  ProbeCheck c;
-  c.id = id;
-  c.title = title;
-  c.threshold = threshold;
-  c.source = source;
-  return c;
-}
-
 std::string join(const std::vector<std::string>& v, const char* sep) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
@@ -220,360 +211,356 @@ const char* check_status_name(CheckStatus s) {
 }
 
 // ---- checks ----
+//
+// The checklist is the table kChecks below: one row per check, in output order, naming the small function that
+// judges the facts. Adding a check is one function and one row. A row's kind says what NVML means to it; the rule
+// "GPU check without NVML: unknown, not checked" lives in evaluate_probe alone.
+
+namespace {
+
+// What a check function decides; evaluate_probe adds the row's id, title, threshold and source.
+struct Judgement {
+  CheckStatus status = CheckStatus::unknown;
+  std::string evidence;
+};
+
+enum class CheckKind {
+  nvml_status,  // listed only when NVML is missing, and then it fails
+  gpu,          // needs NVML: without it "unknown" and not judged (the function is not called)
+  host,         // judged with or without NVML (GPU facts only count when NVML is there)
+};
+
+struct CheckSpec {
+  const char* id;
+  const char* title;
+  CheckKind kind;
+  const char* threshold;                                   // the rule, when it does not depend on the thresholds
+  std::string (*threshold_from)(const ProbeThresholds&);   // else the rule built from them
+  const char* source;
+  Judgement (*judge)(const ProbeFacts&, const ProbeThresholds&);
+};
+
+constexpr const char* kNotCheckedWithoutNvml = "NVML not available: not checked";
+
+Judgement check_nvml(const ProbeFacts& f, const ProbeThresholds&) {
+  return {CheckStatus::fail, f.nvml_error.empty() ? "NVML not available" : f.nvml_error};
+}
+
+Judgement check_identity(const ProbeFacts& f, const ProbeThresholds&) {
+  const DeviceFacts& g = f.gpu;
+  std::vector<std::string> parts = {
+      g.name, g.uuid, "driver " + g.driver_version.value_or("unsupported"),
+      "CUDA " + (g.cuda_driver_version ? version_text(*g.cuda_driver_version) : std::string("unsupported")),
+      "compute capability " + (g.cc_major ? std::to_string(*g.cc_major) + "." + std::to_string(g.cc_minor.value_or(0))
+                                          : std::string("unsupported")),
+      "SMs " + (g.sm_count ? std::to_string(*g.sm_count) : std::string("not reported by NVML"))};
+  return {CheckStatus::pass, join(parts, ", ")};
+}
+
+struct NominalMatch {
+  unsigned long long mib = 0;  // the nominal size compared against
+  double ratio = 0;            // total / mib
+};
+
+// The nominal size a total of `total_mib` is judged against, among the sizes a model comes in: the largest one the
+// total reaches (ratio >= min_fraction), else the one it comes closest to.
+NominalMatch closest_nominal(double total_mib, const std::vector<unsigned long long>& sizes_mib, double min_fraction) {
+  NominalMatch best{sizes_mib.front(), 0.0};
+  for (auto s : sizes_mib) {
+    double ratio = total_mib / static_cast<double>(s);
+    if (ratio >= min_fraction && (best.ratio < min_fraction || s > best.mib))
+      best = {s, ratio};
+    else if (best.ratio < min_fraction && ratio > best.ratio)
+      best = {s, ratio};
+  }
+  return best;
+}
+
+std::string memory_total_threshold(const ProbeThresholds& th) {
+  return "warn below " + formatted("%.0f%%", th.min_memory_fraction * 100) +
+         " of the model's nominal memory (slice or vGPU suspected)";
+}
+
+Judgement check_memory_total(const ProbeFacts& f, const ProbeThresholds& th) {
+  const DeviceFacts& g = f.gpu;
+  Judgement j;
+  double total = static_cast<double>(g.memory_total_bytes) / kMiB;
+  auto nominal = nominal_memory(g.name);
+  if (!nominal) {
+    j.evidence = formatted("%.0f MiB total; model '", total) + g.name +
+                 "' is not in the table of nominal memory: not judged";
+  } else {
+    NominalMatch best = closest_nominal(total, nominal->sizes_mib, th.min_memory_fraction);
+    bool ok = best.ratio >= th.min_memory_fraction;
+    j.status = ok ? CheckStatus::pass : CheckStatus::warn;
+    j.evidence = formatted("%.0f MiB total", total) + formatted(" = %.1f%%", best.ratio * 100) + " of the " +
+                 nominal->model + " nominal " + std::to_string(best.mib) + " MiB (" + nominal->label + ")";
+    if (nominal->sizes_mib.size() > 1)
+      j.evidence += "; the model comes in " + nominal->label + " and the name does not say which";
+    if (!ok) j.evidence += ": slice or vGPU suspected";
+  }
+  if (f.mig && f.mig->current)
+    j.evidence += "; MIG mode is on: this is the whole GPU's total, work runs in a MIG instance with less "
+                  "(see the mig check)";
+  return j;
+}
+
+Judgement check_mig(const ProbeFacts& f, const ProbeThresholds&) {
+  if (!f.mig) return {CheckStatus::pass, "MIG not supported on this GPU: whole GPU"};
+  if (!f.mig->current)
+    return {CheckStatus::pass,
+            std::string("MIG disabled: whole GPU") + (f.mig->pending ? " (MIG enabling is pending a GPU reset)" : "")};
+  std::vector<std::string> inst;
+  for (const auto& m : f.mig_instances)
+    inst.push_back(m.profile + " (GI " + std::to_string(m.gpu_instance_id) + ", CI " +
+                   std::to_string(m.compute_instance_id) + ", " + mib(m.memory_bytes) + ", " +
+                   std::to_string(m.sm_count) + " SMs, " + m.uuid + ")");
+  std::string evidence = "MIG mode is on: " + std::to_string(f.mig_instances.size()) + " instance(s) visible" +
+                         (inst.empty() ? std::string() : ": " + join(inst, "; ")) +
+                         "; a MIG instance is a partition with its own memory boundary, not the whole card";
+  if (!f.mig->pending) evidence += " (MIG disabling is pending a GPU reset)";
+  return {CheckStatus::warn, evidence};
+}
+
+Judgement check_virtualization(const ProbeFacts& f, const ProbeThresholds&) {
+  if (!f.gpu.virtualization) return {CheckStatus::unknown, "virtualisation mode not supported by NVML here"};
+  VirtualizationMode m = *f.gpu.virtualization;
+  std::string name = virtualization_mode_name(m);
+  switch (m) {
+    case VirtualizationMode::none: return {CheckStatus::pass, name + ": bare metal"};
+    case VirtualizationMode::passthrough:
+      return {CheckStatus::pass,
+              name + ": the whole GPU is passed through to this virtual machine (not shared by the hypervisor)"};
+    case VirtualizationMode::vgpu:
+      return {CheckStatus::warn,
+              name + ": a vGPU inside a virtual machine, a time-sliced or partitioned share of a physical GPU"};
+    case VirtualizationMode::host_vgpu:
+    case VirtualizationMode::host_vsga:
+      return {CheckStatus::warn, name + ": this is a hypervisor host sharing the GPU with virtual machines"};
+    case VirtualizationMode::unknown: break;
+  }
+  return {CheckStatus::unknown, "unknown virtualisation mode value"};
+}
+
+// "pid 4242 using 1024 MiB in GI 1" for each compute process that is not one of ours.
+std::vector<std::string> foreign_processes(const ProbeFacts& f) {
+  std::vector<std::string> out;
+  if (!f.gpu.processes) return out;
+  for (const auto& p : *f.gpu.processes)
+    if (std::find(f.own_pids.begin(), f.own_pids.end(), p.pid) == f.own_pids.end())
+      out.push_back("pid " + std::to_string(p.pid) + (p.used_bytes ? " using " + mib(*p.used_bytes) : std::string()) +
+                    (p.gpu_instance_id ? " in GI " + std::to_string(*p.gpu_instance_id) : std::string()));
+  return out;
+}
+
+std::string neighbours_threshold(const ProbeThresholds& th) {
+  return "fail: mean GPU utilisation over the idle window above " + formatted("%g%%", th.idle_util_pct) +
+         "; warn: any compute process that is not ours, or peak utilisation above " +
+         formatted("%g%%", th.idle_util_pct) + "; pass otherwise";
+}
+
+Judgement check_neighbours(const ProbeFacts& f, const ProbeThresholds& th) {
+  const bool have_procs = f.gpu.processes.has_value();
+  const std::vector<std::string> foreign = foreign_processes(f);
+  std::vector<double> util;
+  for (const auto& s : f.idle_samples)
+    if (s.r.util_gpu_pct) util.push_back(*s.r.util_gpu_pct);
+  const bool have_util = !util.empty();
+  const double mean_util = have_util ? mean(util) : 0;
+  const double peak = have_util ? *std::max_element(util.begin(), util.end()) : 0;
+
+  std::vector<std::string> ev;
+  if (have_procs)
+    ev.push_back(foreign.empty()
+                     ? "no foreign compute process"
+                     : std::to_string(foreign.size()) + " foreign compute process(es): " + join(foreign, ", "));
+  else
+    ev.push_back("compute process list unavailable (not supported or not permitted)");
+  if (have_util)
+    ev.push_back(formatted("GPU utilisation over %.1f s idle window", f.idle_window_s) +
+                 formatted(": mean %.1f%%", mean_util) + formatted(", peak %.0f%%", peak) + " (" +
+                 std::to_string(util.size()) + " readings)");
+  else
+    ev.push_back(f.idle_samples.empty() ? "no idle-window readings"
+                                        : "utilisation unsupported (e.g. MIG mode): judged on processes only");
+  if (!f.idle_samples.empty() && f.idle_samples.front().r.memory_used_bytes)
+    ev.push_back("memory used while idle " + mib(*f.idle_samples.front().r.memory_used_bytes));
+
+  CheckStatus status = CheckStatus::pass;
+  if (!have_procs && !have_util)
+    status = CheckStatus::unknown;
+  else if (have_util && mean_util > th.idle_util_pct)
+    status = CheckStatus::fail;
+  else if (!foreign.empty() || (have_util && peak > th.idle_util_pct))
+    status = CheckStatus::warn;
+  return {status, join(ev, "; ")};
+}
+
+Judgement check_power_limit(const ProbeFacts& f, const ProbeThresholds&) {
+  const TelemetryReading* r = any_reading(f);
+  if (!r || !r->power_limit_w || !r->default_power_limit_w)
+    return {CheckStatus::unknown, "enforced or default power limit not supported by NVML here"};
+  bool locked = *r->power_limit_w < *r->default_power_limit_w;
+  return {locked ? CheckStatus::warn : CheckStatus::pass,
+          formatted("enforced %.0f W", *r->power_limit_w) + formatted(", default %.0f W", *r->default_power_limit_w) +
+              (locked ? formatted(": power-locked at %.1f%% of the default",
+                                  100 * *r->power_limit_w / *r->default_power_limit_w)
+                      : std::string())};
+}
+
+Judgement check_max_sm_clock(const ProbeFacts& f, const ProbeThresholds&) {
+  const TelemetryReading* r = any_reading(f);
+  if (!r || !r->max_sm_clock_mhz) return {CheckStatus::unknown, "maximum SM clock not supported by NVML here"};
+  return {CheckStatus::pass,
+          std::to_string(*r->max_sm_clock_mhz) + " MHz" +
+              (r->sm_clock_mhz ? " (current " + std::to_string(*r->sm_clock_mhz) + " MHz)" : std::string())};
+}
+
+Judgement check_pcie(const ProbeFacts& f, const ProbeThresholds&) {
+  const DeviceFacts& g = f.gpu;
+  if (!g.pcie_gen_current || !g.pcie_width_current || !g.pcie_gen_max || !g.pcie_width_max)
+    return {CheckStatus::unknown, "PCIe link generation/width not supported by NVML here"};
+  std::string cur = "Gen" + std::to_string(*g.pcie_gen_current) + " x" + std::to_string(*g.pcie_width_current);
+  std::string max = "Gen" + std::to_string(*g.pcie_gen_max) + " x" + std::to_string(*g.pcie_width_max);
+  bool degraded = *g.pcie_gen_current < *g.pcie_gen_max || *g.pcie_width_current < *g.pcie_width_max;
+  return {degraded ? CheckStatus::warn : CheckStatus::pass,
+          "current " + cur + ", max " + max +
+              (degraded ? ": link degraded; while idle this may be power saving, re-check under load" : std::string())};
+}
+
+Judgement check_nvlink(const ProbeFacts& f, const ProbeThresholds&) {
+  const DeviceFacts& g = f.gpu;
+  if (!g.nvlink_links_up) return {CheckStatus::pass, "no NVLink (not supported on this GPU)"};
+  return {
+      *g.nvlink_links_up == 0 && g.nvlink_links_queried > 0 ? CheckStatus::warn : CheckStatus::pass,
+      std::to_string(*g.nvlink_links_up) + " of " + std::to_string(g.nvlink_links_queried) + " NVLink links active"};
+}
+
+Judgement check_ecc(const ProbeFacts& f, const ProbeThresholds&) {
+  const DeviceFacts& g = f.gpu;
+  if (!g.ecc_current) return {CheckStatus::unknown, "ECC not supported by this GPU or driver"};
+  bool pending_change = g.ecc_pending && *g.ecc_pending != *g.ecc_current;
+  return {(*g.ecc_current && !pending_change) ? CheckStatus::pass : CheckStatus::warn,
+          std::string("ECC ") + (*g.ecc_current ? "enabled" : "disabled") +
+              (pending_change ? std::string(", ") + (*g.ecc_pending ? "enabling" : "disabling") + " pending a reboot"
+                              : std::string()) +
+              (!*g.ecc_current ? " (datacenter GPUs ship with ECC on)" : "")};
+}
+
+std::string host_threshold(const ProbeThresholds& th) {
+  return "warn below " + std::to_string(th.min_host_cores) + " usable cores, or host memory below " +
+         formatted("%g", th.min_host_memory_ratio) + "x the GPU memory";
+}
+
+Judgement check_host(const ProbeFacts& f, const ProbeThresholds& th) {
+  const HostFacts& h = f.host;
+  const DeviceFacts& g = f.gpu;
+  std::vector<std::string> ev, problems;
+  ev.push_back(std::to_string(h.usable_cores) + " usable of " + std::to_string(h.online_cores) + " online cores");
+  if (h.usable_cores < th.min_host_cores) problems.push_back("few cores");
+  if (h.memory_total_bytes) {
+    ev.push_back("memory " + mib(*h.memory_total_bytes) +
+                 (h.memory_available_bytes ? " (" + mib(*h.memory_available_bytes) + " available)" : std::string()));
+    if (f.nvml_available && g.memory_total_bytes > 0 &&
+        static_cast<double>(*h.memory_total_bytes) < th.min_host_memory_ratio * g.memory_total_bytes)
+      problems.push_back("host memory below the GPU memory (" + mib(g.memory_total_bytes) + ")");
+  } else {
+    ev.push_back("memory unknown (/proc/meminfo unreadable)");
+  }
+  CheckStatus status = problems.empty() ? CheckStatus::pass : CheckStatus::warn;
+  if (h.usable_cores == 0 && !h.memory_total_bytes) status = CheckStatus::unknown;
+  return {status, join(ev, ", ") + (problems.empty() ? std::string() : ": " + join(problems, "; "))};
+}
+
+std::string h2d_threshold(const ProbeThresholds& th) {
+  return "warn when pinned H2D is below " + formatted("%.0f%%", th.min_h2d_link_fraction * 100) +
+         " of the maximum PCIe link's theoretical rate";
+}
+
+Judgement check_h2d_bandwidth(const ProbeFacts& f, const ProbeThresholds& th) {
+  const HostFacts& h = f.host;
+  const DeviceFacts& g = f.gpu;
+  if (!h.h2d_pinned_gbps) return {CheckStatus::unknown, "not measured"};
+  std::string ev = formatted("pinned %.1f GB/s", *h.h2d_pinned_gbps);
+  if (h.h2d_pageable_gbps)
+    ev += formatted(", pageable %.1f GB/s", *h.h2d_pageable_gbps) +
+          (*h.h2d_pinned_gbps > 0 ? formatted(" (%.0f%% of pinned)", 100 * *h.h2d_pageable_gbps / *h.h2d_pinned_gbps)
+                                  : std::string());
+  double link = f.nvml_available && g.pcie_gen_max && g.pcie_width_max
+                    ? pcie_link_gbps(*g.pcie_gen_max, *g.pcie_width_max)
+                    : 0;
+  if (link <= 0) return {CheckStatus::pass, ev + "; link rate unknown: not judged"};
+  ev += formatted("; link Gen%.0f", g.pcie_gen_max.value_or(0)) + formatted(" x%.0f", g.pcie_width_max.value_or(0)) +
+        formatted(" theoretical %.1f GB/s", link) + formatted(" (pinned = %.0f%%)", 100 * *h.h2d_pinned_gbps / link);
+  return {*h.h2d_pinned_gbps < th.min_h2d_link_fraction * link ? CheckStatus::warn : CheckStatus::pass, ev};
+}
+
+std::string load_utilization_threshold(const ProbeThresholds& th) {
+  return "warn below " + formatted("%g%%", th.min_load_util_pct) + " (the bottleneck is elsewhere)";
+}
+
+Judgement check_load_utilization(const ProbeFacts& f, const ProbeThresholds& th) {
+  if (!f.load_util_pct) return {CheckStatus::unknown, "not measured"};
+  bool low = *f.load_util_pct < th.min_load_util_pct;
+  return {low ? CheckStatus::warn : CheckStatus::pass,
+          formatted("mean GPU utilisation %.1f%% under our load", *f.load_util_pct) +
+              (low ? ": the bottleneck is elsewhere (CPU, I/O, input pipeline)" : "")};
+}
+
+// The checklist, in output order.
+const CheckSpec kChecks[] = {
+    {"nvml", "NVML (driver management library)", CheckKind::nvml_status,
+     "NVML must load and initialise for any GPU check", nullptr, "DESIGN.md section 5", check_nvml},
+    {"identity", "GPU identity", CheckKind::gpu, "report only", nullptr, "DESIGN.md section 6", check_identity},
+    {"memory_total", "Memory total vs the model's nominal memory", CheckKind::gpu, nullptr, memory_total_threshold,
+     "seed 001; DESIGN.md section 6", check_memory_total},
+    {"mig", "MIG mode and visible instances", CheckKind::gpu,
+     "MIG off or unsupported: pass (whole GPU); MIG on: warn (work runs on a slice)", nullptr,
+     "seed 002; DESIGN.md sections 6-7", check_mig},
+    {"virtualization", "Virtualisation mode", CheckKind::gpu,
+     "NONE or PASSTHROUGH: pass; VGPU, HOST_VGPU, HOST_VSGA: warn (shared physical GPU)", nullptr,
+     "seed 001; DESIGN.md section 6", check_virtualization},
+    {"neighbours", "Foreign compute processes and utilisation while we run nothing", CheckKind::gpu, nullptr,
+     neighbours_threshold, "seed 001; DESIGN.md section 6", check_neighbours},
+    {"power_limit", "Enforced vs default power limit", CheckKind::gpu,
+     "warn when the enforced limit is below the default", nullptr, "seed 003; DESIGN.md sections 5-6",
+     check_power_limit},
+    {"max_sm_clock", "Maximum SM clock", CheckKind::gpu, "report only", nullptr, "DESIGN.md section 6",
+     check_max_sm_clock},
+    {"pcie", "PCIe link, current vs max", CheckKind::gpu,
+     "warn when the current generation or width is below the maximum (an idle GPU may downshift the link to save "
+     "power: re-check under load)",
+     nullptr, "seed 001; DESIGN.md section 6", check_pcie},
+    {"nvlink", "NVLink links", CheckKind::gpu,
+     "report; warn when the GPU has NVLink links but none is active (multi-GPU traffic falls back to PCIe)", nullptr,
+     "DESIGN.md section 6", check_nvlink},
+    {"ecc", "ECC mode", CheckKind::gpu, "pass when ECC is on; warn when off or when a change is pending a reboot",
+     nullptr, "DESIGN.md section 6", check_ecc},
+    {"host", "Host cores and memory", CheckKind::host, nullptr, host_threshold, "seed 001; DESIGN.md section 6",
+     check_host},
+    {"h2d_bandwidth", "Pinned vs pageable host-to-device bandwidth", CheckKind::host, nullptr, h2d_threshold,
+     "seed 001; DESIGN.md section 6", check_h2d_bandwidth},
+    {"load_utilization", "GPU utilisation under our own load", CheckKind::host, nullptr, load_utilization_threshold,
+     "seed 004; DESIGN.md section 6", check_load_utilization},
+};
+
+}  // namespace
 
 std::vector<ProbeCheck> evaluate_probe(const ProbeFacts& f, const ProbeThresholds& th) {
   std::vector<ProbeCheck> out;
-  const bool gpu = f.nvml_available;
-  const DeviceFacts& g = f.gpu;
-  const char* no_nvml = "NVML not available: not checked";
-
-  if (!gpu) {
-    auto c = make("nvml", "NVML (driver management library)", "NVML must load and initialise for any GPU check",
-                  "DESIGN.md section 5");
-    c.status = CheckStatus::fail;
-    c.evidence = f.nvml_error.empty() ? "NVML not available" : f.nvml_error;
-    out.push_back(c);
-  }
-
-  {  // identity
-    auto c = make("identity", "GPU identity", "report only", "DESIGN.md section 6");
-    if (!gpu) {
-      c.evidence = no_nvml;
-    } else {
-      c.status = CheckStatus::pass;
-      std::vector<std::string> parts = {
-          g.name, g.uuid, "driver " + g.driver_version.value_or("unsupported"),
-          "CUDA " + (g.cuda_driver_version ? version_text(*g.cuda_driver_version) : std::string("unsupported")),
-          "compute capability " + (g.cc_major ? std::to_string(*g.cc_major) + "." + std::to_string(g.cc_minor.value_or(0))
-                                              : std::string("unsupported")),
-          "SMs " + (g.sm_count ? std::to_string(*g.sm_count) : std::string("not reported by NVML"))};
-      c.evidence = join(parts, ", ");
-    }
-    out.push_back(c);
-  }
-
-  {  // memory total vs nominal
-    auto c = make("memory_total", "Memory total vs the model's nominal memory",
-                  "warn below 90% of nominal (slice or vGPU suspected)", "seed 001; DESIGN.md section 6");
-    c.threshold = "warn below " + formatted("%.0f%%", th.min_memory_fraction * 100) +
-                  " of the model's nominal memory (slice or vGPU suspected)";
-    if (!gpu) {
-      c.evidence = no_nvml;
-    } else {
-      double total = static_cast<double>(g.memory_total_bytes) / kMiB;
-      auto nominal = nominal_memory(g.name);
-      if (!nominal) {
-        c.status = CheckStatus::unknown;
-        c.evidence = formatted("%.0f MiB total; model '", total) + g.name +
-                     "' is not in the table of nominal memory: not judged";
-      } else {
-        // Several sizes (the name does not say which): the largest one the total reaches.
-        double best_ratio = 0;
-        unsigned long long best = nominal->sizes_mib.front();
-        for (auto s : nominal->sizes_mib) {
-          double ratio = total / static_cast<double>(s);
-          if (ratio >= th.min_memory_fraction && (best_ratio < th.min_memory_fraction || s > best)) {
-            best = s;
-            best_ratio = ratio;
-          } else if (best_ratio < th.min_memory_fraction && ratio > best_ratio) {
-            best = s;
-            best_ratio = ratio;
-          }
-        }
-        bool ok = best_ratio >= th.min_memory_fraction;
-        c.status = ok ? CheckStatus::pass : CheckStatus::warn;
-        c.evidence = formatted("%.0f MiB total", total) + formatted(" = %.1f%%", best_ratio * 100) + " of the " + nominal->model +
-                     " nominal " + std::to_string(best) + " MiB (" + nominal->label + ")";
-        if (nominal->sizes_mib.size() > 1)
-          c.evidence += "; the model comes in " + nominal->label + " and the name does not say which";
-        if (!ok) c.evidence += ": slice or vGPU suspected";
-      }
-      if (f.mig && f.mig->current)
-        c.evidence += "; MIG mode is on: this is the whole GPU's total, work runs in a MIG instance with less "
-                      "(see the mig check)";
-    }
-    out.push_back(c);
-  }
-
-  {  // MIG
-    auto c = make("mig", "MIG mode and visible instances",
-                  "MIG off or unsupported: pass (whole GPU); MIG on: warn (work runs on a slice)",
-                  "seed 002; DESIGN.md sections 6-7");
-    if (!gpu) {
-      c.evidence = no_nvml;
-    } else if (!f.mig) {
-      c.status = CheckStatus::pass;
-      c.evidence = "MIG not supported on this GPU: whole GPU";
-    } else if (!f.mig->current) {
-      c.status = CheckStatus::pass;
-      c.evidence = "MIG disabled: whole GPU";
-      if (f.mig->pending) c.evidence += " (MIG enabling is pending a GPU reset)";
-    } else {
-      c.status = CheckStatus::warn;
-      std::vector<std::string> inst;
-      for (const auto& m : f.mig_instances)
-        inst.push_back(m.profile + " (GI " + std::to_string(m.gpu_instance_id) + ", CI " +
-                       std::to_string(m.compute_instance_id) + ", " + mib(m.memory_bytes) + ", " +
-                       std::to_string(m.sm_count) + " SMs, " + m.uuid + ")");
-      c.evidence = "MIG mode is on: " + std::to_string(f.mig_instances.size()) + " instance(s) visible" +
-                   (inst.empty() ? std::string() : ": " + join(inst, "; ")) +
-                   "; a MIG instance is a partition with its own memory boundary, not the whole card";
-      if (!f.mig->pending) c.evidence += " (MIG disabling is pending a GPU reset)";
-    }
-    out.push_back(c);
-  }
-
-  {  // virtualization
-    auto c = make("virtualization", "Virtualisation mode",
-                  "NONE or PASSTHROUGH: pass; VGPU, HOST_VGPU, HOST_VSGA: warn (shared physical GPU)",
-                  "seed 001; DESIGN.md section 6");
-    if (!gpu) {
-      c.evidence = no_nvml;
-    } else if (!g.virtualization) {
-      c.status = CheckStatus::unknown;
-      c.evidence = "virtualisation mode not supported by NVML here";
-    } else {
-      VirtualizationMode m = *g.virtualization;
-      std::string name = virtualization_mode_name(m);
-      switch (m) {
-        case VirtualizationMode::none:
-          c.status = CheckStatus::pass;
-          c.evidence = name + ": bare metal";
-          break;
-        case VirtualizationMode::passthrough:
-          c.status = CheckStatus::pass;
-          c.evidence = name + ": the whole GPU is passed through to this virtual machine (not shared by the "
-                              "hypervisor)";
-          break;
-        case VirtualizationMode::vgpu:
-          c.status = CheckStatus::warn;
-          c.evidence = name + ": a vGPU inside a virtual machine, a time-sliced or partitioned share of a physical "
-                              "GPU";
-          break;
-        case VirtualizationMode::host_vgpu:
-        case VirtualizationMode::host_vsga:
-          c.status = CheckStatus::warn;
-          c.evidence = name + ": this is a hypervisor host sharing the GPU with virtual machines";
-          break;
-        case VirtualizationMode::unknown:
-          c.status = CheckStatus::unknown;
-          c.evidence = "unknown virtualisation mode value";
-          break;
-      }
-    }
-    out.push_back(c);
-  }
-
-  {  // neighbours
-    auto c = make("neighbours", "Foreign compute processes and utilisation while we run nothing", "",
-                  "seed 001; DESIGN.md section 6");
-    c.threshold = "fail: mean GPU utilisation over the idle window above " + formatted("%g%%", th.idle_util_pct) +
-                  "; warn: any compute process that is not ours, or peak utilisation above " +
-                  formatted("%g%%", th.idle_util_pct) + "; pass otherwise";
-    if (!gpu) {
-      c.evidence = no_nvml;
-    } else {
-      std::vector<std::string> foreign;
-      if (g.processes)
-        for (const auto& p : *g.processes)
-          if (std::find(f.own_pids.begin(), f.own_pids.end(), p.pid) == f.own_pids.end())
-            foreign.push_back("pid " + std::to_string(p.pid) +
-                              (p.used_bytes ? " using " + mib(*p.used_bytes) : std::string()) +
-                              (p.gpu_instance_id ? " in GI " + std::to_string(*p.gpu_instance_id) : std::string()));
-      std::vector<double> util;
-      for (const auto& s : f.idle_samples)
-        if (s.r.util_gpu_pct) util.push_back(*s.r.util_gpu_pct);
-      std::vector<std::string> ev;
-      bool have_procs = g.processes.has_value(), have_util = !util.empty();
-      double mean_util = have_util ? mean(util) : 0, peak = have_util ? *std::max_element(util.begin(), util.end()) : 0;
-      if (have_procs)
-        ev.push_back(foreign.empty() ? "no foreign compute process"
-                                     : std::to_string(foreign.size()) + " foreign compute process(es): " +
-                                           join(foreign, ", "));
-      else
-        ev.push_back("compute process list unavailable (not supported or not permitted)");
-      if (have_util)
-        ev.push_back(formatted("GPU utilisation over %.1f s idle window", f.idle_window_s) + formatted(": mean %.1f%%", mean_util) +
-                     formatted(", peak %.0f%%", peak) + " (" + std::to_string(util.size()) + " readings)");
-      else
-        ev.push_back(f.idle_samples.empty() ? "no idle-window readings"
-                                            : "utilisation unsupported (e.g. MIG mode): judged on processes only");
-      if (!f.idle_samples.empty() && f.idle_samples.front().r.memory_used_bytes)
-        ev.push_back("memory used while idle " + mib(*f.idle_samples.front().r.memory_used_bytes));
-      if (!have_procs && !have_util)
-        c.status = CheckStatus::unknown;
-      else if (have_util && mean_util > th.idle_util_pct)
-        c.status = CheckStatus::fail;
-      else if (!foreign.empty() || (have_util && peak > th.idle_util_pct))
-        c.status = CheckStatus::warn;
-      else
-        c.status = CheckStatus::pass;
-      c.evidence = join(ev, "; ");
-    }
-    out.push_back(c);
-  }
-
-  const TelemetryReading* r = any_reading(f);
-  {  // power limit
-    auto c = make("power_limit", "Enforced vs default power limit", "warn when the enforced limit is below the default",
-                  "seed 003; DESIGN.md sections 5-6");
-    if (!gpu) {
-      c.evidence = no_nvml;
-    } else if (!r || !r->power_limit_w || !r->default_power_limit_w) {
-      c.status = CheckStatus::unknown;
-      c.evidence = "enforced or default power limit not supported by NVML here";
-    } else {
-      bool locked = *r->power_limit_w < *r->default_power_limit_w;
-      c.status = locked ? CheckStatus::warn : CheckStatus::pass;
-      c.evidence = formatted("enforced %.0f W", *r->power_limit_w) + formatted(", default %.0f W", *r->default_power_limit_w) +
-                   (locked ? formatted(": power-locked at %.1f%% of the default", 100 * *r->power_limit_w /
-                                                                            *r->default_power_limit_w)
-                           : std::string());
-    }
-    out.push_back(c);
-  }
-
-  {  // max SM clock
-    auto c = make("max_sm_clock", "Maximum SM clock", "report only", "DESIGN.md section 6");
-    if (!gpu) {
-      c.evidence = no_nvml;
-    } else if (!r || !r->max_sm_clock_mhz) {
-      c.status = CheckStatus::unknown;
-      c.evidence = "maximum SM clock not supported by NVML here";
-    } else {
-      c.status = CheckStatus::pass;
-      c.evidence = std::to_string(*r->max_sm_clock_mhz) + " MHz" +
-                   (r->sm_clock_mhz ? " (current " + std::to_string(*r->sm_clock_mhz) + " MHz)" : std::string());
-    }
-    out.push_back(c);
-  }
-
-  {  // PCIe
-    auto c = make("pcie", "PCIe link, current vs max",
-                  "warn when the current generation or width is below the maximum (an idle GPU may downshift the "
-                  "link to save power: re-check under load)",
-                  "seed 001; DESIGN.md section 6");
-    if (!gpu) {
-      c.evidence = no_nvml;
-    } else if (!g.pcie_gen_current || !g.pcie_width_current || !g.pcie_gen_max || !g.pcie_width_max) {
-      c.status = CheckStatus::unknown;
-      c.evidence = "PCIe link generation/width not supported by NVML here";
-    } else {
-      std::string cur = "Gen" + std::to_string(*g.pcie_gen_current) + " x" + std::to_string(*g.pcie_width_current);
-      std::string max = "Gen" + std::to_string(*g.pcie_gen_max) + " x" + std::to_string(*g.pcie_width_max);
-      bool degraded = *g.pcie_gen_current < *g.pcie_gen_max || *g.pcie_width_current < *g.pcie_width_max;
-      c.status = degraded ? CheckStatus::warn : CheckStatus::pass;
-      c.evidence = "current " + cur + ", max " + max +
-                   (degraded ? ": link degraded; while idle this may be power saving, re-check under load"
-                             : std::string());
-    }
-    out.push_back(c);
-  }
-
-  {  // NVLink
-    auto c = make("nvlink", "NVLink links",
-                  "report; warn when the GPU has NVLink links but none is active (multi-GPU traffic falls back to "
-                  "PCIe)",
-                  "DESIGN.md section 6");
-    if (!gpu) {
-      c.evidence = no_nvml;
-    } else if (!g.nvlink_links_up) {
-      c.status = CheckStatus::pass;
-      c.evidence = "no NVLink (not supported on this GPU)";
-    } else {
-      c.status = *g.nvlink_links_up == 0 && g.nvlink_links_queried > 0 ? CheckStatus::warn : CheckStatus::pass;
-      c.evidence = std::to_string(*g.nvlink_links_up) + " of " + std::to_string(g.nvlink_links_queried) +
-                   " NVLink links active";
-    }
-    out.push_back(c);
-  }
-
-  {  // ECC
-    auto c = make("ecc", "ECC mode", "pass when ECC is on; warn when off or when a change is pending a reboot",
-                  "DESIGN.md section 6");
-    if (!gpu) {
-      c.evidence = no_nvml;
-    } else if (!g.ecc_current) {
-      c.status = CheckStatus::unknown;
-      c.evidence = "ECC not supported by this GPU or driver";
-    } else {
-      bool pending_change = g.ecc_pending && *g.ecc_pending != *g.ecc_current;
-      c.status = (*g.ecc_current && !pending_change) ? CheckStatus::pass : CheckStatus::warn;
-      c.evidence = std::string("ECC ") + (*g.ecc_current ? "enabled" : "disabled") +
-                   (pending_change ? std::string(", ") + (*g.ecc_pending ? "enabling" : "disabling") +
-                                         " pending a reboot"
-                                   : std::string()) +
-                   (!*g.ecc_current ? " (datacenter GPUs ship with ECC on)" : "");
-    }
-    out.push_back(c);
-  }
-
-  {  // host
-    auto c = make("host", "Host cores and memory", "", "seed 001; DESIGN.md section 6");
-    c.threshold = "warn below " + std::to_string(th.min_host_cores) + " usable cores, or host memory below " +
-                  formatted("%g", th.min_host_memory_ratio) + "x the GPU memory";
-    const HostFacts& h = f.host;
-    std::vector<std::string> ev, problems;
-    ev.push_back(std::to_string(h.usable_cores) + " usable of " + std::to_string(h.online_cores) + " online cores");
-    if (h.usable_cores < th.min_host_cores) problems.push_back("few cores");
-    if (h.memory_total_bytes) {
-      ev.push_back("memory " + mib(*h.memory_total_bytes) +
-                   (h.memory_available_bytes ? " (" + mib(*h.memory_available_bytes) + " available)" : std::string()));
-      if (gpu && g.memory_total_bytes > 0 &&
-          static_cast<double>(*h.memory_total_bytes) < th.min_host_memory_ratio * g.memory_total_bytes)
-        problems.push_back("host memory below the GPU memory (" + mib(g.memory_total_bytes) + ")");
-    } else {
-      ev.push_back("memory unknown (/proc/meminfo unreadable)");
-    }
-    if (h.usable_cores == 0 && !h.memory_total_bytes)
-      c.status = CheckStatus::unknown;
-    else
-      c.status = problems.empty() ? CheckStatus::pass : CheckStatus::warn;
-    c.evidence = join(ev, ", ") + (problems.empty() ? std::string() : ": " + join(problems, "; "));
-    out.push_back(c);
-  }
-
-  {  // H2D bandwidth
-    auto c = make("h2d_bandwidth", "Pinned vs pageable host-to-device bandwidth", "",
-                  "seed 001; DESIGN.md section 6");
-    c.threshold = "warn when pinned H2D is below " + formatted("%.0f%%", th.min_h2d_link_fraction * 100) +
-                  " of the maximum PCIe link's theoretical rate";
-    const HostFacts& h = f.host;
-    if (!h.h2d_pinned_gbps) {
-      c.status = CheckStatus::unknown;
-      c.evidence = "not measured";
-    } else {
-      std::string ev = formatted("pinned %.1f GB/s", *h.h2d_pinned_gbps);
-      if (h.h2d_pageable_gbps)
-        ev += formatted(", pageable %.1f GB/s", *h.h2d_pageable_gbps) +
-              (*h.h2d_pinned_gbps > 0 ? formatted(" (%.0f%% of pinned)", 100 * *h.h2d_pageable_gbps / *h.h2d_pinned_gbps)
-                                      : std::string());
-      double link = gpu && g.pcie_gen_max && g.pcie_width_max ? pcie_link_gbps(*g.pcie_gen_max, *g.pcie_width_max) : 0;
-      c.status = CheckStatus::pass;
-      if (link > 0) {
-        ev += formatted("; link Gen%.0f", g.pcie_gen_max.value_or(0)) + formatted(" x%.0f", g.pcie_width_max.value_or(0)) +
-              formatted(" theoretical %.1f GB/s", link) + formatted(" (pinned = %.0f%%)", 100 * *h.h2d_pinned_gbps / link);
-        if (*h.h2d_pinned_gbps < th.min_h2d_link_fraction * link) c.status = CheckStatus::warn;
-      } else {
-        ev += "; link rate unknown: not judged";
-      }
-      c.evidence = ev;
-    }
-    out.push_back(c);
-  }
-
-  {  // utilisation under our own load
-    auto c = make("load_utilization", "GPU utilisation under our own load", "", "seed 004; DESIGN.md section 6");
-    c.threshold = "warn below " + formatted("%g%%", th.min_load_util_pct) + " (the bottleneck is elsewhere)";
-    if (!f.load_util_pct) {
-      c.status = CheckStatus::unknown;
-      c.evidence = "not measured";
-    } else {
-      c.status = *f.load_util_pct < th.min_load_util_pct ? CheckStatus::warn : CheckStatus::pass;
-      c.evidence = formatted("mean GPU utilisation %.1f%% under our load", *f.load_util_pct) +
-                   (c.status == CheckStatus::warn ? ": the bottleneck is elsewhere (CPU, I/O, input pipeline)" : "");
-    }
-    out.push_back(c);
+  for (const CheckSpec& spec : kChecks) {
+    if (spec.kind == CheckKind::nvml_status && f.nvml_available) continue;
+    ProbeCheck c;
+    c.id = spec.id;
+    c.title = spec.title;
+    c.threshold = spec.threshold_from ? spec.threshold_from(th) : spec.threshold;
+    c.source = spec.source;
+    Judgement j = spec.kind == CheckKind::gpu && !f.nvml_available
+                      ? Judgement{CheckStatus::unknown, kNotCheckedWithoutNvml}
+                      : spec.judge(f, th);
+    c.status = j.status;
+    c.evidence = std::move(j.evidence);
+    out.push_back(std::move(c));
   }
   return out;
 }

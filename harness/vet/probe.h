@@ -82,8 +82,8 @@ struct ProbeThresholds {
 };
 
 // The checklist, in a fixed order: nvml (only when NVML is missing), identity, memory_total, mig, virtualization,
-// neighbours, power_limit, max_sm_clock, pcie, nvlink, ecc, host, h2d_bandwidth, load_utilization. GPU checks are
-// "unknown" when NVML is missing.
+// neighbours, power_limit, max_sm_clock, pcie, nvlink, ecc, host, h2d_bandwidth, load_utilization (the table of
+// check functions in probe.cpp). GPU checks are "unknown" when NVML is missing.
 std::vector<ProbeCheck> evaluate_probe(const ProbeFacts& facts, const ProbeThresholds& thresholds = {});
 
 // Theoretical per-direction PCIe bandwidth in GB/s of a link (per-lane rate after encoding × width); 0 for an

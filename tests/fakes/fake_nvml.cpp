@@ -1,5 +1,7 @@
-// A fake NVML (libfake_nvml.so) for tests: exports the NVML entry points the harness binds, with NVML's C ABI,
-// and answers from a JSON description of the machine. The harness loads it through $INTERFERENCE_BENCH_NVML.
+// A fake NVML (libfake_nvml.so) for tests: exports the NVML entry points the harness binds, with NVML's C ABI as
+// declared once in harness/nvml/nvml_abi.h (the binding's header too: a signature or struct that differs from
+// NVML's is fixed there, for both), and answers from a JSON description of the machine. The harness loads it
+// through $INTERFERENCE_BENCH_NVML.
 //
 //   $FAKE_NVML_CONFIG  JSON file read at nvmlInit_v2 (without it nvmlInit_v2 fails with "Driver Not Loaded"):
 //     {
@@ -54,6 +56,8 @@
 // names may be given as "NVML_ERROR_NOT_SUPPORTED" or "NOT_SUPPORTED".
 #include <nlohmann/json.hpp>
 
+#include "harness/nvml/nvml_abi.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -70,127 +74,64 @@
 
 using nlohmann::json;
 
-extern "C" {
-typedef int nvmlReturn_t;
-typedef int nvmlComputeMode_t;
-typedef struct nvmlDevice_st* nvmlDevice_t;
-typedef struct nvmlGpuInstance_st* nvmlGpuInstance_t;
-typedef struct nvmlComputeInstance_st* nvmlComputeInstance_t;
-
-typedef struct {
-  unsigned long long total, free, used;
-} nvmlMemory_t;
-
-typedef struct {
-  unsigned int multiprocessorCount, sharedCopyEngineCount, sharedDecoderCount, sharedEncoderCount, sharedJpegCount,
-      sharedOfaCount, gpuInstanceSliceCount, computeInstanceSliceCount;
-  unsigned long long memorySizeMB;
-} nvmlDeviceAttributes_t;
-
-typedef struct {
-  unsigned int id, isP2pSupported, sliceCount, instanceCount, multiprocessorCount, copyEngineCount, decoderCount,
-      encoderCount, jpegCount, ofaCount;
-  unsigned long long memorySizeMB;
-} nvmlGpuInstanceProfileInfo_t;
-
-typedef struct {
-  unsigned int version, id, isP2pSupported, sliceCount, instanceCount, multiprocessorCount, copyEngineCount,
-      decoderCount, encoderCount, jpegCount, ofaCount;
-  unsigned long long memorySizeMB;
-  char name[96];
-} nvmlGpuInstanceProfileInfo_v2_t;
-
-typedef struct {
-  unsigned int id, sliceCount, instanceCount, multiprocessorCount, sharedCopyEngineCount, sharedDecoderCount,
-      sharedEncoderCount, sharedJpegCount, sharedOfaCount;
-} nvmlComputeInstanceProfileInfo_t;
-
-typedef struct {
-  unsigned int start, size;
-} fakePlacement_t;
-
-typedef struct {
-  nvmlDevice_t device;
-  unsigned int id, profileId;
-  fakePlacement_t placement;
-} nvmlGpuInstanceInfo_t;
-
-typedef struct {
-  nvmlDevice_t device;
-  nvmlGpuInstance_t gpuInstance;
-  unsigned int id, profileId;
-  fakePlacement_t placement;
-} nvmlComputeInstanceInfo_t;
-}
-
 namespace {
 
-enum : int {
-  SUCCESS = 0,
-  UNINITIALIZED = 1,
-  INVALID_ARGUMENT = 2,
-  NOT_SUPPORTED = 3,
-  NOT_FOUND = 6,
-  INSUFFICIENT_SIZE = 7,
-  DRIVER_NOT_LOADED = 9,
-  IN_USE = 19,
-  INSUFFICIENT_RESOURCES = 23,
-  ARGUMENT_VERSION_MISMATCH = 25,
-  UNKNOWN = 999,
-};
-
 struct ErrorCode {
-  int code;
+  nvmlReturn_t code;
   const char* name;
   const char* text;
 };
 
+// nvmlErrorString's texts. FAKE_ERROR(X, text) pairs NVML_X (from nvml_abi.h) with its name "X", so a code name
+// that nvml_abi.h does not declare does not compile.
+#define FAKE_ERROR(name, text) {NVML_##name, #name, text}
 const ErrorCode kErrors[] = {
-    {0, "SUCCESS", "Success"},
-    {1, "ERROR_UNINITIALIZED", "Uninitialized"},
-    {2, "ERROR_INVALID_ARGUMENT", "Invalid Argument"},
-    {3, "ERROR_NOT_SUPPORTED", "Not Supported"},
-    {4, "ERROR_NO_PERMISSION", "Insufficient Permissions"},
-    {5, "ERROR_ALREADY_INITIALIZED", "Already Initialized"},
-    {6, "ERROR_NOT_FOUND", "Not Found"},
-    {7, "ERROR_INSUFFICIENT_SIZE", "Insufficient Size"},
-    {8, "ERROR_INSUFFICIENT_POWER", "Insufficient External Power"},
-    {9, "ERROR_DRIVER_NOT_LOADED", "Driver Not Loaded"},
-    {10, "ERROR_TIMEOUT", "Timeout"},
-    {11, "ERROR_IRQ_ISSUE", "Interrupt request issue"},
-    {12, "ERROR_LIBRARY_NOT_FOUND", "NVML Shared Library Not Found"},
-    {13, "ERROR_FUNCTION_NOT_FOUND", "Function Not Found"},
-    {14, "ERROR_CORRUPTED_INFOROM", "Corrupted infoROM"},
-    {15, "ERROR_GPU_IS_LOST", "GPU is lost"},
-    {16, "ERROR_RESET_REQUIRED", "GPU requires restart"},
-    {17, "ERROR_OPERATING_SYSTEM", "The operating system has blocked the request."},
-    {18, "ERROR_LIB_RM_VERSION_MISMATCH", "RM has detected an NVML/RM version mismatch."},
-    {19, "ERROR_IN_USE", "In use by another client"},
-    {20, "ERROR_MEMORY", "Insufficient Memory"},
-    {21, "ERROR_NO_DATA", "No data"},
-    {22, "ERROR_VGPU_ECC_NOT_SUPPORTED", "vGPU ECC not supported"},
-    {23, "ERROR_INSUFFICIENT_RESOURCES", "Insufficient resources"},
-    {24, "ERROR_FREQ_NOT_SUPPORTED", "Frequency not supported"},
-    {25, "ERROR_ARGUMENT_VERSION_MISMATCH", "Argument version mismatch"},
-    {26, "ERROR_DEPRECATED", "Deprecated"},
-    {27, "ERROR_NOT_READY", "Not ready"},
-    {28, "ERROR_GPU_NOT_FOUND", "GPU not found"},
-    {29, "ERROR_INVALID_STATE", "Invalid state"},
-    {999, "ERROR_UNKNOWN", "Unknown Error"},
+    FAKE_ERROR(SUCCESS, "Success"),
+    FAKE_ERROR(ERROR_UNINITIALIZED, "Uninitialized"),
+    FAKE_ERROR(ERROR_INVALID_ARGUMENT, "Invalid Argument"),
+    FAKE_ERROR(ERROR_NOT_SUPPORTED, "Not Supported"),
+    FAKE_ERROR(ERROR_NO_PERMISSION, "Insufficient Permissions"),
+    FAKE_ERROR(ERROR_ALREADY_INITIALIZED, "Already Initialized"),
+    FAKE_ERROR(ERROR_NOT_FOUND, "Not Found"),
+    FAKE_ERROR(ERROR_INSUFFICIENT_SIZE, "Insufficient Size"),
+    FAKE_ERROR(ERROR_INSUFFICIENT_POWER, "Insufficient External Power"),
+    FAKE_ERROR(ERROR_DRIVER_NOT_LOADED, "Driver Not Loaded"),
+    FAKE_ERROR(ERROR_TIMEOUT, "Timeout"),
+    FAKE_ERROR(ERROR_IRQ_ISSUE, "Interrupt request issue"),
+    FAKE_ERROR(ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found"),
+    FAKE_ERROR(ERROR_FUNCTION_NOT_FOUND, "Function Not Found"),
+    FAKE_ERROR(ERROR_CORRUPTED_INFOROM, "Corrupted infoROM"),
+    FAKE_ERROR(ERROR_GPU_IS_LOST, "GPU is lost"),
+    FAKE_ERROR(ERROR_RESET_REQUIRED, "GPU requires restart"),
+    FAKE_ERROR(ERROR_OPERATING_SYSTEM, "The operating system has blocked the request."),
+    FAKE_ERROR(ERROR_LIB_RM_VERSION_MISMATCH, "RM has detected an NVML/RM version mismatch."),
+    FAKE_ERROR(ERROR_IN_USE, "In use by another client"),
+    FAKE_ERROR(ERROR_MEMORY, "Insufficient Memory"),
+    FAKE_ERROR(ERROR_NO_DATA, "No data"),
+    FAKE_ERROR(ERROR_VGPU_ECC_NOT_SUPPORTED, "vGPU ECC not supported"),
+    FAKE_ERROR(ERROR_INSUFFICIENT_RESOURCES, "Insufficient resources"),
+    FAKE_ERROR(ERROR_FREQ_NOT_SUPPORTED, "Frequency not supported"),
+    FAKE_ERROR(ERROR_ARGUMENT_VERSION_MISMATCH, "Argument version mismatch"),
+    FAKE_ERROR(ERROR_DEPRECATED, "Deprecated"),
+    FAKE_ERROR(ERROR_NOT_READY, "Not ready"),
+    FAKE_ERROR(ERROR_GPU_NOT_FOUND, "GPU not found"),
+    FAKE_ERROR(ERROR_INVALID_STATE, "Invalid state"),
+    FAKE_ERROR(ERROR_UNKNOWN, "Unknown Error"),
 };
+#undef FAKE_ERROR
 
 // A code from the config: a number, "ok", "NVML_ERROR_X", "ERROR_X" or "X".
 int code_from(const json& v) {
   if (v.is_number_integer()) return v.get<int>();
-  if (!v.is_string()) return UNKNOWN;
+  if (!v.is_string()) return NVML_ERROR_UNKNOWN;
   std::string s = v.get<std::string>();
   for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (s == "OK" || s == "SUCCESS" || s == "NVML_SUCCESS") return SUCCESS;
+  if (s == "OK" || s == "SUCCESS" || s == "NVML_SUCCESS") return NVML_SUCCESS;
   if (s.rfind("NVML_", 0) == 0) s = s.substr(5);
   if (s.rfind("ERROR_", 0) != 0) s = "ERROR_" + s;
   for (const auto& e : kErrors)
     if (s == e.name) return e.code;
-  return UNKNOWN;
+  return NVML_ERROR_UNKNOWN;
 }
 
 // ---- handles: stable addresses, never freed ----
@@ -253,13 +194,13 @@ unsigned as_unsigned(const json& j, const char* key, unsigned fallback) {
 int scripted(const char* fn, int dev = -1) {
   auto check = [fn](const json& j) -> int {
     auto f = j.find("fail");
-    if (f == j.end() || !f->is_object()) return SUCCESS;
+    if (f == j.end() || !f->is_object()) return NVML_SUCCESS;
     auto it = f->find(fn);
-    return it == f->end() ? SUCCESS : code_from(*it);
+    return it == f->end() ? NVML_SUCCESS : code_from(*it);
   };
   if (int rc = check(g_config)) return rc;
   if (dev >= 0 && static_cast<size_t>(dev) < devices().size()) return check(device_config(dev));
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 const char* state_path() {
@@ -349,22 +290,40 @@ const json* profile_by(const json& dev, const std::function<bool(const json&)>& 
   return nullptr;
 }
 
-// NVML_GPU_INSTANCE_PROFILE_* / NVML_COMPUTE_INSTANCE_PROFILE_* index for a slice count.
-int index_for_slices(unsigned slices) {
-  switch (slices) {
-    case 1: return 0;
-    case 2: return 1;
-    case 3: return 2;
-    case 4: return 3;
-    case 7: return 4;
-    case 8: return 5;
-    case 6: return 6;
-    default: return -1;
-  }
+// The GPU and compute instance profile indices of each slice count the fake offers (the _REV variants are only
+// reachable through a profile's explicit "index").
+struct SliceProfile {
+  unsigned slices;
+  unsigned gpu_instance_profile;      // NVML_GPU_INSTANCE_PROFILE_*
+  unsigned compute_instance_profile;  // NVML_COMPUTE_INSTANCE_PROFILE_*
+};
+constexpr SliceProfile kSliceProfiles[] = {
+    {1, NVML_GPU_INSTANCE_PROFILE_1_SLICE, NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE},
+    {2, NVML_GPU_INSTANCE_PROFILE_2_SLICE, NVML_COMPUTE_INSTANCE_PROFILE_2_SLICE},
+    {3, NVML_GPU_INSTANCE_PROFILE_3_SLICE, NVML_COMPUTE_INSTANCE_PROFILE_3_SLICE},
+    {4, NVML_GPU_INSTANCE_PROFILE_4_SLICE, NVML_COMPUTE_INSTANCE_PROFILE_4_SLICE},
+    {7, NVML_GPU_INSTANCE_PROFILE_7_SLICE, NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE},
+    {8, NVML_GPU_INSTANCE_PROFILE_8_SLICE, NVML_COMPUTE_INSTANCE_PROFILE_8_SLICE},
+    {6, NVML_GPU_INSTANCE_PROFILE_6_SLICE, NVML_COMPUTE_INSTANCE_PROFILE_6_SLICE},
+};
+
+// NVML_GPU_INSTANCE_PROFILE_* index for a slice count, or -1.
+int gi_profile_for_slices(unsigned slices) {
+  for (const auto& p : kSliceProfiles)
+    if (p.slices == slices) return static_cast<int>(p.gpu_instance_profile);
+  return -1;
 }
+// NVML_COMPUTE_INSTANCE_PROFILE_* index for a slice count, or -1.
+int ci_profile_for_slices(unsigned slices) {
+  for (const auto& p : kSliceProfiles)
+    if (p.slices == slices) return static_cast<int>(p.compute_instance_profile);
+  return -1;
+}
+// Slice count of a NVML_COMPUTE_INSTANCE_PROFILE_* index, or -1.
 int slices_for_ci_index(unsigned index) {
-  static const int table[] = {1, 2, 3, 4, 7, 8, 6};
-  return index < 7 ? table[index] : -1;
+  for (const auto& p : kSliceProfiles)
+    if (p.compute_instance_profile == index) return static_cast<int>(p.slices);
+  return -1;
 }
 
 DevState state_of(unsigned dev) {
@@ -384,7 +343,8 @@ DevState state_of(unsigned dev) {
       c.memory_mb = get_or<unsigned long long>(i, "memory_mb", 16384);
       c.slot = as_unsigned(i, "slot", seq);
       c.slices = slices_of_name(c.profile);
-      c.profile_id = as_unsigned(i, "ci_profile_id", static_cast<unsigned>(std::max(0, index_for_slices(c.slices))));
+      c.profile_id =
+          as_unsigned(i, "ci_profile_id", static_cast<unsigned>(std::max(0, ci_profile_for_slices(c.slices))));
       ++seq;
       if (!s.find_gi(c.gi)) {
         const json* p = profile_by(d, [&](const json& p) { return get_or<std::string>(p, "name", "") == c.profile; });
@@ -475,18 +435,18 @@ int series_value(const json& entry, const char* fn, const char* key, const json&
   auto it = entry.find(key);
   if (it == entry.end()) {
     *out = fallback;
-    return 0;
+    return NVML_SUCCESS;
   }
-  if (it->is_null()) return 3;  // NOT_SUPPORTED
+  if (it->is_null()) return NVML_ERROR_NOT_SUPPORTED;
   *out = *it;
-  return 0;
+  return NVML_SUCCESS;
 }
 
 int copy_string(const std::string& s, char* out, unsigned length) {
-  if (!out) return INVALID_ARGUMENT;
-  if (s.size() + 1 > length) return INSUFFICIENT_SIZE;
+  if (!out) return NVML_ERROR_INVALID_ARGUMENT;
+  if (s.size() + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
   std::memcpy(out, s.c_str(), s.size() + 1);
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 // Resolves a device-or-MIG handle; returns the device index or -1.
@@ -498,7 +458,7 @@ int device_of(nvmlDevice_t h, Handle** out = nullptr) {
 }
 
 #define FAKE_REQUIRE_INIT() \
-  if (g_init_count == 0) return UNINITIALIZED
+  if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED
 
 }  // namespace
 
@@ -512,18 +472,18 @@ const char* nvmlErrorString(nvmlReturn_t result) {
 
 nvmlReturn_t nvmlInit_v2(void) {
   const char* path = std::getenv("FAKE_NVML_CONFIG");
-  if (!path || !*path) return DRIVER_NOT_LOADED;
+  if (!path || !*path) return NVML_ERROR_DRIVER_NOT_LOADED;
   json config;
   try {
     std::ifstream in(path);
     if (!in) {
       std::fprintf(stderr, "fake_nvml: cannot read %s\n", path);
-      return UNKNOWN;
+      return NVML_ERROR_UNKNOWN;
     }
     config = json::parse(in);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fake_nvml: bad config %s: %s\n", path, e.what());
-    return UNKNOWN;
+    return NVML_ERROR_UNKNOWN;
   }
   g_config = std::move(config);
   auto init = g_config.find("init");
@@ -535,7 +495,7 @@ nvmlReturn_t nvmlInit_v2(void) {
     std::lock_guard<std::mutex> lock(g_calls_mutex);
     g_calls.clear();
   }
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlShutdown(void) {
@@ -547,30 +507,30 @@ nvmlReturn_t nvmlShutdown(void) {
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
   FAKE_REQUIRE_INIT();
   if (int rc = scripted("nvmlDeviceGetCount_v2")) return rc;
-  if (!count) return INVALID_ARGUMENT;
+  if (!count) return NVML_ERROR_INVALID_ARGUMENT;
   *count = static_cast<unsigned>(devices().size());
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
   FAKE_REQUIRE_INIT();
   if (int rc = scripted("nvmlDeviceGetHandleByIndex_v2", static_cast<int>(index))) return rc;
-  if (!device || index >= devices().size()) return INVALID_ARGUMENT;
+  if (!device || index >= devices().size()) return NVML_ERROR_INVALID_ARGUMENT;
   *device = as<nvmlDevice_t>(intern(Kind::device, index));
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
   FAKE_REQUIRE_INIT();
   Handle* h = nullptr;
   int dev = device_of(device, &h);
-  if (dev < 0) return INVALID_ARGUMENT;
+  if (dev < 0) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlDeviceGetName", dev)) return rc;
   std::string base = get_or<std::string>(device_config(dev), "name", "NVIDIA H200");
   if (h->kind == Kind::device) return copy_string(base, name, length);
   DevState s = state_of(h->dev);
   Ci* c = s.find_ci(h->gi, h->ci);
-  if (!c) return INVALID_ARGUMENT;
+  if (!c) return NVML_ERROR_INVALID_ARGUMENT;
   return copy_string(base + " MIG " + c->profile, name, length);
 }
 
@@ -578,100 +538,100 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int len
   FAKE_REQUIRE_INIT();
   Handle* h = nullptr;
   int dev = device_of(device, &h);
-  if (dev < 0) return INVALID_ARGUMENT;
+  if (dev < 0) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlDeviceGetUUID", dev)) return rc;
   if (h->kind == Kind::device)
     return copy_string(get_or<std::string>(device_config(dev), "uuid", "GPU-fake-" + std::to_string(dev)), uuid,
                        length);
   DevState s = state_of(h->dev);
   Ci* c = s.find_ci(h->gi, h->ci);
-  if (!c) return INVALID_ARGUMENT;
+  if (!c) return NVML_ERROR_INVALID_ARGUMENT;
   return copy_string(c->uuid, uuid, length);
 }
 
 nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t* mode) {
   FAKE_REQUIRE_INIT();
   int dev = device_of(device);
-  if (dev < 0 || !mode) return INVALID_ARGUMENT;
+  if (dev < 0 || !mode) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlDeviceGetComputeMode", dev)) return rc;
   *mode = get_or<int>(device_config(dev), "compute_mode", 0);
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* current, unsigned int* pending) {
   FAKE_REQUIRE_INIT();
   Handle* h = lookup(device, Kind::device);
-  if (!h || !current || !pending) return INVALID_ARGUMENT;
+  if (!h || !current || !pending) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlDeviceGetMigMode", static_cast<int>(h->dev))) return rc;
   MigInfo m = mig_of(h->dev);
-  if (!m.supported) return NOT_SUPPORTED;
+  if (!m.supported) return NVML_ERROR_NOT_SUPPORTED;
   *current = m.current;
   *pending = m.pending;
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int* count) {
   FAKE_REQUIRE_INIT();
   Handle* h = lookup(device, Kind::device);
-  if (!h || !count) return INVALID_ARGUMENT;
+  if (!h || !count) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlDeviceGetMaxMigDeviceCount", static_cast<int>(h->dev))) return rc;
   MigInfo m = mig_of(h->dev);
-  if (!m.supported) return NOT_SUPPORTED;
+  if (!m.supported) return NVML_ERROR_NOT_SUPPORTED;
   *count = m.max_devices;
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index, nvmlDevice_t* mig) {
   FAKE_REQUIRE_INIT();
   Handle* h = lookup(device, Kind::device);
-  if (!h || !mig) return INVALID_ARGUMENT;
+  if (!h || !mig) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlDeviceGetMigDeviceHandleByIndex", static_cast<int>(h->dev))) return rc;
   MigInfo m = mig_of(h->dev);
-  if (!m.supported) return NOT_SUPPORTED;
-  if (index >= m.max_devices) return INVALID_ARGUMENT;
-  if (!m.current) return NOT_FOUND;
+  if (!m.supported) return NVML_ERROR_NOT_SUPPORTED;
+  if (index >= m.max_devices) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!m.current) return NVML_ERROR_NOT_FOUND;
   DevState s = state_of(h->dev);
   for (const auto& c : s.cis)
     if (c.slot == index) {
       *mig = as<nvmlDevice_t>(intern(Kind::mig, h->dev, c.gi, c.ci));
-      return SUCCESS;
+      return NVML_SUCCESS;
     }
-  return NOT_FOUND;
+  return NVML_ERROR_NOT_FOUND;
 }
 
 nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int* id) {
   FAKE_REQUIRE_INIT();
   Handle* h = nullptr;
   int dev = device_of(device, &h);
-  if (dev < 0 || !id) return INVALID_ARGUMENT;
+  if (dev < 0 || !id) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlDeviceGetGpuInstanceId", dev)) return rc;
-  if (h->kind != Kind::mig) return NOT_SUPPORTED;
+  if (h->kind != Kind::mig) return NVML_ERROR_NOT_SUPPORTED;
   *id = h->gi;
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int* id) {
   FAKE_REQUIRE_INIT();
   Handle* h = nullptr;
   int dev = device_of(device, &h);
-  if (dev < 0 || !id) return INVALID_ARGUMENT;
+  if (dev < 0 || !id) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlDeviceGetComputeInstanceId", dev)) return rc;
-  if (h->kind != Kind::mig) return NOT_SUPPORTED;
+  if (h->kind != Kind::mig) return NVML_ERROR_NOT_SUPPORTED;
   *id = h->ci;
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
   FAKE_REQUIRE_INIT();
   Handle* h = nullptr;
   int dev = device_of(device, &h);
-  if (dev < 0 || !memory) return INVALID_ARGUMENT;
+  if (dev < 0 || !memory) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlDeviceGetMemoryInfo", dev)) return rc;
   unsigned long long mb = get_or<unsigned long long>(device_config(dev), "memory_mb", 143771);
   if (h->kind == Kind::mig) {
     DevState s = state_of(h->dev);
     Ci* c = s.find_ci(h->gi, h->ci);
-    if (!c) return INVALID_ARGUMENT;
+    if (!c) return NVML_ERROR_INVALID_ARGUMENT;
     mb = c->memory_mb;
   }
   memory->total = mb << 20;
@@ -684,34 +644,34 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) 
     memory->used = std::min(memory->total, used.get<unsigned long long>() << 20);
   }
   memory->free = memory->total - memory->used;
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t* attributes) {
   FAKE_REQUIRE_INIT();
   Handle* h = nullptr;
   int dev = device_of(device, &h);
-  if (dev < 0 || !attributes) return INVALID_ARGUMENT;
+  if (dev < 0 || !attributes) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlDeviceGetAttributes_v2", dev)) return rc;
   if (h->kind != Kind::mig) {  // NVML documents this call for MIG device handles only
     const json& d = device_config(h->dev);
-    if (!get_or<bool>(d, "attributes_on_device", false)) return NOT_SUPPORTED;
+    if (!get_or<bool>(d, "attributes_on_device", false)) return NVML_ERROR_NOT_SUPPORTED;
     *attributes = {};
     attributes->multiprocessorCount = as_unsigned(d, "sm", 132);
     attributes->memorySizeMB = get_or<unsigned long long>(d, "memory_mb", 143771);
-    return SUCCESS;
+    return NVML_SUCCESS;
   }
   DevState s = state_of(h->dev);
   Ci* c = s.find_ci(h->gi, h->ci);
   Gi* g = s.find_gi(h->gi);
-  if (!c) return INVALID_ARGUMENT;
+  if (!c) return NVML_ERROR_INVALID_ARGUMENT;
   *attributes = {};
   attributes->multiprocessorCount = c->sm;
   attributes->memorySizeMB = c->memory_mb;
   attributes->gpuInstanceSliceCount = g ? g->slices : c->slices;
   attributes->computeInstanceSliceCount = c->slices;
   attributes->sharedCopyEngineCount = 1;
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 }  // extern "C"
@@ -721,15 +681,15 @@ namespace {
 // The configured GPU instance profile at NVML_GPU_INSTANCE_PROFILE_* index `index`, or an error code.
 int gi_profile_at(unsigned dev, unsigned index, const json** out) {
   MigInfo m = mig_of(dev);
-  if (!m.supported || !m.current) return NOT_SUPPORTED;
+  if (!m.supported || !m.current) return NVML_ERROR_NOT_SUPPORTED;
   const json* p = profile_by(device_config(dev), [&](const json& p) {
     unsigned slices = as_unsigned(p, "slices", slices_of_name(get_or<std::string>(p, "name", "")));
-    int idx = p.contains("index") ? static_cast<int>(as_unsigned(p, "index", 0)) : index_for_slices(slices);
+    int idx = p.contains("index") ? static_cast<int>(as_unsigned(p, "index", 0)) : gi_profile_for_slices(slices);
     return idx == static_cast<int>(index);
   });
-  if (!p) return index < 32 ? NOT_SUPPORTED : INVALID_ARGUMENT;
+  if (!p) return index < 32 ? NVML_ERROR_NOT_SUPPORTED : NVML_ERROR_INVALID_ARGUMENT;
   *out = p;
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 template <typename Info>
@@ -753,38 +713,38 @@ nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned i
                                                  nvmlGpuInstanceProfileInfo_t* info) {
   FAKE_REQUIRE_INIT();
   Handle* h = lookup(device, Kind::device);
-  if (!h || !info) return INVALID_ARGUMENT;
+  if (!h || !info) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlDeviceGetGpuInstanceProfileInfo", static_cast<int>(h->dev))) return rc;
   const json* p = nullptr;
   if (int rc = gi_profile_at(h->dev, profile, &p)) return rc;
   fill_gi_profile(*p, info);
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile,
                                                   nvmlGpuInstanceProfileInfo_v2_t* info) {
   FAKE_REQUIRE_INIT();
   Handle* h = lookup(device, Kind::device);
-  if (!h || !info) return INVALID_ARGUMENT;
+  if (!h || !info) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlDeviceGetGpuInstanceProfileInfoV", static_cast<int>(h->dev))) return rc;
-  if (info->version != (static_cast<unsigned>(sizeof(*info)) | (2u << 24))) return ARGUMENT_VERSION_MISMATCH;
+  if (info->version != nvmlGpuInstanceProfileInfo_v2) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
   const json* p = nullptr;
   if (int rc = gi_profile_at(h->dev, profile, &p)) return rc;
   fill_gi_profile(*p, info);
   std::snprintf(info->name, sizeof info->name, "MIG %s", get_or<std::string>(*p, "name", "").c_str());
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t* gi) {
   FAKE_REQUIRE_INIT();
   Handle* h = lookup(device, Kind::device);
-  if (!h || !gi) return INVALID_ARGUMENT;
+  if (!h || !gi) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlDeviceCreateGpuInstance", static_cast<int>(h->dev))) return rc;
   MigInfo m = mig_of(h->dev);
-  if (!m.supported || !m.current) return NOT_SUPPORTED;
+  if (!m.supported || !m.current) return NVML_ERROR_NOT_SUPPORTED;
   const json& d = device_config(h->dev);
   const json* p = profile_by(d, [&](const json& p) { return as_unsigned(p, "id", 0) == profileId; });
-  if (!p) return INVALID_ARGUMENT;
+  if (!p) return NVML_ERROR_INVALID_ARGUMENT;
   std::string name = get_or<std::string>(*p, "name", "");
   unsigned slices = as_unsigned(*p, "slices", slices_of_name(name));
   DevState s = state_of(h->dev);
@@ -793,42 +753,42 @@ nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profi
     used += g.slices;
     if (g.profile == name) ++same;
   }
-  if (same >= as_unsigned(*p, "capacity", 1) || used + slices > m.slices) return INSUFFICIENT_RESOURCES;
+  if (same >= as_unsigned(*p, "capacity", 1) || used + slices > m.slices) return NVML_ERROR_INSUFFICIENT_RESOURCES;
   unsigned id = 1;
   while (s.find_gi(id)) ++id;
   append_op({{"op", "create_gi"}, {"device", h->dev}, {"gi", id}, {"profile", name}, {"profile_id", profileId},
              {"slices", slices}, {"sm", as_unsigned(*p, "sm", 16)},
              {"memory_mb", get_or<unsigned long long>(*p, "memory_mb", 16384)}});
   *gi = as<nvmlGpuInstance_t>(intern(Kind::gi, h->dev, id));
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t* gi) {
   FAKE_REQUIRE_INIT();
   Handle* h = lookup(device, Kind::device);
-  if (!h || !gi) return INVALID_ARGUMENT;
+  if (!h || !gi) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlDeviceGetGpuInstanceById", static_cast<int>(h->dev))) return rc;
   MigInfo m = mig_of(h->dev);
-  if (!m.supported || !m.current) return NOT_SUPPORTED;
+  if (!m.supported || !m.current) return NVML_ERROR_NOT_SUPPORTED;
   DevState s = state_of(h->dev);
-  if (!s.find_gi(id)) return NOT_FOUND;
+  if (!s.find_gi(id)) return NVML_ERROR_NOT_FOUND;
   *gi = as<nvmlGpuInstance_t>(intern(Kind::gi, h->dev, id));
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t* info) {
   FAKE_REQUIRE_INIT();
   Handle* h = lookup(gpuInstance, Kind::gi);
-  if (!h || !info) return INVALID_ARGUMENT;
+  if (!h || !info) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlGpuInstanceGetInfo", static_cast<int>(h->dev))) return rc;
   DevState s = state_of(h->dev);
   Gi* g = s.find_gi(h->gi);
-  if (!g) return INVALID_ARGUMENT;
+  if (!g) return NVML_ERROR_INVALID_ARGUMENT;
   info->device = as<nvmlDevice_t>(intern(Kind::device, h->dev));
   info->id = g->id;
   info->profileId = g->profile_id;
   info->placement = {0, g->slices};
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_t gpuInstance, unsigned int profile,
@@ -836,46 +796,47 @@ nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_t gpuI
                                                           nvmlComputeInstanceProfileInfo_t* info) {
   FAKE_REQUIRE_INIT();
   Handle* h = lookup(gpuInstance, Kind::gi);
-  if (!h || !info || engProfile != 0) return INVALID_ARGUMENT;
+  if (!h || !info || engProfile != NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlGpuInstanceGetComputeInstanceProfileInfo", static_cast<int>(h->dev))) return rc;
   DevState s = state_of(h->dev);
   Gi* g = s.find_gi(h->gi);
-  if (!g) return INVALID_ARGUMENT;
+  if (!g) return NVML_ERROR_INVALID_ARGUMENT;
   int slices = slices_for_ci_index(profile);
-  if (slices < 0) return profile < 8 ? NOT_SUPPORTED : INVALID_ARGUMENT;
-  if (static_cast<unsigned>(slices) > g->slices) return NOT_SUPPORTED;
+  if (slices < 0)
+    return profile < NVML_COMPUTE_INSTANCE_PROFILE_COUNT ? NVML_ERROR_NOT_SUPPORTED : NVML_ERROR_INVALID_ARGUMENT;
+  if (static_cast<unsigned>(slices) > g->slices) return NVML_ERROR_NOT_SUPPORTED;
   *info = {};
   info->id = profile;
   info->sliceCount = static_cast<unsigned>(slices);
   info->instanceCount = g->slices / static_cast<unsigned>(slices);
   info->multiprocessorCount = g->sm * static_cast<unsigned>(slices) / g->slices;
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuInstance, unsigned int profileId,
                                                   nvmlComputeInstance_t* ci) {
   FAKE_REQUIRE_INIT();
   Handle* h = lookup(gpuInstance, Kind::gi);
-  if (!h || !ci) return INVALID_ARGUMENT;
+  if (!h || !ci) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlGpuInstanceCreateComputeInstance", static_cast<int>(h->dev))) return rc;
   DevState s = state_of(h->dev);
   Gi* g = s.find_gi(h->gi);
-  if (!g) return INVALID_ARGUMENT;
+  if (!g) return NVML_ERROR_INVALID_ARGUMENT;
   int slices_i = slices_for_ci_index(profileId);
-  if (slices_i < 0) return INVALID_ARGUMENT;
+  if (slices_i < 0) return NVML_ERROR_INVALID_ARGUMENT;
   unsigned slices = static_cast<unsigned>(slices_i);
-  if (slices > g->slices) return NOT_SUPPORTED;
+  if (slices > g->slices) return NVML_ERROR_NOT_SUPPORTED;
   unsigned used = 0;
   for (const auto& c : s.cis)
     if (c.gi == g->id) used += c.slices;
-  if (used + slices > g->slices) return INSUFFICIENT_RESOURCES;
+  if (used + slices > g->slices) return NVML_ERROR_INSUFFICIENT_RESOURCES;
   MigInfo m = mig_of(h->dev);
   unsigned slot = 0;
   auto slot_used = [&](unsigned k) {
     return std::any_of(s.cis.begin(), s.cis.end(), [&](const Ci& c) { return c.slot == k; });
   };
   while (slot < m.max_devices && slot_used(slot)) ++slot;
-  if (slot >= m.max_devices) return INSUFFICIENT_RESOURCES;
+  if (slot >= m.max_devices) return NVML_ERROR_INSUFFICIENT_RESOURCES;
   unsigned id = 0;
   while (s.find_ci(g->id, id)) ++id;
   std::string profile = slices == g->slices ? g->profile : std::to_string(slices) + "c." + g->profile;
@@ -884,60 +845,60 @@ nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuInstance,
              {"profile", profile}, {"uuid", uuid}, {"sm", g->sm * slices / g->slices}, {"memory_mb", g->memory_mb},
              {"slot", slot}, {"slices", slices}});
   *ci = as<nvmlComputeInstance_t>(intern(Kind::ci, h->dev, g->id, id));
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlGpuInstanceGetComputeInstanceById(nvmlGpuInstance_t gpuInstance, unsigned int id,
                                                    nvmlComputeInstance_t* ci) {
   FAKE_REQUIRE_INIT();
   Handle* h = lookup(gpuInstance, Kind::gi);
-  if (!h || !ci) return INVALID_ARGUMENT;
+  if (!h || !ci) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlGpuInstanceGetComputeInstanceById", static_cast<int>(h->dev))) return rc;
   DevState s = state_of(h->dev);
-  if (!s.find_gi(h->gi)) return INVALID_ARGUMENT;
-  if (!s.find_ci(h->gi, id)) return NOT_FOUND;
+  if (!s.find_gi(h->gi)) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!s.find_ci(h->gi, id)) return NVML_ERROR_NOT_FOUND;
   *ci = as<nvmlComputeInstance_t>(intern(Kind::ci, h->dev, h->gi, id));
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlComputeInstanceGetInfo_v2(nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t* info) {
   FAKE_REQUIRE_INIT();
   Handle* h = lookup(computeInstance, Kind::ci);
-  if (!h || !info) return INVALID_ARGUMENT;
+  if (!h || !info) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlComputeInstanceGetInfo_v2", static_cast<int>(h->dev))) return rc;
   DevState s = state_of(h->dev);
   Ci* c = s.find_ci(h->gi, h->ci);
-  if (!c) return INVALID_ARGUMENT;
+  if (!c) return NVML_ERROR_INVALID_ARGUMENT;
   info->device = as<nvmlDevice_t>(intern(Kind::device, h->dev));
   info->gpuInstance = as<nvmlGpuInstance_t>(intern(Kind::gi, h->dev, h->gi));
   info->id = c->ci;
   info->profileId = c->profile_id;
   info->placement = {0, c->slices};
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t computeInstance) {
   FAKE_REQUIRE_INIT();
   Handle* h = lookup(computeInstance, Kind::ci);
-  if (!h) return INVALID_ARGUMENT;
+  if (!h) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlComputeInstanceDestroy", static_cast<int>(h->dev))) return rc;
   DevState s = state_of(h->dev);
-  if (!s.find_ci(h->gi, h->ci)) return INVALID_ARGUMENT;
+  if (!s.find_ci(h->gi, h->ci)) return NVML_ERROR_INVALID_ARGUMENT;
   append_op({{"op", "destroy_ci"}, {"device", h->dev}, {"gi", h->gi}, {"ci", h->ci}});
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance) {
   FAKE_REQUIRE_INIT();
   Handle* h = lookup(gpuInstance, Kind::gi);
-  if (!h) return INVALID_ARGUMENT;
+  if (!h) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlGpuInstanceDestroy", static_cast<int>(h->dev))) return rc;
   DevState s = state_of(h->dev);
-  if (!s.find_gi(h->gi)) return INVALID_ARGUMENT;
+  if (!s.find_gi(h->gi)) return NVML_ERROR_INVALID_ARGUMENT;
   for (const auto& c : s.cis)
-    if (c.gi == h->gi) return IN_USE;  // NVML refuses while compute instances exist
+    if (c.gi == h->gi) return NVML_ERROR_IN_USE;  // NVML refuses while compute instances exist
   append_op({{"op", "destroy_gi"}, {"device", h->dev}, {"gi", h->gi}});
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 }  // extern "C"
@@ -945,20 +906,6 @@ nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance) {
 // ---- telemetry and facts ----
 
 namespace {
-
-typedef struct {
-  unsigned int gpu, memory;
-} fakeUtilization_t;  // nvmlUtilization_t
-
-typedef struct {
-  unsigned long long referenceTime, violationTime;
-} fakeViolationTime_t;  // nvmlViolationTime_t
-
-typedef struct {
-  unsigned int pid;
-  unsigned long long usedGpuMemory;
-  unsigned int gpuInstanceId, computeInstanceId;
-} fakeProcessInfo_t;  // nvmlProcessInfo_t (v2 and v3 share the layout)
 
 // A whole-GPU handle's device index, or -1 (MIG handles: -2, answered NOT_SUPPORTED).
 int whole_device(nvmlDevice_t device) {
@@ -971,9 +918,9 @@ int whole_device(nvmlDevice_t device) {
 #define FAKE_WHOLE_DEVICE(fn, out)              \
   FAKE_REQUIRE_INIT();                          \
   int dev = whole_device(device);               \
-  if (dev == -1 || !(out)) return INVALID_ARGUMENT; \
+  if (dev == -1 || !(out)) return NVML_ERROR_INVALID_ARGUMENT; \
   if (int rc = scripted(fn, dev)) return rc;    \
-  if (dev == -2) return NOT_SUPPORTED
+  if (dev == -2) return NVML_ERROR_NOT_SUPPORTED
 
 // One unsigned telemetry value from the series.
 int series_unsigned(int dev, const char* fn, int arg, const char* key, unsigned long long fallback,
@@ -981,7 +928,7 @@ int series_unsigned(int dev, const char* fn, int arg, const char* key, unsigned 
   json v;
   if (int rc = series_value(telemetry_entry(static_cast<unsigned>(dev), fn, arg), fn, key, fallback, &v)) return rc;
   *out = v.get<unsigned long long>();
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 // Watts from the series as NVML's milliwatts.
@@ -989,7 +936,7 @@ int series_milliwatts(int dev, const char* fn, const char* key, double fallback,
   json v;
   if (int rc = series_value(telemetry_entry(static_cast<unsigned>(dev), fn, 0), fn, key, fallback, &v)) return rc;
   *out = static_cast<unsigned>(v.get<double>() * 1000.0 + 0.5);
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 // A static device fact: absent -> fallback, null -> NOT_SUPPORTED.
@@ -997,35 +944,37 @@ int fact(const json& j, const char* key, const json& fallback, json* out) {
   auto it = j.find(key);
   if (it == j.end()) {
     *out = fallback;
-    return SUCCESS;
+    return NVML_SUCCESS;
   }
-  if (it->is_null()) return NOT_SUPPORTED;
+  if (it->is_null()) return NVML_ERROR_NOT_SUPPORTED;
   *out = *it;
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 }  // namespace
 
 extern "C" {
 
-nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, int type, unsigned int* clock) {
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock) {
   FAKE_WHOLE_DEVICE("nvmlDeviceGetClockInfo", clock);
-  const char* key = type == 1 ? "sm_clock" : type == 2 ? "mem_clock" : nullptr;  // NVML_CLOCK_SM / NVML_CLOCK_MEM
-  if (!key) return NOT_SUPPORTED;
+  const char* key = type == NVML_CLOCK_SM ? "sm_clock" : type == NVML_CLOCK_MEM ? "mem_clock" : nullptr;
+  if (!key) return NVML_ERROR_NOT_SUPPORTED;
   unsigned long long v = 0;
-  if (int rc = series_unsigned(dev, "nvmlDeviceGetClockInfo", type, key, type == 1 ? 1980 : 3201, &v)) return rc;
+  if (int rc = series_unsigned(dev, "nvmlDeviceGetClockInfo", type, key, type == NVML_CLOCK_SM ? 1980 : 3201, &v))
+    return rc;
   *clock = static_cast<unsigned>(v);
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, int type, unsigned int* clock) {
+nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock) {
   FAKE_WHOLE_DEVICE("nvmlDeviceGetMaxClockInfo", clock);
-  const char* key = type == 1 ? "max_sm_clock" : type == 2 ? "max_mem_clock" : nullptr;
-  if (!key) return NOT_SUPPORTED;
+  const char* key = type == NVML_CLOCK_SM ? "max_sm_clock" : type == NVML_CLOCK_MEM ? "max_mem_clock" : nullptr;
+  if (!key) return NVML_ERROR_NOT_SUPPORTED;
   unsigned long long v = 0;
-  if (int rc = series_unsigned(dev, "nvmlDeviceGetMaxClockInfo", type, key, type == 1 ? 1980 : 3201, &v)) return rc;
+  if (int rc = series_unsigned(dev, "nvmlDeviceGetMaxClockInfo", type, key, type == NVML_CLOCK_SM ? 1980 : 3201, &v))
+    return rc;
   *clock = static_cast<unsigned>(v);
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power) {
@@ -1043,13 +992,13 @@ nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device, unsig
   return series_milliwatts(dev, "nvmlDeviceGetPowerManagementDefaultLimit", "default_power_limit_w", 700.0, limit);
 }
 
-nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, int sensor, unsigned int* temp) {
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensor, unsigned int* temp) {
   FAKE_WHOLE_DEVICE("nvmlDeviceGetTemperature", temp);
-  if (sensor != 0) return INVALID_ARGUMENT;  // NVML_TEMPERATURE_GPU is the only sensor
+  if (sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;  // the only sensor
   unsigned long long v = 0;
   if (int rc = series_unsigned(dev, "nvmlDeviceGetTemperature", 0, "temp_c", 40, &v)) return rc;
   *temp = static_cast<unsigned>(v);
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long* reasons) {
@@ -1062,24 +1011,27 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsi
   return series_unsigned(dev, "nvmlDeviceGetCurrentClocksThrottleReasons", 0, "reasons", 0, reasons);
 }
 
-nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, fakeUtilization_t* utilization) {
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization) {
   FAKE_WHOLE_DEVICE("nvmlDeviceGetUtilizationRates", utilization);
   // As the real NVML: "On MIG-enabled GPUs, querying device utilization rates is not currently supported."
   const json& cfg = device_config(static_cast<unsigned>(dev));
-  if (cfg.contains("mig") && cfg["mig"].value("current", 0) == 1) return NOT_SUPPORTED;
+  if (cfg.contains("mig") && cfg["mig"].value("current", 0) == 1) return NVML_ERROR_NOT_SUPPORTED;
   json entry = telemetry_entry(static_cast<unsigned>(dev), "nvmlDeviceGetUtilizationRates", 0);
   json gpu, mem;
   if (int rc = series_value(entry, "nvmlDeviceGetUtilizationRates", "util_gpu", 0, &gpu)) return rc;
   if (int rc = series_value(entry, "nvmlDeviceGetUtilizationRates", "util_mem", 0, &mem)) return rc;
   utilization->gpu = gpu.get<unsigned>();
   utilization->memory = mem.get<unsigned>();
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, int policy, fakeViolationTime_t* violation) {
+nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, nvmlPerfPolicyType_t policy,
+                                          nvmlViolationTime_t* violation) {
   FAKE_WHOLE_DEVICE("nvmlDeviceGetViolationStatus", violation);
-  const char* key = policy == 0 ? "power_violation_ns" : policy == 1 ? "thermal_violation_ns" : nullptr;
-  if (!key) return NOT_SUPPORTED;
+  const char* key = policy == NVML_PERF_POLICY_POWER     ? "power_violation_ns"
+                    : policy == NVML_PERF_POLICY_THERMAL ? "thermal_violation_ns"
+                                                         : nullptr;
+  if (!key) return NVML_ERROR_NOT_SUPPORTED;
   size_t n = 0;
   json entry = telemetry_entry(static_cast<unsigned>(dev), "nvmlDeviceGetViolationStatus", policy, &n);
   json v, ref;
@@ -1089,7 +1041,7 @@ nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, int policy, fakeV
     return rc;
   violation->violationTime = v.get<unsigned long long>();
   violation->referenceTime = ref.get<unsigned long long>();
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
@@ -1102,12 +1054,12 @@ nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
 
 nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* version) {
   FAKE_REQUIRE_INIT();
-  if (!version) return INVALID_ARGUMENT;
+  if (!version) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlSystemGetCudaDriverVersion_v2")) return rc;
   json v;
   if (int rc = fact(g_config, "cuda_driver_version", 12040, &v)) return rc;
   *version = v.get<int>();
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int* minor) {
@@ -1123,24 +1075,24 @@ nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major,
     *major = std::atoi(s.substr(0, dot).c_str());
     *minor = dot == std::string::npos ? 0 : std::atoi(s.substr(dot + 1).c_str());
   }
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, int* current, int* pending) {
+nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_t* current, nvmlEnableState_t* pending) {
   FAKE_WHOLE_DEVICE("nvmlDeviceGetEccMode", current && pending);
   json v;
   if (int rc = fact(device_config(dev), "ecc", json{{"current", 1}, {"pending", 1}}, &v)) return rc;
   *current = static_cast<int>(as_unsigned(v, "current", 1));
   *pending = static_cast<int>(as_unsigned(v, "pending", static_cast<unsigned>(*current)));
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device, int* mode) {
+nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t* mode) {
   FAKE_WHOLE_DEVICE("nvmlDeviceGetVirtualizationMode", mode);
   json v;
   if (int rc = fact(device_config(dev), "virtualization_mode", 0, &v)) return rc;
   *mode = v.get<int>();
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 }  // extern "C"
@@ -1154,7 +1106,7 @@ int pcie_value(nvmlDevice_t device, const char* fn, const char* key, unsigned fa
   json v;
   if (int rc = fact(pcie, key, fallback, &v)) return rc;
   *out = v.get<unsigned>();
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 }  // namespace
@@ -1177,37 +1129,37 @@ nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int* wi
   return pcie_value(device, "nvmlDeviceGetMaxPcieLinkWidth", "max_width", 16, width);
 }
 
-nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, int* active) {
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t* active) {
   FAKE_WHOLE_DEVICE("nvmlDeviceGetNvLinkState", active);
   const json& d = device_config(dev);
   auto it = d.find("nvlink");
-  if (it == d.end() || !it->is_object()) return NOT_SUPPORTED;
+  if (it == d.end() || !it->is_object()) return NVML_ERROR_NOT_SUPPORTED;
   unsigned links = as_unsigned(*it, "links", 18);
-  if (link >= links || link >= 18) return INVALID_ARGUMENT;
-  *active = link < as_unsigned(*it, "up", links) ? 1 : 0;
-  return SUCCESS;
+  if (link >= links || link >= NVML_NVLINK_MAX_LINKS) return NVML_ERROR_INVALID_ARGUMENT;
+  *active = link < as_unsigned(*it, "up", links) ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
-                                                     fakeProcessInfo_t* infos) {
+                                                     nvmlProcessInfo_t* infos) {
   FAKE_WHOLE_DEVICE("nvmlDeviceGetComputeRunningProcesses_v3", count);
   json list;
   if (int rc = fact(device_config(dev), "processes", json::array(), &list)) return rc;
   unsigned n = static_cast<unsigned>(list.size());
   if (*count < n) {
     *count = n;
-    return INSUFFICIENT_SIZE;
+    return NVML_ERROR_INSUFFICIENT_SIZE;
   }
-  if (n > 0 && !infos) return INVALID_ARGUMENT;
+  if (n > 0 && !infos) return NVML_ERROR_INVALID_ARGUMENT;
   for (unsigned i = 0; i < n; ++i) {
     const json& p = list[i];
     infos[i].pid = as_unsigned(p, "pid", 0);
     infos[i].usedGpuMemory = get_or<unsigned long long>(p, "used_mb", 0) << 20;
-    infos[i].gpuInstanceId = as_unsigned(p, "gi", 0xFFFFFFFFu);
-    infos[i].computeInstanceId = as_unsigned(p, "ci", 0xFFFFFFFFu);
+    infos[i].gpuInstanceId = as_unsigned(p, "gi", NVML_NO_INSTANCE_ID);
+    infos[i].computeInstanceId = as_unsigned(p, "ci", NVML_NO_INSTANCE_ID);
   }
   *count = n;
-  return SUCCESS;
+  return NVML_SUCCESS;
 }
 
 }  // extern "C"

@@ -2,10 +2,13 @@
 #include "harness/nvml/nvml.h"
 
 #include "harness/core/errors.h"
+#include "harness/nvml/nvml_abi.h"
 #include "harness/modes/mode_setup.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include <dlfcn.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -422,6 +425,38 @@ TEST_F(NvmlTest, StateWrittenByAnotherProcessIsSeen) {
   EXPECT_EQ(mig[3].uuid, "MIG-44444444-0000-0000-0000-000000000000");
   nvml->destroy_mig_instance(0, {"1g.18gb", 4, 0});
   EXPECT_EQ(nvml->mig_instances(0).size(), 3u);
+}
+
+// The fake checks a versioned struct's version word the way NVML does, against the same nvml_abi.h the binding
+// fills it from: NVML_STRUCT_VERSION(GpuInstanceProfileInfo, 2) = 152 | 2 << 24 is taken, the v1 size is refused.
+TEST_F(NvmlTest, FakeTakesOnlyTheVersionedStructItWasGiven) {
+  write_config(machine());
+  void* lib = dlopen(FAKE_NVML_PATH, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  auto init = reinterpret_cast<decltype(&nvmlInit_v2)>(dlsym(lib, "nvmlInit_v2"));
+  auto shutdown = reinterpret_cast<decltype(&nvmlShutdown)>(dlsym(lib, "nvmlShutdown"));
+  auto handle = reinterpret_cast<decltype(&nvmlDeviceGetHandleByIndex_v2)>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+  auto profile_v = reinterpret_cast<decltype(&nvmlDeviceGetGpuInstanceProfileInfoV)>(
+      dlsym(lib, "nvmlDeviceGetGpuInstanceProfileInfoV"));
+  ASSERT_TRUE(init && shutdown && handle && profile_v);
+  ASSERT_EQ(init(), NVML_SUCCESS);
+  nvmlDevice_t dev = nullptr;
+  ASSERT_EQ(handle(0, &dev), NVML_SUCCESS);
+
+  nvmlGpuInstanceProfileInfo_v2_t info{};
+  info.version = nvmlGpuInstanceProfileInfo_v2;
+  EXPECT_EQ(info.version, 0x02000098u);
+  ASSERT_EQ(profile_v(dev, NVML_GPU_INSTANCE_PROFILE_1_SLICE, &info), NVML_SUCCESS);
+  EXPECT_STREQ(info.name, "MIG 1g.18gb");  // machine(): 1g.18gb, id 19, 1 slice, 16384 MiB
+  EXPECT_EQ(info.id, 19u);
+  EXPECT_EQ(info.sliceCount, 1u);
+  EXPECT_EQ(info.memorySizeMB, 16384u);
+
+  nvmlGpuInstanceProfileInfo_v2_t old{};
+  old.version = nvml_struct_version(sizeof(nvmlGpuInstanceProfileInfo_t), 1);  // a v1-sized struct
+  EXPECT_EQ(profile_v(dev, NVML_GPU_INSTANCE_PROFILE_1_SLICE, &old), NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+  EXPECT_EQ(shutdown(), NVML_SUCCESS);
+  dlclose(lib);
 }
 
 }  // namespace

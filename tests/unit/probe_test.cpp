@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <iterator>
 
 #include <string>
 #include <vector>
@@ -135,7 +136,8 @@ TEST(ProbeChecks, HealthyWholeGpuPasses) {
             "NVIDIA H200, GPU-12345678-aaaa-bbbb-cccc-1234567890ab, driver 550.90.07, CUDA 12.4, compute capability "
             "9.0, SMs not reported by NVML");
   // 143771 / 143771 = 100.0%
-  EXPECT_EQ(check(checks, "memory_total").evidence, "143771 MiB total = 100.0% of the H200 nominal 143771 MiB (141 GB)");
+  EXPECT_EQ(check(checks, "memory_total").evidence,
+            "143771 MiB total = 100.0% of the H200 nominal 143771 MiB (141 GB)");
   EXPECT_TRUE(contains(check(checks, "virtualization").evidence, "passed through"));
   EXPECT_EQ(check(checks, "max_sm_clock").evidence, "1980 MHz (current 345 MHz)");
   EXPECT_EQ(check(checks, "nvlink").evidence, "no NVLink (not supported on this GPU)");
@@ -243,7 +245,8 @@ TEST(ProbeChecks, LockedPowerLimitWarns) {
   auto checks = ib::evaluate_probe(f);
   EXPECT_EQ(check(checks, "power_limit").status, ib::CheckStatus::warn);
   // 600 / 700 = 85.71%
-  EXPECT_EQ(check(checks, "power_limit").evidence, "enforced 600 W, default 700 W: power-locked at 85.7% of the default");
+  EXPECT_EQ(check(checks, "power_limit").evidence,
+            "enforced 600 W, default 700 W: power-locked at 85.7% of the default");
   f.reading->default_power_limit_w.reset();
   EXPECT_EQ(status(f, "power_limit"), ib::CheckStatus::unknown);
 }
@@ -318,6 +321,359 @@ TEST(ProbeChecks, MeminfoParsing) {
   EXPECT_GE(real.online_cores, 1u);
   EXPECT_GE(real.usable_cores, 1u);
   EXPECT_TRUE(real.memory_total_bytes);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The check table, one check function at a time: hand-made facts -> the exact status and evidence.
+
+// The check `id` of evaluate_probe(f, th), by value.
+ib::ProbeCheck one(const ib::ProbeFacts& f, const std::string& id, const ib::ProbeThresholds& th = {}) {
+  return check(ib::evaluate_probe(f, th), id);
+}
+
+void expect_check(const ib::ProbeFacts& f, const std::string& id, ib::CheckStatus status, const std::string& evidence,
+                  const ib::ProbeThresholds& th = {}) {
+  const ib::ProbeCheck c = one(f, id, th);
+  EXPECT_EQ(c.status, status) << id << ": " << c.evidence;
+  EXPECT_EQ(c.evidence, evidence) << id;
+}
+
+TEST(ProbeCheckTable, IdsTitlesSourcesAndDefaultThresholdsInOrder) {
+  struct Row {
+    const char* id;
+    const char* title;
+    const char* threshold;
+    const char* source;
+  };
+  const Row rows[] = {
+      {"nvml", "NVML (driver management library)", "NVML must load and initialise for any GPU check",
+       "DESIGN.md section 5"},
+      {"identity", "GPU identity", "report only", "DESIGN.md section 6"},
+      {"memory_total", "Memory total vs the model's nominal memory",
+       "warn below 90% of the model's nominal memory (slice or vGPU suspected)", "seed 001; DESIGN.md section 6"},
+      {"mig", "MIG mode and visible instances",
+       "MIG off or unsupported: pass (whole GPU); MIG on: warn (work runs on a slice)",
+       "seed 002; DESIGN.md sections 6-7"},
+      {"virtualization", "Virtualisation mode",
+       "NONE or PASSTHROUGH: pass; VGPU, HOST_VGPU, HOST_VSGA: warn (shared physical GPU)",
+       "seed 001; DESIGN.md section 6"},
+      {"neighbours", "Foreign compute processes and utilisation while we run nothing",
+       "fail: mean GPU utilisation over the idle window above 5%; warn: any compute process that is not ours, or peak "
+       "utilisation above 5%; pass otherwise",
+       "seed 001; DESIGN.md section 6"},
+      {"power_limit", "Enforced vs default power limit", "warn when the enforced limit is below the default",
+       "seed 003; DESIGN.md sections 5-6"},
+      {"max_sm_clock", "Maximum SM clock", "report only", "DESIGN.md section 6"},
+      {"pcie", "PCIe link, current vs max",
+       "warn when the current generation or width is below the maximum (an idle GPU may downshift the link to save "
+       "power: re-check under load)",
+       "seed 001; DESIGN.md section 6"},
+      {"nvlink", "NVLink links",
+       "report; warn when the GPU has NVLink links but none is active (multi-GPU traffic falls back to PCIe)",
+       "DESIGN.md section 6"},
+      {"ecc", "ECC mode", "pass when ECC is on; warn when off or when a change is pending a reboot",
+       "DESIGN.md section 6"},
+      {"host", "Host cores and memory", "warn below 4 usable cores, or host memory below 1x the GPU memory",
+       "seed 001; DESIGN.md section 6"},
+      {"h2d_bandwidth", "Pinned vs pageable host-to-device bandwidth",
+       "warn when pinned H2D is below 50% of the maximum PCIe link's theoretical rate",
+       "seed 001; DESIGN.md section 6"},
+      {"load_utilization", "GPU utilisation under our own load", "warn below 30% (the bottleneck is elsewhere)",
+       "seed 004; DESIGN.md section 6"},
+  };
+  auto f = healthy();
+  f.nvml_available = false;  // the only way to see the nvml row
+  const auto checks = ib::evaluate_probe(f);
+  ASSERT_EQ(checks.size(), std::size(rows));
+  for (size_t i = 0; i < checks.size(); ++i) {
+    EXPECT_EQ(checks[i].id, rows[i].id) << i;
+    EXPECT_EQ(checks[i].title, rows[i].title) << rows[i].id;
+    EXPECT_EQ(checks[i].threshold, rows[i].threshold) << rows[i].id;
+    EXPECT_EQ(checks[i].source, rows[i].source) << rows[i].id;
+  }
+}
+
+TEST(ProbeCheckTable, WithoutNvmlGpuChecksAreUnknownAndHostChecksAreStillJudged) {
+  auto f = healthy();
+  f.nvml_available = false;  // no nvml_error: the nvml check says so plainly
+  f.gpu.virtualization = ib::VirtualizationMode::vgpu;  // would warn with NVML: must not be judged without it
+  f.gpu.pcie_gen_current = 1;                           // would warn too
+  f.host.memory_total_bytes = 64ull << 30;  // below the GPU's 143771 MiB, but without NVML there is no GPU memory
+  f.host.h2d_pinned_gbps = 12;              // and no link rate to judge it against
+  ib::ProbeThresholds th;
+  th.min_memory_fraction = 0.8;
+  th.idle_util_pct = 7;
+  const auto checks = ib::evaluate_probe(f, th);
+  EXPECT_EQ(check(checks, "nvml").status, ib::CheckStatus::fail);
+  EXPECT_EQ(check(checks, "nvml").evidence, "NVML not available");
+  for (const char* id : {"identity", "memory_total", "mig", "virtualization", "neighbours", "power_limit",
+                         "max_sm_clock", "pcie", "nvlink", "ecc"}) {
+    EXPECT_EQ(check(checks, id).status, ib::CheckStatus::unknown) << id;
+    EXPECT_EQ(check(checks, id).evidence, "NVML not available: not checked") << id;
+  }
+  // Thresholds are still reported, built from the options.
+  EXPECT_EQ(check(checks, "memory_total").threshold,
+            "warn below 80% of the model's nominal memory (slice or vGPU suspected)");
+  EXPECT_TRUE(contains(check(checks, "neighbours").threshold, "idle window above 7%; warn"))
+      << check(checks, "neighbours").threshold;
+  // 64 GiB = 65536 MiB; 200 GiB = 204800 MiB.
+  EXPECT_EQ(check(checks, "host").status, ib::CheckStatus::pass);
+  EXPECT_EQ(check(checks, "host").evidence, "16 usable of 16 online cores, memory 65536 MiB (204800 MiB available)");
+  EXPECT_EQ(check(checks, "h2d_bandwidth").status, ib::CheckStatus::pass);
+  EXPECT_EQ(check(checks, "h2d_bandwidth").evidence, "pinned 12.0 GB/s; link rate unknown: not judged");
+  EXPECT_EQ(check(checks, "load_utilization").status, ib::CheckStatus::unknown);
+  EXPECT_EQ(check(checks, "load_utilization").evidence, "not measured");
+}
+
+TEST(ProbeCheckTable, Identity) {
+  auto f = healthy();
+  f.gpu.driver_version.reset();
+  f.gpu.cuda_driver_version.reset();
+  f.gpu.cc_major.reset();
+  expect_check(f, "identity", ib::CheckStatus::pass,
+               "NVIDIA H200, GPU-12345678-aaaa-bbbb-cccc-1234567890ab, driver unsupported, CUDA unsupported, compute "
+               "capability unsupported, SMs not reported by NVML");
+  // 12080 = CUDA 12.8 (12080 / 1000 = 12, 12080 % 1000 / 10 = 8); a major without a minor reads as .0.
+  f.gpu.cuda_driver_version = 12080;
+  f.gpu.cc_major = 10;
+  f.gpu.cc_minor.reset();
+  f.gpu.sm_count = 132;
+  EXPECT_EQ(one(f, "identity").evidence,
+            "NVIDIA H200, GPU-12345678-aaaa-bbbb-cccc-1234567890ab, driver unsupported, CUDA 12.8, compute capability "
+            "10.0, SMs 132");
+}
+
+TEST(ProbeCheckTable, MemoryTotal) {
+  auto f = healthy();
+  // A GH200 comes in 96 GB (98304 MiB) and 144 GB (147456 MiB). 147000 MiB reaches 90% of both (149.5%, 99.7%):
+  // judged against the largest one reached, 147000 / 147456 = 99.69%.
+  f.gpu.name = "NVIDIA GH200 480GB";
+  f.gpu.memory_total_bytes = 147000 * kMiB;
+  expect_check(f, "memory_total", ib::CheckStatus::pass,
+               "147000 MiB total = 99.7% of the GH200 nominal 147456 MiB (96 or 144 GB); the model comes in 96 or 144 "
+               "GB and the name does not say which");
+  // 80000 MiB reaches neither (81.38% of 98304, 54.25% of 147456): judged against the closer, 81.4% -> warn.
+  f.gpu.memory_total_bytes = 80000 * kMiB;
+  expect_check(f, "memory_total", ib::CheckStatus::warn,
+               "80000 MiB total = 81.4% of the GH200 nominal 98304 MiB (96 or 144 GB); the model comes in 96 or 144 GB "
+               "and the name does not say which: slice or vGPU suspected");
+  // The fraction is an option: 71424 / 143771 = 49.68% passes at 45%.
+  f = healthy();
+  f.gpu.memory_total_bytes = 71424 * kMiB;
+  ib::ProbeThresholds th;
+  th.min_memory_fraction = 0.45;
+  expect_check(f, "memory_total", ib::CheckStatus::pass,
+               "71424 MiB total = 49.7% of the H200 nominal 143771 MiB (141 GB)", th);
+  // Unknown model, in MIG mode: not judged, and the MIG note is added.
+  f = healthy();
+  f.gpu.name = "NVIDIA Foo 9000";
+  f.mig = ib::MigModeState{true, true};
+  expect_check(f, "memory_total", ib::CheckStatus::unknown,
+               "143771 MiB total; model 'NVIDIA Foo 9000' is not in the table of nominal memory: not judged; MIG mode "
+               "is on: this is the whole GPU's total, work runs in a MIG instance with less (see the mig check)");
+}
+
+TEST(ProbeCheckTable, Mig) {
+  auto f = healthy();
+  f.mig.reset();
+  expect_check(f, "mig", ib::CheckStatus::pass, "MIG not supported on this GPU: whole GPU");
+  f.mig = ib::MigModeState{false, false};
+  expect_check(f, "mig", ib::CheckStatus::pass, "MIG disabled: whole GPU");
+  f.mig = ib::MigModeState{false, true};
+  expect_check(f, "mig", ib::CheckStatus::pass, "MIG disabled: whole GPU (MIG enabling is pending a GPU reset)");
+  f.mig = ib::MigModeState{true, false};
+  expect_check(f, "mig", ib::CheckStatus::warn,
+               "MIG mode is on: 0 instance(s) visible; a MIG instance is a partition with its own memory boundary, not "
+               "the whole card (MIG disabling is pending a GPU reset)");
+  f.mig = ib::MigModeState{true, true};
+  ib::MigInstance a, b;
+  a.gpu_instance_id = 1;
+  a.profile = "3g.71gb";
+  a.uuid = "MIG-a";
+  a.sm_count = 60;
+  a.memory_bytes = 71424 * kMiB;
+  b.gpu_instance_id = 2;
+  b.compute_instance_id = 1;
+  b.profile = "1c.2g.35gb";
+  b.uuid = "MIG-b";
+  b.sm_count = 16;
+  b.memory_bytes = 32768 * kMiB;
+  f.mig_instances = {a, b};
+  expect_check(
+      f, "mig", ib::CheckStatus::warn,
+      "MIG mode is on: 2 instance(s) visible: 3g.71gb (GI 1, CI 0, 71424 MiB, 60 SMs, MIG-a); 1c.2g.35gb (GI "
+      "2, CI 1, 32768 MiB, 16 SMs, MIG-b); a MIG instance is a partition with its own memory boundary, not the "
+      "whole card");
+}
+
+TEST(ProbeCheckTable, Virtualization) {
+  auto f = healthy();
+  using V = ib::VirtualizationMode;
+  const struct {
+    V mode;
+    ib::CheckStatus status;
+    const char* evidence;
+  } cases[] = {
+      {V::none, ib::CheckStatus::pass, "NONE: bare metal"},
+      {V::passthrough, ib::CheckStatus::pass,
+       "PASSTHROUGH: the whole GPU is passed through to this virtual machine (not shared by the hypervisor)"},
+      {V::vgpu, ib::CheckStatus::warn,
+       "VGPU: a vGPU inside a virtual machine, a time-sliced or partitioned share of a physical GPU"},
+      {V::host_vgpu, ib::CheckStatus::warn,
+       "HOST_VGPU: this is a hypervisor host sharing the GPU with virtual machines"},
+      {V::host_vsga, ib::CheckStatus::warn,
+       "HOST_VSGA: this is a hypervisor host sharing the GPU with virtual machines"},
+      {V::unknown, ib::CheckStatus::unknown, "unknown virtualisation mode value"},
+  };
+  for (const auto& c : cases) {
+    f.gpu.virtualization = c.mode;
+    expect_check(f, "virtualization", c.status, c.evidence);
+  }
+  f.gpu.virtualization.reset();
+  expect_check(f, "virtualization", ib::CheckStatus::unknown, "virtualisation mode not supported by NVML here");
+}
+
+TEST(ProbeCheckTable, Neighbours) {
+  auto f = healthy();
+  f.gpu.processes = std::vector<ib::ComputeProcess>{{1000, 512 * kMiB, std::nullopt, std::nullopt},  // ours
+                                                    {4242, 1024 * kMiB, 2u, 0u},
+                                                    {5151, std::nullopt, std::nullopt, std::nullopt}};
+  f.idle_samples.front().r.memory_used_bytes = 2048 * kMiB;
+  // 50 readings at 0%: mean 0.0%, peak 0%; two processes are not ours -> warn.
+  expect_check(f, "neighbours", ib::CheckStatus::warn,
+               "2 foreign compute process(es): pid 4242 using 1024 MiB in GI 2, pid 5151; GPU utilisation over 5.0 s "
+               "idle window: mean 0.0%, peak 0% (50 readings); memory used while idle 2048 MiB");
+  // Nothing to judge on: no process list and no readings.
+  f.gpu.processes.reset();
+  f.idle_samples.clear();
+  expect_check(f, "neighbours", ib::CheckStatus::unknown,
+               "compute process list unavailable (not supported or not permitted); no idle-window readings");
+  // The utilisation threshold is an option: 50 readings, 10 at 25% -> mean 5.0%, peak 25%; with 30% neither is above.
+  f = healthy();
+  for (int i = 0; i < 10; ++i) f.idle_samples[i].r.util_gpu_pct = 25;
+  ib::ProbeThresholds th;
+  th.idle_util_pct = 30;
+  expect_check(f, "neighbours", ib::CheckStatus::pass,
+               "no foreign compute process; GPU utilisation over 5.0 s idle window: mean 5.0%, peak 25% (50 readings)",
+               th);
+}
+
+TEST(ProbeCheckTable, PowerLimitAndMaxSmClock) {
+  auto f = healthy();
+  expect_check(f, "power_limit", ib::CheckStatus::pass, "enforced 700 W, default 700 W");
+  // Without the final reading, the last idle-window reading is used: 650 / 700 = 92.86% -> power-locked.
+  f.reading.reset();
+  f.idle_samples.back().r.power_limit_w = 650;
+  f.idle_samples.back().r.sm_clock_mhz.reset();
+  expect_check(f, "power_limit", ib::CheckStatus::warn,
+               "enforced 650 W, default 700 W: power-locked at 92.9% of the default");
+  expect_check(f, "max_sm_clock", ib::CheckStatus::pass, "1980 MHz");
+  // No reading at all.
+  f.idle_samples.clear();
+  expect_check(f, "power_limit", ib::CheckStatus::unknown,
+               "enforced or default power limit not supported by NVML here");
+  expect_check(f, "max_sm_clock", ib::CheckStatus::unknown, "maximum SM clock not supported by NVML here");
+}
+
+TEST(ProbeCheckTable, Pcie) {
+  auto f = healthy();
+  expect_check(f, "pcie", ib::CheckStatus::pass, "current Gen5 x16, max Gen5 x16");
+  f.gpu.pcie_gen_current = 4;
+  f.gpu.pcie_width_current = 8;
+  expect_check(
+      f, "pcie", ib::CheckStatus::warn,
+      "current Gen4 x8, max Gen5 x16: link degraded; while idle this may be power saving, re-check under load");
+  f.gpu.pcie_width_current.reset();
+  expect_check(f, "pcie", ib::CheckStatus::unknown, "PCIe link generation/width not supported by NVML here");
+}
+
+TEST(ProbeCheckTable, Nvlink) {
+  auto f = healthy();
+  f.gpu.nvlink_links_up = 18;
+  f.gpu.nvlink_links_queried = 18;
+  expect_check(f, "nvlink", ib::CheckStatus::pass, "18 of 18 NVLink links active");
+  f.gpu.nvlink_links_up = 0;
+  expect_check(f, "nvlink", ib::CheckStatus::warn, "0 of 18 NVLink links active");
+  f.gpu.nvlink_links_queried = 0;  // supported, but no link answered: nothing that should be up
+  expect_check(f, "nvlink", ib::CheckStatus::pass, "0 of 0 NVLink links active");
+}
+
+TEST(ProbeCheckTable, Ecc) {
+  auto f = healthy();
+  expect_check(f, "ecc", ib::CheckStatus::pass, "ECC enabled");
+  f.gpu.ecc_pending.reset();
+  expect_check(f, "ecc", ib::CheckStatus::pass, "ECC enabled");
+  f.gpu.ecc_pending = false;
+  expect_check(f, "ecc", ib::CheckStatus::warn, "ECC enabled, disabling pending a reboot");
+  f.gpu.ecc_current = false;
+  expect_check(f, "ecc", ib::CheckStatus::warn, "ECC disabled (datacenter GPUs ship with ECC on)");
+  f.gpu.ecc_pending = true;
+  expect_check(f, "ecc", ib::CheckStatus::warn,
+               "ECC disabled, enabling pending a reboot (datacenter GPUs ship with ECC on)");
+  f.gpu.ecc_current.reset();
+  expect_check(f, "ecc", ib::CheckStatus::unknown, "ECC not supported by this GPU or driver");
+}
+
+TEST(ProbeCheckTable, Host) {
+  auto f = healthy();
+  // 256 GiB = 262144 MiB, 200 GiB = 204800 MiB.
+  expect_check(f, "host", ib::CheckStatus::pass,
+               "16 usable of 16 online cores, memory 262144 MiB (204800 MiB available)");
+  // Exactly 4 usable cores is not below 4: pass; 3 is.
+  f.host.usable_cores = 4;
+  EXPECT_EQ(one(f, "host").status, ib::CheckStatus::pass);
+  f.host.usable_cores = 3;
+  f.host.memory_total_bytes = 64ull << 30;  // 65536 MiB < 1 x 143771 MiB
+  f.host.memory_available_bytes.reset();
+  expect_check(
+      f, "host", ib::CheckStatus::warn,
+      "3 usable of 16 online cores, memory 65536 MiB: few cores; host memory below the GPU memory (143771 MiB)");
+  // Options: 2 cores and 0.25 x the GPU memory (35942.75 MiB) are enough.
+  ib::ProbeThresholds th;
+  th.min_host_cores = 2;
+  th.min_host_memory_ratio = 0.25;
+  EXPECT_EQ(one(f, "host", th).status, ib::CheckStatus::pass);
+  EXPECT_EQ(one(f, "host", th).threshold, "warn below 2 usable cores, or host memory below 0.25x the GPU memory");
+  // Nothing readable: unknown, though 0 cores still counts as "few" in the evidence.
+  f.host = ib::HostFacts{};
+  expect_check(f, "host", ib::CheckStatus::unknown,
+               "0 usable of 0 online cores, memory unknown (/proc/meminfo unreadable): few cores");
+}
+
+TEST(ProbeCheckTable, H2dBandwidth) {
+  auto f = healthy();
+  const double link = ib::pcie_link_gbps(5, 16);  // 3.938 x 16 = 63.008 GB/s
+  // Exactly half the link is not below half: pass; the next double below is.
+  f.host.h2d_pinned_gbps = 0.5 * link;
+  expect_check(f, "h2d_bandwidth", ib::CheckStatus::pass,
+               "pinned 31.5 GB/s; link Gen5 x16 theoretical 63.0 GB/s (pinned = 50%)");
+  f.host.h2d_pinned_gbps = std::nextafter(0.5 * link, 0.0);
+  EXPECT_EQ(one(f, "h2d_bandwidth").status, ib::CheckStatus::warn);
+  // Pinned 0 with a pageable figure: no "of pinned" ratio (it would divide by 0).
+  f.host.h2d_pinned_gbps = 0;
+  f.host.h2d_pageable_gbps = 5;
+  expect_check(f, "h2d_bandwidth", ib::CheckStatus::warn,
+               "pinned 0.0 GB/s, pageable 5.0 GB/s; link Gen5 x16 theoretical 63.0 GB/s (pinned = 0%)");
+  // Unknown link rate: reported, not judged.
+  f.gpu.pcie_width_max.reset();
+  expect_check(f, "h2d_bandwidth", ib::CheckStatus::pass,
+               "pinned 0.0 GB/s, pageable 5.0 GB/s; link rate unknown: not judged");
+  f.host.h2d_pinned_gbps.reset();
+  expect_check(f, "h2d_bandwidth", ib::CheckStatus::unknown, "not measured");
+}
+
+TEST(ProbeCheckTable, LoadUtilization) {
+  auto f = healthy();
+  expect_check(f, "load_utilization", ib::CheckStatus::unknown, "not measured");
+  f.load_util_pct = 30;  // exactly 30% is not below 30%
+  expect_check(f, "load_utilization", ib::CheckStatus::pass, "mean GPU utilisation 30.0% under our load");
+  f.load_util_pct = 29.9;
+  expect_check(f, "load_utilization", ib::CheckStatus::warn,
+               "mean GPU utilisation 29.9% under our load: the bottleneck is elsewhere (CPU, I/O, input pipeline)");
+  ib::ProbeThresholds th;
+  th.min_load_util_pct = 20;
+  EXPECT_EQ(one(f, "load_utilization", th).status, ib::CheckStatus::pass);
+  EXPECT_EQ(one(f, "load_utilization", th).threshold, "warn below 20% (the bottleneck is elsewhere)");
 }
 
 // ---------------------------------------------------------------------------------------------------------------

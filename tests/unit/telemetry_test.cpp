@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <functional>
+#include <initializer_list>
+#include <utility>
 #include <optional>
 #include <string>
 #include <vector>
@@ -454,6 +456,123 @@ TEST(SustainVerdict, ThresholdsAreOptions) {
   EXPECT_EQ(v.verdict, ib::LoadVerdict::pass) << all(v.evidence);
 }
 
+// Each rule of DESIGN.md section 5 on its own, with its evidence line, at and around its boundary. The verdict
+// always names the rules in the same order: clock, reasons, throughput, power limit.
+
+// Throughput windows: for each {n, value}, n windows at that value, in order.
+std::vector<double> levels(std::initializer_list<std::pair<size_t, double>> runs) {
+  std::vector<double> out;
+  for (const auto& [n, value] : runs) out.insert(out.end(), n, value);
+  return out;
+}
+
+TEST(SustainRules, EvidenceNamesEveryRuleInOrderWithItsNumbers) {
+  // 300 readings at 1980 of 1980 MHz with SwPowerCap only, 300 windows at 100, limits 700/700: every rule ok.
+  auto v = ib::sustained_load_verdict(series(300, [](size_t) { return 1980u; }), flat(300, 100.0));
+  ASSERT_EQ(v.evidence.size(), 4u) << all(v.evidence);
+  EXPECT_EQ(v.evidence[0], "median SM clock over the last half 1980 MHz = 100.0% of max 1980 MHz (ok: FAIL below 70%)");
+  EXPECT_EQ(v.evidence[1], "0xE8 reasons active in 0 of 300 readings = 0.00% (ok: FAIL above 1.00%)");
+  EXPECT_EQ(v.evidence[2], "throughput 100 at the end vs 100 at the start: 0.00% lower (ok: WARN above 5.00% lower; "
+                           "compared the first and last 60 windows of 1 s)");
+  EXPECT_EQ(v.evidence[3], "enforced power limit 700 W vs default 700 W (ok)");
+}
+
+TEST(SustainRules, ClockExactlySeventyPercentIsNotBelow) {
+  // The rule FAILs when the median is *below* 70% of the maximum: 0.70 x 1980 = 1386 MHz exactly (in doubles too).
+  // Last half (i = 150..299) at 1386: 1386 / 1980 = 70.0%, not below -> ok (the boundary falls on the ok side).
+  auto v = ib::sustained_load_verdict(series(300, [](size_t i) { return i < 150 ? 1980u : 1386u; }), flat(300, 100));
+  EXPECT_EQ(v.verdict, ib::LoadVerdict::pass);
+  EXPECT_EQ(v.evidence[0], "median SM clock over the last half 1386 MHz = 70.0% of max 1980 MHz (ok: FAIL below 70%)");
+  // One MHz lower: 1385 / 1980 = 69.95% -> FAIL.
+  v = ib::sustained_load_verdict(series(300, [](size_t i) { return i < 150 ? 1980u : 1385u; }), flat(300, 100));
+  EXPECT_EQ(v.verdict, ib::LoadVerdict::fail);
+  EXPECT_EQ(v.evidence[0], "median SM clock over the last half 1385 MHz = 69.9% of max 1980 MHz (FAIL: below 70%)");
+}
+
+TEST(SustainRules, LastHalfStartsAtTheMidpointInclusiveAndMaxIsTheHighestSeen) {
+  // Readings at t = 0, 1, 2 s: t_mid = 0 + (2 - 0) / 2 = 1 s, so the last half is t >= 1 s: {1000, 1980} with median
+  // (1000 + 1980) / 2 = 1490 (an exclusive midpoint would give 1980; the whole run, 1980).
+  std::vector<ib::TelemetrySample> tel = {sample(0, reading(1980, 1800, 0)), sample(kS, reading(1000, 1980, 0)),
+                                          sample(2 * kS, reading(1980, 1800, 0))};
+  auto v = ib::sustained_load_verdict(tel, {});
+  EXPECT_EQ(v.median_sm_clock_last_half_mhz, 1490.0);
+  // The maximum is the highest reported (1980), not the last (1800): 1490 / 1980 = 75.25% -> ok (against 1800 it
+  // would be 82.8%, so the number tells them apart).
+  EXPECT_EQ(v.max_sm_clock_mhz, 1980u);
+  EXPECT_TRUE(contains(v.evidence[0], "1490 MHz = 75.3% of max 1980 MHz (ok")) << v.evidence[0];
+  // Without any maximum the rule is not evaluated (and it is the only data: INCONCLUSIVE).
+  for (auto& s : tel) s.r.max_sm_clock_mhz.reset();
+  for (auto& s : tel) s.r.clock_event_reasons.reset();
+  v = ib::sustained_load_verdict(tel, {});
+  EXPECT_EQ(v.evidence[0], "SM clock criterion not evaluated: maximum SM clock unsupported");
+  EXPECT_EQ(v.verdict, ib::LoadVerdict::inconclusive);
+}
+
+TEST(SustainRules, ReasonFractionExactlyOnePercentIsNotMore) {
+  auto full = [](size_t) { return 1980u; };
+  // The rule FAILs when 0xE8 reasons are active in *more* than 1% of the readings: 1 of 100 = 1.00% (1 / 100 == 0.01
+  // in doubles) is not more -> ok (the boundary falls on the ok side).
+  auto v = ib::sustained_load_verdict(series(100, full, [](size_t i) { return i == 7 ? 0x40u : 0u; }), {});
+  EXPECT_EQ(v.evidence[1],
+            "0xE8 reasons (HwThermalSlowdown) active in 1 of 100 readings = 1.00% (ok: FAIL above 1.00%)");
+  EXPECT_EQ(v.verdict, ib::LoadVerdict::pass);
+  // The fraction is of the readings that report reasons: with 50 of the 100 reporting none, 1 of 50 = 2.00% -> FAIL
+  // (counting all 100 readings would give 1.00% and pass).
+  auto tel = series(100, full, [](size_t i) { return i == 7 ? 0x40u : 0u; });
+  for (size_t i = 50; i < 100; ++i) tel[i].r.clock_event_reasons.reset();
+  v = ib::sustained_load_verdict(tel, {});
+  EXPECT_DOUBLE_EQ(*v.fail_reason_fraction, 0.02);
+  EXPECT_EQ(v.verdict, ib::LoadVerdict::fail);
+  // SwPowerCap (0x4) and SyncBoost (0x10) are outside 0xE8: in every reading, still 0 of 100.
+  v = ib::sustained_load_verdict(series(100, full, [](size_t) { return 0x14u; }), {});
+  EXPECT_EQ(*v.fail_reason_fraction, 0.0);
+  EXPECT_EQ(v.verdict, ib::LoadVerdict::pass);
+}
+
+TEST(SustainRules, ThroughputComparesOneCompareWindowAtEachEnd) {
+  auto full = [](size_t) { return 1980u; };
+  // window_s 0.5 s: a 60 s compare window is 60 / 0.5 = 120 windows. 300 windows: first 60 at 100, next 60 at 90,
+  // 120 in the middle at 100, then 60 at 100 and the last 60 at 90. First 120: mean 95; last 120: mean 95 -> 0.00%
+  // lower, ok. (Comparing 60 windows instead would give 100 vs 90 = 10% lower and WARN.)
+  const std::vector<double> tp = levels({{60, 100}, {60, 90}, {120, 100}, {60, 90}});
+  ib::SustainThresholds th;
+  th.window_s = 0.5;
+  auto v = ib::sustained_load_verdict(series(300, full), tp, th);
+  EXPECT_EQ(v.compared_windows, 120u);
+  EXPECT_FALSE(v.short_run);
+  EXPECT_DOUBLE_EQ(*v.first_throughput, 95.0);
+  EXPECT_DOUBLE_EQ(*v.last_throughput, 95.0);
+  EXPECT_EQ(v.verdict, ib::LoadVerdict::pass) << all(v.evidence);
+  EXPECT_TRUE(contains(v.evidence[2], "compared the first and last 120 windows of 0.5 s")) << v.evidence[2];
+  // Exactly 5% lower is not more than 5% (100 x 0.95 == 95 in doubles): ok; 5.1% lower: WARN.
+  v = ib::sustained_load_verdict(series(120, full), levels({{60, 100}, {60, 95}}));
+  EXPECT_TRUE(contains(v.evidence[2], "5.00% lower (ok: WARN above 5.00% lower")) << v.evidence[2];
+  v = ib::sustained_load_verdict(series(120, full), levels({{60, 100}, {60, 94.9}}));
+  EXPECT_TRUE(contains(v.evidence[2], "5.10% lower (WARN: more than 5.00% lower")) << v.evidence[2];
+  EXPECT_EQ(v.verdict, ib::LoadVerdict::warn);
+}
+
+TEST(SustainRules, WarnRulesCannotJudgeThrottlingAlone) {
+  // No SM clock and no reasons: the run is INCONCLUSIVE even though the power limit is locked (a WARN rule) —
+  // throttling, the question the test asks, was never judged.
+  std::vector<ib::TelemetrySample> tel;
+  for (int i = 0; i < 120; ++i) {
+    ib::TelemetryReading r;
+    r.power_limit_w = 600;
+    r.default_power_limit_w = 700;
+    tel.push_back(sample(i * kS, r));
+  }
+  auto v = ib::sustained_load_verdict(tel, flat(120, 100));
+  EXPECT_EQ(v.verdict, ib::LoadVerdict::inconclusive) << all(v.evidence);
+  EXPECT_EQ(v.evidence[0], "SM clock criterion not evaluated: no SM clock readings");
+  EXPECT_EQ(v.evidence[1], "clock-event reasons criterion not evaluated: no reason readings");
+  // Reasons alone are enough to judge throttling: then the power-limit WARN counts.
+  for (auto& s : tel) s.r.clock_event_reasons = 0;
+  v = ib::sustained_load_verdict(tel, flat(120, 100));
+  EXPECT_EQ(v.verdict, ib::LoadVerdict::warn) << all(v.evidence);
+  EXPECT_EQ(v.evidence[3], "enforced power limit 600 W vs default 700 W (WARN: below the default: power-locked)");
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Sampler (fake NVML)
 
@@ -514,7 +633,8 @@ TEST_F(TelemetrySamplerTest, UnsupportedUtilisationIsNotedOnce) {
     EXPECT_FALSE(s.r.util_gpu_pct);
     EXPECT_TRUE(s.r.unsupported.empty());
   }
-  EXPECT_EQ(sampler.notes(), (std::vector<std::string>{"utilization: nvmlDeviceGetUtilizationRates: Not Supported (3)"}));
+  EXPECT_EQ(sampler.notes(),
+            (std::vector<std::string>{"utilization: nvmlDeviceGetUtilizationRates: Not Supported (3)"}));
 }
 
 TEST_F(TelemetrySamplerTest, RejectsABadRate) {

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 namespace ib {
 
@@ -22,6 +24,17 @@ class PlacementError : public InputError {
 class CannotRunError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// A result file could not be written (disk full, folder removed, permissions): the run keeps what it
+// measured in memory and says which file is missing. A CannotRunError (exit 3) where nothing catches it.
+class OutputError : public CannotRunError {
+ public:
+  OutputError(std::string path, const std::string& message) : CannotRunError(message), path_(std::move(path)) {}
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
 };
 
 }  // namespace ib

@@ -3,38 +3,64 @@
 #include "harness/core/errors.h"
 
 #include <fcntl.h>
+#include <libgen.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <stdexcept>
+#include <vector>
 
 namespace ib {
 
-void write_file_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw CannotRunError("cannot write " + tmp + ": " + std::strerror(errno));
+namespace {
+
+[[noreturn]] void refuse(const std::string& path, int err) {
+  throw OutputError(path, "cannot write " + path + ": " + std::strerror(err));
+}
+
+bool write_all_to(int fd, const std::string& text) {
   std::size_t off = 0;
   while (off < text.size()) {
     const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw CannotRunError("cannot write " + tmp + ": " + std::strerror(e));
-    }
+    if (n < 0) return false;
     off += static_cast<std::size_t>(n);
   }
-  const bool synced = ::fsync(fd) == 0;
-  const int sync_errno = errno;
-  const bool closed = ::close(fd) == 0;
-  if (!synced || !closed || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = synced ? errno : sync_errno;
-    ::unlink(tmp.c_str());
-    throw CannotRunError("cannot write " + path + ": " + std::strerror(e));
+  return true;
+}
+
+// The folder holding `path`, synced so that the rename itself survives a crash.
+void sync_folder_of(const std::string& path) {
+  std::vector<char> copy(path.begin(), path.end());
+  copy.push_back('\0');
+  const int dir = ::open(::dirname(copy.data()), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return;  // the file is written; only its durability across a power cut is less sure
+  (void)::fsync(dir);
+  ::close(dir);
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+  // A fresh temporary name (mkostemp: created with O_EXCL, so a file or symlink planted under a
+  // predictable name is never written through), then rename, which replaces `path` itself even
+  // when `path` is a symlink.
+  std::string tmpl = path + ".tmp.XXXXXX";
+  const int fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
+  if (fd < 0) refuse(path, errno);
+  if (::fchmod(fd, 0644) != 0 || !write_all_to(fd, text) || ::fsync(fd) != 0) {
+    const int e = errno;
+    ::close(fd);
+    ::unlink(tmpl.c_str());
+    refuse(path, e);
   }
+  if (::close(fd) != 0 || ::rename(tmpl.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmpl.c_str());
+    refuse(path, e);
+  }
+  sync_folder_of(path);
 }
 
 }  // namespace ib

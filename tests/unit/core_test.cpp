@@ -1,11 +1,19 @@
 // harness/core: number formats, printable values, and JSON input limits (duplicate keys, depth, size).
 #include "harness/core/errors.h"
+#include "harness/core/files.h"
 #include "harness/core/json_input.h"
 #include "harness/core/text.h"
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace ib {
@@ -71,6 +79,66 @@ TEST(JsonInput, SyntaxErrorsAndOverflowingNumbersAreInputErrors) {
   EXPECT_EQ(refusal("{").rfind("f.json: not valid JSON: ", 0), 0u);
   EXPECT_EQ(refusal(R"({"d": 1e400})").rfind("f.json: not a usable JSON number: ", 0), 0u);
   EXPECT_EQ(refusal(R"({"d": NaN})").rfind("f.json: not valid JSON: ", 0), 0u);
+}
+
+// ---------------------------------------------------------------- write_file_atomic
+
+class AtomicWrite : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ib_core_test.XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  static std::string read(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  std::size_t entries() const {
+    return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(dir_), {}));
+  }
+  std::string dir_;
+};
+
+TEST_F(AtomicWrite, ARewriteReplacesTheFileInsteadOfWritingIntoIt) {
+  const std::string path = dir_ + "/results.json", reader = dir_ + "/held-by-a-reader";
+  write_file_atomic(path, "first, complete");
+  ASSERT_EQ(::link(path.c_str(), reader.c_str()), 0);  // a reader that opened the old version
+  write_file_atomic(path, "second");
+  EXPECT_EQ(read(path), "second");
+  EXPECT_EQ(read(reader), "first, complete") << "written in place: a reader saw the file change under it";
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  EXPECT_EQ(entries(), 2u);  // no temporary file left
+}
+
+TEST_F(AtomicWrite, ASymlinkAtThePathIsReplacedNotFollowed) {
+  const std::string victim = dir_ + "/victim", path = dir_ + "/results.json";
+  write_file_atomic(victim, "keep me");
+  ASSERT_EQ(::symlink(victim.c_str(), path.c_str()), 0);
+  write_file_atomic(path, "results");
+  EXPECT_EQ(read(victim), "keep me");
+  EXPECT_EQ(read(path), "results");
+  EXPECT_FALSE(std::filesystem::is_symlink(path));
+}
+
+TEST_F(AtomicWrite, AFileThatCannotBeWrittenIsAnOutputErrorNamingIt) {
+  const std::string missing = dir_ + "/no/such/folder/results.json";
+  try {
+    write_file_atomic(missing, "x");
+    FAIL() << "no error";
+  } catch (const OutputError& e) {
+    EXPECT_EQ(e.path(), missing);
+    EXPECT_EQ(std::string(e.what()).rfind("cannot write " + missing + ": ", 0), 0u);
+  }
+  // Renaming onto a folder fails: the temporary file is removed again.
+  ASSERT_EQ(::mkdir((dir_ + "/sub").c_str(), 0755), 0);
+  EXPECT_THROW(write_file_atomic(dir_ + "/sub", "x"), OutputError);
+  EXPECT_EQ(entries(), 1u);
 }
 
 }  // namespace

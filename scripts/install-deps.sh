@@ -3,7 +3,7 @@
 # The CUDA toolkit (nvcc, cuBLAS, NCCL) is expected at /usr/local/cuda and is not installed here.
 set -euo pipefail
 packages=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git clang libclang-rt-14-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
   python3 python3-jsonschema python3-pytest
 )

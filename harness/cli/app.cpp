@@ -426,7 +426,9 @@ void add_run_options(CLI::App& app, RunOptions& o) {
       ->check(CLI::ExistingFile);
   app.add_option("--mig-create", o.mig_create,
                  "mode mig (root): create these MIG instances (e.g. 3g.71gb,3g.71gb) and destroy exactly them at the end")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->expected(1)  // one argument (split at commas): the next option is never taken for a profile
+      ->check(mig_profile_name());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <regex>
 #include <string>
 
 namespace ib {
@@ -40,6 +41,18 @@ inline CLI::Validator unsigned_integer() {
         return "";
       },
       "UINT");
+}
+
+// A MIG GPU-instance profile name as nvidia-smi writes it ("1g.18gb", "1g.35gb+me", "3g.71gb").
+inline CLI::Validator mig_profile_name() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        static const std::regex profile(R"(^[0-9]+g\.[0-9]+gb(\+[a-z]+)?$)");
+        if (!std::regex_match(text, profile))
+          return "expected MIG profile names like 3g.71gb,3g.71gb, got \"" + text.substr(0, 40) + "\"";
+        return "";
+      },
+      "PROFILE[,PROFILE...]");
 }
 
 }  // namespace ib

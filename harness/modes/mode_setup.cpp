@@ -4,14 +4,13 @@
 #include "harness/core/errors.h"
 #include "harness/modes/mps_daemon.h"
 #include "harness/process/process.h"
+#include "reports/results_reader.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
-
-#include <fstream>
 #include <set>
 
 namespace ib {
@@ -79,81 +78,77 @@ MigPlan plan_mig(const Scenario& s, const std::vector<MigInstance>& instances) {
   return plan;
 }
 
-// Which samples counted and their blocks, where the file has them (schema 2.0).
-void read_sample_flags(const nlohmann::json& samples, PhaseResult& p) {
-  const std::size_t n = p.start_ns.size();
-  if (samples.contains("block")) p.block = samples.at("block").get<std::vector<int>>();
-  if (samples.contains("counted")) p.counted = samples.at("counted").get<std::vector<std::uint8_t>>();
-  if (p.block.size() != n) p.block.assign(n, 0);
-  if (p.counted.size() != n) p.counted.clear();
+namespace {
+
+[[noreturn]] void refuse_baseline(const std::string& path, const std::string& why) {
+  throw InputError("--baseline " + path + ": " + why);
 }
 
-std::map<std::string, BaselinePhase> load_baseline(const std::string& path, const std::vector<Scenario>& scenarios) {
-  std::ifstream in(path);
-  if (!in) throw InputError("--baseline " + path + ": cannot open");
-  nlohmann::json doc;
+// A baseline's exclusive phase as this run uses it: the samples with their blocks and counted flags
+// and the per-request latencies, the figures recomputed from them; the rest of the file's phase
+// (telemetry, the flags of its run's analysis) stays behind.
+BaselinePhase baseline_phase(const TenantResult& t, const RunResult& run, const Meta& meta, const std::string& path) {
+  const PhaseResult& from = t.exclusive;
+  BaselinePhase b;
+  b.workload = t.workload;
+  b.work = t.work;
+  PhaseResult& p = b.phase;
+  p.source = PhaseSource::baseline;
+  p.outcome.status = WorkerStatus::ok;
+  p.outcome.resolved = from.outcome.resolved;
+  p.outcome.message = "from " + path + " (" + run.mode + " run of " + meta.start_time + ")";
+  p.start_ns = from.start_ns;
+  p.duration_s = from.duration_s;
+  p.block = from.block;
+  p.counted = from.counted;
+  p.measure_start_ns = from.measure_start_ns;
+  p.measure_end_ns = from.measure_end_ns;
+  p.latencies_s = from.latencies_s;  // a latency-type workload is judged on its per-request latencies
+  p.latency_count = from.latency_count;
+  summarize_phase(p, b.work, {});
+  return b;
+}
+
+// Every "<scenario>/<tenant>" exclusive phase of the file: from the first repetition that measured it.
+std::map<std::string, BaselinePhase> baseline_phases(const std::string& path) {
+  ResultsDocument doc;
   try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError("--baseline " + path + ": not valid JSON: " + e.what());
+    doc = read_results_file(path);
+  } catch (const ResultsFileError& e) {
+    throw InputError(std::string("--baseline ") + e.what());
   }
-  if (!doc.is_object() || !doc.contains("runs") || !doc["runs"].is_array())
-    throw InputError("--baseline " + path + ": not an interference-bench results file (no runs[])");
   std::map<std::string, BaselinePhase> found;
-  try {
-    for (const auto& run : doc["runs"]) {
-      if (run.value("status", "") != "ok") continue;
-      if (run.value("mode", "") == "mig")
-        throw InputError("--baseline " + path + ": written by a mig run; the baseline must come from a whole GPU");
-      for (const auto& t : run.at("tenants")) {
-        const std::string key = run.at("scenario").get<std::string>() + "/" + t.at("name").get<std::string>();
-        const auto& ph = t.at("phases").at("exclusive");
-        if (found.count(key) || ph.at("worker").at("status") != "ok") continue;  // first good repetition
-        if (ph.value("source", "measured") != "measured")
-          throw InputError("--baseline " + path + ": " + key + ": the exclusive phase was not measured on a whole GPU (" +
-                           ph.value("source", "") + ")");
-        if (!ph.contains("samples"))
-          throw InputError("--baseline " + path + ": " + key + " has no raw samples (the file was written with --no-raw)");
-        BaselinePhase b;
-        b.workload = t.at("workload").get<std::string>();
-        b.work = {t.at("work_per_sample").at("value").get<double>(), t.at("work_per_sample").at("unit").get<std::string>()};
-        b.phase.source = PhaseSource::baseline;
-        b.phase.outcome.status = WorkerStatus::ok;
-        b.phase.outcome.resolved = ph.at("worker").value("resolved", nlohmann::json::object());
-        b.phase.outcome.message = "from " + path + " (" + run.value("mode", "") + " run of " +
-                                  doc.at("meta").value("start_time", "") + ")";
-        b.phase.start_ns = ph.at("samples").at("start_ns").get<std::vector<std::int64_t>>();
-        b.phase.duration_s = ph.at("samples").at("duration_s").get<std::vector<double>>();
-        b.phase.measure_start_ns = ph.value("measure_start_ns", std::int64_t{0});
-        b.phase.measure_end_ns = ph.value("measure_end_ns", std::int64_t{0});
-        if (b.phase.start_ns.size() != b.phase.duration_s.size())
-          throw InputError("--baseline " + path + ": " + key + ": start_ns and duration_s differ in length");
-        // A latency-type workload is judged on its per-request latencies: take them along.
-        if (ph.at("samples").contains("latency_s")) {
-          b.phase.latencies_s = ph.at("samples").at("latency_s").get<std::vector<double>>();
-          b.phase.latency_count = ph.at("samples").at("latency_count").get<std::vector<std::uint32_t>>();
-        }
-        read_sample_flags(ph.at("samples"), b.phase);
-        summarize_phase(b.phase, b.work, {});
-        found.emplace(key, std::move(b));
-      }
+  for (const RunResult& run : doc.results.runs) {
+    if (run.status != RunStatus::ok) continue;
+    if (run.mode == "mig") refuse_baseline(path, "written by a mig run; the baseline must come from a whole GPU");
+    for (const TenantResult& t : run.tenants) {
+      const std::string key = run.scenario + "/" + t.name;
+      if (found.count(key) || t.exclusive.outcome.status != WorkerStatus::ok) continue;
+      if (t.exclusive.source != PhaseSource::measured)
+        refuse_baseline(path, key + ": the exclusive phase was not measured on a whole GPU (" +
+                                  to_string(t.exclusive.source) + ")");
+      if (!doc.raw_samples) refuse_baseline(path, key + " has no raw samples (the file was written with --no-raw)");
+      found.emplace(key, baseline_phase(t, run, doc.results.meta, path));
     }
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError("--baseline " + path + ": not an interference-bench results file: " + e.what());
   }
+  return found;
+}
+
+}  // namespace
+
+std::map<std::string, BaselinePhase> load_baseline(const std::string& path, const std::vector<Scenario>& scenarios) {
+  const std::map<std::string, BaselinePhase> found = baseline_phases(path);
   std::map<std::string, BaselinePhase> out;
   for (const auto& s : scenarios)
     for (const auto& t : s.tenants) {
       const std::string key = s.name + "/" + t.name;
       const auto it = found.find(key);
       if (it == found.end())
-        throw InputError("--baseline " + path + ": no exclusive phase for scenario \"" + s.name + "\" tenant \"" +
-                         t.name + "\" (run the same scenarios with --mode exclusive on a whole GPU to make one)");
-      if (it->second.work.amount <= 0.0 || it->second.phase.stats.n == 0)
-        throw InputError("--baseline " + path + ": " + key + " has no samples");
+        refuse_baseline(path, "no exclusive phase for scenario \"" + s.name + "\" tenant \"" + t.name +
+                                  "\" (run the same scenarios with --mode exclusive on a whole GPU to make one)");
+      if (it->second.work.amount <= 0.0 || it->second.phase.stats.n == 0) refuse_baseline(path, key + " has no samples");
       if (it->second.workload != t.workload)
-        throw InputError("--baseline " + path + ": " + key + " ran " + it->second.workload + " there, " + t.workload +
-                         " here: not comparable");
+        refuse_baseline(path, key + " ran " + it->second.workload + " there, " + t.workload + " here: not comparable");
       out.emplace(key, it->second);
     }
   return out;

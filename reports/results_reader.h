@@ -25,7 +25,10 @@ class ResultsFileError : public InputError {
   std::string field_;
 };
 
-// A results.json read back.
+// A results.json read back. Written again (results_to_json with raw_samples), a file with raw samples
+// comes out byte for byte the same. A --no-raw file does too unless a phase had telemetry: the file has
+// the count of its readings but not the readings, and the writer writes a phase's telemetry object only
+// for readings it holds, so that object would be lost.
 struct ResultsDocument {
   Results results;
   // meta.raw_samples: false for a file written with --no-raw, whose phases have no per-sample arrays

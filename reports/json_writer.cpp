@@ -168,7 +168,11 @@ ojson block_json(const BlockRecord& b) {
   return j;
 }
 
-ojson aggregate_json(const TenantAggregate& a) {
+}  // namespace
+
+ojson json_number(double v) { return number(v); }
+
+ojson aggregate_to_json(const TenantAggregate& a) {
   ojson j = {{"scenario", a.scenario},
              {"mode", a.mode},
              {"tenant", a.tenant},
@@ -182,6 +186,8 @@ ojson aggregate_json(const TenantAggregate& a) {
   j["warnings"] = a.warnings;
   return j;
 }
+
+namespace {
 
 ojson tenant_json(const TenantResult& t, bool raw) {
   ojson jt;
@@ -264,13 +270,17 @@ ojson results_to_json(const Results& r, bool raw) {
     j["runs"].push_back(std::move(jr));
   }
   j["aggregates"] = ojson::array();
-  for (const auto& a : r.aggregates) j["aggregates"].push_back(aggregate_json(a));
+  for (const auto& a : r.aggregates) j["aggregates"].push_back(aggregate_to_json(a));
   const RunSummary& s = r.summary;
   j["summary"] = {{"pass", s.pass},         {"interrupted", s.interrupted}, {"exit_code", s.exit_code},
                   {"runs", s.runs},         {"tenants", s.tenants},         {"passed", s.passed},
                   {"failed", s.failed},     {"inconclusive", s.inconclusive}, {"baseline", s.baseline},
                   {"waived", s.waived},     {"errors", s.errors}};
   return j;
+}
+
+std::string JsonResultsFile::text(const Results& results) const {
+  return results_to_json(results, include_raw_).dump(1) + "\n";
 }
 
 }  // namespace ib

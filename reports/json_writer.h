@@ -2,6 +2,7 @@
 #pragma once
 
 #include "harness/results/results.h"
+#include "reports/results_writer.h"
 
 #include <nlohmann/json.hpp>
 
@@ -11,5 +12,23 @@ namespace ib {
 
 // include_raw=false (--no-raw) drops the per-sample arrays.
 nlohmann::ordered_json results_to_json(const Results& results, bool include_raw);
+
+// One aggregate as results.json writes it (selftest quotes the victim's).
+nlohmann::ordered_json aggregate_to_json(const TenantAggregate& aggregate);
+
+// A number, or null when it is not finite (JSON has no NaN).
+nlohmann::ordered_json json_number(double v);
+
+// results.json (see ResultsFile).
+class JsonResultsFile : public ResultsFile {
+ public:
+  JsonResultsFile(std::string path, bool include_raw) : ResultsFile(std::move(path)), include_raw_(include_raw) {}
+
+ protected:
+  std::string text(const Results& results) const override;
+
+ private:
+  bool include_raw_;
+};
 
 }  // namespace ib

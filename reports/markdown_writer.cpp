@@ -113,4 +113,8 @@ std::string markdown_summary(const Results& r) {
   return os.str();
 }
 
+void TerminalSummary::finalize(const Results& results) {
+  out_ << markdown_summary(results) << "\nresults: " << results_path_ << "\n";
+}
+
 }  // namespace ib

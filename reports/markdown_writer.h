@@ -2,11 +2,33 @@
 #pragma once
 
 #include "harness/results/results.h"
+#include "reports/results_writer.h"
 
+#include <ostream>
 #include <string>
 
 namespace ib {
 
 std::string markdown_summary(const Results& results);
+
+// summary.md (see ResultsFile).
+class MarkdownSummaryFile : public ResultsFile {
+ public:
+  using ResultsFile::ResultsFile;
+
+ protected:
+  std::string text(const Results& results) const override { return markdown_summary(results); }
+};
+
+// The summary on the terminal at the end, and where the canonical results are.
+class TerminalSummary : public ResultsWriter {
+ public:
+  TerminalSummary(std::ostream& out, std::string results_path) : out_(out), results_path_(std::move(results_path)) {}
+  void finalize(const Results& results) override;
+
+ private:
+  std::ostream& out_;
+  std::string results_path_;
+};
 
 }  // namespace ib

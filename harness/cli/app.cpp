@@ -20,6 +20,7 @@
 #include "kernels/host/host_workloads.h"
 #include "reports/json_writer.h"
 #include "reports/markdown_writer.h"
+#include "reports/results_writer.h"
 
 #include <CLI/CLI.hpp>
 #include <signal.h>
@@ -272,18 +273,28 @@ void update_aggregates(Results& results, const RunResult& run, std::uint64_t see
   all.insert(all.end(), fresh.begin(), fresh.end());
 }
 
+// Where the run's results go, and the writers that put them there (reports/results_writer.h): a new
+// output is one more writer here.
 struct OutputFiles {
   std::string dir, json, markdown;
-  bool raw = true;
-  void write(const Results& r) const {
-    write_file_atomic(json, results_to_json(r, raw).dump(1) + "\n");
-    write_file_atomic(markdown, markdown_summary(r));
-  }
+  ResultsWriters writers;
 };
+
+OutputFiles make_output_files(const RunOptions& o) {
+  OutputFiles out;
+  out.dir = o.out.empty() ? "interference-bench-results/" + utc_now("%Y%m%d-%H%M%S") : o.out;
+  make_dirs(out.dir + "/logs");
+  out.json = out.dir + "/results.json";
+  out.markdown = out.dir + "/summary.md";
+  out.writers.add(std::make_unique<JsonResultsFile>(out.json, !o.no_raw));
+  out.writers.add(std::make_unique<MarkdownSummaryFile>(out.markdown));
+  out.writers.add(std::make_unique<TerminalSummary>(std::cout, out.json));
+  return out;
+}
 
 // Runs every repetition of every planned scenario; the files are rewritten after each one.
 void execute(const RunOptions& o, const std::vector<Scenario>& plan, const std::map<Mode, std::string>& waived_modes,
-             Orchestrator& orchestrator, Results& results, const OutputFiles& out) {
+             Orchestrator& orchestrator, Results& results, ResultsWriter& out) {
   // Bootstrap seeds: repetition `rep` of the k-th planned scenario uses seed + (k << 16) + (rep - 1) * 977,
   // its tenant i that + i; the aggregate of the scenario the first repetition's seed, so that with one
   // repetition the aggregate is that repetition's estimate exactly. A run is reproducible from
@@ -293,7 +304,7 @@ void execute(const RunOptions& o, const std::vector<Scenario>& plan, const std::
     results.runs.push_back(std::move(run));
     update_aggregates(results, results.runs.back(), o.seed + (index << 16), o.resamples);
     results.summary = summarize_results(results.aggregates, static_cast<int>(results.runs.size()), orchestrator.interrupted());
-    out.write(results);  // after every repetition: an interrupted run keeps what it finished
+    out.runs(results);  // after every repetition: an interrupted run keeps what it finished
   };
   for (const auto& s : plan) {
     if (const auto w = waived_modes.find(s.mode); w != waived_modes.end()) {
@@ -306,7 +317,7 @@ void execute(const RunOptions& o, const std::vector<Scenario>& plan, const std::
       try {
         run = orchestrator.run(s, rep);
       } catch (const CannotRunError&) {  // e.g. the MPS daemon would not start: keep what finished
-        out.write(results);
+        out.runs(results);
         throw;
       }
       finalize_run(run, o.seed + (index << 16) + static_cast<std::uint64_t>(rep - 1) * 977, o.resamples);
@@ -337,16 +348,12 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
   attach_nvml(o, backend, scenarios.front().device, setup, oo, meta);
   const TempDir run_dir;
 
-  OutputFiles out;
-  out.dir = o.out.empty() ? "interference-bench-results/" + utc_now("%Y%m%d-%H%M%S") : o.out;
-  make_dirs(out.dir + "/logs");
-  out.json = out.dir + "/results.json";
-  out.markdown = out.dir + "/summary.md";
-  out.raw = !o.no_raw;
+  OutputFiles out = make_output_files(o);
   Results results;
   results.meta = meta;
   results.summary = summarize_results({}, 0, false);
-  out.write(results);
+  out.writers.context(meta);
+  out.writers.runs(results);  // before anything runs: the folder takes files
 
   oo.backend = backend;
   oo.modes.run_dir = run_dir.path;
@@ -366,7 +373,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
   if (tty) oo.progress = [](const std::string& line) { std::cerr << "\r\033[K" << line << std::flush; };
   Orchestrator orchestrator(oo);
   try {
-    execute(o, plan, waived_modes, orchestrator, results, out);
+    execute(o, plan, waived_modes, orchestrator, results, out.writers);
   } catch (const CannotRunError& e) {
     return fail(kExitCannotRun, e.what());
   }
@@ -375,7 +382,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
     setup.created->destroy_all();
     for (const auto& p : setup.created->problems()) std::cerr << "interference-bench: " << p << "\n";
   }
-  std::cout << markdown_summary(results) << "\nresults: " << out.json << "\n";
+  out.writers.finalize(results);
   if (sfd >= 0) close(sfd);
   return results.summary.exit_code;
 }

@@ -4,14 +4,13 @@
 #include "harness/core/errors.h"
 #include "harness/modes/mps_daemon.h"
 #include "harness/process/process.h"
+#include "reports/results_reader.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
-
-#include <fstream>
 #include <set>
 
 namespace ib {
@@ -79,81 +78,77 @@ MigPlan plan_mig(const Scenario& s, const std::vector<MigInstance>& instances) {
   return plan;
 }
 
-// Which samples counted and their blocks, where the file has them (schema 2.0).
-void read_sample_flags(const nlohmann::json& samples, PhaseResult& p) {
-  const std::size_t n = p.start_ns.size();
-  if (samples.contains("block")) p.block = samples.at("block").get<std::vector<int>>();
-  if (samples.contains("counted")) p.counted = samples.at("counted").get<std::vector<std::uint8_t>>();
-  if (p.block.size() != n) p.block.assign(n, 0);
-  if (p.counted.size() != n) p.counted.clear();
+namespace {
+
+[[noreturn]] void refuse_baseline(const std::string& path, const std::string& why) {
+  throw InputError("--baseline " + path + ": " + why);
 }
 
-std::map<std::string, BaselinePhase> load_baseline(const std::string& path, const std::vector<Scenario>& scenarios) {
-  std::ifstream in(path);
-  if (!in) throw InputError("--baseline " + path + ": cannot open");
-  nlohmann::json doc;
+// A baseline's exclusive phase as this run uses it: the samples with their blocks and counted flags
+// and the per-request latencies, the figures recomputed from them; the rest of the file's phase
+// (telemetry, the flags of its run's analysis) stays behind.
+BaselinePhase baseline_phase(const TenantResult& t, const RunResult& run, const Meta& meta, const std::string& path) {
+  const PhaseResult& from = t.exclusive;
+  BaselinePhase b;
+  b.workload = t.workload;
+  b.work = t.work;
+  PhaseResult& p = b.phase;
+  p.source = PhaseSource::baseline;
+  p.outcome.status = WorkerStatus::ok;
+  p.outcome.resolved = from.outcome.resolved;
+  p.outcome.message = "from " + path + " (" + run.mode + " run of " + meta.start_time + ")";
+  p.start_ns = from.start_ns;
+  p.duration_s = from.duration_s;
+  p.block = from.block;
+  p.counted = from.counted;
+  p.measure_start_ns = from.measure_start_ns;
+  p.measure_end_ns = from.measure_end_ns;
+  p.latencies_s = from.latencies_s;  // a latency-type workload is judged on its per-request latencies
+  p.latency_count = from.latency_count;
+  summarize_phase(p, b.work, {});
+  return b;
+}
+
+// Every "<scenario>/<tenant>" exclusive phase of the file: from the first repetition that measured it.
+std::map<std::string, BaselinePhase> baseline_phases(const std::string& path) {
+  ResultsDocument doc;
   try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError("--baseline " + path + ": not valid JSON: " + e.what());
+    doc = read_results_file(path);
+  } catch (const ResultsFileError& e) {
+    throw InputError(std::string("--baseline ") + e.what());
   }
-  if (!doc.is_object() || !doc.contains("runs") || !doc["runs"].is_array())
-    throw InputError("--baseline " + path + ": not an interference-bench results file (no runs[])");
   std::map<std::string, BaselinePhase> found;
-  try {
-    for (const auto& run : doc["runs"]) {
-      if (run.value("status", "") != "ok") continue;
-      if (run.value("mode", "") == "mig")
-        throw InputError("--baseline " + path + ": written by a mig run; the baseline must come from a whole GPU");
-      for (const auto& t : run.at("tenants")) {
-        const std::string key = run.at("scenario").get<std::string>() + "/" + t.at("name").get<std::string>();
-        const auto& ph = t.at("phases").at("exclusive");
-        if (found.count(key) || ph.at("worker").at("status") != "ok") continue;  // first good repetition
-        if (ph.value("source", "measured") != "measured")
-          throw InputError("--baseline " + path + ": " + key + ": the exclusive phase was not measured on a whole GPU (" +
-                           ph.value("source", "") + ")");
-        if (!ph.contains("samples"))
-          throw InputError("--baseline " + path + ": " + key + " has no raw samples (the file was written with --no-raw)");
-        BaselinePhase b;
-        b.workload = t.at("workload").get<std::string>();
-        b.work = {t.at("work_per_sample").at("value").get<double>(), t.at("work_per_sample").at("unit").get<std::string>()};
-        b.phase.source = PhaseSource::baseline;
-        b.phase.outcome.status = WorkerStatus::ok;
-        b.phase.outcome.resolved = ph.at("worker").value("resolved", nlohmann::json::object());
-        b.phase.outcome.message = "from " + path + " (" + run.value("mode", "") + " run of " +
-                                  doc.at("meta").value("start_time", "") + ")";
-        b.phase.start_ns = ph.at("samples").at("start_ns").get<std::vector<std::int64_t>>();
-        b.phase.duration_s = ph.at("samples").at("duration_s").get<std::vector<double>>();
-        b.phase.measure_start_ns = ph.value("measure_start_ns", std::int64_t{0});
-        b.phase.measure_end_ns = ph.value("measure_end_ns", std::int64_t{0});
-        if (b.phase.start_ns.size() != b.phase.duration_s.size())
-          throw InputError("--baseline " + path + ": " + key + ": start_ns and duration_s differ in length");
-        // A latency-type workload is judged on its per-request latencies: take them along.
-        if (ph.at("samples").contains("latency_s")) {
-          b.phase.latencies_s = ph.at("samples").at("latency_s").get<std::vector<double>>();
-          b.phase.latency_count = ph.at("samples").at("latency_count").get<std::vector<std::uint32_t>>();
-        }
-        read_sample_flags(ph.at("samples"), b.phase);
-        summarize_phase(b.phase, b.work, {});
-        found.emplace(key, std::move(b));
-      }
+  for (const RunResult& run : doc.results.runs) {
+    if (run.status != RunStatus::ok) continue;
+    if (run.mode == "mig") refuse_baseline(path, "written by a mig run; the baseline must come from a whole GPU");
+    for (const TenantResult& t : run.tenants) {
+      const std::string key = run.scenario + "/" + t.name;
+      if (found.count(key) || t.exclusive.outcome.status != WorkerStatus::ok) continue;
+      if (t.exclusive.source != PhaseSource::measured)
+        refuse_baseline(path, key + ": the exclusive phase was not measured on a whole GPU (" +
+                                  to_string(t.exclusive.source) + ")");
+      if (!doc.raw_samples) refuse_baseline(path, key + " has no raw samples (the file was written with --no-raw)");
+      found.emplace(key, baseline_phase(t, run, doc.results.meta, path));
     }
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError("--baseline " + path + ": not an interference-bench results file: " + e.what());
   }
+  return found;
+}
+
+}  // namespace
+
+std::map<std::string, BaselinePhase> load_baseline(const std::string& path, const std::vector<Scenario>& scenarios) {
+  const std::map<std::string, BaselinePhase> found = baseline_phases(path);
   std::map<std::string, BaselinePhase> out;
   for (const auto& s : scenarios)
     for (const auto& t : s.tenants) {
       const std::string key = s.name + "/" + t.name;
       const auto it = found.find(key);
       if (it == found.end())
-        throw InputError("--baseline " + path + ": no exclusive phase for scenario \"" + s.name + "\" tenant \"" +
-                         t.name + "\" (run the same scenarios with --mode exclusive on a whole GPU to make one)");
-      if (it->second.work.amount <= 0.0 || it->second.phase.stats.n == 0)
-        throw InputError("--baseline " + path + ": " + key + " has no samples");
+        refuse_baseline(path, "no exclusive phase for scenario \"" + s.name + "\" tenant \"" + t.name +
+                                  "\" (run the same scenarios with --mode exclusive on a whole GPU to make one)");
+      if (it->second.work.amount <= 0.0 || it->second.phase.stats.n == 0) refuse_baseline(path, key + " has no samples");
       if (it->second.workload != t.workload)
-        throw InputError("--baseline " + path + ": " + key + " ran " + it->second.workload + " there, " + t.workload +
-                         " here: not comparable");
+        refuse_baseline(path, key + " ran " + it->second.workload + " there, " + t.workload + " here: not comparable");
       out.emplace(key, it->second);
     }
   return out;
@@ -202,95 +197,128 @@ void ensure_nvml(ModeSetup& setup, int device) {
   }
 }
 
-void prepare_modes(const ModeRequest& o, Backend backend, const std::vector<Scenario>& scenarios, ModeSetup& setup,
-                   ModeContext& ctx, bool all_modes) {
-  bool any_mig = false, any_mps = false, any_timeslice = false;
+namespace {
+
+// Which modes the scenarios use.
+struct ModesUsed {
+  bool mig = false, mps = false, timeslice = false, whole_gpu = false;  // whole_gpu: any mode but mig
+};
+
+ModesUsed modes_used(const std::vector<Scenario>& scenarios) {
+  ModesUsed m;
   for (const auto& s : scenarios) {
-    any_mig |= s.mode == Mode::mig;
-    any_mps |= s.mode == Mode::mps;
-    any_timeslice |= s.mode == Mode::timeslice;
+    m.mig |= s.mode == Mode::mig;
+    m.mps |= s.mode == Mode::mps;
+    m.timeslice |= s.mode == Mode::timeslice;
+    m.whole_gpu |= s.mode != Mode::mig;
   }
-  if (!all_modes) {
-    if (!o.baseline.empty() && !any_mig)
-      throw InputError("--baseline: only used with mode mig, where the exclusive phase cannot be measured");
-    if (!o.mig_create.empty() && !any_mig) throw InputError("--mig-create: only used with mode mig");
-    if (!o.mps_pipe_dir.empty() && !any_mps) throw InputError("--mps-pipe-dir: only used with mode mps");
-  }
+  return m;
+}
+
+// An option for a mode no scenario uses is a mistake (except under --mode all, where every mode runs).
+void refuse_options_of_unused_modes(const ModeRequest& o, const ModesUsed& used) {
+  if (!o.baseline.empty() && !used.mig)
+    throw InputError("--baseline: only used with mode mig, where the exclusive phase cannot be measured");
+  if (!o.mig_create.empty() && !used.mig) throw InputError("--mig-create: only used with mode mig");
+  if (!o.mps_pipe_dir.empty() && !used.mps) throw InputError("--mps-pipe-dir: only used with mode mps");
+}
+
+int common_device(const std::vector<Scenario>& scenarios) {
   const int device = scenarios.front().device;
   for (const auto& s : scenarios)
     if (s.device != device) throw InputError(s.file + ": device: all scenarios of one run must use the same device");
+  return device;
+}
 
-  const std::string& nvml_error = setup.nvml_error;
-  if (any_mig || (backend == Backend::cuda && (any_timeslice || any_mps))) ensure_nvml(setup, device);
-  if (setup.nvml && backend == Backend::cuda && (any_timeslice || any_mps)) {
-    const ComputeMode cm = setup.nvml->compute_mode(static_cast<unsigned>(device));
-    setup.device["compute_mode"] = compute_mode_name(cm);
-    if (any_timeslice)
-      if (const auto why = timeslice_refusal(cm, device)) throw CannotRunError(*why);
-    // The time-slice length is a driver setting; record it where nvidia-smi shows it, never change it.
-    const CommandResult policy = run_command({"nvidia-smi", "compute-policy", "-l"}, {}, "", 5.0);
-    setup.device["compute_policy"] = policy.ok() ? policy.output : "not available";
+// Time-slicing and MPS on a GPU: the compute mode allows them, the slice length is recorded.
+void check_compute_mode(ModeSetup& setup, int device, const ModesUsed& used) {
+  const ComputeMode cm = setup.nvml->compute_mode(static_cast<unsigned>(device));
+  setup.device["compute_mode"] = compute_mode_name(cm);
+  if (used.timeslice)
+    if (const auto why = timeslice_refusal(cm, device)) throw CannotRunError(*why);
+  // The time-slice length is a driver setting; record it where nvidia-smi shows it, never change it.
+  const CommandResult policy = run_command({"nvidia-smi", "compute-policy", "-l"}, {}, "", 5.0);
+  setup.device["compute_policy"] = policy.ok() ? policy.output : "not available";
+}
+
+// Mode mig needs MIG mode on and instances (made here with --mig-create, as root).
+std::vector<MigInstance> mig_instances_for_run(const ModeRequest& o, ModeSetup& setup, int device) {
+  if (!setup.nvml) throw CannotRunError("mode mig needs NVML to find the MIG instances: " + setup.nvml_error);
+  const unsigned dev = static_cast<unsigned>(device);
+  const auto state = setup.nvml->mig_mode(dev);
+  const std::string gpu = "GPU " + std::to_string(device) + " (" + setup.device.value("name", std::string()) + ")";
+  if (!state) throw CannotRunError("mode mig: " + gpu + " does not support MIG");
+  setup.device["mig_mode"] = {{"current", state->current}, {"pending", state->pending}};
+  if (!state->current)
+    throw CannotRunError("mode mig: MIG mode is disabled on " + gpu + " (current: disabled, pending: " +
+                         (state->pending ? "enabled, after a GPU reset" : "disabled") +
+                         "). An administrator enables it with `nvidia-smi -i " + std::to_string(device) +
+                         " -mig 1` on an idle GPU (it needs a GPU reset) and creates instances with `nvidia-smi mig -i " +
+                         std::to_string(device) + " -cgi <profiles> -C`; interference-bench never changes MIG mode");
+  if (!o.mig_create.empty() && !setup.created) {
+    if (geteuid() != 0) throw CannotRunError("--mig-create: creating MIG instances needs root");
+    setup.created = std::make_unique<MigInstancesGuard>(*setup.nvml, dev, o.mig_create);
+    nlohmann::json made = nlohmann::json::array();
+    for (const auto& c : setup.created->created())
+      made.push_back({{"profile", c.profile}, {"gpu_instance_id", c.gpu_instance_id}, {"compute_instance_id", c.compute_instance_id}});
+    setup.device["mig_created"] = made;
   }
-  if (any_mps && o.mps_pipe_dir.empty() && find_on_path(kMpsControl).empty())
+  auto instances = setup.nvml->mig_instances(dev);
+  if (instances.empty())
+    throw CannotRunError("mode mig: MIG mode is enabled on " + gpu +
+                         " but no MIG instances exist: create them (nvidia-smi mig -cgi ... -C) or use --mig-create");
+  return instances;
+}
+
+// The placement of every mig scenario, and the baseline its exclusive phases come from.
+void prepare_mig(const ModeRequest& o, const std::vector<Scenario>& scenarios, ModeSetup& setup, ModeContext& ctx,
+                 int device) {
+  const auto instances = mig_instances_for_run(o, setup, device);
+  std::vector<Scenario> mig_scenarios;
+  for (const auto& s : scenarios)
+    if (s.mode == Mode::mig) {
+      ctx.mig_plans[s.name] = plan_mig(s, instances);
+      mig_scenarios.push_back(s);
+    }
+  if (!o.baseline.empty()) {
+    ctx.baseline = load_baseline(o.baseline, mig_scenarios);
+    ctx.baseline_file = o.baseline;
+  }
+}
+
+// A GPU in MIG mode has no whole device: the other modes run on the one MIG instance CUDA shows a
+// worker. That is what someone renting a MIG slice wants measured (and what vet's steps run), so it
+// is not refused, but it must not pass for a whole GPU: the results say what was measured.
+void note_mig_instance(ModeSetup& setup, int device) {
+  ensure_nvml(setup, device);
+  if (!setup.nvml) return;
+  const auto state = setup.nvml->mig_mode(static_cast<unsigned>(device));
+  if (!state || !state->current) return;
+  setup.device["mig_mode"] = {{"current", state->current}, {"pending", state->pending}};
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  setup.mig_instance_note =
+      "one MIG instance, not a whole GPU: GPU " + std::to_string(device) + " is in MIG mode, so CUDA shows a worker " +
+      (visible && *visible ? "CUDA_VISIBLE_DEVICES=" + std::string(visible) : std::string("its first MIG instance")) +
+      "; slowdowns are against that instance";
+  setup.device["measures"] = setup.mig_instance_note;
+  std::cerr << "interference-bench: note: " << setup.mig_instance_note << "\n";
+}
+
+}  // namespace
+
+void prepare_modes(const ModeRequest& o, Backend backend, const std::vector<Scenario>& scenarios, ModeSetup& setup,
+                   ModeContext& ctx, bool all_modes) {
+  const ModesUsed used = modes_used(scenarios);
+  if (!all_modes) refuse_options_of_unused_modes(o, used);
+  const int device = common_device(scenarios);
+  const bool gpu_sharing = backend == Backend::cuda && (used.timeslice || used.mps);
+  if (used.mig || gpu_sharing) ensure_nvml(setup, device);
+  if (setup.nvml && gpu_sharing) check_compute_mode(setup, device, used);
+  if (used.mps && o.mps_pipe_dir.empty() && find_on_path(kMpsControl).empty())
     throw CannotRunError(std::string("mode mps needs the MPS control daemon, but ") + kMpsControl +
                          " is not on PATH (it ships with the NVIDIA driver)");
-  if (any_mig) {
-    if (!setup.nvml) throw CannotRunError("mode mig needs NVML to find the MIG instances: " + nvml_error);
-    const unsigned dev = static_cast<unsigned>(device);
-    const auto state = setup.nvml->mig_mode(dev);
-    const std::string gpu = "GPU " + std::to_string(device) + " (" + setup.device.value("name", std::string()) + ")";
-    if (!state) throw CannotRunError("mode mig: " + gpu + " does not support MIG");
-    setup.device["mig_mode"] = {{"current", state->current}, {"pending", state->pending}};
-    if (!state->current)
-      throw CannotRunError("mode mig: MIG mode is disabled on " + gpu + " (current: disabled, pending: " +
-                           (state->pending ? "enabled, after a GPU reset" : "disabled") +
-                           "). An administrator enables it with `nvidia-smi -i " + std::to_string(device) +
-                           " -mig 1` on an idle GPU (it needs a GPU reset) and creates instances with `nvidia-smi mig -i " +
-                           std::to_string(device) + " -cgi <profiles> -C`; interference-bench never changes MIG mode");
-    if (!o.mig_create.empty() && !setup.created) {
-      if (geteuid() != 0) throw CannotRunError("--mig-create: creating MIG instances needs root");
-      setup.created = std::make_unique<MigInstancesGuard>(*setup.nvml, dev, o.mig_create);
-      nlohmann::json made = nlohmann::json::array();
-      for (const auto& c : setup.created->created())
-        made.push_back({{"profile", c.profile}, {"gpu_instance_id", c.gpu_instance_id}, {"compute_instance_id", c.compute_instance_id}});
-      setup.device["mig_created"] = made;
-    }
-    const auto instances = setup.nvml->mig_instances(dev);
-    if (instances.empty())
-      throw CannotRunError("mode mig: MIG mode is enabled on " + gpu +
-                           " but no MIG instances exist: create them (nvidia-smi mig -cgi ... -C) or use --mig-create");
-    std::vector<Scenario> mig_scenarios;
-    for (const auto& s : scenarios)
-      if (s.mode == Mode::mig) {
-        ctx.mig_plans[s.name] = plan_mig(s, instances);
-        mig_scenarios.push_back(s);
-      }
-    if (!o.baseline.empty()) {
-      ctx.baseline = load_baseline(o.baseline, mig_scenarios);
-      ctx.baseline_file = o.baseline;
-    }
-  }
-  // A GPU in MIG mode has no whole device: the other modes run on the one MIG instance CUDA shows a
-  // worker. That is what someone renting a MIG slice wants measured (and what vet's steps run), so it
-  // is not refused, but it must not pass for a whole GPU: the results say what was measured.
-  const bool any_whole_gpu =
-      std::any_of(scenarios.begin(), scenarios.end(), [](const Scenario& s) { return s.mode != Mode::mig; });
-  if (backend == Backend::cuda && any_whole_gpu && setup.mig_instance_note.empty()) {
-    ensure_nvml(setup, device);
-    if (setup.nvml) {
-      const auto state = setup.nvml->mig_mode(static_cast<unsigned>(device));
-      if (state && state->current) {
-        setup.device["mig_mode"] = {{"current", state->current}, {"pending", state->pending}};
-        const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-        setup.mig_instance_note =
-            "one MIG instance, not a whole GPU: GPU " + std::to_string(device) + " is in MIG mode, so CUDA shows a worker " +
-            (visible && *visible ? "CUDA_VISIBLE_DEVICES=" + std::string(visible) : std::string("its first MIG instance")) +
-            "; slowdowns are against that instance";
-        setup.device["measures"] = setup.mig_instance_note;
-        std::cerr << "interference-bench: note: " << setup.mig_instance_note << "\n";
-      }
-    }
-  }
+  if (used.mig) prepare_mig(o, scenarios, setup, ctx, device);
+  if (backend == Backend::cuda && used.whole_gpu && setup.mig_instance_note.empty()) note_mig_instance(setup, device);
   ctx.device = setup.device;
   ctx.mig_instance_note = setup.mig_instance_note;
 }

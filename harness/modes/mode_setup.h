@@ -20,12 +20,9 @@ namespace ib {
 // that is impossible (PlacementError, an InputError). `largest` is the instance with the most SMs (then memory).
 MigPlan plan_mig(const Scenario& s, const std::vector<MigInstance>& instances);
 
-// The samples' `block` and `counted` arrays of a results file's phase into `p` (start_ns already read);
-// absent or mismatched arrays: one block, and every sample counts.
-void read_sample_flags(const nlohmann::json& samples, PhaseResult& p);
-
 // Exclusive phases from a results file written by an exclusive run (raw samples needed), by
-// "<scenario>/<tenant>" for every tenant of `scenarios`. Throws InputError when one is missing.
+// "<scenario>/<tenant>" for every tenant of `scenarios`, read by reports/results_reader.h. Throws
+// InputError when the file does not read or one is missing.
 std::map<std::string, BaselinePhase> load_baseline(const std::string& path, const std::vector<Scenario>& scenarios);
 
 // Why time-slicing cannot run in this compute mode (EXCLUSIVE_PROCESS, PROHIBITED), or nullopt.

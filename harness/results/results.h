@@ -27,6 +27,13 @@ struct EnumWords<Phase> {
 };
 inline const char* phase_name(Phase p) { return to_string(p); }
 
+// The verdicts' words, for readers (verdict_name in harness/stats/metrics.h says the same; a unit test
+// keeps the two in step).
+template <>
+struct EnumWords<Verdict> {
+  static constexpr std::array<const char*, 6> words = {"pass", "fail", "inconclusive", "baseline", "waived", "error"};
+};
+
 // What became of a block (DESIGN.md section 3): clean blocks count; a contaminated one is re-run,
 // excluded when no re-run is left; failed or interrupted: the repetition stopped in it.
 enum class BlockStatus { clean, contaminated, excluded, failed, interrupted };

@@ -1,47 +1,48 @@
 #include "harness/vet/platform.h"
 
-#include "harness/core/files.h"
 #include "harness/analysis/analysis.h"
-#include "harness/core/exit_codes.h"
-#include "harness/core/text.h"
 #include "harness/core/clock.h"
-#include "harness/stats/metrics.h"
-#include "harness/modes/mode_setup.h"
+#include "harness/core/errors.h"
+#include "harness/core/exit_codes.h"
+#include "harness/core/files.h"
+#include "harness/core/text.h"
 #include "harness/nvml/nvml.h"
-#include "harness/vet/probe.h"
-#include "harness/process/process.h"
-#include "harness/stats/stats.h"
 #include "harness/nvml/telemetry.h"
-#include "reports/json_writer.h"
+#include "harness/process/process.h"
+#include "harness/stats/metrics.h"
+#include "harness/stats/stats.h"
+#include "harness/vet/probe.h"
+#include "reports/platform_writer.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
-#include <sstream>
 
 namespace ib {
 
 using nlohmann::json;
-using ojson = nlohmann::ordered_json;
 
 namespace {
-
-// ---- helpers ----
 
 // A number for a child's command line: the shortest text that reads back as the same double.
 std::string arg(double v) { return fmt::format("{}", v); }
 
-json read_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return nullptr;
-  return json::parse(in, nullptr, false);
+// The child's results.json: empty when it wrote none; when it wrote one that does not read, why
+// goes into the output the steps quote.
+std::optional<ResultsDocument> child_results(const std::string& path, std::string& output) {
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  try {
+    return read_results_file(path);
+  } catch (const ResultsFileError& e) {
+    output += std::string(output.empty() || output.back() == '\n' ? "" : "\n") + e.what() + "\n";
+    return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -55,9 +56,109 @@ ChildRun run_self(const PlatformOptions& o, std::vector<std::string> args, const
   c.output = r.output;
   c.exit_code = r.timed_out ? kExitWorkloadFailed
                             : r.status.exit_code.value_or(r.status.signal ? 128 + *r.status.signal : kExitCannotRun);
-  c.results = read_json(out_dir + "/results.json");
-  if (c.results.is_discarded()) c.results = nullptr;
+  c.results = child_results(out_dir + "/results.json", c.output);
   return c;
+}
+
+// ---- the judgements ----
+
+std::size_t ExclusivePhase::judged_count() const {
+  std::size_t n = 0;
+  for (const auto& b : judged_blocks) n += b.size();
+  return n;
+}
+
+std::vector<ExclusivePhase> exclusive_phases(const ResultsDocument& doc) {
+  std::vector<ExclusivePhase> out;
+  if (doc.results.runs.empty()) return out;
+  for (const TenantResult& t : doc.results.runs.front().tenants) {
+    const PhaseResult& ph = t.exclusive;
+    // The writer keeps raw samples of every phase but one that repeats the exclusive phase.
+    const bool has_samples = doc.raw_samples && ph.source != PhaseSource::exclusive;
+    if (ph.outcome.status != WorkerStatus::ok || !has_samples) continue;
+    ExclusivePhase e;
+    e.name = t.name;
+    e.workload = t.workload;
+    e.work = t.work;
+    e.phase = ph;
+    e.judged_blocks = counted_by_block(ph, e.by_latency());
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+CheckOutcome stability_outcome(double window_cv) {
+  if (!std::isfinite(window_cv)) return CheckOutcome::unknown;
+  if (window_cv <= 0.015) return CheckOutcome::pass;
+  if (window_cv <= 0.10) return CheckOutcome::warn;
+  return CheckOutcome::fail;
+}
+
+CheckResult stability_check(const ExclusivePhase& e) {
+  const PhaseResult& p = e.phase;
+  CheckResult c;
+  c.id = "stability:" + e.name;
+  c.title = "Throughput stability (" + e.workload + ")";
+  c.threshold = "CV of 1 s window throughput: pass <= 1.5%, warn <= 10%, fail above";
+  c.source = "seed 003 (good platforms fluctuate <= 1.5%; power-locked shared cards > 10%); DESIGN.md section 4";
+  // The run's window CV pools 1 s windows inside each block (a window never spans the gap between blocks).
+  std::map<int, std::pair<std::vector<std::int64_t>, std::vector<double>>> by_block;
+  for (std::size_t i = 0; i < p.start_ns.size(); ++i) {
+    auto& [st, du] = by_block[i < p.block.size() ? p.block[i] : 0];
+    st.push_back(p.start_ns[i]);
+    du.push_back(p.duration_s[i]);
+  }
+  std::size_t windows = 0;
+  for (const auto& [k, sd] : by_block) windows += window_throughputs(sd.first, sd.second, e.work.amount).size();
+  c.evidence = "window CV " + percent(p.window_cv) + " over " + std::to_string(windows) + " windows of 1 s; sample-time CV " +
+               percent(p.stats.cv) + "; " + significant(p.throughput, 4) + " " + p.throughput_unit;
+  c.status = stability_outcome(p.window_cv);
+  return c;
+}
+
+CheckResult p95_against_baseline(const ExclusivePhase& here, const ExclusivePhase* base, double cutoff,
+                                 const std::string& baseline_file) {
+  CheckResult c;
+  c.id = "p95_vs_exclusive:" + here.name;
+  c.title = "P95 slowdown against an exclusive card (" + here.workload + ")";
+  c.threshold = "p95_slowdown = P95(here) / P95(exclusive) - 1: pass when its 95% CI lies at or below " + percent(cutoff) +
+                ", fail when above, else unknown (at least 72 values each)";
+  c.source = "seed 000 (40% cutoff); DESIGN.md section 4";
+  if (!base) {
+    c.status = CheckOutcome::unknown;
+    c.evidence = "no " + here.name + " in the baseline " + baseline_file;
+    return c;
+  }
+  if (here.by_latency() != base->by_latency()) {
+    c.status = CheckOutcome::unknown;
+    c.evidence = "one side has per-request latencies and the other not: not comparable";
+    return c;
+  }
+  // This platform is the colocated side C, the exclusive card the E side.
+  const Estimate est = p95_slowdown({here.judged_blocks}, {base->judged_blocks}, 1);
+  const VerdictResult v = slowdown_verdict(base->judged_count(), here.judged_count(), est, cutoff);
+  c.status = v.verdict == Verdict::pass ? CheckOutcome::pass : v.verdict == Verdict::fail ? CheckOutcome::fail
+                                                                                          : CheckOutcome::unknown;
+  c.evidence = "p95_slowdown of " + std::string(here.basis()) + " " + percent(est.value) + " [95% CI " +
+               percent(est.ci_low) + ", " + percent(est.ci_high) + "] from " + std::to_string(here.judged_count()) +
+               " values here and " + std::to_string(base->judged_count()) + " in " + baseline_file;
+  if (base->by_latency() && base->phase.outcome.resolved.empty())
+    c.evidence += "; the baseline does not record its arrival rate, so this platform ran at its own";
+  return c;
+}
+
+CheckOutcome vet_verdict(const std::vector<CheckResult>& checks) {
+  bool failed = false, warned = false;
+  for (const auto& c : checks) {
+    failed |= c.status == CheckOutcome::fail;
+    warned |= c.status == CheckOutcome::warn;
+  }
+  return failed ? CheckOutcome::fail : warned ? CheckOutcome::warn : CheckOutcome::pass;
+}
+
+int sustain_exit_code(LoadVerdict verdict, int run_exit_code) {
+  if (run_exit_code == kExitWorkloadFailed || run_exit_code == kExitInterrupted) return run_exit_code;
+  return verdict == LoadVerdict::fail || verdict == LoadVerdict::inconclusive ? kExitVerdictFailed : kExitPass;
 }
 
 namespace {
@@ -93,163 +194,46 @@ std::string write_scenario(const std::string& dir, const json& scenario) {
   return path;
 }
 
-template <typename T>
-std::optional<T> at_opt(const json& column, std::size_t i) {
-  if (!column.is_array() || i >= column.size() || column[i].is_null()) return std::nullopt;
-  return column[i].get<T>();
+// ---- probe.h's checks and cost advice as the vet report holds them ----
+
+CheckOutcome outcome_of(CheckStatus s) {
+  switch (s) {
+    case CheckStatus::pass: return CheckOutcome::pass;
+    case CheckStatus::warn: return CheckOutcome::warn;
+    case CheckStatus::fail: return CheckOutcome::fail;
+    case CheckStatus::unknown: return CheckOutcome::unknown;
+  }
+  return CheckOutcome::unknown;
 }
 
-// The telemetry series a child wrote back into readings.
-std::vector<TelemetrySample> telemetry_from_json(const json& series) {
-  std::vector<TelemetrySample> out;
-  if (!series.is_object() || !series.contains("t_ns")) return out;
-  const auto& t = series.at("t_ns");
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    TelemetrySample s;
-    s.t_ns = t[i].get<std::int64_t>();
-    s.r.sm_clock_mhz = at_opt<unsigned>(series.value("sm_clock_mhz", json()), i);
-    s.r.max_sm_clock_mhz = at_opt<unsigned>(series.value("max_sm_clock_mhz", json()), i);
-    s.r.mem_clock_mhz = at_opt<unsigned>(series.value("mem_clock_mhz", json()), i);
-    s.r.power_w = at_opt<double>(series.value("power_w", json()), i);
-    s.r.power_limit_w = at_opt<double>(series.value("power_limit_w", json()), i);
-    s.r.default_power_limit_w = at_opt<double>(series.value("default_power_limit_w", json()), i);
-    s.r.temperature_c = at_opt<unsigned>(series.value("temperature_c", json()), i);
-    s.r.clock_event_reasons = at_opt<unsigned long long>(series.value("clock_event_reasons", json()), i);
-    s.r.util_gpu_pct = at_opt<unsigned>(series.value("util_gpu_pct", json()), i);
-    out.push_back(s);
-  }
+CheckResult check_result(const ProbeCheck& c) {
+  return {c.id, c.title, outcome_of(c.status), c.evidence, c.threshold, c.source};
+}
+
+std::vector<CheckResult> check_results(const std::vector<ProbeCheck>& checks) {
+  std::vector<CheckResult> out;
+  for (const auto& c : checks) out.push_back(check_result(c));
   return out;
 }
 
-// One tenant's exclusive phase from a results document.
-struct ExclusivePhase {
-  std::string name;
-  std::string workload;
-  double work = 0;
-  std::string unit;
-  std::vector<std::int64_t> start_ns;
-  std::vector<double> duration_s;
-  std::vector<int> block;  // each sample's block (one block in files written before schema 2.0)
-  double throughput = 0;
-  std::string throughput_unit;
-  double window_cv = NAN;
-  double sample_cv = NAN;
-  json telemetry;
-  std::vector<double> latencies_s;  // per-request latencies of a latency-type workload (else empty)
-  json resolved;                    // what the workload chose in setup (worker.resolved), e.g. its rate
-  std::string source;  // phases.exclusive.source: measured, baseline, largest_mig_instance, mig_instance
-
-  // What a P95 comparison judges, as finalize_run does: per-request latency where the workload has it
-  // (an open-loop sample lasts as long as its arrivals do), else sample time; the counted values by block.
-  std::vector<std::vector<double>> judged_blocks;
-  std::size_t judged_count() const {
-    std::size_t n = 0;
-    for (const auto& b : judged_blocks) n += b.size();
-    return n;
+CostRecommendation recommendation_of(Recommendation r) {
+  switch (r) {
+    case Recommendation::exclusive: return CostRecommendation::exclusive;
+    case Recommendation::shared: return CostRecommendation::shared;
+    case Recommendation::undecided: return CostRecommendation::undecided;
   }
-  const char* basis() const { return latencies_s.empty() ? "sample time" : "per-request latency"; }
-};
-
-std::vector<ExclusivePhase> exclusive_phases(const json& results) {
-  std::vector<ExclusivePhase> out;
-  if (!results.is_object() || !results.contains("runs") || results["runs"].empty()) return out;
-  for (const auto& t : results["runs"][0].at("tenants")) {
-    const auto& ph = t.at("phases").at("exclusive");
-    if (ph.at("worker").at("status") != "ok" || !ph.contains("samples")) continue;
-    ExclusivePhase e;
-    e.name = t.at("name");
-    e.workload = t.at("workload");
-    e.work = t.at("work_per_sample").at("value");
-    e.unit = t.at("work_per_sample").at("unit");
-    e.start_ns = ph.at("samples").at("start_ns").get<std::vector<std::int64_t>>();
-    e.duration_s = ph.at("samples").at("duration_s").get<std::vector<double>>();
-    e.throughput = ph.at("throughput").at("value").is_null() ? NAN : ph.at("throughput").at("value").get<double>();
-    e.throughput_unit = ph.at("throughput").at("unit");
-    e.window_cv = ph.at("window_cv").is_null() ? NAN : ph.at("window_cv").get<double>();
-    e.sample_cv = ph.at("stats").at("sample_cv").is_null() ? NAN : ph.at("stats").at("sample_cv").get<double>();
-    e.telemetry = ph.value("telemetry", json());
-    PhaseResult p;  // the counted values by block, as the run's own analysis groups them
-    p.start_ns = e.start_ns;
-    p.duration_s = e.duration_s;
-    if (ph.at("samples").contains("latency_s")) {
-      e.latencies_s = ph.at("samples").at("latency_s").get<std::vector<double>>();
-      p.latencies_s = e.latencies_s;
-      p.latency_count = ph.at("samples").at("latency_count").get<std::vector<std::uint32_t>>();
-    }
-    read_sample_flags(ph.at("samples"), p);
-    e.judged_blocks = counted_by_block(p, !e.latencies_s.empty());
-    e.block = p.block;
-    e.resolved = ph.at("worker").value("resolved", json::object());
-    e.source = ph.value("source", "measured");
-    out.push_back(std::move(e));
-  }
-  return out;
+  return CostRecommendation::undecided;
 }
 
-// ---- formatting (no computation below this line in this section) ----
-
-ojson check_json(const ProbeCheck& c) {
-  return {{"id", c.id},
-          {"title", c.title},
-          {"status", check_status_name(c.status)},
-          {"evidence", c.evidence},
-          {"threshold", c.threshold},
-          {"source", c.source}};
-}
-
-std::string checks_markdown(const std::string& title, const std::vector<ProbeCheck>& checks) {
-  std::ostringstream os;
-  os << "## " << title << "\n\n| check | status | evidence | threshold | source |\n|---|---|---|---|---|\n";
-  for (const auto& c : checks)
-    os << "| " << c.title << " | **" << check_status_name(c.status) << "** | " << c.evidence << " | " << c.threshold
-       << " | " << c.source << " |\n";
-  return os.str();
-}
-
-// ---- the checks the measuring steps add to the probe's ----
-
-ProbeCheck stability_check(const ExclusivePhase& e) {
-  ProbeCheck c;
-  c.id = "stability:" + e.name;
-  c.title = "Throughput stability (" + e.workload + ")";
-  c.threshold = "CV of 1 s window throughput: pass <= 1.5%, warn <= 10%, fail above";
-  c.source = "seed 003 (good platforms fluctuate <= 1.5%; power-locked shared cards > 10%); DESIGN.md section 4";
-  // The run's window CV pools 1 s windows inside each block (a window never spans the gap between blocks).
-  std::map<int, std::pair<std::vector<std::int64_t>, std::vector<double>>> by_block;
-  for (std::size_t i = 0; i < e.start_ns.size(); ++i) {
-    auto& [st, du] = by_block[i < e.block.size() ? e.block[i] : 0];
-    st.push_back(e.start_ns[i]);
-    du.push_back(e.duration_s[i]);
-  }
-  std::size_t windows = 0;
-  for (const auto& [k, sd] : by_block) windows += window_throughputs(sd.first, sd.second, e.work).size();
-  c.evidence = "window CV " + percent(e.window_cv) + " over " + std::to_string(windows) +
-               " windows of 1 s; sample-time CV " + percent(e.sample_cv) + "; " + significant(e.throughput, 4) + " " + e.throughput_unit;
-  if (!std::isfinite(e.window_cv)) c.status = CheckStatus::unknown;
-  else if (e.window_cv <= 0.015) c.status = CheckStatus::pass;
-  else if (e.window_cv <= 0.10) c.status = CheckStatus::warn;
-  else c.status = CheckStatus::fail;
-  return c;
-}
-
-ProbeCheck sustain_check(const json& sustain) {
-  ProbeCheck c;
-  c.id = "sustained_load";
-  c.title = "Sustained load (throttling)";
-  c.threshold = "FAIL: median SM clock over the last half < 70% of max, or 0xE8 reasons in > 1% of readings; "
-                "WARN: last-minute throughput > 5% below the first, or enforced power limit below default";
-  c.source = "seed 002, seed 003; DCGM's 0xE8 mask; DESIGN.md section 5";
-  if (!sustain.is_object()) {
-    c.status = CheckStatus::unknown;
-    c.evidence = "the sustained-load step wrote no result";
-    return c;
-  }
-  const std::string v = sustain.value("verdict", "inconclusive");
-  c.status = v == "pass" ? CheckStatus::pass : v == "warn" ? CheckStatus::warn : v == "fail" ? CheckStatus::fail
-                                                                                            : CheckStatus::unknown;
-  std::string ev;
-  for (const auto& line : sustain.value("evidence", json::array())) ev += (ev.empty() ? "" : "; ") + line.get<std::string>();
-  c.evidence = ev;
+CostReport cost_report(const CostAdvice& a, const ExclusivePhase& here) {
+  CostReport c;
+  c.unit = here.work.unit;
+  c.workload = here.workload;
+  c.exclusive = {a.exclusive.throughput, a.exclusive.price_per_h, a.exclusive.cost_per_unit};
+  c.shared = {a.shared.throughput, a.shared.price_per_h, a.shared.cost_per_unit};
+  c.p95_cutoff_passed = a.p95_cutoff_passed;
+  c.recommendation = recommendation_of(a.recommendation);
+  c.reason = a.reason;
   return c;
 }
 
@@ -257,99 +241,75 @@ std::string default_out(const std::string& what) {
   return "interference-bench-results/" + what + "-" + utc_now("%Y%m%d-%H%M%S");
 }
 
-std::unique_ptr<Nvml> nvml_or_refuse(const std::string& command, std::string& error) {
+// NVML, or CannotRunError (exit 3) saying which command needs it.
+std::unique_ptr<Nvml> load_nvml_for(const std::string& command) {
   try {
     return Nvml::load();
   } catch (const NvmlError& e) {
-    error = command + " needs NVML to read the GPU: " + e.what();
-    return nullptr;
+    throw CannotRunError(command + " needs NVML to read the GPU: " + e.what());
   }
 }
 
-// ---- commands ----
+// ---- probe ----
 
 int probe_command(const PlatformOptions& o) {
-  std::string error;
-  auto nvml = nvml_or_refuse("probe", error);
-  if (!nvml) {
-    std::cerr << "interference-bench: " << error << "\n";
-    return kExitCannotRun;
-  }
+  auto nvml = load_nvml_for("probe");
   const ProbeFacts facts = collect_probe_facts(*nvml, static_cast<unsigned>(o.device), o.idle_window_s, o.telemetry_hz);
-  const auto checks = evaluate_probe(facts);
-  bool failed = false;
-  for (const auto& c : checks) failed |= c.status == CheckStatus::fail;
-  if (o.json) {
-    ojson doc = {{"schema_version", "1.0"}, {"kind", "probe"}, {"device", o.device}, {"idle_window_s", o.idle_window_s}};
-    doc["checks"] = ojson::array();
-    for (const auto& c : checks) doc["checks"].push_back(check_json(c));
-    doc["pass"] = !failed;
-    std::cout << doc.dump(2) << "\n";
-  } else {
-    std::cout << checks_markdown("interference-bench probe — GPU " + std::to_string(o.device), checks);
-  }
-  return failed ? kExitVerdictFailed : kExitPass;
+  ProbeReport report;
+  report.device = o.device;
+  report.idle_window_s = o.idle_window_s;
+  report.checks = check_results(evaluate_probe(facts));
+  report.pass = std::none_of(report.checks.begin(), report.checks.end(),
+                             [](const CheckResult& c) { return c.status == CheckOutcome::fail; });
+  if (o.json) std::cout << probe_to_json(report).dump(2) << "\n";
+  else std::cout << probe_markdown(report);
+  return report.pass ? kExitPass : kExitVerdictFailed;
 }
 
-// Sustained-load verdict of one finished run (the results of the sustain scenario).
-struct SustainOutcome {
-  int exit_code = kExitPass;
-  ojson report;
-};
+// ---- sustain ----
 
-SustainOutcome evaluate_sustain(const PlatformOptions& o, const ChildRun& run) {
-  SustainOutcome out;
-  const auto phases = exclusive_phases(run.results);
-  if (phases.empty()) {
-    out.exit_code = run.exit_code == kExitPass ? kExitWorkloadFailed : run.exit_code;
-    out.report = {{"verdict", "inconclusive"}, {"evidence", {"the sustained-load run measured nothing: " + run.output}}};
-    return out;
-  }
-  const ExclusivePhase& e = phases.front();
-  const auto telemetry = telemetry_from_json(e.telemetry.value("series", json()));
+SustainThresholds sustain_thresholds(const PlatformOptions& o) {
   SustainThresholds th;
   th.min_clock_fraction = o.min_clock_fraction;
   th.max_reason_fraction = o.max_reason_fraction;
   th.max_throughput_drop = o.max_throughput_drop;
-  const auto windows = window_throughputs(e.start_ns, e.duration_s, e.work, th.window_s);
-  const SustainVerdict v = sustained_load_verdict(telemetry, windows, th);
-  // The 1 s series: throughput beside the clocks, power, temperature and reasons of the same window.
-  const std::int64_t t0 = e.start_ns.empty() ? 0 : *std::min_element(e.start_ns.begin(), e.start_ns.end());
-  const auto tw = telemetry_windows(telemetry, t0, windows.size(), th.window_s);
-  ojson series = ojson::array();
-  auto opt = [](const auto& o) { return o ? ojson(*o) : ojson(nullptr); };
-  for (std::size_t k = 0; k < windows.size(); ++k)
-    series.push_back({{"t_s", k * th.window_s},
-                      {"throughput", windows[k]},
-                      {"readings", tw[k].readings},
-                      {"median_sm_clock_mhz", opt(tw[k].median_sm_clock_mhz)},
-                      {"mean_power_w", opt(tw[k].mean_power_w)},
-                      {"max_temperature_c", opt(tw[k].max_temperature_c)},
-                      {"reasons", tw[k].reasons ? ojson(reason_names(*tw[k].reasons)) : ojson(nullptr)}});
-  out.report = {{"verdict", load_verdict_name(v.verdict)},
-                {"evidence", v.evidence},
-                {"workload", e.workload},
-                {"throughput_unit", e.throughput_unit},
-                {"window_throughputs", windows},
-                {"windows", series},
-                {"telemetry_readings", telemetry.size()},
-                {"thresholds",
-                 {{"min_clock_fraction", th.min_clock_fraction},
-                  {"fail_reasons", th.fail_reasons},
-                  {"max_reason_fraction", th.max_reason_fraction},
-                  {"max_throughput_drop", th.max_throughput_drop},
-                  {"compare_window_s", th.compare_window_s}}}};
-  if (v.verdict == LoadVerdict::fail || v.verdict == LoadVerdict::inconclusive) out.exit_code = kExitVerdictFailed;
-  if (run.exit_code == kExitWorkloadFailed || run.exit_code == kExitInterrupted) out.exit_code = run.exit_code;
-  return out;
+  return th;
+}
+
+// The sustained-load verdict of one finished run (the results of the sustain scenario) and the 1 s
+// series behind it: throughput beside the clocks, power, temperature and reasons of the same window.
+SustainReport sustain_report(const PlatformOptions& o, const ChildRun& run) {
+  SustainReport r;
+  r.duration_s = o.duration_s;
+  const auto phases = run.results ? exclusive_phases(*run.results) : std::vector<ExclusivePhase>{};
+  if (phases.empty()) {
+    r.verdict = LoadVerdict::inconclusive;
+    r.evidence = {"the sustained-load run measured nothing: " + run.output};
+    r.exit_code = run.exit_code == kExitPass ? kExitWorkloadFailed : run.exit_code;
+    return r;
+  }
+  const ExclusivePhase& e = phases.front();
+  const PhaseResult& p = e.phase;
+  r.thresholds = sustain_thresholds(o);
+  const SustainThresholds& th = r.thresholds;
+  const auto throughputs = window_throughputs(p.start_ns, p.duration_s, e.work.amount, th.window_s);
+  const SustainVerdict v = sustained_load_verdict(p.telemetry, throughputs, th);
+  const std::int64_t t0 = p.start_ns.empty() ? 0 : *std::min_element(p.start_ns.begin(), p.start_ns.end());
+  const auto telemetry = telemetry_windows(p.telemetry, t0, throughputs.size(), th.window_s);
+  r.measured = true;
+  r.verdict = v.verdict;
+  r.evidence = v.evidence;
+  r.workload = e.workload;
+  r.throughput_unit = p.throughput_unit;
+  for (std::size_t k = 0; k < throughputs.size(); ++k)
+    r.windows.push_back({static_cast<double>(k) * th.window_s, throughputs[k], telemetry[k]});
+  r.telemetry_readings = p.telemetry.size();
+  r.exit_code = sustain_exit_code(v.verdict, run.exit_code);
+  return r;
 }
 
 int sustain_command(const PlatformOptions& o) {
-  std::string error;
-  if (!nvml_or_refuse("sustain", error)) {
-    std::cerr << "interference-bench: " << error << "\n";
-    return kExitCannotRun;
-  }
+  load_nvml_for("sustain");
   const std::string out = o.out.empty() ? default_out("sustain") : o.out;
   std::filesystem::create_directories(out);
   const std::string scenario = write_scenario(out, sustain_scenario(o.backend, o.duration_s));
@@ -357,21 +317,17 @@ int sustain_command(const PlatformOptions& o) {
   const ChildRun run = run_self(o, {"--mode", "exclusive", "--backend", o.backend, "--device", std::to_string(o.device),
                                  "--scenario", scenario, "--telemetry-hz", arg(o.telemetry_hz), "--rounds", "1"},
                                 out + "/run", o.duration_s + 300.0);
-  SustainOutcome s = evaluate_sustain(o, run);
-  s.report["run"] = out + "/run/results.json";
-  write_file_atomic(out + "/sustain.json", s.report.dump(2) + "\n");
-  std::cout << "## interference-bench sustain — " << o.duration_s << " s\n\n**" << s.report["verdict"].get<std::string>()
-            << "**\n\n";
-  for (const auto& line : s.report["evidence"]) std::cout << "- " << line.get<std::string>() << "\n";
-  std::cout << "\nresults: " << out << "/sustain.json\n";
-  return s.exit_code;
+  SustainReport report = sustain_report(o, run);
+  report.run_results = out + "/run/results.json";
+  write_file_atomic(out + "/sustain.json", sustain_to_json(report).dump(2) + "\n");
+  std::cout << sustain_markdown(report) << "\nresults: " << out << "/sustain.json\n";
+  return report.exit_code;
 }
 
+// ---- baseline ----
+
 int baseline_command(const PlatformOptions& o) {
-  if (o.out.empty()) {
-    std::cerr << "interference-bench: baseline: --out FILE is required\n";
-    return kExitBadInput;
-  }
+  if (o.out.empty()) throw InputError("baseline: --out FILE is required");
   const std::string dir = o.out + ".d";
   std::filesystem::create_directories(dir);
   const json stability = stability_scenario(o.backend, 2.0, o.duration_s);
@@ -381,7 +337,7 @@ int baseline_command(const PlatformOptions& o) {
   const ChildRun run = run_self(o, {"--mode", "exclusive", "--backend", o.backend, "--device", std::to_string(o.device),
                                  "--scenario", scenario, "--telemetry-hz", arg(o.telemetry_hz)},
                                 dir, limit_s);
-  if (run.results.is_null()) {
+  if (!run.results) {
     std::cerr << run.output;
     return run.exit_code;
   }
@@ -390,268 +346,305 @@ int baseline_command(const PlatformOptions& o) {
   return run.exit_code;
 }
 
+// ---- vet ----
+
 // A `baseline` file: its exclusive phases and the GPU it was measured on ("" when the file does not say).
 struct Baseline {
   std::vector<ExclusivePhase> phases;
   std::string gpu_name;
+  const ExclusivePhase* find(const ExclusivePhase& here) const {
+    for (const auto& b : phases)
+      if (b.name == here.name && b.workload == here.workload) return &b;
+    return nullptr;
+  }
 };
 
-// The exclusive phases of a `baseline` file, or a one-line reason why it cannot be one: read before
-// anything is measured, so a wrong file costs nothing.
-Baseline read_baseline(const std::string& path, std::string& error) {
-  const json doc = read_json(path);
-  if (!doc.is_object() || !doc.contains("runs") || !doc["runs"].is_array() || doc["runs"].empty()) {
-    error = "--baseline " + path + ": not an interference-bench results file (no runs[]); write one with `baseline --out`";
-    return {};
-  }
-  std::vector<ExclusivePhase> phases;
-  std::string gpu_name;
+[[noreturn]] void refuse_baseline(const std::string& path, const std::string& why) {
+  throw InputError("--baseline " + path + ": " + why);
+}
+
+// The exclusive phases of a `baseline` file, or InputError with a one-line reason why it cannot be
+// one: read before anything is measured, so a wrong file costs nothing.
+Baseline read_baseline(const std::string& path) {
   try {
-    const std::string mode = doc["runs"][0].value("mode", "");
-    const json& dev = doc["runs"][0].value("mode_config", json::object()).value("device", json::object());
-    if (dev.contains("name") && dev["name"].is_string()) gpu_name = dev["name"].get<std::string>();
-    if (mode == "mig") {
-      error = "--baseline " + path + ": written by a mig run; a baseline must come from an exclusive card";
-      return {};
+    const std::vector<std::string> modes = results_file_modes(path);
+    if (!modes.empty() && modes.front() == "mig")
+      refuse_baseline(path, "written by a mig run; a baseline must come from an exclusive card");
+    const ResultsDocument doc = read_results_file(path);
+    Baseline b;
+    b.phases = exclusive_phases(doc);
+    if (!doc.results.runs.empty()) {
+      const json& dev = doc.results.runs.front().mode_config.value("device", json::object());
+      if (dev.contains("name") && dev["name"].is_string()) b.gpu_name = dev["name"].get<std::string>();
     }
-    phases = exclusive_phases(doc);
-  } catch (const json::exception& e) {
-    error = "--baseline " + path + ": not a results file of this version (" + e.what() + ")";
-    return {};
+    if (b.phases.empty()) refuse_baseline(path, "no exclusive phase with raw samples in it (written with --no-raw?)");
+    for (const auto& p : b.phases)
+      if (p.phase.source != PhaseSource::measured)
+        refuse_baseline(path, p.name + "'s exclusive phase was not measured on a whole card (" +
+                                  to_string(p.phase.source) + ")");
+    return b;
+  } catch (const ResultsFileError& e) {
+    throw InputError(std::string("--baseline ") + e.what());
   }
-  if (phases.empty()) error = "--baseline " + path + ": no exclusive phase with raw samples in it (written with --no-raw?)";
-  for (const auto& p : phases)
-    if (p.source != "measured") {
-      error = "--baseline " + path + ": " + p.name + "'s exclusive phase was not measured on a whole card (" + p.source + ")";
-      return {};
+}
+
+// The budget, split: 8% idle window (2-5 s), 45% stability, 40% sustained load; the rest is start-up.
+struct VetPlan {
+  VetSteps steps;
+  std::size_t stability_workloads = 3;
+};
+
+VetPlan plan_vet(const PlatformOptions& o) {
+  VetPlan p;
+  p.stability_workloads = o.backend == "cuda" ? 5 : 3;
+  p.steps.idle_window_s = std::clamp(0.08 * o.budget_s, 2.0, 5.0);
+  p.steps.stability_phase_s = std::max(3.0, 0.45 * o.budget_s / static_cast<double>(p.stability_workloads) - 2.0);
+  p.steps.sustain_s = std::max(5.0, 0.40 * o.budget_s - 2.0);
+  return p;
+}
+
+// Step 2, stability: exclusive phases of compute, bandwidth and latency workloads. With a baseline,
+// each workload runs as the baseline's did (e.g. the latency workload at the baseline's arrival
+// rate), so that the P95 comparison is at the same offered load.
+struct StabilityStep {
+  ChildRun run;
+  std::vector<ExclusivePhase> phases;
+};
+
+StabilityStep run_stability_step(const PlatformOptions& o, const VetPlan& plan, const Baseline& baseline,
+                                 const std::string& out) {
+  json stability = stability_scenario(o.backend, 1.0, plan.steps.stability_phase_s);
+  for (auto& t : stability["tenants"])
+    for (const auto& b : baseline.phases)
+      if (b.name == t.at("name") && b.workload == t.at("workload") && !b.phase.outcome.resolved.empty())
+        t["params"].update(b.phase.outcome.resolved);
+  const std::string file = write_scenario(out, stability);
+  StabilityStep step;
+  step.run = run_self(o, {"--mode", "exclusive", "--backend", o.backend, "--device", std::to_string(o.device), "--scenario",
+                          file, "--telemetry-hz", arg(o.telemetry_hz)},
+                      out + "/stability",
+                      static_cast<double>(plan.stability_workloads) * (plan.steps.stability_phase_s + 1.0) + 300.0);
+  if (step.run.results) step.phases = exclusive_phases(*step.run.results);
+  return step;
+}
+
+// What the stability run adds to the probe's facts: GPU utilisation under our own load, and the H2D
+// bandwidths (h2d counts bytes one way: B/s -> GB/s).
+void add_load_facts(ProbeFacts& facts, const std::vector<ExclusivePhase>& phases) {
+  std::vector<double> util;
+  for (const auto& e : phases)
+    for (const auto& s : e.phase.telemetry)
+      if (s.r.util_gpu_pct) util.push_back(*s.r.util_gpu_pct);
+  if (!util.empty()) facts.load_util_pct = mean(util);
+  for (const auto& e : phases) {
+    if (e.name == "h2d-pinned") facts.host.h2d_pinned_gbps = e.phase.throughput / 1e9;
+    if (e.name == "h2d-pageable") facts.host.h2d_pageable_gbps = e.phase.throughput / 1e9;
+  }
+}
+
+// Stability is about throughput; an open-loop latency workload's throughput is its arrival rate, so
+// it is judged against the baseline instead.
+std::vector<CheckResult> stability_checks(const StabilityStep& step, std::size_t expected) {
+  std::vector<CheckResult> checks;
+  for (const auto& e : step.phases)
+    if (e.workload != "h2d" && !e.by_latency()) checks.push_back(stability_check(e));
+  if (step.phases.size() < expected)
+    checks.push_back({"stability", "Throughput stability", CheckOutcome::fail,
+                      "the stability run did not finish (exit " + std::to_string(step.run.exit_code) + ")",
+                      "every stability workload measured", "DESIGN.md section 6"});
+  return checks;
+}
+
+// Step 3's check, from the sustain.json the sustained-load step wrote.
+CheckResult sustained_load_check(const std::string& sustain_json) {
+  CheckResult c;
+  c.id = "sustained_load";
+  c.title = "Sustained load (throttling)";
+  c.threshold = "FAIL: median SM clock over the last half < 70% of max, or 0xE8 reasons in > 1% of readings; "
+                "WARN: last-minute throughput > 5% below the first, or enforced power limit below default";
+  c.source = "seed 002, seed 003; DCGM's 0xE8 mask; DESIGN.md section 5";
+  SustainReport s;
+  try {
+    s = read_sustain_verdict(sustain_json);
+  } catch (const ResultsFileError& e) {
+    c.status = CheckOutcome::unknown;
+    c.evidence = std::string("the sustained-load step wrote no result (") + e.what() + ")";
+    return c;
+  }
+  c.status = s.verdict == LoadVerdict::pass   ? CheckOutcome::pass
+             : s.verdict == LoadVerdict::warn ? CheckOutcome::warn
+             : s.verdict == LoadVerdict::fail ? CheckOutcome::fail
+                                              : CheckOutcome::unknown;
+  for (const auto& line : s.evidence) c.evidence += (c.evidence.empty() ? "" : "; ") + line;
+  return c;
+}
+
+// Steps 4 and 5: P95 against an exclusive card of the same model, and the cost advice on the first
+// workload the baseline has.
+void compare_with_baseline(const PlatformOptions& o, const ProbeFacts& facts, const Baseline& baseline,
+                           const std::vector<ExclusivePhase>& phases, VetReport& report) {
+  report.checks.push_back(check_result(baseline_model_check(baseline.gpu_name, facts.gpu.name, o.baseline)));
+  bool all_passed = !baseline.phases.empty();
+  const ExclusivePhase* first_here = nullptr;
+  const ExclusivePhase* first_base = nullptr;
+  for (const auto& here : phases) {
+    const ExclusivePhase* b = baseline.find(here);
+    if (b && !first_here) {
+      first_here = &here;
+      first_base = b;
     }
-  if (!error.empty()) return {};
-  return {phases, gpu_name};
+    report.checks.push_back(p95_against_baseline(here, b, o.cutoff, o.baseline));
+    all_passed &= report.checks.back().status == CheckOutcome::pass;
+  }
+  if (!o.price_exclusive || !first_here) return;
+  const CostAdvice a = cost_advice(first_base->phase.throughput, first_here->phase.throughput, *o.price_exclusive,
+                                   *o.price_shared, all_passed);
+  report.cost = cost_report(a, *first_here);
+  report.checks.push_back({"cost", "Cost per unit of work", CheckOutcome::pass,
+                           "recommend " + std::string(recommendation_name(a.recommendation)) + ": " + a.reason,
+                           "cost per unit = price / throughput; never the shared option when the P95 cutoff fails",
+                           "seed 000: switch when T_share x P_share > T_excl x P_excl; DESIGN.md section 6"});
+}
+
+CheckResult cost_without_baseline() {
+  return {"cost", "Cost per unit of work", CheckOutcome::unknown,
+          "prices given but no --baseline: the exclusive card's throughput is unknown",
+          "needs the exclusive card's throughput (--baseline)", "DESIGN.md section 6"};
+}
+
+VetReport new_vet_report(const PlatformOptions& o, const VetPlan& plan, const std::string& out) {
+  VetReport r;
+  r.start_time = utc_now("%Y-%m-%dT%H:%M:%SZ");
+  r.device = o.device;
+  r.backend = o.backend;
+  r.budget_s = o.budget_s;
+  r.steps = plan.steps;
+  r.baseline = o.baseline;
+  r.stability_results = out + "/stability/results.json";
+  r.sustain_results = out + "/sustain/sustain.json";
+  return r;
 }
 
 int vet_command(const PlatformOptions& o) {
-  std::string error;
-  auto nvml = nvml_or_refuse("vet", error);
-  if (!nvml) {
-    std::cerr << "interference-bench: " << error << "\n";
-    return kExitCannotRun;
-  }
-  if (o.price_exclusive.has_value() != o.price_shared.has_value()) {
-    std::cerr << "interference-bench: vet: give both --price-exclusive and --price-shared, or neither\n";
-    return kExitBadInput;
-  }
-  Baseline baseline;
-  if (!o.baseline.empty()) {
-    baseline = read_baseline(o.baseline, error);
-    if (baseline.phases.empty()) {
-      std::cerr << "interference-bench: " << error << "\n";
-      return kExitBadInput;
-    }
-  }
+  auto nvml = load_nvml_for("vet");
+  if (o.price_exclusive.has_value() != o.price_shared.has_value())
+    throw InputError("vet: give both --price-exclusive and --price-shared, or neither");
+  const Baseline baseline = o.baseline.empty() ? Baseline{} : read_baseline(o.baseline);
   const std::string out = o.out.empty() ? default_out("vet") : o.out;
   std::filesystem::create_directories(out);
-  // The budget, split: 8% idle window (2-5 s), 45% stability, 40% sustained load; the rest is start-up.
-  const double budget = o.budget_s;
-  const double idle = std::clamp(0.08 * budget, 2.0, 5.0);
-  const std::size_t n_stability = o.backend == "cuda" ? 5 : 3;
-  const double stability_phase = std::max(3.0, 0.45 * budget / static_cast<double>(n_stability) - 2.0);
-  const double sustain_s = std::max(5.0, 0.40 * budget - 2.0);
+  const VetPlan plan = plan_vet(o);
+  VetReport report = new_vet_report(o, plan, out);
 
   // 1. probe: what the platform is, while we run nothing.
-  ProbeFacts facts = collect_probe_facts(*nvml, static_cast<unsigned>(o.device), idle, o.telemetry_hz);
-  const std::vector<ExclusivePhase>& base = baseline.phases;
-
-  // 2. stability: exclusive phases of compute, bandwidth and latency workloads. With a baseline, each
-  // workload runs as the baseline's did (e.g. the latency workload at the baseline's arrival rate), so
-  // that the P95 comparison below is at the same offered load.
-  json stability = stability_scenario(o.backend, 1.0, stability_phase);
-  for (auto& t : stability["tenants"])
-    for (const auto& b : base)
-      if (b.name == t.at("name") && b.workload == t.at("workload") && !b.resolved.empty()) t["params"].update(b.resolved);
-  const std::string stability_file = write_scenario(out, stability);
-  const ChildRun stability_run =
-      run_self(o, {"--mode", "exclusive", "--backend", o.backend, "--device", std::to_string(o.device), "--scenario",
-                stability_file, "--telemetry-hz", arg(o.telemetry_hz)},
-               out + "/stability", n_stability * (stability_phase + 1.0) + 300.0);
-  const auto phases = exclusive_phases(stability_run.results);
-  std::vector<double> util;
-  for (const auto& e : phases)
-    for (const auto& u : e.telemetry.value("series", json()).value("util_gpu_pct", json::array()))
-      if (!u.is_null()) util.push_back(u.get<double>());
-  if (!util.empty()) facts.load_util_pct = mean(util);
-  for (const auto& e : phases) {  // h2d counts bytes one way: B/s -> GB/s
-    if (e.name == "h2d-pinned") facts.host.h2d_pinned_gbps = e.throughput / 1e9;
-    if (e.name == "h2d-pageable") facts.host.h2d_pageable_gbps = e.throughput / 1e9;
-  }
-  std::vector<ProbeCheck> checks = evaluate_probe(facts);
-  // Stability is about throughput; an open-loop latency workload's throughput is its arrival rate, so
-  // it is judged against the baseline below instead.
-  for (const auto& e : phases)
-    if (e.workload != "h2d" && e.latencies_s.empty()) checks.push_back(stability_check(e));
-  if (phases.size() < n_stability)
-    checks.push_back({"stability", "Throughput stability", CheckStatus::fail,
-                      "the stability run did not finish (exit " + std::to_string(stability_run.exit_code) + ")",
-                      "every stability workload measured", "DESIGN.md section 6"});
-
+  ProbeFacts facts = collect_probe_facts(*nvml, static_cast<unsigned>(o.device), plan.steps.idle_window_s, o.telemetry_hz);
+  // 2. stability, whose load also tells the probe's load checks what they need.
+  const StabilityStep stability = run_stability_step(o, plan, baseline, out);
+  add_load_facts(facts, stability.phases);
+  report.checks = check_results(evaluate_probe(facts));
+  for (auto& c : stability_checks(stability, plan.stability_workloads)) report.checks.push_back(std::move(c));
   // 3. sustained load.
   const ChildRun sustain = run_self(o, {"sustain", "--backend", o.backend, "--device", std::to_string(o.device),
-                                     "--duration", arg(sustain_s), "--telemetry-hz", arg(o.telemetry_hz)},
-                                    out + "/sustain", sustain_s + 300.0);
-  checks.push_back(sustain_check(read_json(out + "/sustain/sustain.json")));
+                                        "--duration", arg(plan.steps.sustain_s), "--telemetry-hz", arg(o.telemetry_hz)},
+                                    out + "/sustain", plan.steps.sustain_s + 300.0);
+  report.checks.push_back(sustained_load_check(report.sustain_results));
+  // 4. and 5.
+  if (!o.baseline.empty()) compare_with_baseline(o, facts, baseline, stability.phases, report);
+  else if (o.price_exclusive) report.checks.push_back(cost_without_baseline());
 
-  // 4. P95 against an exclusive card of the same model, and 5. cost advice.
-  ojson cost = nullptr;
-  if (!o.baseline.empty()) {
-    checks.push_back(baseline_model_check(baseline.gpu_name, facts.gpu.name, o.baseline));
-    bool all_passed = !base.empty();
-    const ExclusivePhase* first_here = nullptr;
-    const ExclusivePhase* first_base = nullptr;
-    for (const auto& here : phases) {
-      const ExclusivePhase* b = nullptr;
-      for (const auto& x : base)
-        if (x.name == here.name && x.workload == here.workload) b = &x;
-      ProbeCheck c;
-      c.id = "p95_vs_exclusive:" + here.name;
-      c.title = "P95 slowdown against an exclusive card (" + here.workload + ")";
-      c.threshold = "p95_slowdown = P95(here) / P95(exclusive) - 1: pass when its 95% CI lies at or below " + percent(o.cutoff) +
-                    ", fail when above, else unknown (at least 72 values each)";
-      c.source = "seed 000 (40% cutoff); DESIGN.md section 4";
-      if (!b) {
-        c.status = CheckStatus::unknown;
-        c.evidence = "no " + here.name + " in the baseline " + o.baseline;
-        all_passed = false;
-      } else {
-        if (!first_here) {
-          first_here = &here;
-          first_base = b;
-        }
-        const Estimate est = p95_slowdown({here.judged_blocks}, {b->judged_blocks}, 1);
-        const VerdictResult v = slowdown_verdict(b->judged_count(), here.judged_count(), est, o.cutoff);
-        c.status = v.verdict == Verdict::pass ? CheckStatus::pass : v.verdict == Verdict::fail ? CheckStatus::fail
-                                                                                              : CheckStatus::unknown;
-        c.evidence = "p95_slowdown of " + std::string(here.basis()) + " " + percent(est.value) + " [95% CI " +
-                     percent(est.ci_low) + ", " + percent(est.ci_high) + "] from " + std::to_string(here.judged_count()) +
-                     " values here and " + std::to_string(b->judged_count()) + " in " + o.baseline;
-        if (!b->latencies_s.empty() && b->resolved.empty())
-          c.evidence += "; the baseline does not record its arrival rate, so this platform ran at its own";
-        if (here.latencies_s.empty() != b->latencies_s.empty()) {
-          c.status = CheckStatus::unknown;
-          c.evidence = "one side has per-request latencies and the other not: not comparable";
-        }
-        all_passed &= c.status == CheckStatus::pass;
-      }
-      checks.push_back(c);
-    }
-    if (o.price_exclusive && first_here) {
-      const CostAdvice a =
-          cost_advice(first_base->throughput, first_here->throughput, *o.price_exclusive, *o.price_shared, all_passed);
-      cost = {{"unit", first_here->unit},
-              {"workload", first_here->workload},
-              {"exclusive", {{"throughput", a.exclusive.throughput}, {"price_per_h", a.exclusive.price_per_h},
-                             {"cost_per_unit", a.exclusive.cost_per_unit}}},
-              {"shared", {{"throughput", a.shared.throughput}, {"price_per_h", a.shared.price_per_h},
-                          {"cost_per_unit", a.shared.cost_per_unit}}},
-              {"p95_cutoff_passed", a.p95_cutoff_passed},
-              {"recommendation", recommendation_name(a.recommendation)},
-              {"reason", a.reason}};
-      checks.push_back({"cost", "Cost per unit of work", CheckStatus::pass,
-                        "recommend " + std::string(recommendation_name(a.recommendation)) + ": " + a.reason,
-                        "cost per unit = price / throughput; never the shared option when the P95 cutoff fails",
-                        "seed 000: switch when T_share x P_share > T_excl x P_excl; DESIGN.md section 6"});
-    }
-  } else if (o.price_exclusive) {
-    checks.push_back({"cost", "Cost per unit of work", CheckStatus::unknown,
-                      "prices given but no --baseline: the exclusive card's throughput is unknown",
-                      "needs the exclusive card's throughput (--baseline)", "DESIGN.md section 6"});
-  }
-
-  bool failed = false, warned = false;
-  for (const auto& c : checks) {
-    failed |= c.status == CheckStatus::fail;
-    warned |= c.status == CheckStatus::warn;
-  }
-  ojson doc = {{"schema_version", "1.0"},
-               {"kind", "vet"},
-               {"start_time", utc_now("%Y-%m-%dT%H:%M:%SZ")},
-               {"device", o.device},
-               {"backend", o.backend},
-               {"budget_s", budget},
-               {"steps", {{"idle_window_s", idle}, {"stability_phase_s", stability_phase}, {"sustain_s", sustain_s}}},
-               {"baseline", o.baseline},
-               {"verdict", failed ? "fail" : warned ? "warn" : "pass"}};
-  doc["checks"] = ojson::array();
-  for (const auto& c : checks) doc["checks"].push_back(check_json(c));
-  doc["cost"] = cost;
-  doc["stability_results"] = out + "/stability/results.json";
-  doc["sustain_results"] = out + "/sustain/sustain.json";
-  write_file_atomic(out + "/vet.json", doc.dump(2) + "\n");
-  const std::string md = checks_markdown("interference-bench vet — GPU " + std::to_string(o.device), checks) +
-                         "\n**" + doc["verdict"].get<std::string>() + "**\n";
+  report.verdict = vet_verdict(report.checks);
+  write_file_atomic(out + "/vet.json", vet_to_json(report).dump(2) + "\n");
+  const std::string md = vet_markdown(report);
   write_file_atomic(out + "/vet.md", md);
   std::cout << md << "\nresults: " << out << "/vet.json\n";
-  if (stability_run.exit_code == kExitInterrupted || sustain.exit_code == kExitInterrupted) return kExitInterrupted;
-  return failed ? kExitVerdictFailed : kExitPass;
+  if (stability.run.exit_code == kExitInterrupted || sustain.exit_code == kExitInterrupted) return kExitInterrupted;
+  return report.verdict == CheckOutcome::fail ? kExitVerdictFailed : kExitPass;
+}
+
+// ---- the subcommands and their options ----
+
+// --device and --telemetry-hz, which every platform command takes.
+void add_device_options(CLI::App* sub, PlatformOptions& o) {
+  sub->add_option("--device", o.device, "CUDA/NVML device index")->check(CLI::Range(0, 63));
+  sub->add_option("--telemetry-hz", o.telemetry_hz, "NVML sampling rate (default 10)")->check(CLI::Range(0.1, 1000.0));
+}
+
+// The options of the commands that run measuring steps.
+void add_backend_options(CLI::App* sub, PlatformOptions& o) {
+  sub->add_option("--backend", o.backend, "cuda (default) or host (CPU workloads)")->check(CLI::IsMember({"cuda", "host"}));
+  // The measuring runs' foreign-load control (see `run --help`), passed on to them.
+  sub->add_option("--max-foreign-cpus", o.max_foreign_cpus, "A block is contaminated above this many foreign CPUs (0.25)")
+      ->check(CLI::Range(0.0, 4096.0));
+  sub->add_option("--max-steal-cpus", o.max_steal_cpus, "A block is contaminated above this many stolen CPUs (0.10)")
+      ->check(CLI::Range(0.0, 4096.0));
+}
+
+CLI::App* add_probe_command(CLI::App& app, PlatformOptions& o) {
+  CLI::App* sub = app.add_subcommand("probe", "Check what this platform is: identity, memory, MIG, neighbours, power, PCIe, ...");
+  add_device_options(sub, o);
+  sub->add_flag("--json", o.json, "JSON on stdout");
+  sub->add_option("--idle-window", o.idle_window_s, "Seconds of watching the GPU while running nothing (default 5)")
+      ->check(CLI::Range(0.0, 3600.0));
+  return sub;
+}
+
+CLI::App* add_sustain_command(CLI::App& app, PlatformOptions& o) {
+  CLI::App* sub = app.add_subcommand("sustain", "Power-heavy GEMM for --duration seconds: clocks, power, throttling, verdict");
+  add_device_options(sub, o);
+  add_backend_options(sub, o);
+  sub->add_option("--duration", o.duration_s, "Seconds (default 300)")->check(CLI::PositiveNumber);
+  sub->add_option("--out", o.out, "Output folder");
+  sub->add_option("--min-clock-fraction", o.min_clock_fraction, "FAIL below this x max SM clock (default 0.70)")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--max-reason-fraction", o.max_reason_fraction, "FAIL above this fraction of 0xE8 readings (0.01)")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--max-throughput-drop", o.max_throughput_drop, "WARN above this last/first-minute drop (0.05)")
+      ->check(CLI::Range(0.0, 1.0));
+  return sub;
+}
+
+CLI::App* add_baseline_command(CLI::App& app, PlatformOptions& o) {
+  CLI::App* sub = app.add_subcommand("baseline", "On an exclusive card: write the baseline file that vet --baseline compares with");
+  add_device_options(sub, o);
+  add_backend_options(sub, o);
+  sub->add_option("--out", o.out, "Baseline file to write (results JSON)")->required();
+  sub->add_option("--duration", o.duration_s, "Seconds per workload (default 20)")->check(CLI::PositiveNumber);
+  sub->preparse_callback([&o](std::size_t) { o.duration_s = 20.0; });
+  return sub;
+}
+
+CLI::App* add_vet_command(CLI::App& app, PlatformOptions& o) {
+  CLI::App* sub = app.add_subcommand("vet", "Vet a platform within a time budget: probe, stability, sustained load, P95 vs baseline, cost");
+  add_device_options(sub, o);
+  add_backend_options(sub, o);
+  sub->add_option("--budget", o.budget_s, "Seconds for the whole vet (default 600; 60 works)")->check(CLI::Range(20.0, 86400.0));
+  sub->add_option("--baseline", o.baseline, "Baseline file from `baseline` on an exclusive card of the same model")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--price-exclusive", o.price_exclusive, "Price per hour of the exclusive option")->check(CLI::NonNegativeNumber);
+  sub->add_option("--price-shared", o.price_shared, "Price per hour of the shared option (this platform)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(CLI::PositiveNumber);
+  sub->add_option("--out", o.out, "Output folder");
+  return sub;
+}
+
+CLI::App* add_selftest_command(CLI::App& app, PlatformOptions& o) {
+  CLI::App* sub = app.add_subcommand("selftest", "Known answers that tell whether this machine can measure now");
+  add_device_options(sub, o);
+  add_backend_options(sub, o);
+  sub->add_option("--budget", o.selftest_budget_s, "Seconds for the whole self-test (default 60)")
+      ->check(CLI::Range(20.0, 3600.0));
+  sub->add_option("--out", o.out, "Output folder");
+  return sub;
 }
 
 }  // namespace
 
 void add_platform_commands(CLI::App& app, PlatformCommands& c) {
-  PlatformOptions& o = c.options;
-  auto common = [&o](CLI::App* sub) {
-    sub->add_option("--device", o.device, "CUDA/NVML device index")->check(CLI::Range(0, 63));
-    sub->add_option("--telemetry-hz", o.telemetry_hz, "NVML sampling rate (default 10)")->check(CLI::Range(0.1, 1000.0));
-  };
-  auto backend = [&o](CLI::App* sub) {
-    sub->add_option("--backend", o.backend, "cuda (default) or host (CPU workloads)")->check(CLI::IsMember({"cuda", "host"}));
-    // The measuring runs' foreign-load control (see `run --help`), passed on to them.
-    sub->add_option("--max-foreign-cpus", o.max_foreign_cpus, "A block is contaminated above this many foreign CPUs (0.25)")
-        ->check(CLI::Range(0.0, 4096.0));
-    sub->add_option("--max-steal-cpus", o.max_steal_cpus, "A block is contaminated above this many stolen CPUs (0.10)")
-        ->check(CLI::Range(0.0, 4096.0));
-  };
-  c.probe = app.add_subcommand("probe", "Check what this platform is: identity, memory, MIG, neighbours, power, PCIe, ...");
-  common(c.probe);
-  c.probe->add_flag("--json", o.json, "JSON on stdout");
-  c.probe->add_option("--idle-window", o.idle_window_s, "Seconds of watching the GPU while running nothing (default 5)")
-      ->check(CLI::Range(0.0, 3600.0));
-
-  c.sustain = app.add_subcommand("sustain", "Power-heavy GEMM for --duration seconds: clocks, power, throttling, verdict");
-  common(c.sustain);
-  backend(c.sustain);
-  c.sustain->add_option("--duration", o.duration_s, "Seconds (default 300)")->check(CLI::PositiveNumber);
-  c.sustain->add_option("--out", o.out, "Output folder");
-  c.sustain->add_option("--min-clock-fraction", o.min_clock_fraction, "FAIL below this x max SM clock (default 0.70)")
-      ->check(CLI::Range(0.0, 1.0));
-  c.sustain->add_option("--max-reason-fraction", o.max_reason_fraction, "FAIL above this fraction of 0xE8 readings (0.01)")
-      ->check(CLI::Range(0.0, 1.0));
-  c.sustain->add_option("--max-throughput-drop", o.max_throughput_drop, "WARN above this last/first-minute drop (0.05)")
-      ->check(CLI::Range(0.0, 1.0));
-
-  c.baseline = app.add_subcommand("baseline", "On an exclusive card: write the baseline file that vet --baseline compares with");
-  common(c.baseline);
-  backend(c.baseline);
-  c.baseline->add_option("--out", o.out, "Baseline file to write (results JSON)")->required();
-  c.baseline->add_option("--duration", o.duration_s, "Seconds per workload (default 20)")->check(CLI::PositiveNumber);
-  c.baseline->preparse_callback([&o](std::size_t) { o.duration_s = 20.0; });
-
-  c.vet = app.add_subcommand("vet", "Vet a platform within a time budget: probe, stability, sustained load, P95 vs baseline, cost");
-  common(c.vet);
-  backend(c.vet);
-  c.vet->add_option("--budget", o.budget_s, "Seconds for the whole vet (default 600; 60 works)")->check(CLI::Range(20.0, 86400.0));
-  c.vet->add_option("--baseline", o.baseline, "Baseline file from `baseline` on an exclusive card of the same model")
-      ->check(CLI::ExistingFile);
-  c.vet->add_option("--price-exclusive", o.price_exclusive, "Price per hour of the exclusive option")->check(CLI::NonNegativeNumber);
-  c.vet->add_option("--price-shared", o.price_shared, "Price per hour of the shared option (this platform)")
-      ->check(CLI::NonNegativeNumber);
-  c.vet->add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(CLI::PositiveNumber);
-  c.vet->add_option("--out", o.out, "Output folder");
-
-  c.selftest = app.add_subcommand("selftest", "Known answers that tell whether this machine can measure now");
-  common(c.selftest);
-  backend(c.selftest);
-  c.selftest->add_option("--budget", o.selftest_budget_s, "Seconds for the whole self-test (default 60)")
-      ->check(CLI::Range(20.0, 3600.0));
-  c.selftest->add_option("--out", o.out, "Output folder");
+  c.probe = add_probe_command(app, c.options);
+  c.sustain = add_sustain_command(app, c.options);
+  c.baseline = add_baseline_command(app, c.options);
+  c.vet = add_vet_command(app, c.options);
+  c.selftest = add_selftest_command(app, c.options);
 }
 
 std::optional<int> run_platform_command(PlatformCommands& c) {

@@ -2,9 +2,14 @@
 // The measuring steps run this binary again as a child (`interference-bench --mode exclusive
 // --scenario ...`) and read back its canonical results.json, so they share every guarantee of a
 // normal run (worker processes, watchdog, atomic output, telemetry) without a second code path.
+//
+// Errors throw like the rest of the harness: InputError (exit 2) for bad options or a wrong baseline
+// file, CannotRunError (exit 3) where NVML is missing. The documents they write are computed here into
+// the structs of harness/results/platform_reports.h and formatted by reports/platform_writer.h.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include "harness/results/platform_reports.h"
+#include "reports/results_reader.h"
 
 #include <optional>
 #include <string>
@@ -38,11 +43,11 @@ struct PlatformOptions {
 
 // A measuring step: this binary again (`run` or `sustain`), as a child that dies with us
 // (INTERFERENCE_BENCH_CHILD makes it set PR_SET_PDEATHSIG), with the foreign-load limits of `o` and
-// `--out out_dir`; then its results.json.
+// `--out out_dir`; then its results.json, read back (reports/results_reader.h).
 struct ChildRun {
   int exit_code = 3;
-  nlohmann::json results;  // null when the child wrote none
-  std::string output;
+  std::optional<ResultsDocument> results;  // empty when the child wrote none (or one that does not read)
+  std::string output;                      // the child's stdout and stderr (and why its results did not read)
 };
 ChildRun run_self(const PlatformOptions& o, std::vector<std::string> args, const std::string& out_dir, double timeout_s);
 
@@ -60,7 +65,46 @@ struct PlatformCommands {
 };
 void add_platform_commands(CLI::App& app, PlatformCommands& commands);
 
-// Runs the parsed platform subcommand; nullopt when none was given. Returns the exit code.
+// Runs the parsed platform subcommand; nullopt when none was given. Returns the exit code; throws
+// InputError or CannotRunError.
 std::optional<int> run_platform_command(PlatformCommands& commands);
+
+// ---- the judgements of vet and sustain: pure functions over what the measuring steps read back ----
+
+// One tenant's exclusive phase from a results file (with raw samples), as vet compares it.
+struct ExclusivePhase {
+  std::string name;
+  std::string workload;
+  Work work;
+  PhaseResult phase;  // as the file has it
+  // What a P95 comparison judges, as finalize_run does: per-request latency where the workload has it
+  // (an open-loop sample lasts as long as its arrivals do), else sample time; the counted values by block.
+  std::vector<std::vector<double>> judged_blocks;
+  bool by_latency() const { return !phase.latencies_s.empty(); }
+  std::size_t judged_count() const;
+  const char* basis() const { return by_latency() ? "per-request latency" : "sample time"; }
+};
+
+// The exclusive phases of the first run that were measured and have raw samples, in tenant order.
+std::vector<ExclusivePhase> exclusive_phases(const ResultsDocument& doc);
+
+// Throughput stability from the CV of 1 s window throughput (DESIGN.md section 4, seed 003):
+// pass <= 1.5%, warn <= 10%, fail above, unknown when there were fewer than 2 windows (NaN).
+CheckOutcome stability_outcome(double window_cv);
+CheckResult stability_check(const ExclusivePhase& phase);
+
+// p95_slowdown = P95(here) / P95(baseline) - 1 of one workload, judged on its CI against `cutoff`
+// (slowdown_verdict); unknown when the baseline lacks the workload or one side has per-request
+// latencies and the other not.
+CheckResult p95_against_baseline(const ExclusivePhase& here, const ExclusivePhase* baseline, double cutoff,
+                                 const std::string& baseline_file);
+
+// fail when a check failed, else warn when one warned, else pass.
+CheckOutcome vet_verdict(const std::vector<CheckResult>& checks);
+
+// What `sustain` exits with: the run's own 4 (a workload failed) or 130 (interrupted) first; then 1
+// for a failed or inconclusive verdict (a sustained load that could not be judged is not a pass),
+// else 0.
+int sustain_exit_code(LoadVerdict verdict, int run_exit_code);
 
 }  // namespace ib

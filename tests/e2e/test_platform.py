@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import LENIENT, load_results
+from conftest import LENIENT, compute, load_results, scenario
 
 FAKE_NVML = os.environ.get("FAKE_NVML_LIB", "")
 pytestmark = pytest.mark.skipif(not FAKE_NVML, reason="FAKE_NVML_LIB not set (run through ctest)")
@@ -167,4 +167,22 @@ def test_vet_refuses_a_wrong_baseline_before_measuring_anything(runner, tmp_path
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and text in lines[0], lines
     assert time.monotonic() - t0 < 5, "refused only after measuring"
+    assert not (tmp_path / "v" / "stability").exists()
+
+
+def test_vet_names_the_field_of_a_baseline_that_does_not_read(runner, tmp_path):
+    # A real results file with one field taken out: refused before measuring, in one line that names
+    # the file and the field's path (the one reader of results files, reports/results_reader.h).
+    f = runner.write_json("s.json", scenario("one", [compute("compute")], mode="exclusive", duration=0.3))
+    r = runner.run("--backend", "host", *LENIENT, "--scenario", f, "--out", tmp_path / "base")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "base" / "results.json").read_text())
+    del doc["runs"][0]["tenants"][0]["phases"]["exclusive"]["stats"]["p95"]
+    configure(runner, h200())
+    base = runner.write_json("base.json", doc)
+    r = runner.run("vet", "--backend", "host", *LENIENT, "--budget", "30", "--baseline", base, "--out", tmp_path / "v")
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert f"--baseline {base}: runs[0].tenants[0].phases.exclusive.stats.p95: missing" in lines[0], lines
     assert not (tmp_path / "v" / "stability").exists()

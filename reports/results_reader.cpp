@@ -1,0 +1,530 @@
+#include "reports/results_reader.h"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <type_traits>
+
+namespace ib {
+
+using ojson = nlohmann::ordered_json;
+
+ResultsFileError::ResultsFileError(const std::string& file, const std::string& field, const std::string& problem)
+    : InputError(file + ": " + (field.empty() ? "" : field + ": ") + problem), field_(field) {}
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The file being read, for errors: its name and what a wrong field says about it.
+struct Source {
+  std::string file;
+  std::string wrong_field_note;  // e.g. "; not a results file of this version (schema 2.0)"
+};
+
+// A value of the document with its path, for errors that say where. Reading a field that is missing
+// or of the wrong type throws ResultsFileError naming the file and the path.
+class Field {
+ public:
+  Field(const ojson& value, std::string path, const Source& source) : v_(value), path_(std::move(path)), source_(source) {}
+
+  [[noreturn]] void fail(const std::string& problem) const {
+    throw ResultsFileError(source_.file, path_.empty() ? "(top level)" : path_, problem + source_.wrong_field_note);
+  }
+
+  bool has(const char* key) const { return v_.is_object() && v_.contains(key); }
+  Field operator[](const char* key) const {
+    if (!v_.is_object()) fail("an object was expected, found " + type());
+    const std::string path = path_.empty() ? key : path_ + "." + key;
+    const auto it = v_.find(key);
+    if (it == v_.end()) Field(v_, path, source_).fail("missing");
+    return Field(*it, path, source_);
+  }
+  Field operator[](std::size_t i) const { return Field(v_.at(i), path_ + "[" + std::to_string(i) + "]", source_); }
+
+  bool is_null() const { return v_.is_null(); }
+  const ojson& json() const { return v_; }
+  std::string type() const { return v_.type_name(); }
+
+  std::size_t size() const {
+    if (!v_.is_array()) fail("an array was expected, found " + type());
+    return v_.size();
+  }
+  std::size_t object_size() const {
+    if (!v_.is_object()) fail("an object was expected, found " + type());
+    return v_.size();
+  }
+
+  // A number; null (what the writer writes for NaN) reads as NaN.
+  double number() const {
+    if (v_.is_null()) return kNaN;
+    if (!v_.is_number()) fail("a number was expected, found " + type());
+    return v_.get<double>();
+  }
+  template <typename T>
+  T integer() const {
+    const bool fits = std::is_unsigned<T>::value ? v_.is_number_unsigned() : v_.is_number_integer();
+    if (!fits) fail(std::string(std::is_unsigned<T>::value ? "a non-negative " : "an ") + "integer was expected, found " +
+                    type());
+    return v_.get<T>();
+  }
+  std::string string() const {
+    if (!v_.is_string()) fail("a string was expected, found " + type());
+    return v_.get<std::string>();
+  }
+  bool boolean() const {
+    if (!v_.is_boolean()) fail("true or false was expected, found " + type());
+    return v_.get<bool>();
+  }
+  template <typename E>
+  E word() const {
+    const auto e = parse_name<E>(string());
+    if (!e) fail("\"" + string() + "\" is not one of the words this field takes");
+    return *e;
+  }
+  // null reads as nullopt.
+  std::optional<double> optional_number() const {
+    return v_.is_null() ? std::nullopt : std::optional<double>(number());
+  }
+  template <typename T>
+  std::optional<T> optional_integer() const {
+    return v_.is_null() ? std::nullopt : std::optional<T>(integer<T>());
+  }
+
+  // Arrays of numbers are read without a Field per element (raw sample arrays are long).
+  std::vector<double> numbers() const {
+    std::vector<double> out;
+    out.reserve(size());
+    for (std::size_t i = 0; i < v_.size(); ++i)
+      out.push_back(v_[i].is_number() ? v_[i].get<double>() : (*this)[i].number());
+    return out;
+  }
+  std::vector<std::string> strings() const {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < size(); ++i) out.push_back((*this)[i].string());
+    return out;
+  }
+  // A free-form object (params, placement, mode_config) as the structs hold it.
+  nlohmann::json free_form() const { return nlohmann::json::parse(v_.dump()); }
+
+  template <typename F>
+  void each_member(F f) const {
+    object_size();
+    for (auto it = v_.begin(); it != v_.end(); ++it) f(it.key(), (*this)[it.key().c_str()]);
+  }
+
+ private:
+  const ojson& v_;
+  std::string path_;
+  const Source& source_;
+};
+
+// Integer arrays are long too: checked in one pass, converted in another.
+template <typename T>
+std::vector<T> integer_array(const Field& f) {
+  const ojson& a = f.json();
+  f.size();
+  std::vector<T> out;
+  out.reserve(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const bool fits = std::is_unsigned<T>::value ? a[i].is_number_unsigned() : a[i].is_number_integer();
+    out.push_back(fits ? a[i].get<T>() : f[i].integer<T>());
+  }
+  return out;
+}
+
+// A per-sample array has one value per sample, or none (a flag the phase does not have: the
+// analysis then reads every sample as one block, in its window, counted).
+template <typename T>
+void check_length(const Field& f, const std::vector<T>& v, std::size_t n) {
+  if (!v.empty() && v.size() != n)
+    f.fail(std::to_string(v.size()) + " values where start_ns has " + std::to_string(n));
+}
+
+Summary read_summary(const Field& f, const char* cv_key) {
+  Summary s;
+  s.n = f["n"].integer<std::size_t>();
+  s.mean = f["mean"].number();
+  s.median = f["median"].number();
+  s.stddev = f["stddev"].number();
+  s.cv = f[cv_key].number();
+  s.min = f["min"].number();
+  s.max = f["max"].number();
+  s.p5 = f["p5"].number();
+  s.p50 = f["p50"].number();
+  s.p95 = f["p95"].number();
+  s.p99 = f["p99"].number();
+  return s;
+}
+
+Meta read_meta(const Field& f, bool& raw_samples) {
+  if (f["tool"].string() != "interference-bench") f["tool"].fail("\"" + f["tool"].string() + "\" is not interference-bench");
+  Meta m;
+  m.version = f["version"].string();
+  m.git_sha = f["git_sha"].string();
+  m.argv = f["argv"].strings();
+  m.start_time = f["start_time"].string();
+  m.host = f["host"]["hostname"].string();
+  m.host_cpus = f["host"]["cpus"].integer<int>();
+  m.backend = f["backend"].string();
+  m.backend_requested = f["backend_requested"].string();
+  m.backend_note = f["backend_note"].string();
+  m.suite = f["suite"].string();
+  m.bootstrap_seed = f["bootstrap"]["seed"].integer<std::uint64_t>();
+  m.bootstrap_resamples = f["bootstrap"]["resamples"].integer<int>();
+  const Field limits = f["foreign_load_limits"];
+  m.max_foreign_cpus = limits["max_foreign_cpus"].number();
+  m.max_steal_cpus = limits["max_steal_cpus"].number();
+  m.max_reruns = limits["max_reruns"].integer<int>();
+  m.telemetry = f["telemetry"].free_form();
+  raw_samples = f["raw_samples"].boolean();
+  return m;
+}
+
+WorkerOutcome read_outcome(const Field& f) {
+  WorkerOutcome o;
+  o.status = f["status"].word<WorkerStatus>();
+  o.message = f["message"].string();
+  o.exit_code = f["exit_code"].optional_integer<int>();
+  o.signal = f["signal"].optional_integer<int>();
+  o.log_file = f["log"].string();
+  if (f.has("env")) f["env"].each_member([&](const std::string& k, const Field& v) { o.env[k] = v.string(); });
+  if (f.has("resolved")) o.resolved = f["resolved"].free_form();
+  return o;
+}
+
+// One column of the telemetry series: one value per reading, null where NVML did not report it.
+template <typename T>
+std::vector<std::optional<T>> series_column(const Field& series, const char* key, std::size_t n) {
+  std::vector<std::optional<T>> out(n);
+  if (!series.has(key)) return out;
+  const Field column = series[key];
+  if (column.size() != n) column.fail(std::to_string(column.size()) + " values where t_ns has " + std::to_string(n));
+  for (std::size_t i = 0; i < n; ++i) {
+    const Field v = column[i];
+    if (v.is_null()) continue;
+    if constexpr (std::is_floating_point<T>::value) out[i] = v.number();
+    else out[i] = v.integer<T>();
+  }
+  return out;
+}
+
+std::vector<TelemetrySample> read_series(const Field& series) {
+  const std::vector<std::int64_t> t = integer_array<std::int64_t>(series["t_ns"]);
+  const std::size_t n = t.size();
+  const auto sm = series_column<unsigned>(series, "sm_clock_mhz", n);
+  const auto max_sm = series_column<unsigned>(series, "max_sm_clock_mhz", n);
+  const auto mem = series_column<unsigned>(series, "mem_clock_mhz", n);
+  const auto power = series_column<double>(series, "power_w", n);
+  const auto limit = series_column<double>(series, "power_limit_w", n);
+  const auto default_limit = series_column<double>(series, "default_power_limit_w", n);
+  const auto temperature = series_column<unsigned>(series, "temperature_c", n);
+  const auto reasons = series_column<unsigned long long>(series, "clock_event_reasons", n);
+  const auto util = series_column<unsigned>(series, "util_gpu_pct", n);
+  const auto util_memory = series_column<unsigned>(series, "util_memory_pct", n);
+  const auto memory_used = series_column<unsigned long long>(series, "memory_used_bytes", n);
+  const auto power_violation = series_column<unsigned long long>(series, "power_violation_ns", n);
+  const auto thermal_violation = series_column<unsigned long long>(series, "thermal_violation_ns", n);
+  std::vector<TelemetrySample> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    TelemetryReading& r = out[i].r;
+    out[i].t_ns = t[i];
+    r.sm_clock_mhz = sm[i];
+    r.max_sm_clock_mhz = max_sm[i];
+    r.mem_clock_mhz = mem[i];
+    r.power_w = power[i];
+    r.power_limit_w = limit[i];
+    r.default_power_limit_w = default_limit[i];
+    r.temperature_c = temperature[i];
+    r.clock_event_reasons = reasons[i];
+    r.util_gpu_pct = util[i];
+    r.util_memory_pct = util_memory[i];
+    r.memory_used_bytes = memory_used[i];
+    if (power_violation[i]) r.power_violation = ViolationTime{0, *power_violation[i]};
+    if (thermal_violation[i]) r.thermal_violation = ViolationTime{0, *thermal_violation[i]};
+  }
+  return out;
+}
+
+// The bit of a clock-event reason named as reason_names() names it.
+std::uint64_t reason_bit(const Field& f, const std::string& name) {
+  for (int k = 0; k < 64; ++k) {
+    const char* n = reason_name(std::uint64_t{1} << k);
+    if (n && name == n) return std::uint64_t{1} << k;
+  }
+  f.fail("\"" + name + "\" is not a clock-event reason");
+}
+
+ThrottleSummary read_throttle(const Field& f) {
+  ThrottleSummary t;
+  t.samples = f["samples"].integer<std::size_t>();
+  t.throttled_samples = f["throttled_samples"].integer<std::size_t>();
+  t.throttled_fraction = f["throttled_fraction"].number();
+  if (f.has("throttled_readings")) t.throttled_readings = f["throttled_readings"].integer<std::size_t>();
+  if (f.has("covered_s")) t.covered_s = f["covered_s"].number();
+  if (f.has("reasons_seen")) t.reasons_seen = f["reasons_seen"].integer<std::uint64_t>();
+  f["time_per_reason"].each_member([&](const std::string& name, const Field& r) {
+    t.time_per_reason.push_back({reason_bit(r, name), name, r["seconds"].number(), r["fraction"].number()});
+  });
+  return t;
+}
+
+void read_telemetry(const Field& f, PhaseResult& p) {
+  p.telemetry_error = f["error"].is_null() ? std::string() : f["error"].string();
+  if (f.has("unsupported")) p.telemetry_unsupported = f["unsupported"].strings();
+  if (f.has("throttle")) p.throttle = read_throttle(f["throttle"]);
+  if (f.has("series")) {
+    p.telemetry = read_series(f["series"]);
+    if (p.telemetry.size() != f["readings"].integer<std::size_t>())
+      f["series"]["t_ns"].fail(std::to_string(p.telemetry.size()) + " readings where readings says " +
+                               std::to_string(f["readings"].integer<std::size_t>()));
+  }
+  // The readings' count without the series (--no-raw) has nowhere to go: nothing reads it back.
+}
+
+void read_samples(const Field& f, PhaseResult& p) {
+  p.start_ns = integer_array<std::int64_t>(f["start_ns"]);
+  const std::size_t n = p.start_ns.size();
+  p.duration_s = f["duration_s"].numbers();
+  if (p.duration_s.size() != n) f["duration_s"].fail(std::to_string(p.duration_s.size()) + " values where start_ns has " +
+                                                     std::to_string(n));
+  p.block = integer_array<int>(f["block"]);
+  check_length(f["block"], p.block, n);
+  p.in_window = integer_array<std::uint8_t>(f["in_window"]);
+  check_length(f["in_window"], p.in_window, n);
+  p.counted = integer_array<std::uint8_t>(f["counted"]);
+  check_length(f["counted"], p.counted, n);
+  p.outlier = integer_array<std::uint8_t>(f["outlier"]);
+  check_length(f["outlier"], p.outlier, n);
+  if (f.has("coverage")) {
+    p.coverage = f["coverage"].numbers();
+    check_length(f["coverage"], p.coverage, n);
+  }
+  if (f.has("counters"))
+    f["counters"].each_member([&](const std::string& name, const Field& c) { p.counter_samples[name] = c.numbers(); });
+  if (f.has("throttled")) {
+    p.throttled = integer_array<std::uint8_t>(f["throttled"]);
+    check_length(f["throttled"], p.throttled, n);
+  }
+  if (f.has("latency_s")) {
+    p.latency_count = integer_array<std::uint32_t>(f["latency_count"]);
+    check_length(f["latency_count"], p.latency_count, n);
+    p.latencies_s = f["latency_s"].numbers();
+  }
+}
+
+PhaseResult read_phase(const Field& f) {
+  PhaseResult p;
+  p.source = f["source"].word<PhaseSource>();
+  p.outcome = read_outcome(f["worker"]);
+  p.stats = read_summary(f["stats"], "sample_cv");
+  p.blocks = f["blocks"]["ran"].integer<int>();
+  p.blocks_counted = f["blocks"]["counted"].integer<int>();
+  if (f.has("coverage")) {
+    p.coverage_mean = f["coverage"]["mean"].number();
+    p.coverage_p5 = f["coverage"]["p5"].optional_number();
+  }
+  p.throughput = f["throughput"]["value"].number();
+  p.throughput_unit = f["throughput"]["unit"].string();
+  p.window_cv = f["window_cv"].number();
+  p.outliers = f["outliers"].integer<std::size_t>();
+  p.measure_start_ns = f["measure_start_ns"].integer<std::int64_t>();
+  p.measure_end_ns = f["measure_end_ns"].integer<std::int64_t>();
+  if (f.has("counters"))
+    f["counters"].each_member([&](const std::string& name, const Field& c) {
+      p.counters[name] = {c["total"].number(), c["rate_per_s"].number()};
+    });
+  if (f.has("telemetry")) read_telemetry(f["telemetry"], p);
+  if (f.has("latency")) p.latency = read_summary(f["latency"], "cv");
+  if (f.has("samples")) read_samples(f["samples"], p);
+  return p;
+}
+
+Estimate read_estimate(const Field& f) {
+  Estimate e{};
+  e.value = f["value"].number();
+  e.ci_low = f["ci_low"].number();
+  e.ci_high = f["ci_high"].number();
+  e.confidence = f["confidence"].number();
+  e.resamples = f["resamples"].integer<int>();
+  e.seed = f["seed"].integer<std::uint64_t>();
+  return e;
+}
+
+// A tenant's metrics also carry per-phase CVs and the coverage: copies of its phases' figures, not read.
+std::optional<TenantMetrics> read_metrics(const Field& f) {
+  if (f.is_null()) return std::nullopt;
+  TenantMetrics m;
+  m.basis = f["basis"].string();
+  m.p95_slowdown = read_estimate(f["p95_slowdown"]);
+  m.median_slowdown = f["median_slowdown"].number();
+  m.partition_cost = f["partition_cost"].number();
+  m.interference = f["interference"].number();
+  m.n_exclusive = f["n"]["exclusive"].integer<std::size_t>();
+  m.n_colocated = f["n"]["colocated"].integer<std::size_t>();
+  return m;
+}
+
+TenantResult read_tenant(const Field& f) {
+  TenantResult t;
+  t.name = f["name"].string();
+  t.role = f["role"].string();
+  t.workload = f["workload"].string();
+  t.params = f["params"].free_form();
+  t.placement = f["placement"].free_form();
+  t.work = {f["work_per_sample"]["value"].number(), f["work_per_sample"]["unit"].string()};
+  const Field phases = f["phases"];
+  t.exclusive = read_phase(phases["exclusive"]);
+  t.alone = read_phase(phases["alone"]);
+  t.colocated = read_phase(phases["colocated"]);
+  t.metrics = read_metrics(f["metrics"]);
+  t.verdict = f["verdict"].word<Verdict>();
+  t.verdict_reason = f["verdict_reason"].string();
+  t.warnings = f["warnings"].strings();
+  return t;
+}
+
+ForeignLoad read_load(const Field& f) {
+  ForeignLoad l;
+  l.seconds = f["seconds"].number();
+  l.foreign_cpus = f["foreign_cpus"].number();
+  l.steal_cpus = f["steal_cpus"].number();
+  l.own_cpus = f["own_cpus"].number();
+  l.gpu_foreign_processes = f["gpu_foreign_processes"].optional_integer<int>();
+  l.gpu_idle_util_pct = f["gpu_idle_util_pct"].optional_integer<unsigned>();
+  l.gpu_foreign_memory_bytes = f["gpu_foreign_memory_bytes"].optional_integer<unsigned long long>();
+  return l;
+}
+
+BlockRecord read_block(const Field& f) {
+  BlockRecord b;
+  b.index = f["index"].integer<int>();
+  b.round = f["round"].integer<int>();
+  b.phase = f["phase"].word<Phase>();
+  b.tenants = f["tenants"].strings();
+  b.attempt = f["attempt"].integer<int>();
+  b.start_ns = f["start_ns"].integer<std::int64_t>();
+  b.end_ns = f["end_ns"].integer<std::int64_t>();
+  b.status = f["status"].word<BlockStatus>();
+  b.reason = f["reason"].string();
+  if (!f["overlap_window_ns"].is_null()) {
+    b.overlap_start_ns = f["overlap_window_ns"]["start"].integer<std::int64_t>();
+    b.overlap_end_ns = f["overlap_window_ns"]["end"].integer<std::int64_t>();
+  }
+  b.barrier_skew_s = f["barrier_skew_s"].optional_number();
+  b.load = read_load(f["foreign_load"]);
+  return b;
+}
+
+std::optional<SystemMetrics> read_system(const Field& f) {
+  if (f.is_null()) return std::nullopt;
+  return SystemMetrics{f["vs_exclusive"]["stp"].number(), f["vs_exclusive"]["antt"].number(),
+                       f["vs_alone"]["stp"].number(), f["vs_alone"]["antt"].number()};
+}
+
+RunResult read_run(const Field& f) {
+  RunResult r;
+  r.scenario = f["scenario"].string();
+  r.scenario_file = f["scenario_file"].string();
+  r.mode = f["mode"].string();
+  r.device = f["device"].integer<int>();
+  r.repetition = f["repetition"].integer<int>();
+  r.repetitions = f["repetitions"].integer<int>();
+  r.warmup_s = f["warmup_s"].number();
+  r.duration_s = f["duration_s"].number();
+  r.cutoff = f["cutoff"].number();
+  r.status = f["status"].word<RunStatus>();
+  r.message = f["message"].string();
+  r.mode_config = f["mode_config"].free_form();
+  r.rounds = f["rounds"].integer<int>();
+  r.round_order = f["round_order"].string();
+  r.barrier_skew_s = f["barrier_skew_s"].optional_number();
+  for (std::size_t i = 0; i < f["blocks"].size(); ++i) r.blocks.push_back(read_block(f["blocks"][i]));
+  r.system = read_system(f["system"]);
+  for (std::size_t i = 0; i < f["tenants"].size(); ++i) r.tenants.push_back(read_tenant(f["tenants"][i]));
+  return r;
+}
+
+TenantAggregate read_aggregate(const Field& f) {
+  TenantAggregate a;
+  a.scenario = f["scenario"].string();
+  a.mode = f["mode"].string();
+  a.tenant = f["tenant"].string();
+  a.workload = f["workload"].string();
+  a.repetitions = f["repetitions"].integer<int>();
+  a.repetitions_measured = f["repetitions_measured"].integer<int>();
+  a.repetition_verdicts = f["repetition_verdicts"].strings();
+  a.metrics = read_metrics(f["metrics"]);
+  a.verdict = f["verdict"].word<Verdict>();
+  a.verdict_reason = f["verdict_reason"].string();
+  a.warnings = f["warnings"].strings();
+  return a;
+}
+
+RunSummary read_summary_totals(const Field& f) {
+  RunSummary s;
+  s.pass = f["pass"].boolean();
+  s.interrupted = f["interrupted"].boolean();
+  s.exit_code = f["exit_code"].integer<int>();
+  s.runs = f["runs"].integer<int>();
+  s.tenants = f["tenants"].integer<int>();
+  s.passed = f["passed"].integer<int>();
+  s.failed = f["failed"].integer<int>();
+  s.inconclusive = f["inconclusive"].integer<int>();
+  s.baseline = f["baseline"].integer<int>();
+  s.waived = f["waived"].integer<int>();
+  s.errors = f["errors"].integer<int>();
+  return s;
+}
+
+// `kind`: what the file should be, e.g. "results file".
+ojson parse_file(const std::string& path, const char* kind) {
+  std::ifstream in(path);
+  if (!in) throw ResultsFileError(path, "", "cannot open");
+  try {
+    return ojson::parse(in);
+  } catch (const ojson::parse_error& e) {
+    throw ResultsFileError(path, "", std::string("not an interference-bench ") + kind + " (not JSON: " + e.what() + ")");
+  }
+}
+
+}  // namespace
+
+ResultsDocument results_from_json(const ojson& doc, const std::string& file) {
+  const Source source{file, std::string("; not a results file of this version (schema ") + kSchemaVersion + ")"};
+  const Field top(doc, "", source);
+  const Field version = top["schema_version"];
+  if (version.string() != kSchemaVersion) version.fail("\"" + version.string() + "\"");
+  ResultsDocument d;
+  Results& r = d.results;
+  r.schema_version = version.string();
+  r.meta = read_meta(top["meta"], d.raw_samples);
+  for (std::size_t i = 0; i < top["runs"].size(); ++i) r.runs.push_back(read_run(top["runs"][i]));
+  for (std::size_t i = 0; i < top["aggregates"].size(); ++i) r.aggregates.push_back(read_aggregate(top["aggregates"][i]));
+  r.summary = read_summary_totals(top["summary"]);
+  return d;
+}
+
+ResultsDocument read_results_file(const std::string& path) { return results_from_json(parse_file(path, "results file"), path); }
+
+std::vector<std::string> results_file_modes(const std::string& path) {
+  const ojson doc = parse_file(path, "results file");
+  if (!doc.is_object() || !doc.contains("runs") || !doc["runs"].is_array())
+    throw ResultsFileError(path, "", "not an interference-bench results file (no runs[])");
+  std::vector<std::string> modes;
+  for (const auto& run : doc["runs"])
+    if (run.is_object() && run.contains("mode") && run["mode"].is_string()) modes.push_back(run["mode"].get<std::string>());
+  return modes;
+}
+
+SustainReport read_sustain_verdict(const std::string& path) {
+  const ojson doc = parse_file(path, "sustain report");
+  const Source source{path, "; not a sustain report of this version"};
+  const Field top(doc, "", source);
+  SustainReport r;
+  r.verdict = top["verdict"].word<LoadVerdict>();
+  r.evidence = top["evidence"].strings();
+  return r;
+}
+
+}  // namespace ib

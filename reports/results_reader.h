@@ -1,0 +1,53 @@
+// The one reader of the files this tool writes: a results.json (reports/results.schema.json) back into
+// the structs the writers format, and the verdict of a sustain.json. Nothing outside reports/ parses
+// them. A file that does not read is bad input: one line naming the file, the field and what is wrong.
+#pragma once
+
+#include "harness/core/errors.h"
+#include "harness/results/platform_reports.h"
+#include "harness/results/results.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace ib {
+
+// "FILE: FIELD: PROBLEM" (FIELD as runs[0].tenants[1].phases.exclusive.stats.median), or
+// "FILE: PROBLEM" for the file as a whole.
+class ResultsFileError : public InputError {
+ public:
+  ResultsFileError(const std::string& file, const std::string& field, const std::string& problem);
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string field_;
+};
+
+// A results.json read back. Written again (results_to_json with raw_samples), a file with raw samples
+// comes out byte for byte the same. A --no-raw file does too unless a phase had telemetry: the file has
+// the count of its readings but not the readings, and the writer writes a phase's telemetry object only
+// for readings it holds, so that object would be lost.
+struct ResultsDocument {
+  Results results;
+  // meta.raw_samples: false for a file written with --no-raw, whose phases have no per-sample arrays
+  // (nor telemetry series) to read back.
+  bool raw_samples = true;
+};
+
+// Reads a results.json of this schema version (kSchemaVersion). Throws ResultsFileError.
+ResultsDocument read_results_file(const std::string& path);
+// The same from its parsed text; `file` names it in errors.
+ResultsDocument results_from_json(const nlohmann::ordered_json& doc, const std::string& file);
+
+// The modes of a results file's runs, in order, read without the rest of it: so that a refusal can
+// name the reason that matters (a mig run given as a baseline) even in a file the full reader would
+// refuse for something else. Throws ResultsFileError when the file is not JSON or has no runs[].
+std::vector<std::string> results_file_modes(const std::string& path);
+
+// The verdict and evidence of a sustain.json (what vet's sustained-load check quotes); the rest of
+// the report is not read back. Throws ResultsFileError.
+SustainReport read_sustain_verdict(const std::string& path);
+
+}  // namespace ib

@@ -1,0 +1,58 @@
+// The interface every writer of a run's results implements (after google/benchmark's reporters:
+// context, runs, finalize). A run calls context once before anything runs, runs after every
+// repetition (and once before the first, with no runs yet), and finalize once at the end. A writer
+// formats what it is given and never computes. A new output (JUnit, Prometheus, HTML) is one class
+// here and one line where the run lists its writers (harness/cli/app.cpp).
+#pragma once
+
+#include "harness/results/results.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ib {
+
+class ResultsWriter {
+ public:
+  virtual ~ResultsWriter() = default;
+  // Once, before anything runs: what the run is.
+  virtual void context(const Meta& meta);
+  // The results so far. A writer of files rewrites them whole (atomically), so an interrupted run
+  // keeps what it finished.
+  virtual void runs(const Results& so_far);
+  // Once, when the run is over. Not called when an error ends the run: what runs() wrote stands.
+  virtual void finalize(const Results& results);
+};
+
+// A writer of one file, rewritten whole after every repetition and at the end: a temporary file, then
+// a rename (harness/core/files.h), so a reader never sees half a file and an interrupted run keeps
+// the last complete one.
+class ResultsFile : public ResultsWriter {
+ public:
+  explicit ResultsFile(std::string path) : path_(std::move(path)) {}
+  void runs(const Results& so_far) override;
+  void finalize(const Results& results) override;
+  const std::string& path() const { return path_; }
+
+ protected:
+  // The whole content of the file for these results.
+  virtual std::string text(const Results& results) const = 0;
+
+ private:
+  std::string path_;
+};
+
+// Several writers as one, called in the order they were added.
+class ResultsWriters : public ResultsWriter {
+ public:
+  void add(std::unique_ptr<ResultsWriter> writer);
+  void context(const Meta& meta) override;
+  void runs(const Results& so_far) override;
+  void finalize(const Results& results) override;
+
+ private:
+  std::vector<std::unique_ptr<ResultsWriter>> writers_;
+};
+
+}  // namespace ib

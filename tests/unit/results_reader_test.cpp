@@ -1,0 +1,472 @@
+// The reader of results files (reports/results_reader.h): a hand-built Results written by the JSON writer
+// reads back as the same structs, write -> read -> write is byte-identical, and a file that does not read
+// says which file and which field in one line.
+#include "reports/json_writer.h"
+#include "reports/results_reader.h"
+#include "tests/unit/sample_results.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace ib {
+namespace {
+
+using namespace ib::test;
+using ojson = nlohmann::ordered_json;
+
+// Every field the writer writes set to something other than its default, NaN where a NaN is written
+// as null.
+Results every_field_results() {
+  Results r = sample_results();
+  Meta& m = r.meta;
+  m.git_sha = "abc123";
+  m.start_time = "2025-01-02T03:04:05Z";
+  m.host = "node7";
+  m.host_cpus = 16;
+  m.backend_requested = "auto";
+  m.backend_note = "NO GPU FOUND";
+  m.telemetry = {{"hz", 10.0}, {"source", "libnvidia-ml.so.1"}};
+  m.max_foreign_cpus = 0.25;
+  m.max_steal_cpus = 0.1;
+  m.max_reruns = 2;
+
+  RunResult& run = r.runs[0];
+  run.scenario_file = "scenarios/pair.json";
+  run.device = 1;
+  run.warmup_s = 0.5;
+  run.duration_s = 2.0;
+  run.status = RunStatus::interrupted;
+  run.message = "interrupted";
+  run.mode_config = {{"device", {{"name", "NVIDIA H200"}}}, {"exclusive_source", "measured"}};
+  run.barrier_skew_s = 2e-5;
+  run.blocks[0].barrier_skew_s = 1e-5;
+  run.blocks[0].round = 2;
+  run.blocks[0].attempt = 3;
+  run.blocks[0].start_ns = 100;
+  run.blocks[0].end_ns = 900;
+  run.blocks[0].load = {1.0, 0.5, 0.01, 1.9, 2, 40u, 1ull << 30};
+  BlockRecord quiet;
+  quiet.index = 1;
+  quiet.phase = Phase::exclusive;
+  quiet.tenants = {"alpha"};
+  run.blocks.push_back(quiet);
+
+  TenantResult& a = run.tenants[0];
+  a.role = "victim";
+  // A phase that repeats the exclusive one keeps none of its samples (as modes/common.cpp makes it).
+  a.alone.start_ns.clear();
+  a.alone.duration_s.clear();
+  a.alone.in_window.clear();
+  a.alone.outlier.clear();
+  a.placement = {{"cpus", {0}}};
+  PhaseResult& c = a.colocated;
+  c.outcome.exit_code = 0;
+  c.outcome.log_file = "logs/a.log";
+  c.outcome.env = {{"CUDA_VISIBLE_DEVICES", "0"}};
+  c.outcome.resolved = {{"rate", 250.0}};
+  c.block = {0, 0, 1, 1};
+  c.counted = {0, 1, 1, 1};
+  c.coverage = {kNaN, 0.9, 1.0, 0.95};
+  c.coverage_mean = 0.95;
+  c.coverage_p5 = 0.905;
+  c.latency_count = {1, 2, 0, 1};
+  c.latencies_s = {0.001, 0.002, 0.003, 0.004};
+  c.latency = summary_of(4, 0.0025);
+  c.counter_samples = {{"requests", {1, 2, 0, 1}}};
+  c.counters = {{"requests", {3.0, 120.0}}};
+  TelemetrySample t0, t1;
+  t0.t_ns = 1'000'000;
+  t0.r.sm_clock_mhz = 1980;
+  t0.r.max_sm_clock_mhz = 1980;
+  t0.r.mem_clock_mhz = 3201;
+  t0.r.power_w = 600.5;
+  t0.r.power_limit_w = 700.0;
+  t0.r.default_power_limit_w = 700.0;
+  t0.r.temperature_c = 61;
+  t0.r.clock_event_reasons = 0x4;
+  t0.r.util_gpu_pct = 99;
+  t0.r.util_memory_pct = 40;
+  t0.r.memory_used_bytes = 1ull << 33;
+  t0.r.power_violation = ViolationTime{0, 12};
+  t0.r.thermal_violation = ViolationTime{0, 0};
+  t1.t_ns = 101'000'000;
+  t1.r.sm_clock_mhz = 1300;  // every other field unreported: null in the series
+  c.telemetry = {t0, t1};
+  c.throttled = {0, 1, 1, 0};
+  ThrottleSummary th;
+  th.samples = 4;
+  th.throttled_samples = 2;
+  th.throttled_fraction = 0.5;
+  th.readings = 2;
+  th.throttled_readings = 1;
+  th.covered_s = 0.1;
+  th.reasons_seen = 0x4;
+  th.time_per_reason = {{0x1, "GpuIdle", 0.0, 0.0}, {0x4, "SwPowerCap", 0.1, 1.0}};
+  c.throttle = th;
+  c.telemetry_unsupported = {"util_gpu_pct: nvmlDeviceGetUtilizationRates: Not Supported"};
+  c.measure_start_ns = 1'000'000;
+  c.measure_end_ns = 9'000'000;
+  c.blocks = 2;
+  c.blocks_counted = 1;
+  a.exclusive.telemetry_error = "NVML went away";
+  a.exclusive.blocks = 1;
+  a.exclusive.blocks_counted = 1;
+  a.metrics->basis = "request_latency";
+
+  r.aggregates[0].repetitions = 2;
+  r.summary.interrupted = true;
+  r.summary.failed = 1;
+  r.summary.inconclusive = 2;
+  r.summary.baseline = 3;
+  r.summary.waived = 4;
+  r.summary.exit_code = 130;
+  return r;
+}
+
+// ---- the structs compared field by field (NaN equals NaN: the writer writes both as null) ----
+
+void same(double a, double b, const std::string& what) {
+  if (std::isnan(a) || std::isnan(b)) EXPECT_TRUE(std::isnan(a) && std::isnan(b)) << what << ": " << a << " vs " << b;
+  else EXPECT_EQ(a, b) << what;
+}
+void same(const std::vector<double>& a, const std::vector<double>& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (std::size_t i = 0; i < a.size(); ++i) same(a[i], b[i], what + "[" + std::to_string(i) + "]");
+}
+void same(const std::optional<double>& a, const std::optional<double>& b, const std::string& what) {
+  ASSERT_EQ(a.has_value(), b.has_value()) << what;
+  if (a) same(*a, *b, what);
+}
+void same(const Summary& a, const Summary& b, const std::string& what) {
+  EXPECT_EQ(a.n, b.n) << what;
+  same(std::vector<double>{a.mean, a.median, a.stddev, a.cv, a.min, a.max, a.p5, a.p50, a.p95, a.p99},
+       std::vector<double>{b.mean, b.median, b.stddev, b.cv, b.min, b.max, b.p5, b.p50, b.p95, b.p99}, what);
+}
+
+void same_telemetry(const std::vector<TelemetrySample>& a, const std::vector<TelemetrySample>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const TelemetryReading &x = a[i].r, &y = b[i].r;
+    EXPECT_EQ(a[i].t_ns, b[i].t_ns);
+    EXPECT_EQ(x.sm_clock_mhz, y.sm_clock_mhz);
+    EXPECT_EQ(x.max_sm_clock_mhz, y.max_sm_clock_mhz);
+    EXPECT_EQ(x.mem_clock_mhz, y.mem_clock_mhz);
+    same(x.power_w, y.power_w, "power_w");
+    same(x.power_limit_w, y.power_limit_w, "power_limit_w");
+    same(x.default_power_limit_w, y.default_power_limit_w, "default_power_limit_w");
+    EXPECT_EQ(x.temperature_c, y.temperature_c);
+    EXPECT_EQ(x.clock_event_reasons, y.clock_event_reasons);
+    EXPECT_EQ(x.util_gpu_pct, y.util_gpu_pct);
+    EXPECT_EQ(x.util_memory_pct, y.util_memory_pct);
+    EXPECT_EQ(x.memory_used_bytes, y.memory_used_bytes);
+    ASSERT_EQ(x.power_violation.has_value(), y.power_violation.has_value());
+    if (x.power_violation) EXPECT_EQ(x.power_violation->violation_ns, y.power_violation->violation_ns);
+    ASSERT_EQ(x.thermal_violation.has_value(), y.thermal_violation.has_value());
+    if (x.thermal_violation) EXPECT_EQ(x.thermal_violation->violation_ns, y.thermal_violation->violation_ns);
+  }
+}
+
+void same_throttle(const std::optional<ThrottleSummary>& a, const std::optional<ThrottleSummary>& b) {
+  ASSERT_EQ(a.has_value(), b.has_value());
+  if (!a) return;
+  EXPECT_EQ(a->samples, b->samples);
+  EXPECT_EQ(a->throttled_samples, b->throttled_samples);
+  same(a->throttled_fraction, b->throttled_fraction, "throttled_fraction");
+  EXPECT_EQ(a->throttled_readings, b->throttled_readings);
+  same(a->covered_s, b->covered_s, "covered_s");
+  EXPECT_EQ(a->reasons_seen, b->reasons_seen);
+  ASSERT_EQ(a->time_per_reason.size(), b->time_per_reason.size());
+  for (std::size_t i = 0; i < a->time_per_reason.size(); ++i) {
+    EXPECT_EQ(a->time_per_reason[i].bit, b->time_per_reason[i].bit);
+    EXPECT_EQ(a->time_per_reason[i].name, b->time_per_reason[i].name);
+    same(a->time_per_reason[i].seconds, b->time_per_reason[i].seconds, "seconds");
+    same(a->time_per_reason[i].fraction, b->time_per_reason[i].fraction, "fraction");
+  }
+}
+
+void same_phase(const PhaseResult& a, const PhaseResult& b, const std::string& what) {
+  SCOPED_TRACE(what);
+  EXPECT_EQ(a.source, b.source);
+  EXPECT_EQ(a.outcome.status, b.outcome.status);
+  EXPECT_EQ(a.outcome.message, b.outcome.message);
+  EXPECT_EQ(a.outcome.exit_code, b.outcome.exit_code);
+  EXPECT_EQ(a.outcome.signal, b.outcome.signal);
+  EXPECT_EQ(a.outcome.log_file, b.outcome.log_file);
+  EXPECT_EQ(a.outcome.env, b.outcome.env);
+  EXPECT_EQ(a.outcome.resolved, b.outcome.resolved);
+  EXPECT_EQ(a.start_ns, b.start_ns);
+  same(a.duration_s, b.duration_s, "duration_s");
+  EXPECT_EQ(a.block, b.block);
+  EXPECT_EQ(a.in_window, b.in_window);
+  EXPECT_EQ(a.counted, b.counted);
+  EXPECT_EQ(a.outlier, b.outlier);
+  same(a.coverage, b.coverage, "coverage");
+  EXPECT_EQ(a.latency_count, b.latency_count);
+  same(a.latencies_s, b.latencies_s, "latencies_s");
+  ASSERT_EQ(a.latency.has_value(), b.latency.has_value());
+  if (a.latency) same(*a.latency, *b.latency, "latency");
+  EXPECT_EQ(a.counter_samples, b.counter_samples);
+  ASSERT_EQ(a.counters.size(), b.counters.size());
+  for (const auto& [name, total] : a.counters) {
+    same(total.total, b.counters.at(name).total, name);
+    same(total.rate, b.counters.at(name).rate, name);
+  }
+  same_telemetry(a.telemetry, b.telemetry);
+  EXPECT_EQ(a.throttled, b.throttled);
+  same_throttle(a.throttle, b.throttle);
+  EXPECT_EQ(a.telemetry_error, b.telemetry_error);
+  EXPECT_EQ(a.telemetry_unsupported, b.telemetry_unsupported);
+  EXPECT_EQ(a.measure_start_ns, b.measure_start_ns);
+  EXPECT_EQ(a.measure_end_ns, b.measure_end_ns);
+  same(a.stats, b.stats, "stats");
+  same(a.throughput, b.throughput, "throughput");
+  EXPECT_EQ(a.throughput_unit, b.throughput_unit);
+  same(a.window_cv, b.window_cv, "window_cv");
+  EXPECT_EQ(a.outliers, b.outliers);
+  EXPECT_EQ(a.blocks, b.blocks);
+  EXPECT_EQ(a.blocks_counted, b.blocks_counted);
+  same(a.coverage_mean, b.coverage_mean, "coverage_mean");
+  same(a.coverage_p5, b.coverage_p5, "coverage_p5");
+}
+
+void same_metrics(const std::optional<TenantMetrics>& a, const std::optional<TenantMetrics>& b) {
+  ASSERT_EQ(a.has_value(), b.has_value());
+  if (!a) return;
+  EXPECT_EQ(a->basis, b->basis);
+  same(std::vector<double>{a->p95_slowdown.value, a->p95_slowdown.ci_low, a->p95_slowdown.ci_high,
+                           a->p95_slowdown.confidence, a->median_slowdown, a->partition_cost, a->interference},
+       std::vector<double>{b->p95_slowdown.value, b->p95_slowdown.ci_low, b->p95_slowdown.ci_high,
+                           b->p95_slowdown.confidence, b->median_slowdown, b->partition_cost, b->interference},
+       "metrics");
+  EXPECT_EQ(a->p95_slowdown.resamples, b->p95_slowdown.resamples);
+  EXPECT_EQ(a->p95_slowdown.seed, b->p95_slowdown.seed);
+  EXPECT_EQ(a->n_exclusive, b->n_exclusive);
+  EXPECT_EQ(a->n_colocated, b->n_colocated);
+}
+
+void same_block(const BlockRecord& a, const BlockRecord& b) {
+  EXPECT_EQ(a.index, b.index);
+  EXPECT_EQ(a.round, b.round);
+  EXPECT_EQ(a.phase, b.phase);
+  EXPECT_EQ(a.tenants, b.tenants);
+  EXPECT_EQ(a.attempt, b.attempt);
+  EXPECT_EQ(a.start_ns, b.start_ns);
+  EXPECT_EQ(a.end_ns, b.end_ns);
+  EXPECT_EQ(a.overlap_start_ns, b.overlap_start_ns);
+  EXPECT_EQ(a.overlap_end_ns, b.overlap_end_ns);
+  same(a.barrier_skew_s, b.barrier_skew_s, "barrier_skew_s");
+  same(std::vector<double>{a.load.seconds, a.load.foreign_cpus, a.load.steal_cpus, a.load.own_cpus},
+       std::vector<double>{b.load.seconds, b.load.foreign_cpus, b.load.steal_cpus, b.load.own_cpus}, "load");
+  EXPECT_EQ(a.load.gpu_foreign_processes, b.load.gpu_foreign_processes);
+  EXPECT_EQ(a.load.gpu_idle_util_pct, b.load.gpu_idle_util_pct);
+  EXPECT_EQ(a.load.gpu_foreign_memory_bytes, b.load.gpu_foreign_memory_bytes);
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.reason, b.reason);
+}
+
+void same_run(const RunResult& a, const RunResult& b) {
+  EXPECT_EQ(a.scenario, b.scenario);
+  EXPECT_EQ(a.scenario_file, b.scenario_file);
+  EXPECT_EQ(a.mode, b.mode);
+  EXPECT_EQ(a.device, b.device);
+  EXPECT_EQ(a.repetition, b.repetition);
+  EXPECT_EQ(a.repetitions, b.repetitions);
+  same(std::vector<double>{a.warmup_s, a.duration_s, a.cutoff}, std::vector<double>{b.warmup_s, b.duration_s, b.cutoff},
+       "run");
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.mode_config, b.mode_config);
+  EXPECT_EQ(a.message, b.message);
+  ASSERT_EQ(a.system.has_value(), b.system.has_value());
+  if (a.system)
+    same(std::vector<double>{a.system->stp_exclusive, a.system->antt_exclusive, a.system->stp_alone, a.system->antt_alone},
+         std::vector<double>{b.system->stp_exclusive, b.system->antt_exclusive, b.system->stp_alone, b.system->antt_alone},
+         "system");
+  same(a.barrier_skew_s, b.barrier_skew_s, "barrier_skew_s");
+  EXPECT_EQ(a.rounds, b.rounds);
+  EXPECT_EQ(a.round_order, b.round_order);
+  ASSERT_EQ(a.blocks.size(), b.blocks.size());
+  for (std::size_t i = 0; i < a.blocks.size(); ++i) same_block(a.blocks[i], b.blocks[i]);
+  ASSERT_EQ(a.tenants.size(), b.tenants.size());
+  for (std::size_t i = 0; i < a.tenants.size(); ++i) {
+    const TenantResult &x = a.tenants[i], &y = b.tenants[i];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.role, y.role);
+    EXPECT_EQ(x.workload, y.workload);
+    EXPECT_EQ(x.params, y.params);
+    EXPECT_EQ(x.placement, y.placement);
+    same(x.work.amount, y.work.amount, "work");
+    EXPECT_EQ(x.work.unit, y.work.unit);
+    same_phase(x.exclusive, y.exclusive, x.name + " exclusive");
+    same_phase(x.alone, y.alone, x.name + " alone");
+    same_phase(x.colocated, y.colocated, x.name + " colocated");
+    same_metrics(x.metrics, y.metrics);
+    EXPECT_EQ(x.verdict, y.verdict);
+    EXPECT_EQ(x.verdict_reason, y.verdict_reason);
+    EXPECT_EQ(x.warnings, y.warnings);
+  }
+}
+
+void same_results(const Results& a, const Results& b) {
+  EXPECT_EQ(a.schema_version, b.schema_version);
+  const Meta &x = a.meta, &y = b.meta;
+  EXPECT_EQ(x.argv, y.argv);
+  EXPECT_EQ(x.version, y.version);
+  EXPECT_EQ(x.git_sha, y.git_sha);
+  EXPECT_EQ(x.start_time, y.start_time);
+  EXPECT_EQ(x.host, y.host);
+  EXPECT_EQ(x.host_cpus, y.host_cpus);
+  EXPECT_EQ(x.backend, y.backend);
+  EXPECT_EQ(x.backend_requested, y.backend_requested);
+  EXPECT_EQ(x.backend_note, y.backend_note);
+  EXPECT_EQ(x.suite, y.suite);
+  EXPECT_EQ(x.telemetry, y.telemetry);
+  EXPECT_EQ(x.bootstrap_seed, y.bootstrap_seed);
+  EXPECT_EQ(x.bootstrap_resamples, y.bootstrap_resamples);
+  same(std::vector<double>{x.max_foreign_cpus, x.max_steal_cpus}, std::vector<double>{y.max_foreign_cpus, y.max_steal_cpus},
+       "limits");
+  EXPECT_EQ(x.max_reruns, y.max_reruns);
+  ASSERT_EQ(a.runs.size(), b.runs.size());
+  for (std::size_t i = 0; i < a.runs.size(); ++i) same_run(a.runs[i], b.runs[i]);
+  ASSERT_EQ(a.aggregates.size(), b.aggregates.size());
+  for (std::size_t i = 0; i < a.aggregates.size(); ++i) {
+    const TenantAggregate &p = a.aggregates[i], &q = b.aggregates[i];
+    EXPECT_EQ(p.scenario, q.scenario);
+    EXPECT_EQ(p.mode, q.mode);
+    EXPECT_EQ(p.tenant, q.tenant);
+    EXPECT_EQ(p.workload, q.workload);
+    EXPECT_EQ(p.repetitions, q.repetitions);
+    EXPECT_EQ(p.repetitions_measured, q.repetitions_measured);
+    same_metrics(p.metrics, q.metrics);
+    EXPECT_EQ(p.repetition_verdicts, q.repetition_verdicts);
+    EXPECT_EQ(p.verdict, q.verdict);
+    EXPECT_EQ(p.verdict_reason, q.verdict_reason);
+    EXPECT_EQ(p.warnings, q.warnings);
+  }
+  const RunSummary &s = a.summary, &t = b.summary;
+  EXPECT_EQ(std::vector<int>({s.pass, s.interrupted, s.runs, s.tenants, s.passed, s.failed, s.inconclusive, s.baseline,
+                              s.waived, s.errors, s.exit_code}),
+            std::vector<int>({t.pass, t.interrupted, t.runs, t.tenants, t.passed, t.failed, t.inconclusive, t.baseline,
+                              t.waived, t.errors, t.exit_code}));
+}
+
+ResultsDocument read_back(const Results& r, bool raw) {
+  return results_from_json(ojson::parse(results_to_json(r, raw).dump(1)), "results.json");
+}
+
+// ---------------------------------------------------------------- round trip
+
+TEST(ResultsReader, WhatTheWriterWroteReadsBackAsTheSameStructs) {
+  const Results written = every_field_results();
+  const ResultsDocument doc = read_back(written, true);
+  EXPECT_TRUE(doc.raw_samples);
+  same_results(written, doc.results);
+}
+
+// Byte-identical for every file with raw samples, and for --no-raw files without telemetry: a --no-raw
+// file keeps the count of telemetry readings but not the readings, and the structs hold only the readings.
+void expect_rewritten_identically(const Results& r, bool raw) {
+  const std::string first = results_to_json(r, raw).dump(1);
+  const ResultsDocument doc = results_from_json(ojson::parse(first), "results.json");
+  EXPECT_EQ(doc.raw_samples, raw);
+  EXPECT_EQ(results_to_json(doc.results, raw).dump(1), first) << "raw " << raw;
+}
+
+TEST(ResultsReader, WriteReadWriteIsByteIdentical) {
+  expect_rewritten_identically(every_field_results(), true);
+  expect_rewritten_identically(sample_results(), true);
+  expect_rewritten_identically(sample_results(), false);
+}
+
+TEST(ResultsReader, ANoRawFileReadsBackWithoutItsSamples) {
+  const ResultsDocument doc = read_back(every_field_results(), false);
+  EXPECT_FALSE(doc.raw_samples);
+  const PhaseResult& c = doc.results.runs[0].tenants[0].colocated;
+  EXPECT_TRUE(c.start_ns.empty() && c.duration_s.empty() && c.telemetry.empty());
+  EXPECT_EQ(c.stats.n, 4u);  // the figures stay
+  ASSERT_TRUE(c.throttle);
+  EXPECT_EQ(c.throttle->throttled_samples, 2u);
+}
+
+// ---------------------------------------------------------------- errors
+
+// The one-line message results_from_json throws for `doc`.
+std::string error_of(const ojson& doc) {
+  try {
+    results_from_json(doc, "base.json");
+  } catch (const ResultsFileError& e) {
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "read without an error";
+  return "";
+}
+
+TEST(ResultsReader, AnotherSchemaVersionIsRefusedByName) {
+  ojson doc = results_to_json(sample_results(), true);
+  doc["schema_version"] = "1.0";
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"1.0\"; not a results file of this version (schema 2.0)");
+  doc.erase("schema_version");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: missing; not a results file of this version (schema 2.0)");
+}
+
+TEST(ResultsReader, AMissingFieldIsNamedByItsPath) {
+  ojson doc = results_to_json(sample_results(), true);
+  doc["runs"][0]["tenants"][1]["phases"]["exclusive"]["stats"].erase("median");
+  EXPECT_EQ(error_of(doc), "base.json: runs[0].tenants[1].phases.exclusive.stats.median: missing; not a results file of "
+                           "this version (schema 2.0)");
+}
+
+TEST(ResultsReader, AFieldOfTheWrongTypeOrWordIsNamedByItsPath) {
+  ojson doc = results_to_json(sample_results(), true);
+  doc["runs"][0]["blocks"][0]["start_ns"] = "soon";
+  EXPECT_NE(error_of(doc).find("base.json: runs[0].blocks[0].start_ns: an integer was expected, found string"),
+            std::string::npos);
+  doc = results_to_json(sample_results(), true);
+  doc["aggregates"][1]["verdict"] = "maybe";
+  EXPECT_NE(error_of(doc).find("base.json: aggregates[1].verdict: \"maybe\" is not one of the words"), std::string::npos);
+  doc = results_to_json(sample_results(), true);
+  doc["runs"][0]["tenants"][0]["phases"]["colocated"]["samples"]["in_window"].erase(0);
+  EXPECT_NE(error_of(doc).find("runs[0].tenants[0].phases.colocated.samples.in_window: 3 values where start_ns has 4"),
+            std::string::npos);
+}
+
+TEST(ResultsReader, AFileThatIsNotJsonOrMissingSaysSo) {
+  TempDir dir;
+  const std::string path = dir.path + "/results.json";
+  std::ofstream(path) << "not json";
+  try {
+    read_results_file(path);
+    FAIL();
+  } catch (const ResultsFileError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(path + ": not an interference-bench results file (not JSON: ", 0), 0) << e.what();
+  }
+  EXPECT_THROW(read_results_file(dir.path + "/none.json"), InputError);
+  EXPECT_THROW(results_file_modes(path), ResultsFileError);
+}
+
+TEST(ResultsReader, TheModesOfAFileReadWithoutTheRest) {
+  TempDir dir;
+  const std::string path = dir.path + "/results.json";
+  std::ofstream(path) << R"({"runs": [{"mode": "mig"}, {"mode": "exclusive"}]})";
+  EXPECT_EQ(results_file_modes(path), (std::vector<std::string>{"mig", "exclusive"}));
+  std::ofstream(path) << R"({"meta": {}})";
+  EXPECT_THROW(results_file_modes(path), ResultsFileError);
+}
+
+// ---------------------------------------------------------------- enum words
+
+TEST(ResultsReader, VerdictWordsAreTheWritersWords) {
+  for (Verdict v : {Verdict::pass, Verdict::fail, Verdict::inconclusive, Verdict::baseline, Verdict::waived,
+                    Verdict::error}) {
+    EXPECT_STREQ(to_string(v), verdict_name(v));
+    EXPECT_EQ(parse_name<Verdict>(verdict_name(v)), v);
+  }
+  for (LoadVerdict v : {LoadVerdict::pass, LoadVerdict::warn, LoadVerdict::fail, LoadVerdict::inconclusive})
+    EXPECT_STREQ(to_string(v), load_verdict_name(v));
+}
+
+}  // namespace
+}  // namespace ib

@@ -308,7 +308,7 @@ void execute(const RunOptions& o, const std::vector<Scenario>& plan, const std::
   }
 }
 
-int run_command(const RunOptions& o, const std::vector<std::string>& argv, const Registry& registry) {
+int run_benchmarks(const RunOptions& o, const std::vector<std::string>& argv, const Registry& registry) {
   // SIGINT/SIGTERM arrive through a signalfd the orchestrator polls; nothing runs in a handler.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -476,7 +476,7 @@ int run_app(int argc, char** argv) {
     }
     if (*list) return list_command(what, registry);
     if (const auto rc = run_platform_command(platform)) return *rc;
-    return run_command(o, args, registry);
+    return run_benchmarks(o, args, registry);
   } catch (const InputError& e) {
     return fail(kExitBadInput, e.what());
   } catch (const CannotRunError& e) {

@@ -228,7 +228,7 @@ void prepare_modes(const ModeRequest& o, Backend backend, const std::vector<Scen
     if (any_timeslice)
       if (const auto why = timeslice_refusal(cm, device)) throw CannotRunError(*why);
     // The time-slice length is a driver setting; record it where nvidia-smi shows it, never change it.
-    const CommandResult policy = run_command({"nvidia-smi", "compute-policy", "-l"}, {}, "", 5.0);
+    const CommandResult policy = run_helper_command({"nvidia-smi", "compute-policy", "-l"}, {}, "", 5.0);
     setup.device["compute_policy"] = policy.ok() ? policy.output : "not available";
   }
   if (any_mps && o.mps_pipe_dir.empty() && find_on_path(kMpsControl).empty())

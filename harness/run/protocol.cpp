@@ -27,17 +27,4 @@ bool LineReader::read_some(std::vector<std::string>& lines) {
   return true;
 }
 
-bool write_all(int fd, const std::string& text) {
-  std::size_t off = 0;
-  while (off < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    off += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 }  // namespace ib

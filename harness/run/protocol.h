@@ -33,7 +33,4 @@ class LineReader {
   std::string buffer_;
 };
 
-// Writes all of `text`; returns false when the reader is gone (EPIPE) or on error.
-bool write_all(int fd, const std::string& text);
-
 }  // namespace ib

@@ -50,7 +50,7 @@ ChildRun run_self(const PlatformOptions& o, std::vector<std::string> args, const
   args.insert(args.begin(), self_exe_path());
   args.insert(args.end(), {"--out", out_dir, "--max-foreign-cpus", arg(o.max_foreign_cpus), "--max-steal-cpus",
                            arg(o.max_steal_cpus)});
-  const CommandResult r = run_command(args, {"INTERFERENCE_BENCH_CHILD=1"}, "", timeout_s);
+  const CommandResult r = run_helper_command(args, {"INTERFERENCE_BENCH_CHILD=1"}, "", timeout_s);
   ChildRun c;
   c.output = r.output;
   c.exit_code = r.timed_out ? kExitWorkloadFailed

@@ -72,13 +72,11 @@ void MpsDaemon::quit() noexcept {
 
 MpsDaemon::~MpsDaemon() { quit(); }
 
-nlohmann::json MpsDaemon::describe() const {
-  return {{"pipe_directory", pipe_dir_},
-          {"log_directory", log_dir_},
-          {"daemon", owned_ ? "private (started and quit by interference-bench)" : "attached (--mps-pipe-dir; never stopped)"},
-          {"fault_propagation",
-           "a fatal GPU fault in one MPS client is delivered to every client on the GPU: one tenant's crash "
-           "can end its neighbours"}};
+MpsDaemonInfo MpsDaemon::describe() const {
+  return {pipe_dir_, log_dir_,
+          owned_ ? "private (started and quit by interference-bench)" : "attached (--mps-pipe-dir; never stopped)",
+          "a fatal GPU fault in one MPS client is delivered to every client on the GPU: one tenant's crash "
+          "can end its neighbours"};
 }
 
 }  // namespace ib

@@ -54,7 +54,7 @@ RunResult new_run_result(const Scenario& s, int repetition) {
   r.warmup_s = s.warmup_s;
   r.duration_s = s.duration_s;
   r.cutoff = s.cutoff;
-  r.mode_config = {{"mode", r.mode}};
+  r.mode_config.mode = r.mode;
   for (const auto& t : s.tenants) {
     TenantResult tr;
     tr.name = t.name;
@@ -81,14 +81,17 @@ RunResult Orchestrator::run(const Scenario& s, int repetition) {
   RunResult r = new_run_result(s, repetition);
   r.rounds = o_.rounds;
   r.round_order = round_order_name(o_.round_order);
-  r.mode_config["device"] = o_.modes.device;
+  r.mode_config.device = mode_device_facts(o_.modes.device);
   if (poll_signal(0)) {
     r.status = RunStatus::interrupted;
     r.message = "interrupted before the repetition started";
     return r;
   }
   Plan plan = make_plan(s, o_.modes, ++plans_made_);  // the plan's resources go when it does
-  r.mode_config.update(plan.config);
+  ModeConfig config = plan.config;  // what the plan set up, with what the run already knows
+  config.mode = r.mode_config.mode;
+  config.device = std::move(r.mode_config.device);
+  r.mode_config = std::move(config);
   if (plan.before) plan.before(r);
   {
     RepetitionRun rep(o_, s, plan, r, [this](int timeout_ms) { return poll_signal(timeout_ms); });

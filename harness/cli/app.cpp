@@ -8,6 +8,7 @@
 #include "harness/modes/mode_setup.h"
 #include "harness/modes/mps_daemon.h"
 #include "harness/nvml/nvml.h"
+#include "harness/run/launcher.h"
 #include "harness/run/orchestrator.h"
 #include "harness/vet/platform.h"
 #include "harness/process/process.h"
@@ -347,6 +348,10 @@ int run_benchmarks(const RunOptions& o, const std::vector<std::string>& argv, co
   oo.log_dir = out.dir + "/logs";
   oo.timeout_margin_s = o.timeout_margin;
   oo.signal_fd = sfd;
+  ProcessLauncher launcher;  // workers are processes; a signal ends the orchestrator's waits at once
+  SystemClock clock(sfd);
+  oo.launcher = &launcher;
+  oo.clock = &clock;
   oo.rounds = o.rounds;
   oo.round_order = o.round_order == "shuffle" ? RoundOrder::shuffle : RoundOrder::abba;
   oo.seed = o.seed;

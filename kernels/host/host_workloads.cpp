@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdint>
@@ -199,6 +200,8 @@ class HostLatency final : public Workload {
 // first sample this process runs, warm-up included) or during setup when at_sample is 0.
 // With `count_file` set, only the `at_start`-th process of this tenant faults (each start adds a
 // line to the file), so a test can let the exclusive phase pass and fault in the colocated one.
+// `children` > 0: setup forks that many processes that only wait for a signal (and hold the worker's
+// pipes), to test that nothing a worker starts outlives it.
 class HostFault final : public Workload {
  public:
   explicit HostFault(const Params& p)
@@ -206,9 +209,16 @@ class HostFault final : public Workload {
         at_sample_(p.at("at_sample").get<int>()),
         sample_ms_(p.at("sample_ms").get<double>()),
         count_file_(p.at("count_file").get<std::string>()),
-        at_start_(p.at("at_start").get<int>()) {}
+        at_start_(p.at("at_start").get<int>()),
+        children_(p.at("children").get<int>()) {}
 
   void setup(const ExecContext&) override {
+    for (int i = 0; i < children_; ++i) {
+      const pid_t pid = ::fork();
+      if (pid < 0) throw WorkloadError(std::string("host-fault: fork: ") + std::strerror(errno));
+      if (pid == 0)
+        for (;;) ::pause();  // async-signal-safe: the only thing a child of a threaded process may do here
+    }
     if (!count_file_.empty()) {
       int starts = 1;
       {
@@ -248,6 +258,7 @@ class HostFault final : public Workload {
   double sample_ms_;
   std::string count_file_;
   int at_start_;
+  int children_;
   bool armed_ = true;
   int samples_ = 0;
 };
@@ -309,7 +320,8 @@ void register_host_workloads(Registry& registry) {
                  {"at_sample", T::integer, 10, 0, 1e9, {}, "sample number that faults (0: during setup)"},
                  {"sample_ms", T::number, 5.0, 0.1, 1000, {}, "spin time per sample"},
                  {"count_file", T::string, "", {}, {}, {}, "file counting process starts (empty: every start faults)"},
-                 {"at_start", T::integer, 1, 1, 1000, {}, "with count_file: which process start faults"}},
+                 {"at_start", T::integer, 1, 1, 1000, {}, "with count_file: which process start faults"},
+                 {"children", T::integer, 0, 0, 8, {}, "processes forked in setup that only wait (and must not outlive the worker)"}},
                 always_supported,
                 [](const Params& p) { return std::make_unique<HostFault>(p); }});
 }

@@ -19,6 +19,42 @@ ojson stats_json(const Summary& s, const char* cv_key) {
 
 ojson optional_number(const std::optional<double>& v) { return v ? number(*v) : ojson(nullptr); }
 
+// mode_config: the keys in alphabetical order, as they always were (an unordered object once).
+nlohmann::json mode_device_facts_json(const ModeDeviceFacts& d) {
+  nlohmann::json j = d.unmapped;
+  const std::pair<const char*, const std::optional<std::string>*> texts[] = {
+      {"nvml", &d.nvml}, {"name", &d.name}, {"uuid", &d.uuid}, {"compute_mode", &d.compute_mode},
+      {"compute_policy", &d.compute_policy}, {"measures", &d.measures}};
+  for (const auto& [key, value] : texts)
+    if (*value) j[key] = **value;
+  if (d.mig_mode) j["mig_mode"] = {{"current", d.mig_mode->current}, {"pending", d.mig_mode->pending}};
+  if (d.mig_created) {
+    j["mig_created"] = nlohmann::json::array();
+    for (const auto& c : *d.mig_created)
+      j["mig_created"].push_back(
+          {{"profile", c.profile}, {"gpu_instance_id", c.gpu_instance_id}, {"compute_instance_id", c.compute_instance_id}});
+  }
+  return j;
+}
+
+ojson mode_config_json(const ModeConfig& c) {
+  nlohmann::json j = {{"mode", c.mode}};
+  if (c.device) j["device"] = mode_device_facts_json(*c.device);
+  if (c.mps)
+    j["mps"] = {{"pipe_directory", c.mps->pipe_directory}, {"log_directory", c.mps->log_directory},
+                {"daemon", c.mps->daemon}, {"fault_propagation", c.mps->fault_propagation}};
+  if (c.mig) {
+    nlohmann::json instances = nlohmann::json::array();
+    for (const auto& m : c.mig->instances)
+      instances.push_back({{"index", m.index}, {"gpu_instance_id", m.gpu_instance_id},
+                           {"compute_instance_id", m.compute_instance_id}, {"profile", m.profile}, {"uuid", m.uuid},
+                           {"sm_count", m.sm_count}, {"memory_bytes", m.memory_bytes}});
+    j["mig"] = {{"instances", instances}, {"assignment", c.mig->assignment}};
+  }
+  if (c.exclusive_source) j["exclusive_source"] = *c.exclusive_source;
+  return ojson::parse(j.dump());
+}
+
 ojson outcome_json(const WorkerOutcome& o) {
   ojson j = {{"status", to_string(o.status)}, {"message", o.message}};
   j["exit_code"] = o.exit_code ? ojson(*o.exit_code) : ojson(nullptr);
@@ -254,7 +290,7 @@ ojson results_to_json(const Results& r, bool raw) {
     jr["cutoff"] = run.cutoff;
     jr["status"] = to_string(run.status);
     jr["message"] = run.message;
-    jr["mode_config"] = run.mode_config.is_null() ? ojson::object() : ojson::parse(run.mode_config.dump());
+    jr["mode_config"] = mode_config_json(run.mode_config);
     jr["rounds"] = run.rounds;
     jr["round_order"] = run.round_order;
     jr["barrier_skew_s"] = run.barrier_skew_s ? number(*run.barrier_skew_s) : ojson(nullptr);

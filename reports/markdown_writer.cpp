@@ -66,10 +66,10 @@ void run_notes(std::ostringstream& os, const RunResult& run) {
   // What the slowdowns of a mode are against, and what sharing it implies, where the mode says so
   // (once per scenario and mode).
   const std::string mode_where = run.scenario + " (" + run.mode + ")";
-  if (run.repetition == 1 && run.mode_config.contains("exclusive_source") && run.mode_config["exclusive_source"].is_string())
-    os << "- " << mode_where << ": exclusive phase from " << run.mode_config["exclusive_source"].get<std::string>() << "\n";
-  if (run.repetition == 1 && run.mode_config.contains("mps") && run.mode_config["mps"].contains("fault_propagation"))
-    os << "- " << mode_where << ": " << run.mode_config["mps"]["fault_propagation"].get<std::string>() << "\n";
+  if (run.repetition == 1 && run.mode_config.exclusive_source)
+    os << "- " << mode_where << ": exclusive phase from " << *run.mode_config.exclusive_source << "\n";
+  if (run.repetition == 1 && run.mode_config.mps)
+    os << "- " << mode_where << ": " << run.mode_config.mps->fault_propagation << "\n";
   if (run.system)
     os << "- " << where << ": STP " << formatted("%.2f", run.system->stp_exclusive) << " / ANTT " << formatted("%.2f", run.system->antt_exclusive)
        << " against exclusive, " << formatted("%.2f", run.system->stp_alone) << " / " << formatted("%.2f", run.system->antt_alone)

@@ -181,6 +181,63 @@ Meta read_meta(const Field& f, bool& raw_samples) {
   return m;
 }
 
+// runs[].mode_config (reports/json_writer.cpp mode_config_json): every key the writer writes has a
+// field; a device fact the reader does not know is kept in `unmapped`, as the writer would write it.
+ModeDeviceFacts read_device_facts(const Field& f) {
+  ModeDeviceFacts d;
+  const std::pair<const char*, std::optional<std::string>*> texts[] = {
+      {"nvml", &d.nvml}, {"name", &d.name}, {"uuid", &d.uuid}, {"compute_mode", &d.compute_mode},
+      {"compute_policy", &d.compute_policy}, {"measures", &d.measures}};
+  f.each_member([&](const std::string& key, const Field& v) {
+    for (const auto& [k, field] : texts)
+      if (key == k) {
+        *field = v.string();
+        return;
+      }
+    if (key == "mig_mode") {
+      d.mig_mode = MigModeState{v["current"].boolean(), v["pending"].boolean()};
+    } else if (key == "mig_created") {
+      d.mig_created.emplace();
+      for (std::size_t i = 0; i < v.size(); ++i)
+        d.mig_created->push_back({v[i]["profile"].string(), v[i]["gpu_instance_id"].integer<unsigned>(),
+                                  v[i]["compute_instance_id"].integer<unsigned>()});
+    } else {
+      d.unmapped[key] = v.free_form();
+    }
+  });
+  return d;
+}
+
+ModeConfig read_mode_config(const Field& f) {
+  ModeConfig c;
+  c.mode = f["mode"].string();
+  if (f.has("device")) c.device = read_device_facts(f["device"]);
+  if (f.has("mps")) {
+    const Field m = f["mps"];
+    c.mps = MpsDaemonInfo{m["pipe_directory"].string(), m["log_directory"].string(), m["daemon"].string(),
+                          m["fault_propagation"].string()};
+  }
+  if (f.has("mig")) {
+    c.mig.emplace();
+    const Field instances = f["mig"]["instances"];
+    for (std::size_t i = 0; i < instances.size(); ++i) {
+      const Field x = instances[i];
+      MigInstance m;
+      m.index = x["index"].integer<int>();
+      m.gpu_instance_id = x["gpu_instance_id"].integer<unsigned>();
+      m.compute_instance_id = x["compute_instance_id"].integer<unsigned>();
+      m.profile = x["profile"].string();
+      m.uuid = x["uuid"].string();
+      m.sm_count = x["sm_count"].integer<unsigned>();
+      m.memory_bytes = x["memory_bytes"].integer<unsigned long long>();
+      c.mig->instances.push_back(m);
+    }
+    f["mig"]["assignment"].each_member([&](const std::string& k, const Field& v) { c.mig->assignment[k] = v.string(); });
+  }
+  if (f.has("exclusive_source")) c.exclusive_source = f["exclusive_source"].string();
+  return c;
+}
+
 WorkerOutcome read_outcome(const Field& f) {
   WorkerOutcome o;
   o.status = f["status"].word<WorkerStatus>();
@@ -435,7 +492,7 @@ RunResult read_run(const Field& f) {
   r.cutoff = f["cutoff"].number();
   r.status = f["status"].word<RunStatus>();
   r.message = f["message"].string();
-  r.mode_config = f["mode_config"].free_form();
+  r.mode_config = read_mode_config(f["mode_config"]);
   r.rounds = f["rounds"].integer<int>();
   r.round_order = f["round_order"].string();
   r.barrier_skew_s = f["barrier_skew_s"].optional_number();

@@ -11,6 +11,7 @@
 #include "harness/modes/mode_setup.h"
 #include "harness/modes/mps_daemon.h"
 #include "harness/nvml/nvml.h"
+#include "harness/run/launcher.h"
 #include "harness/run/orchestrator.h"
 #include "harness/vet/platform.h"
 #include "harness/process/process.h"
@@ -328,7 +329,7 @@ void execute(const RunOptions& o, const std::vector<Scenario>& plan, const std::
   }
 }
 
-int run_command(const RunOptions& o, const std::vector<std::string>& argv, const Registry& registry) {
+int run_benchmarks(const RunOptions& o, const std::vector<std::string>& argv, const Registry& registry) {
   // SIGINT/SIGTERM arrive through a signalfd the orchestrator polls; nothing runs in a handler.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -363,6 +364,10 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
   oo.log_dir = out.dir + "/logs";
   oo.timeout_margin_s = o.timeout_margin;
   oo.signal_fd = sfd;
+  ProcessLauncher launcher;  // workers are processes; a signal ends the orchestrator's waits at once
+  SystemClock clock(sfd);
+  oo.launcher = &launcher;
+  oo.clock = &clock;
   oo.rounds = o.rounds;
   oo.round_order = o.round_order == "shuffle" ? RoundOrder::shuffle : RoundOrder::abba;
   oo.seed = o.seed;
@@ -494,7 +499,7 @@ int run_app(int argc, char** argv) {
     }
     if (*list) return list_command(what, registry);
     if (const auto rc = run_platform_command(platform)) return *rc;
-    return run_command(o, args, registry);
+    return run_benchmarks(o, args, registry);
   } catch (const InputError& e) {
     return fail(kExitBadInput, e.what());
   } catch (const CannotRunError& e) {

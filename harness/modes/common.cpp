@@ -1,6 +1,9 @@
 // Pieces every plan shares, and the registry: the one place that maps a mode to its plan.
 #include "harness/modes/plan.h"
 
+#include <map>
+#include <string>
+
 namespace ib {
 
 std::vector<std::size_t> all_tenants(const Scenario& s) {
@@ -41,6 +44,32 @@ void alone_is_exclusive(Plan& p) {
   p.after = [](RunResult& r) {
     for (auto& t : r.tenants) t.alone = reference_to(t.exclusive, PhaseSource::exclusive);
   };
+}
+
+ModeDeviceFacts mode_device_facts(const nlohmann::json& device) {
+  using Text = std::optional<std::string> ModeDeviceFacts::*;
+  static const std::map<std::string, Text> texts = {
+      {"nvml", &ModeDeviceFacts::nvml},     {"name", &ModeDeviceFacts::name},
+      {"uuid", &ModeDeviceFacts::uuid},     {"compute_mode", &ModeDeviceFacts::compute_mode},
+      {"compute_policy", &ModeDeviceFacts::compute_policy}, {"measures", &ModeDeviceFacts::measures}};
+  ModeDeviceFacts f;
+  if (!device.is_object()) return f;
+  for (const auto& [key, value] : device.items()) {
+    const auto text = texts.find(key);
+    if (text != texts.end() && value.is_string()) {
+      f.*(text->second) = value.get<std::string>();
+    } else if (key == "mig_mode" && value.is_object()) {
+      f.mig_mode = MigModeState{value.value("current", false), value.value("pending", false)};
+    } else if (key == "mig_created" && value.is_array()) {
+      f.mig_created.emplace();
+      for (const auto& c : value)
+        f.mig_created->push_back({c.value("profile", std::string()), c.value("gpu_instance_id", 0u),
+                                  c.value("compute_instance_id", 0u)});
+    } else {
+      f.unmapped[key] = value;
+    }
+  }
+  return f;
 }
 
 Plan make_plan(const Scenario& s, const ModeContext& ctx, int sequence) {

@@ -6,11 +6,6 @@
 namespace ib {
 
 namespace {
-nlohmann::json instance_json(const MigInstance& m) {
-  return {{"index", m.index}, {"gpu_instance_id", m.gpu_instance_id}, {"compute_instance_id", m.compute_instance_id},
-          {"profile", m.profile}, {"uuid", m.uuid}, {"sm_count", m.sm_count}, {"memory_bytes", m.memory_bytes}};
-}
-
 std::function<void(RunResult&)> exclusive_from_baseline(const Scenario& s, const ModeContext& ctx) {
   return [&s, &ctx](RunResult& r) {
     for (std::size_t i = 0; i < s.tenants.size(); ++i) {
@@ -28,11 +23,10 @@ Plan mig_plan(const Scenario& s, const ModeContext& ctx, int) {
   if (it == ctx.mig_plans.end()) throw std::logic_error("no MIG placement was resolved for scenario " + s.name);
   const MigPlan& mig = it->second;
   Plan p;
-  nlohmann::json instances = nlohmann::json::array(), assignment = nlohmann::json::object();
-  for (const auto& m : mig.instances) instances.push_back(instance_json(m));
+  MigPlacementInfo placement{mig.instances, {}};
   for (std::size_t i = 0; i < s.tenants.size(); ++i)
-    assignment[s.tenants[i].name] = mig.instances[mig.tenant_instance[i]].uuid;
-  p.config["mig"] = {{"instances", instances}, {"assignment", assignment}};
+    placement.assignment[s.tenants[i].name] = mig.instances[mig.tenant_instance[i]].uuid;
+  p.config.mig = std::move(placement);
 
   WorkerSet placed{"mig", one_process_per_tenant(s), [&mig](std::size_t i) {
                      return std::vector<std::string>{"CUDA_VISIBLE_DEVICES=" + mig.instances[mig.tenant_instance[i]].uuid};
@@ -40,7 +34,7 @@ Plan mig_plan(const Scenario& s, const ModeContext& ctx, int) {
   placed.device_from_env = true;
   p.sets.push_back(placed);
   if (!ctx.baseline.empty()) {
-    p.config["exclusive_source"] = "baseline file " + ctx.baseline_file;
+    p.config.exclusive_source = "baseline file " + ctx.baseline_file;
     p.before = exclusive_from_baseline(s, ctx);
   } else {
     const MigInstance& big = mig.instances[mig.largest];
@@ -50,7 +44,7 @@ Plan mig_plan(const Scenario& s, const ModeContext& ctx, int) {
     largest.device_from_env = true;
     p.sets.push_back(largest);
     p.round = exclusive_blocks(s, 1);
-    p.config["exclusive_source"] = "largest MIG instance " + big.profile + " (" + big.uuid + ", " +
+    p.config.exclusive_source = "largest MIG instance " + big.profile + " (" + big.uuid + ", " +
                                    std::to_string(big.sm_count) + " SMs): slowdowns are against that instance, not a whole GPU";
     p.after = [](RunResult& r) {
       for (auto& t : r.tenants) t.exclusive.source = PhaseSource::largest_mig_instance;

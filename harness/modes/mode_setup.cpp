@@ -237,7 +237,7 @@ void check_compute_mode(ModeSetup& setup, int device, const ModesUsed& used) {
   if (used.timeslice)
     if (const auto why = timeslice_refusal(cm, device)) throw CannotRunError(*why);
   // The time-slice length is a driver setting; record it where nvidia-smi shows it, never change it.
-  const CommandResult policy = run_command({"nvidia-smi", "compute-policy", "-l"}, {}, "", 5.0);
+  const CommandResult policy = run_helper_command({"nvidia-smi", "compute-policy", "-l"}, {}, "", 5.0);
   setup.device["compute_policy"] = policy.ok() ? policy.output : "not available";
 }
 

@@ -27,7 +27,7 @@ Plan mps_plan(const Scenario& s, const ModeContext& ctx, int sequence) {
   std::shared_ptr<MpsDaemon> daemon = ctx.mps_pipe_dir.empty()
                                           ? MpsDaemon::start(ctx.run_dir + "/" + n, ctx.log_dir + "/" + n)
                                           : MpsDaemon::attach(ctx.mps_pipe_dir);
-  p.config["mps"] = daemon->describe();
+  p.config.mps = daemon->describe();
   p.resources = daemon;
   p.sets.push_back({"plain", one_process_per_tenant(s), [](std::size_t) { return std::vector<std::string>{}; }});
   WorkerSet clients{"mps", one_process_per_tenant(s),

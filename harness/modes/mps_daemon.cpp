@@ -26,7 +26,7 @@ std::vector<std::string> MpsDaemon::client_env() const {
 }
 
 bool MpsDaemon::answers() const {
-  return run_command({kMpsControl}, client_env(), "get_server_list\n", kControlTimeout, kInheritedMpsSettings).ok();
+  return run_helper_command({kMpsControl}, client_env(), "get_server_list\n", kControlTimeout, kInheritedMpsSettings).ok();
 }
 
 std::unique_ptr<MpsDaemon> MpsDaemon::start(const std::string& pipe_dir, const std::string& log_dir) {
@@ -36,7 +36,7 @@ std::unique_ptr<MpsDaemon> MpsDaemon::start(const std::string& pipe_dir, const s
   make_dir(pipe_dir);
   make_dir(log_dir);
   std::unique_ptr<MpsDaemon> d(new MpsDaemon(pipe_dir, log_dir, true));
-  const CommandResult r = run_command({kMpsControl, "-d"}, d->client_env(), "", kControlTimeout, kInheritedMpsSettings);
+  const CommandResult r = run_helper_command({kMpsControl, "-d"}, d->client_env(), "", kControlTimeout, kInheritedMpsSettings);
   if (!r.ok()) {
     d->running_ = false;  // it did not start: nothing to quit
     throw CannotRunError(std::string("cannot start the MPS control daemon (") + kMpsControl + " -d: " +
@@ -63,7 +63,7 @@ void MpsDaemon::quit() noexcept {
   if (!owned_ || !running_) return;
   running_ = false;
   try {
-    const CommandResult r = run_command({kMpsControl}, client_env(), "quit\n", kControlTimeout, kInheritedMpsSettings);
+    const CommandResult r = run_helper_command({kMpsControl}, client_env(), "quit\n", kControlTimeout, kInheritedMpsSettings);
     quit_result_ = r.ok() ? "quit" : "quit failed: " + (r.timed_out ? std::string("timed out") : r.status.describe());
   } catch (const std::exception& e) {
     quit_result_ = std::string("quit failed: ") + e.what();
@@ -72,13 +72,11 @@ void MpsDaemon::quit() noexcept {
 
 MpsDaemon::~MpsDaemon() { quit(); }
 
-nlohmann::json MpsDaemon::describe() const {
-  return {{"pipe_directory", pipe_dir_},
-          {"log_directory", log_dir_},
-          {"daemon", owned_ ? "private (started and quit by interference-bench)" : "attached (--mps-pipe-dir; never stopped)"},
-          {"fault_propagation",
-           "a fatal GPU fault in one MPS client is delivered to every client on the GPU: one tenant's crash "
-           "can end its neighbours"}};
+MpsDaemonInfo MpsDaemon::describe() const {
+  return {pipe_dir_, log_dir_,
+          owned_ ? "private (started and quit by interference-bench)" : "attached (--mps-pipe-dir; never stopped)",
+          "a fatal GPU fault in one MPS client is delivered to every client on the GPU: one tenant's crash "
+          "can end its neighbours"};
 }
 
 }  // namespace ib

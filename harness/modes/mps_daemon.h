@@ -4,7 +4,7 @@
 // attached to with --mps-pipe-dir, which is never stopped.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include "harness/results/results.h"
 
 #include <memory>
 #include <string>
@@ -35,7 +35,8 @@ class MpsDaemon {
   void quit() noexcept;
   // What every MPS client needs in its environment to reach this daemon.
   std::vector<std::string> client_env() const;
-  nlohmann::json describe() const;
+  // What the results record about it (mode_config.mps).
+  MpsDaemonInfo describe() const;
 
  private:
   MpsDaemon(std::string pipe_dir, std::string log_dir, bool owned)

@@ -66,7 +66,9 @@ struct BlockSpec {
 };
 
 struct Plan {
-  nlohmann::json config = nlohmann::json::object();  // merged into mode_config
+  // What the plan set up, for the run's mode_config (mps, mig, exclusive_source; the orchestrator adds
+  // mode and device).
+  ModeConfig config;
   std::vector<WorkerSet> sets;
   std::vector<BlockSpec> round;   // one round's blocks in canonical order (rounds reorder them)
   // Before any worker starts (e.g. exclusive phases from a baseline file) and after the last block
@@ -86,6 +88,10 @@ Plan mig_plan(const Scenario& s, const ModeContext& ctx, int sequence);
 Plan streams_plan(const Scenario& s, const ModeContext& ctx, int sequence);
 // Throws CannotRunError when the mode's resources cannot be set up (the MPS daemon would not start).
 Plan make_plan(const Scenario& s, const ModeContext& ctx, int sequence);
+
+// ModeContext::device (mode_setup's JSON words) as the results record them; a key without a field
+// goes to ModeDeviceFacts::unmapped.
+ModeDeviceFacts mode_device_facts(const nlohmann::json& device);
 
 // Shared by the plans: exclusive blocks, one per tenant, on set `set`; one process per tenant.
 std::vector<BlockSpec> exclusive_blocks(const Scenario& s, std::size_t set);

@@ -8,7 +8,7 @@ namespace ib {
 
 inline void note_mig_instance(Plan& p, const ModeContext& ctx) {
   if (ctx.mig_instance_note.empty()) return;
-  p.config["exclusive_source"] = ctx.mig_instance_note;
+  p.config.exclusive_source = ctx.mig_instance_note;
   auto after = p.after;
   p.after = [after](RunResult& r) {
     for (auto& t : r.tenants) t.exclusive.source = PhaseSource::mig_instance;

@@ -1,5 +1,6 @@
 #include "harness/process/process.h"
 
+#include "harness/core/clock.h"
 #include "harness/core/errors.h"
 
 #include <fcntl.h>
@@ -9,13 +10,14 @@
 #include <unistd.h>
 
 #include <poll.h>
-#include <time.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <stdexcept>
+#include <utility>
 
 extern char** environ;
 
@@ -26,19 +28,74 @@ namespace {
   throw std::runtime_error(what + ": " + std::strerror(err));
 }
 
+// A posix_spawn* call's result (an error number, not errno).
+void spawn_check(int rc, const char* what) {
+  if (rc != 0) sys_fail(what, rc);
+}
+
 // RAII for posix_spawn's attribute and file-action objects.
 struct SpawnSetup {
   posix_spawnattr_t attr;
   posix_spawn_file_actions_t actions;
   SpawnSetup() {
-    posix_spawnattr_init(&attr);
-    posix_spawn_file_actions_init(&actions);
+    spawn_check(posix_spawnattr_init(&attr), "posix_spawnattr_init");
+    if (const int rc = posix_spawn_file_actions_init(&actions)) {
+      posix_spawnattr_destroy(&attr);
+      sys_fail("posix_spawn_file_actions_init", rc);
+    }
   }
   ~SpawnSetup() {
     posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&actions);
   }
+  SpawnSetup(const SpawnSetup&) = delete;
+  SpawnSetup& operator=(const SpawnSetup&) = delete;
+  void dup2(int from, int to) { spawn_check(posix_spawn_file_actions_adddup2(&actions, from, to), "posix_spawn_file_actions_adddup2"); }
+  // An empty signal mask and the default disposition of `signals`, whatever the harness blocks or
+  // ignores; `own_group`: the child leads a new process group.
+  void reset_signals(std::initializer_list<int> signals, bool own_group) {
+    sigset_t empty, defaults;
+    sigemptyset(&empty);
+    sigemptyset(&defaults);
+    for (int sig : signals) sigaddset(&defaults, sig);
+    spawn_check(posix_spawnattr_setsigmask(&attr, &empty), "posix_spawnattr_setsigmask");
+    spawn_check(posix_spawnattr_setsigdefault(&attr, &defaults), "posix_spawnattr_setsigdefault");
+    short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+    if (own_group) {
+      spawn_check(posix_spawnattr_setpgroup(&attr, 0), "posix_spawnattr_setpgroup");
+      flags |= POSIX_SPAWN_SETPGROUP;
+    }
+    spawn_check(posix_spawnattr_setflags(&attr, flags), "posix_spawnattr_setflags");
+  }
 };
+
+// A pipe with both ends close-on-exec; closes what it still holds when destroyed.
+struct Pipe {
+  int read = -1, write = -1;
+  Pipe() {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) sys_fail("pipe2", errno);
+    read = fds[0];
+    write = fds[1];
+  }
+  ~Pipe() {
+    close_fd(read);
+    close_fd(write);
+  }
+  Pipe(const Pipe&) = delete;
+  Pipe& operator=(const Pipe&) = delete;
+  int release_read() { return std::exchange(read, -1); }
+  int release_write() { return std::exchange(write, -1); }
+};
+
+// argv or envp for exec: pointers into `strings`, then nullptr.
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
 // The harness's environment without the names in `unset` (a name ending in '*' is a prefix: "CUDA_MPS_*"),
 // with `overrides` ("KEY=VALUE") set on top.
 std::vector<std::string> merged_environment(const std::vector<std::string>& overrides,
@@ -73,55 +130,29 @@ std::map<std::string, std::string> current_environment() {
 }
 
 ChildProcess spawn_process(const SpawnSpec& spec) {
-  int control[2], report[2];
-  if (pipe2(control, O_CLOEXEC) != 0) sys_fail("pipe2", errno);
-  if (pipe2(report, O_CLOEXEC) != 0) {
-    const int e = errno;
-    ::close(control[0]);
-    ::close(control[1]);
-    sys_fail("pipe2", e);
-  }
+  Pipe control, report;
   SpawnSetup s;
   // stdin <- control pipe, fd 3 -> report pipe, stdout+stderr -> log file. dup2 clears
   // FD_CLOEXEC on the targets; every other descriptor of ours is close-on-exec.
-  posix_spawn_file_actions_adddup2(&s.actions, control[0], 0);
-  posix_spawn_file_actions_adddup2(&s.actions, report[1], kWorkerReportFd);
-  posix_spawn_file_actions_addopen(&s.actions, 1, spec.log_path.empty() ? "/dev/null" : spec.log_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&s.actions, 1, 2);
-
-  // Own process group (a terminal's Ctrl-C reaches the harness only, which then stops the
-  // workers), default dispositions and an empty signal mask whatever the harness blocks/ignores.
-  sigset_t empty, defaults;
-  sigemptyset(&empty);
-  sigemptyset(&defaults);
-  for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP, SIGQUIT}) sigaddset(&defaults, sig);
-  posix_spawnattr_setsigmask(&s.attr, &empty);
-  posix_spawnattr_setsigdefault(&s.attr, &defaults);
-  posix_spawnattr_setpgroup(&s.attr, 0);
-  posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+  s.dup2(control.read, 0);
+  s.dup2(report.write, kWorkerReportFd);
+  spawn_check(posix_spawn_file_actions_addopen(&s.actions, 1, spec.log_path.empty() ? "/dev/null" : spec.log_path.c_str(),
+                                               O_WRONLY | O_CREAT | O_TRUNC, 0644),
+              "posix_spawn_file_actions_addopen");
+  s.dup2(1, 2);
+  // Own process group (a terminal's Ctrl-C reaches the harness only, which then stops the workers;
+  // and kill_process_group reaches whatever a worker starts).
+  s.reset_signals({SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP, SIGQUIT}, true);
 
   std::vector<std::string> argv_s{spec.exe};
   argv_s.insert(argv_s.end(), spec.args.begin(), spec.args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
   std::vector<std::string> env_s = merged_environment(spec.env, spec.env_unset);
-  std::vector<char*> envp;
-  for (auto& e : env_s) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  const std::vector<char*> argv = c_strings(argv_s), envp = c_strings(env_s);
 
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, spec.exe.c_str(), &s.actions, &s.attr, argv.data(), envp.data());
-  ::close(control[0]);
-  ::close(report[1]);
-  if (rc != 0) {
-    ::close(control[1]);
-    ::close(report[0]);
-    sys_fail("cannot start worker " + spec.exe, rc);
-  }
-  return {pid, control[1], report[0]};
+  if (rc != 0) sys_fail("cannot start worker " + spec.exe, rc);
+  return {pid, control.release_write(), report.release_read()};  // the child's ends close with the Pipes
 }
 
 std::string ExitStatus::describe() const {
@@ -161,9 +192,36 @@ ExitStatus wait_for(pid_t pid) {
   return decode(status);
 }
 
+std::optional<ExitStatus> try_wait_group(pid_t leader) {
+  siginfo_t info{};
+  int r;
+  do r = waitid(P_PID, static_cast<id_t>(leader), &info, WEXITED | WNOHANG | WNOWAIT);
+  while (r < 0 && errno == EINTR);
+  if (r < 0) return ExitStatus{};             // already reaped or not ours: treat as gone
+  if (info.si_pid == 0) return std::nullopt;  // still running
+  // Not reaped yet, the leader's pid (the group's id) cannot be reused: this reaches exactly what
+  // the worker left behind in its group.
+  kill_process_group(leader, SIGKILL);
+  return wait_for(leader);
+}
+
 void kill_process_group(pid_t pid, int sig) {
   if (pid <= 0) return;
   if (::kill(-pid, sig) != 0) ::kill(pid, sig);
+}
+
+bool write_all(int fd, const std::string& text) {
+  if (fd < 0) return false;
+  std::size_t off = 0;
+  while (off < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    off += static_cast<std::size_t>(n);
+  }
+  return true;
 }
 
 void close_fd(int& fd) {
@@ -197,95 +255,97 @@ std::string find_on_path(const std::string& name) {
   return "";
 }
 
-CommandResult run_command(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                          const std::string& stdin_text, double timeout_s, const std::vector<std::string>& env_unset) {
+namespace {
+
+// Seconds since `start_ns`.
+double seconds_since(std::int64_t start_ns) { return static_cast<double>(monotonic_ns() - start_ns) * 1e-9; }
+
+// Starts a helper command without a shell: stdin <- in, stdout and stderr -> out. The pid, or -1 with
+// the reason in `why`.
+pid_t start_helper(const std::string& exe, const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                   const std::vector<std::string>& env_unset, const Pipe& in, const Pipe& out, std::string& why) {
+  SpawnSetup s;
+  s.dup2(in.read, 0);
+  s.dup2(out.write, 1);
+  s.dup2(out.write, 2);
+  s.reset_signals({SIGINT, SIGTERM, SIGPIPE, SIGCHLD}, false);
+  std::vector<std::string> args = argv;
+  args[0] = exe;
+  std::vector<std::string> env_s = merged_environment(env, env_unset);
+  const std::vector<char*> cargv = c_strings(args), envp = c_strings(env_s);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, exe.c_str(), &s.actions, &s.attr, cargv.data(), envp.data());
+  if (rc == 0) return pid;
+  why = exe + ": " + std::strerror(rc);
+  return -1;
+}
+
+// Reads the helper's output until it closes it or exits (a daemonising command may leave a child
+// holding the pipe open: its exit is enough), or until the timeout (then it is killed). True when
+// its exit status is already in `r`.
+bool collect_helper_output(pid_t pid, int out_fd, std::int64_t start_ns, double timeout_s, CommandResult& r) {
+  constexpr std::size_t kMaxOutput = 65536;
+  char buf[4096];
+  for (;;) {
+    if (seconds_since(start_ns) > timeout_s) {
+      r.timed_out = true;
+      ::kill(pid, SIGKILL);
+      return false;
+    }
+    pollfd p{out_fd, POLLIN, 0};
+    const int ready = poll(&p, 1, 50);
+    if (ready < 0 && errno != EINTR) return false;
+    if (ready > 0) {
+      ssize_t n;
+      do n = ::read(out_fd, buf, sizeof(buf));
+      while (n < 0 && errno == EINTR);
+      if (n <= 0) return false;  // the command (and anything it left holding the pipe) closed it
+      if (r.output.size() < kMaxOutput) r.output.append(buf, static_cast<std::size_t>(n));
+    } else if (auto st = try_wait(pid)) {
+      r.status = *st;
+      return true;
+    }
+  }
+}
+
+// Reaps the helper, still bounded by the timeout (then it is killed and reaped).
+void reap_helper(pid_t pid, std::int64_t start_ns, double timeout_s, CommandResult& r) {
+  for (;;) {
+    if (auto st = try_wait(pid)) {
+      r.status = *st;
+      return;
+    }
+    if (!r.timed_out && seconds_since(start_ns) > timeout_s) {
+      r.timed_out = true;
+      ::kill(pid, SIGKILL);
+    }
+    poll(nullptr, 0, 10);
+  }
+}
+
+}  // namespace
+
+CommandResult run_helper_command(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                                 const std::string& stdin_text, double timeout_s, const std::vector<std::string>& env_unset) {
   CommandResult r;
   const std::string exe = find_on_path(argv.at(0));
   if (exe.empty()) {
     r.output = argv[0] + ": not found on PATH";
     return r;
   }
-  int in[2], out[2];
-  if (pipe2(in, O_CLOEXEC) != 0) sys_fail("pipe2", errno);
-  if (pipe2(out, O_CLOEXEC) != 0) {
-    const int e = errno;
-    ::close(in[0]);
-    ::close(in[1]);
-    sys_fail("pipe2", e);
-  }
-  SpawnSetup s;
-  posix_spawn_file_actions_adddup2(&s.actions, in[0], 0);
-  posix_spawn_file_actions_adddup2(&s.actions, out[1], 1);
-  posix_spawn_file_actions_adddup2(&s.actions, out[1], 2);
-  sigset_t empty, defaults;
-  sigemptyset(&empty);
-  sigemptyset(&defaults);
-  for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD}) sigaddset(&defaults, sig);
-  posix_spawnattr_setsigmask(&s.attr, &empty);
-  posix_spawnattr_setsigdefault(&s.attr, &defaults);
-  posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::vector<std::string> args = argv;
-  args[0] = exe;
-  std::vector<char*> cargv;
-  for (auto& a : args) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  std::vector<std::string> env_s = merged_environment(env, env_unset);
-  std::vector<char*> envp;
-  for (auto& e : env_s) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, exe.c_str(), &s.actions, &s.attr, cargv.data(), envp.data());
-  ::close(in[0]);
-  ::close(out[1]);
-  if (rc != 0) {
-    ::close(in[1]);
-    ::close(out[0]);
-    r.output = exe + ": " + std::strerror(rc);
-    return r;
-  }
+  Pipe in, out;
+  const pid_t pid = start_helper(exe, argv, env, env_unset, in, out, r.output);
+  close_fd(in.read);
+  close_fd(out.write);
+  if (pid < 0) return r;
   r.started = true;
-  // The input is a line or two: far below the pipe buffer, so this write cannot block.
-  (void)!::write(in[1], stdin_text.data(), stdin_text.size());
-  ::close(in[1]);
-  timespec t0;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  char buf[4096];
-  for (;;) {
-    timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    const double elapsed = static_cast<double>(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) * 1e-9;
-    if (elapsed > timeout_s) {
-      r.timed_out = true;
-      ::kill(pid, SIGKILL);
-      break;
-    }
-    pollfd p{out[0], POLLIN, 0};
-    if (poll(&p, 1, 50) > 0) {
-      const ssize_t n = ::read(out[0], buf, sizeof(buf));
-      if (n <= 0) break;  // the command (and anything it left holding the pipe) closed it
-      if (r.output.size() < 65536) r.output.append(buf, static_cast<std::size_t>(n));
-    } else if (auto st = try_wait(pid)) {
-      // Exited (a daemonising command may leave a child holding the pipe open: do not wait for EOF).
-      ::close(out[0]);
-      r.status = *st;
-      return r;
-    }
-  }
-  ::close(out[0]);
-  // Output closed (or timed out and killed): reap, still bounded by the timeout.
-  for (;;) {
-    if (auto st = try_wait(pid)) {
-      r.status = *st;
-      return r;
-    }
-    timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (static_cast<double>(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) * 1e-9 > timeout_s) {
-      r.timed_out = true;
-      ::kill(pid, SIGKILL);
-    }
-    poll(nullptr, 0, 10);
-  }
+  // The input is a line or two: far below the pipe buffer, so this write cannot block. A helper that
+  // exits without reading it is no error here: its exit status says how it went.
+  (void)write_all(in.write, stdin_text);
+  close_fd(in.write);
+  const std::int64_t start_ns = monotonic_ns();
+  if (!collect_helper_output(pid, out.read, start_ns, timeout_s, r)) reap_helper(pid, start_ns, timeout_s, r);
+  return r;
 }
 
 }  // namespace ib

@@ -40,8 +40,13 @@ struct ExitStatus {
 
 std::optional<ExitStatus> try_wait(pid_t pid);  // nullopt while running
 ExitStatus wait_for(pid_t pid);                  // blocks
+// For a process that leads its own group (spawn_process): nullopt while it runs; once it exited,
+// SIGKILL to what is left in its group (what the worker started and left behind), then it is reaped.
+std::optional<ExitStatus> try_wait_group(pid_t leader);
 void kill_process_group(pid_t pid, int sig);     // the worker and anything it started
-void close_fd(int& fd);
+// Writes all of `text`; false when the reader is gone (EPIPE), on error, or for fd -1.
+bool write_all(int fd, const std::string& text);
+void close_fd(int& fd);                          // closes fd (when >= 0) and sets it to -1
 
 std::string self_exe_path();
 
@@ -61,10 +66,10 @@ struct CommandResult {
 // This process's environment, by name.
 std::map<std::string, std::string> current_environment();
 
-// `env` and `env_unset` as in SpawnSpec.
-CommandResult run_command(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                          const std::string& stdin_text, double timeout_s,
-                          const std::vector<std::string>& env_unset = {});
+// `env` and `env_unset` as in SpawnSpec. Throws std::runtime_error when no pipe can be made.
+CommandResult run_helper_command(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                                 const std::string& stdin_text, double timeout_s,
+                                 const std::vector<std::string>& env_unset = {});
 
 // The full path of `name` on $PATH, or "" when it is not there.
 std::string find_on_path(const std::string& name);

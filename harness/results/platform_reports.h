@@ -4,7 +4,7 @@
 #pragma once
 
 #include "harness/nvml/telemetry.h"
-#include "harness/results/names.h"
+#include "harness/core/names.h"
 #include "harness/results/results.h"
 
 #include <optional>

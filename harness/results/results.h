@@ -2,6 +2,7 @@
 #pragma once
 
 #include "harness/core/names.h"
+#include "harness/nvml/nvml.h"
 #include "harness/stats/metrics.h"
 #include "harness/stats/stats.h"
 #include "harness/nvml/telemetry.h"
@@ -214,6 +215,45 @@ struct SystemMetrics {
   double stp_alone = 0.0, antt_alone = 0.0;
 };
 
+// What was read about the device before anything ran (harness/modes/mode_setup.cpp); a fact that was
+// not read is absent.
+struct ModeDeviceFacts {
+  std::optional<std::string> nvml;            // the NVML library used, or "unavailable: <why>"
+  std::optional<std::string> name, uuid;
+  std::optional<std::string> compute_mode;    // e.g. "Default"
+  std::optional<std::string> compute_policy;  // what `nvidia-smi compute-policy -l` says (the time slice), or "not available"
+  std::optional<MigModeState> mig_mode;
+  std::optional<std::vector<CreatedMigInstance>> mig_created;  // --mig-create
+  std::optional<std::string> measures;        // a GPU in MIG mode: what the whole-GPU modes really measured
+  // Facts mode_setup records that have no field here yet, written as they are (none today).
+  nlohmann::json unmapped = nlohmann::json::object();
+};
+
+// Mode mps: the MPS control daemon the clients used.
+struct MpsDaemonInfo {
+  std::string pipe_directory;
+  std::string log_directory;      // empty when attached
+  std::string daemon;             // private (started and quit by the harness) or attached (--mps-pipe-dir)
+  std::string fault_propagation;  // what one client's fatal fault does to the others
+};
+
+// Mode mig: the GPU's MIG devices and where each tenant ran.
+struct MigPlacementInfo {
+  std::vector<MigInstance> instances;
+  std::map<std::string, std::string> assignment;  // tenant name -> MIG device UUID
+};
+
+// How the mode was set up for one run (results: runs[].mode_config).
+struct ModeConfig {
+  std::string mode;
+  std::optional<ModeDeviceFacts> device;  // absent in a run never set up (a mode waived under --mode all)
+  std::optional<MpsDaemonInfo> mps;
+  std::optional<MigPlacementInfo> mig;
+  // Where the exclusive phase comes from when it is not a whole GPU: the baseline file, the largest MIG
+  // instance, the one MIG instance the whole-GPU modes see.
+  std::optional<std::string> exclusive_source;
+};
+
 struct RunResult {
   std::string scenario;
   std::string scenario_file;
@@ -225,7 +265,7 @@ struct RunResult {
   double duration_s = 0.0;
   double cutoff = 0.0;
   RunStatus status = RunStatus::ok;
-  nlohmann::json mode_config;      // how the mode was set up: device, compute mode, MPS daemon, MIG instances
+  ModeConfig mode_config;          // how the mode was set up: device, compute mode, MPS daemon, MIG instances
   std::string message;
   std::vector<TenantResult> tenants;
   std::optional<SystemMetrics> system;

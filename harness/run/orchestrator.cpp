@@ -1,29 +1,16 @@
 #include "harness/run/orchestrator.h"
 
-#include "harness/analysis/analysis.h"
-#include "harness/core/clock.h"
-#include "harness/exec/executor.h"
-#include "harness/modes/mps_daemon.h"
 #include "harness/run/repetition.h"
 
-#include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <fstream>
-#include <memory>
 #include <random>
-#include <set>
-#include <sstream>
+#include <stdexcept>
 
 namespace ib {
-
-using nlohmann::json;
 
 const char* round_order_name(RoundOrder o) { return o == RoundOrder::abba ? "abba" : "shuffle"; }
 
@@ -54,7 +41,7 @@ RunResult new_run_result(const Scenario& s, int repetition) {
   r.warmup_s = s.warmup_s;
   r.duration_s = s.duration_s;
   r.cutoff = s.cutoff;
-  r.mode_config = {{"mode", r.mode}};
+  r.mode_config.mode = r.mode;
   for (const auto& t : s.tenants) {
     TenantResult tr;
     tr.name = t.name;
@@ -67,10 +54,14 @@ RunResult new_run_result(const Scenario& s, int repetition) {
   return r;
 }
 
-bool Orchestrator::poll_signal(int timeout_ms) {
-  if (o_.signal_fd < 0) return false;
+Orchestrator::Orchestrator(OrchestratorOptions options) : o_(std::move(options)) {
+  if (!o_.launcher || !o_.clock) throw std::invalid_argument("the orchestrator needs a launcher and a clock");
+}
+
+bool Orchestrator::interrupt_requested() {
+  if (o_.signal_fd < 0) return interrupted_;
   pollfd p{o_.signal_fd, POLLIN, 0};
-  if (poll(&p, 1, timeout_ms) > 0) {
+  if (poll(&p, 1, 0) > 0) {
     signalfd_siginfo info;
     if (::read(o_.signal_fd, &info, sizeof(info)) > 0) interrupted_ = true;
   }
@@ -81,17 +72,20 @@ RunResult Orchestrator::run(const Scenario& s, int repetition) {
   RunResult r = new_run_result(s, repetition);
   r.rounds = o_.rounds;
   r.round_order = round_order_name(o_.round_order);
-  r.mode_config["device"] = o_.modes.device;
-  if (poll_signal(0)) {
+  r.mode_config.device = mode_device_facts(o_.modes.device);
+  if (interrupt_requested()) {
     r.status = RunStatus::interrupted;
     r.message = "interrupted before the repetition started";
     return r;
   }
   Plan plan = make_plan(s, o_.modes, ++plans_made_);  // the plan's resources go when it does
-  r.mode_config.update(plan.config);
+  ModeConfig config = plan.config;  // what the plan set up, with what the run already knows
+  config.mode = r.mode_config.mode;
+  config.device = std::move(r.mode_config.device);
+  r.mode_config = std::move(config);
   if (plan.before) plan.before(r);
   {
-    RepetitionRun rep(o_, s, plan, r, [this](int timeout_ms) { return poll_signal(timeout_ms); });
+    RepetitionRun rep(o_, s, plan, r, *o_.launcher, *o_.clock, [this] { return interrupt_requested(); });
     rep.run();
   }
   if (plan.after) plan.after(r);

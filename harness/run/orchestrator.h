@@ -4,6 +4,7 @@
 #pragma once
 
 #include "harness/run/foreign_load.h"
+#include "harness/run/launcher.h"
 #include "harness/modes/plan.h"
 #include "harness/nvml/nvml.h"
 #include "harness/results/results.h"
@@ -34,6 +35,10 @@ struct OrchestratorOptions {
   double timeout_margin_s = 60.0; // a worker may exceed warm-up or a block by this much, then it is killed
   double stop_grace_s = 3.0;      // after "end", how long a worker has to exit before SIGKILL
   int signal_fd = -1;             // signalfd for SIGINT/SIGTERM (or -1)
+  // How workers are started and waited for (launcher.h), both required: the tool passes a
+  // ProcessLauncher and a SystemClock woken by signal_fd, tests a fake for both.
+  Launcher* launcher = nullptr;
+  Clock* clock = nullptr;
   std::function<void(const std::string&)> progress;  // one-line status, or empty
   ModeContext modes;              // what the mode plans need (MPS pipes, MIG placement, baseline)
   Nvml* nvml = nullptr;           // telemetry source; nullptr or telemetry_hz 0: no telemetry
@@ -56,15 +61,16 @@ RunResult new_run_result(const Scenario& s, int repetition);
 
 class Orchestrator {
  public:
-  explicit Orchestrator(OrchestratorOptions options) : o_(std::move(options)) {}
+  // Throws std::invalid_argument without a launcher and a clock.
+  explicit Orchestrator(OrchestratorOptions options);
   // Runs the scenario's plan; samples only, no metrics (see analysis.h). Throws CannotRunError when the
   // mode cannot be set up (the MPS daemon would not start).
   RunResult run(const Scenario& scenario, int repetition);
   bool interrupted() const { return interrupted_; }
 
  private:
-  friend class RepetitionRun;
-  bool poll_signal(int timeout_ms);
+  // True once SIGINT/SIGTERM arrived on signal_fd (reads what is pending; never waits).
+  bool interrupt_requested();
 
   OrchestratorOptions o_;
   bool interrupted_ = false;

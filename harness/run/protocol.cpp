@@ -3,41 +3,46 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 namespace ib {
 
-bool LineReader::read_some(std::vector<std::string>& lines) {
-  char buf[65536];
-  ssize_t n;
-  do n = ::read(fd_, buf, sizeof(buf));
-  while (n < 0 && errno == EINTR);
-  if (n <= 0) {
-    if (n < 0 && errno == EAGAIN) return true;
-    if (!buffer_.empty()) lines.push_back(std::move(buffer_));  // last line without a newline
+ReadStatus LineReader::feed(const char* data, std::size_t size, std::vector<std::string>& lines) {
+  if (overlong_) return ReadStatus::overlong;
+  const char* const end = data + size;
+  while (data < end) {
+    const void* nl = std::memchr(data, '\n', static_cast<std::size_t>(end - data));
+    const char* stop = nl ? static_cast<const char*>(nl) : end;
+    if (buffer_.size() + static_cast<std::size_t>(stop - data) > max_) {
+      overlong_ = true;
+      buffer_.clear();
+      buffer_.shrink_to_fit();
+      return ReadStatus::overlong;
+    }
+    buffer_.append(data, stop);
+    if (!nl) break;
+    lines.push_back(std::move(buffer_));
     buffer_.clear();
-    return false;
+    data = stop + 1;
   }
-  buffer_.append(buf, static_cast<std::size_t>(n));
-  std::size_t start = 0, nl;
-  while ((nl = buffer_.find('\n', start)) != std::string::npos) {
-    lines.push_back(buffer_.substr(start, nl - start));
-    start = nl + 1;
-  }
-  buffer_.erase(0, start);
-  return true;
+  return ReadStatus::open;
 }
 
-bool write_all(int fd, const std::string& text) {
-  std::size_t off = 0;
-  while (off < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    off += static_cast<std::size_t>(n);
-  }
-  return true;
+ReadStatus LineReader::finish(std::vector<std::string>& lines) {
+  if (overlong_) return ReadStatus::overlong;
+  if (!buffer_.empty()) lines.push_back(std::move(buffer_));  // the last line, without a newline
+  buffer_.clear();
+  return ReadStatus::closed;
+}
+
+ReadStatus read_lines(int fd, LineReader& reader, std::vector<std::string>& lines) {
+  char buf[65536];
+  ssize_t n;
+  do n = ::read(fd, buf, sizeof(buf));
+  while (n < 0 && errno == EINTR);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return ReadStatus::open;
+  if (n <= 0) return reader.finish(lines);  // end of file, or an error that ends the stream alike
+  return reader.feed(buf, static_cast<std::size_t>(n), lines);
 }
 
 }  // namespace ib

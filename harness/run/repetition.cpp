@@ -1,12 +1,8 @@
 #include "harness/run/repetition.h"
 
 #include "harness/analysis/analysis.h"
-#include "harness/core/clock.h"
 #include "harness/modes/mps_daemon.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -64,8 +60,9 @@ bool RepetitionRun::Worker::waived() const {
 }
 
 RepetitionRun::RepetitionRun(const OrchestratorOptions& o, const Scenario& s, const Plan& plan, RunResult& r,
-                             const std::function<bool(int)>& poll_signal)
-    : o_(o), s_(s), plan_(plan), r_(r), poll_signal_(poll_signal), reruns_left_(o.max_reruns) {
+                             Launcher& launcher, Clock& clock, const std::function<bool()>& interrupt_requested)
+    : o_(o), s_(s), plan_(plan), r_(r), launcher_(launcher), clock_(clock), interrupt_requested_(interrupt_requested),
+      reruns_left_(o.max_reruns) {
   const std::size_t n = s.tenants.size();
   planned_.assign(n, {0, 0, 0});
   started_.assign(n, {0, 0, 0});
@@ -80,14 +77,9 @@ RepetitionRun::RepetitionRun(const OrchestratorOptions& o, const Scenario& s, co
 }
 
 RepetitionRun::~RepetitionRun() {
-  for (Worker& w : workers_) {
-    close_fd(w.proc.control_fd);
-    close_fd(w.proc.report_fd);
-    if (!w.exited && w.proc.pid > 0) {
-      kill_process_group(w.proc.pid, SIGKILL);
-      wait_for(w.proc.pid);
-    }
-  }
+  // A worker still alive here (an exception on the way) is killed; its channel reaps it when it goes.
+  for (Worker& w : workers_)
+    if (w.channel && !w.exited) w.channel->kill();
 }
 
 std::vector<std::string> RepetitionRun::worker_args(const std::vector<std::size_t>& tenants, bool device_from_env) const {
@@ -105,9 +97,13 @@ std::vector<std::string> RepetitionRun::worker_args(const std::vector<std::size_
   return a;
 }
 
-// Starts one worker process and waits until it is ready (or failed, waived, timed out, interrupted).
-bool RepetitionRun::start_worker(std::size_t set, const std::vector<std::size_t>& tenants) {
-  const WorkerSet& ws = plan_.sets[set];
+std::string RepetitionRun::log_path(const WorkerSet& set, const std::string& who) const {
+  return o_.log_dir + "/" + sanitize(s_.name) + "-" + r_.mode + "-r" + std::to_string(r_.repetition) + "-" + set.name +
+         "-" + who + ".log";
+}
+
+RepetitionRun::Worker& RepetitionRun::add_worker(std::size_t set, const std::vector<std::size_t>& tenants,
+                                                const std::string& who) {
   Worker w;
   w.set = set;
   for (std::size_t i : tenants) {
@@ -115,150 +111,158 @@ bool RepetitionRun::start_worker(std::size_t set, const std::vector<std::size_t>
     slot.tenant = i;
     w.slots.push_back(slot);
   }
-  const std::string who = tenants.size() > 1 ? "all" : sanitize(s_.tenants[tenants[0]].name);
-  w.log = o_.log_dir + "/" + sanitize(s_.name) + "-" + r_.mode + "-r" + std::to_string(r_.repetition) + "-" + ws.name +
-          "-" + who + ".log";
+  w.log = log_path(plan_.sets[set], who);
   workers_.push_back(std::move(w));
   const std::size_t k = workers_.size() - 1;
   for (std::size_t slot = 0; slot < tenants.size(); ++slot) seats_[set][tenants[slot]] = {k, slot};
-  Worker& wk = workers_[k];
+  return workers_[k];
+}
+
+// Starts the worker's process and arms its watchdog for the warm-up.
+bool RepetitionRun::launch(Worker& w, const std::vector<std::size_t>& tenants) {
+  const WorkerSet& ws = plan_.sets[w.set];
   try {
-    SpawnSpec spec{o_.worker_exe, worker_args(tenants, ws.device_from_env),
-                   with_mps_decided(ws.env(tenants[0]), ws.mps_client, no_mps_pipe_dir_), wk.log, kInheritedMpsSettings};
-    wk.proc = spawn_process(spec);
+    const SpawnSpec spec{o_.worker_exe, worker_args(tenants, ws.device_from_env),
+                         with_mps_decided(ws.env(tenants[0]), ws.mps_client, no_mps_pipe_dir_), w.log,
+                         kInheritedMpsSettings};
+    w.channel = launcher_.start(spec);
   } catch (const std::exception& e) {
-    wk.error = e.what();
-    wk.exited = wk.eof = true;
+    w.error = e.what();
+    w.exited = w.eof = true;
     return false;
   }
-  fcntl(wk.proc.report_fd, F_SETFL, fcntl(wk.proc.report_fd, F_GETFL) | O_NONBLOCK);
-  wk.reader = std::make_unique<LineReader>(wk.proc.report_fd);
-  const std::int64_t deadline = monotonic_ns() + secs(s_.warmup_s + o_.timeout_margin_s);
-  const auto all_ready = [&] {
-    return std::all_of(wk.slots.begin(), wk.slots.end(), [](const Slot& s) { return s.ready; });
-  };
-  while (!all_ready() && !wk.failed() && !wk.waived() && !interrupted_) {
-    if (monotonic_ns() > deadline) {
-      wk.timed_out = true;
-      kill_process_group(wk.proc.pid, SIGKILL);
+  w.deadline_ns = clock_.now_ns() + secs(s_.warmup_s + o_.timeout_margin_s);
+  return true;
+}
+
+bool RepetitionRun::wait_until_ready(Worker& w, const std::string& who) {
+  const auto all_ready = [&] { return std::all_of(w.slots.begin(), w.slots.end(), [](const Slot& s) { return s.ready; }); };
+  while (!all_ready() && !w.failed() && !w.waived() && !interrupted_) {
+    if (clock_.now_ns() > w.deadline_ns) {
+      time_out(w);
       break;
     }
     pump(50);
-    show_progress("warming up " + ws.name + " " + who);
+    show_progress("warming up " + plan_.sets[w.set].name + " " + who);
   }
-  wk.ready_seen = all_ready() && !wk.failed();
-  return wk.ready_seen && !wk.waived() && !interrupted_;
+  w.ready_seen = all_ready() && !w.failed();
+  return w.ready_seen && !w.waived() && !interrupted_;
+}
+
+// Starts one worker process and waits until it is ready (or failed, waived, timed out, interrupted).
+bool RepetitionRun::start_worker(std::size_t set, const std::vector<std::size_t>& tenants) {
+  const std::string who = tenants.size() > 1 ? "all" : sanitize(s_.tenants[tenants[0]].name);  // for logs, progress
+  Worker& w = add_worker(set, tenants, who);
+  return launch(w, tenants) && wait_until_ready(w, who);
+}
+
+// The watchdog fired: the worker is killed at once (with everything it started), not left to the
+// stop that follows.
+void RepetitionRun::time_out(Worker& w) {
+  w.timed_out = true;
+  w.channel->kill();
 }
 
 // Reads what the workers said, reaps the ones that exited, watches for SIGINT/SIGTERM.
 void RepetitionRun::pump(int timeout_ms) {
-  std::vector<pollfd> fds;
+  std::vector<WorkerChannel*> channels;
   std::vector<Worker*> owners;
   for (Worker& w : workers_)
-    if (w.proc.report_fd >= 0) {
-      fds.push_back({w.proc.report_fd, POLLIN, 0});
+    if (w.channel && !w.eof) {
+      channels.push_back(w.channel.get());
       owners.push_back(&w);
     }
-  poll(fds.data(), fds.size(), fds.empty() ? 0 : timeout_ms);
-  for (std::size_t k = 0; k < owners.size(); ++k) {
-    if (!fds[k].revents) continue;
-    Worker& w = *owners[k];
-    std::vector<std::string> lines;
-    const bool open = w.reader->read_some(lines);
-    for (const auto& line : lines) handle_message(w, line);
-    if (!open) {
-      w.eof = true;
-      close_fd(w.proc.report_fd);
-    }
-  }
+  std::vector<char> readable;
+  clock_.wait(channels, timeout_ms, readable);
+  for (std::size_t k = 0; k < owners.size(); ++k)
+    if (readable[k]) read_reports(*owners[k]);
+  reap_exited();
+  const bool signalled = interrupt_requested_();  // asked every time, so a pending signal is read
+  if (signalled && !interrupted_) stop_everything(true);
+}
+
+void RepetitionRun::read_reports(Worker& w) {
+  std::vector<std::string> lines;
+  const ReadStatus status = w.channel->read_reports(lines);
+  for (const auto& line : lines) handle_message(w, line);
+  if (status == ReadStatus::overlong && w.error.empty())
+    w.error = ProtocolError("a line longer than " + std::to_string(kMaxReportLineBytes) + " bytes").what();
+  if (status != ReadStatus::open) w.eof = true;
+}
+
+void RepetitionRun::reap_exited() {
   for (Worker& w : workers_)
-    if (!w.exited && w.proc.pid > 0)
-      if (auto st = try_wait(w.proc.pid)) {
+    if (w.channel && !w.exited)
+      if (auto st = w.channel->poll_exit()) {
         w.exited = true;
         w.exit = *st;
       }
-  if (!interrupted_ && poll_signal_(fds.empty() ? timeout_ms : 0)) stop_everything(true);
 }
 
+// A report the harness cannot accept makes the worker's `error` (the first problem is kept), never
+// the harness's.
 void RepetitionRun::handle_message(Worker& w, const std::string& line) {
+  WorkerMessage m;
   try {
-    const json m = json::parse(line, nullptr, false);
-    const std::size_t k = m.is_object() ? m.value("slot", std::size_t{0}) : 0;
-    if (m.is_discarded() || !m.is_object() || !m.contains("type") || k >= w.slots.size()) {
-      w.error = "malformed message from worker: " + line.substr(0, 100);
-      return;
-    }
-    Slot& slot = w.slots[k];
-    TenantResult& t = r_.tenants[slot.tenant];
-    const std::string type = m.value("type", "");
-    if (type == "ready") {
-      slot.ready = true;
-      if (m.contains("env")) slot.env = m.at("env");
-      if (m.contains("resolved") && m.at("resolved").is_object()) {
-        slot.resolved = m.at("resolved");
-        if (t.resolved_params.empty()) t.resolved_params = slot.resolved;
-      }
-      t.work = {m.value("work", 0.0), m.value("unit", std::string())};
-    } else if (type == "waived") {
+    m = parse_worker_message(line, {w.slots.size(), static_cast<int>(r_.blocks.size())});
+  } catch (const ProtocolError& e) {
+    if (w.error.empty()) w.error = e.what();
+    return;
+  }
+  Slot& slot = w.slots[m.slot];
+  switch (m.type()) {
+    case WorkerMessageType::ready: on_ready(slot, std::get<ReadyMessage>(std::move(m.body))); break;
+    case WorkerMessageType::waived:
       slot.waived = true;
-      slot.waive_reason = m.value("reason", std::string());
-    } else if (type == "error") {
-      w.error = (w.slots.size() > 1 ? t.name + ": " : std::string()) + m.value("message", std::string("unknown error"));
-    } else if (type == "started") {
-      slot.started_ns = m.value("t_ns", std::int64_t{0});
-    } else if (type == "samples") {
-      handle_samples(w, slot, m);
-    } else if (type == "done") {
-      const int b = m.value("block", -1);
-      if (b < 0 || b >= static_cast<int>(r_.blocks.size())) throw std::out_of_range("done for an unknown block");
-      slot.done = true;
-      PhaseResult& pr = phase_of(t, r_.blocks[b].phase);
-      if (pr.measure_start_ns == 0) pr.measure_start_ns = m.value("measure_start_ns", std::int64_t{0});
-      pr.measure_end_ns = m.value("measure_end_ns", std::int64_t{0});
-    }
-  } catch (const std::exception& e) {
-    w.error = std::string("malformed message from worker: ") + e.what();
+      slot.waive_reason = std::get<WaivedMessage>(m.body).reason;
+      break;
+    case WorkerMessageType::error:
+      if (w.error.empty())
+        w.error = (w.slots.size() > 1 ? r_.tenants[slot.tenant].name + ": " : std::string()) +
+                  std::get<ErrorMessage>(m.body).message;
+      break;
+    case WorkerMessageType::started: slot.started_ns = std::get<StartedMessage>(m.body).t_ns; break;
+    case WorkerMessageType::samples: on_samples(slot, std::get<SamplesMessage>(m.body)); break;
+    case WorkerMessageType::done: on_done(slot, std::get<DoneMessage>(m.body)); break;
   }
 }
 
-void RepetitionRun::handle_samples(Worker&, Slot& slot, const json& m) {
-  const int b = m.at("block").get<int>();
-  if (b < 0 || b >= static_cast<int>(r_.blocks.size())) throw std::out_of_range("samples for an unknown block");
-  PhaseResult& pr = phase_of(r_.tenants[slot.tenant], r_.blocks[b].phase);
-  const auto st = m.at("start_ns").get<std::vector<std::int64_t>>();
-  const auto du = m.at("duration_s").get<std::vector<double>>();
-  if (du.size() != st.size()) throw std::length_error("start_ns and duration_s differ in length");
-  if (m.contains("counters"))
-    for (const auto& [name, column] : m.at("counters").items()) {
-      auto& all = pr.counter_samples[name];
-      all.resize(pr.start_ns.size(), 0.0);  // samples before this counter first appeared
-      const auto values = column.get<std::vector<double>>();
-      if (values.size() != st.size()) throw std::length_error("counter " + name + " differs in length");
-      all.insert(all.end(), values.begin(), values.end());
-    }
-  pr.start_ns.insert(pr.start_ns.end(), st.begin(), st.end());
-  for (auto& [name, all] : pr.counter_samples) all.resize(pr.start_ns.size(), 0.0);
-  pr.duration_s.insert(pr.duration_s.end(), du.begin(), du.end());
-  pr.block.insert(pr.block.end(), st.size(), b);
-  // Per-sample request counts keep latencies attributable to samples (and to the window).
-  const auto lc = m.contains("latency_count") ? m.at("latency_count").get<std::vector<std::uint32_t>>()
-                                              : std::vector<std::uint32_t>(st.size(), 0);
-  const auto la = m.contains("latencies_s") ? m.at("latencies_s").get<std::vector<double>>() : std::vector<double>{};
-  std::size_t total = 0;
-  for (auto c : lc) total += c;
-  if (lc.size() != st.size() || total != la.size()) throw std::length_error("latency_count does not match latencies_s");
-  pr.latency_count.insert(pr.latency_count.end(), lc.begin(), lc.end());
-  pr.latencies_s.insert(pr.latencies_s.end(), la.begin(), la.end());
+void RepetitionRun::on_ready(Slot& slot, ReadyMessage&& m) {
+  TenantResult& t = r_.tenants[slot.tenant];
+  slot.ready = true;
+  slot.env = std::move(m.env);
+  slot.resolved = std::move(m.resolved);
+  if (t.resolved_params.empty()) t.resolved_params = slot.resolved;  // what the later phases get
+  t.work = {m.work, m.unit};
 }
 
-}  // namespace ib
+void RepetitionRun::on_done(Slot& slot, const DoneMessage& m) {
+  slot.done = true;
+  PhaseResult& pr = phase_of(r_.tenants[slot.tenant], r_.blocks[m.block].phase);
+  if (pr.measure_start_ns == 0) pr.measure_start_ns = m.measure_start_ns;
+  pr.measure_end_ns = m.measure_end_ns;
+}
 
-namespace ib {
+void RepetitionRun::on_samples(Slot& slot, const SamplesMessage& m) {
+  PhaseResult& pr = phase_of(r_.tenants[slot.tenant], r_.blocks[m.block].phase);
+  for (const auto& [name, values] : m.counters) {
+    auto& all = pr.counter_samples[name];
+    all.resize(pr.start_ns.size(), 0.0);  // samples before this counter first appeared
+    all.insert(all.end(), values.begin(), values.end());
+  }
+  pr.start_ns.insert(pr.start_ns.end(), m.start_ns.begin(), m.start_ns.end());
+  for (auto& [name, all] : pr.counter_samples) all.resize(pr.start_ns.size(), 0.0);
+  pr.duration_s.insert(pr.duration_s.end(), m.duration_s.begin(), m.duration_s.end());
+  pr.block.insert(pr.block.end(), m.size(), m.block);
+  // Per-sample request counts keep latencies attributable to samples (and to the window).
+  pr.latency_count.insert(pr.latency_count.end(), m.latency_count.begin(), m.latency_count.end());
+  pr.latencies_s.insert(pr.latencies_s.end(), m.latencies_s.begin(), m.latencies_s.end());
+}
 
 std::vector<pid_t> RepetitionRun::own_pids() const {
   std::vector<pid_t> pids = {getpid()};
   for (const Worker& w : workers_)
-    if (!w.exited && w.proc.pid > 0) pids.push_back(w.proc.pid);
+    if (w.channel && !w.exited && w.channel->pid() > 0) pids.push_back(w.channel->pid());
   return pids;
 }
 
@@ -269,59 +273,68 @@ void RepetitionRun::show_progress(const std::string& what) {
   o_.progress(os.str());
 }
 
-// "go K SECONDS SLOTS" to every worker of the block's set that runs one of its tenants.
-void RepetitionRun::release(const BlockSpec& spec, int index) {
-  std::map<std::size_t, std::string> slots_of;  // worker -> "0,1"
-  for (std::size_t i : spec.tenants) {
-    const Seat seat = seats_[spec.set][i];
-    Slot& slot = workers_[seat.worker].slots[seat.slot];
-    slot.done = false;
-    slot.started_ns = 0;
-    std::string& list = slots_of[seat.worker];
-    list += (list.empty() ? "" : ",") + std::to_string(seat.slot);
-    ++started_[i][pi(spec.phase)];
-  }
-  const double block_s = s_.duration_s / o_.rounds;
-  std::ostringstream seconds;
-  seconds.precision(17);
-  seconds << block_s;
-  for (const auto& [k, list] : slots_of)
-    write_all(workers_[k].proc.control_fd, "go " + std::to_string(index) + " " + seconds.str() + " " + list + "\n");
+RepetitionRun::Slot& RepetitionRun::slot_of(const BlockSpec& spec, std::size_t tenant) {
+  const Seat seat = seats_[spec.set][tenant];
+  return workers_[seat.worker].slots[seat.slot];
 }
 
-// Waits until every released tenant is done with block `index` (or something failed), with the watchdog.
-void RepetitionRun::collect_block(const BlockSpec& spec, int index) {
-  BlockRecord& b = r_.blocks[index];
-  const std::int64_t deadline = b.start_ns + secs(s_.duration_s / o_.rounds + o_.rewarm_s + o_.timeout_margin_s);
-  const auto slot_of = [&](std::size_t i) -> Slot& {
-    const Seat seat = seats_[spec.set][i];
-    return workers_[seat.worker].slots[seat.slot];
-  };
+bool RepetitionRun::any_failed() const {
+  return std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) { return w.failed(); });
+}
+
+// "go" to every worker of the block's set that runs one of its tenants, each with its watchdog
+// re-armed for the block (the warm-up's deadline has nothing to do with it).
+void RepetitionRun::release(const BlockSpec& spec, int index) {
+  std::map<std::size_t, std::vector<std::size_t>> slots_of;  // worker -> its released slots
+  for (std::size_t i : spec.tenants) {
+    Slot& slot = slot_of(spec, i);
+    slot.done = false;
+    slot.started_ns = 0;
+    slots_of[seats_[spec.set][i].worker].push_back(seats_[spec.set][i].slot);
+    ++started_[i][pi(spec.phase)];
+  }
+  const std::int64_t deadline = clock_.now_ns() + secs(block_s() + o_.rewarm_s + o_.timeout_margin_s);
+  for (const auto& [k, slots] : slots_of) {
+    Worker& w = workers_[k];
+    w.deadline_ns = deadline;
+    w.channel->send(to_line(ControlMessage{GoCommand{index, block_s(), slots}}));
+  }
+}
+
+// Pumps until every released tenant is done with block `index`, something failed, or the watchdog
+// fired (then the workers late with it are killed).
+void RepetitionRun::wait_for_block(const BlockSpec& spec, int index) {
+  const BlockRecord& b = r_.blocks[index];
   for (;;) {
-    const bool all_done = std::all_of(spec.tenants.begin(), spec.tenants.end(), [&](std::size_t i) { return slot_of(i).done; });
-    const bool any_failed = std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) { return w.failed(); });
-    if (all_done || any_failed || aborting_) break;
-    if (monotonic_ns() > deadline) {
-      for (std::size_t i : spec.tenants) {
-        Worker& w = workers_[seats_[spec.set][i].worker];
-        if (!slot_of(i).done && !w.exited) {
-          w.timed_out = true;
-          kill_process_group(w.proc.pid, SIGKILL);
-        }
+    const bool all_done = std::all_of(spec.tenants.begin(), spec.tenants.end(), [&](std::size_t i) { return slot_of(spec, i).done; });
+    if (all_done || any_failed() || aborting_) return;
+    const std::int64_t now = clock_.now_ns();
+    bool fired = false;
+    for (std::size_t i : spec.tenants) {
+      Worker& w = workers_[seats_[spec.set][i].worker];
+      if (!slot_of(spec, i).done && !w.exited && now > w.deadline_ns) {
+        time_out(w);
+        fired = true;
       }
-      break;
     }
+    if (fired) return;
     pump(50);
     std::ostringstream os;
     os.precision(1);
     os << std::fixed << phase_name(spec.phase) << " block " << (index + 1) << " (round " << (b.round + 1) << "/"
-       << o_.rounds << ") " << (monotonic_ns() - b.start_ns) * 1e-9 << "/" << s_.duration_s / o_.rounds << " s";
+       << o_.rounds << ") " << (clock_.now_ns() - b.start_ns) * 1e-9 << "/" << block_s() << " s";
     show_progress(os.str());
   }
-  b.end_ns = monotonic_ns();
+}
+
+// Waits for block `index` (wait_for_block), then records its end, who completed it and the barrier skew.
+void RepetitionRun::collect_block(const BlockSpec& spec, int index) {
+  wait_for_block(spec, index);
+  BlockRecord& b = r_.blocks[index];
+  b.end_ns = clock_.now_ns();
   std::int64_t lo = INT64_MAX, hi = INT64_MIN;
   for (std::size_t i : spec.tenants) {
-    Slot& slot = slot_of(i);
+    const Slot& slot = slot_of(spec, i);
     if (slot.done && slot.started_ns > 0) {
       lo = std::min(lo, slot.started_ns);
       hi = std::max(hi, slot.started_ns);
@@ -349,7 +362,7 @@ void RepetitionRun::measure_foreign_load(BlockRecord& b, const CpuSnapshot& befo
 // Runs one block (and its re-runs while it is contaminated and re-runs are left). False when the
 // repetition cannot go on (a worker failed, a timeout, an interruption).
 bool RepetitionRun::run_block(const BlockSpec& spec, int round, int attempt) {
-  if (interrupted_ || poll_signal_(0)) {
+  if (interrupted_ || interrupt_requested_()) {
     stop_everything(true);
     return false;
   }
@@ -361,13 +374,12 @@ bool RepetitionRun::run_block(const BlockSpec& spec, int round, int attempt) {
   for (std::size_t i : spec.tenants) b.tenants.push_back(s_.tenants[i].name);
   if (o_.gpu_load_probe) o_.gpu_load_probe(b.load, own_pids());
   const CpuSnapshot before = cpu_snapshot(own_pids());
-  b.start_ns = monotonic_ns();
+  b.start_ns = clock_.now_ns();
   r_.blocks.push_back(b);
   release(spec, b.index);
   collect_block(spec, b.index);
   BlockRecord& done = r_.blocks[b.index];
-  const bool failed = aborting_ || std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) { return w.failed(); });
-  if (failed) {
+  if (aborting_ || any_failed()) {
     done.status = interrupted_ ? BlockStatus::interrupted : BlockStatus::failed;
     describe_failure(spec.phase);
     stop_everything(interrupted_);
@@ -385,10 +397,6 @@ bool RepetitionRun::run_block(const BlockSpec& spec, int round, int attempt) {
   return run_block(spec, round, attempt + 1);
 }
 
-}  // namespace ib
-
-namespace ib {
-
 void RepetitionRun::describe_failure(Phase phase) {
   if (!failed_phase_) failed_phase_ = phase;
 }
@@ -403,33 +411,36 @@ void RepetitionRun::stop_everything(bool interrupted) {
     if (w.exited) continue;
     // A failed worker is told to end too (it may be waiting for its next block); it stays failed.
     if (!w.failed()) (interrupted ? w.interrupted : w.stopped_by_us) = true;
-    write_all(w.proc.control_fd, "end\n");
-    close_fd(w.proc.control_fd);
+    tell_end(w);
   }
-  kill_at_ = monotonic_ns() + secs(o_.stop_grace_s);
+  kill_at_ = clock_.now_ns() + secs(o_.stop_grace_s);
 }
 
+void RepetitionRun::tell_end(Worker& w) {
+  if (!w.channel) return;
+  w.channel->send(to_line(ControlMessage{EndCommand{}}));
+  w.channel->close_control();
+}
+
+// Says "end" (unless stop_everything did), then reaps every worker, killing those still alive after
+// the grace period.
 void RepetitionRun::end_workers() {
   if (!aborting_) {
     for (Worker& w : workers_) {
       w.ended = true;
-      write_all(w.proc.control_fd, "end\n");
-      close_fd(w.proc.control_fd);
+      tell_end(w);
     }
-    kill_at_ = monotonic_ns() + secs(o_.stop_grace_s);
+    kill_at_ = clock_.now_ns() + secs(o_.stop_grace_s);
   }
-  while (std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) { return !w.exited && w.proc.pid > 0; })) {
+  const auto alive = [](const Worker& w) { return w.channel && !w.exited; };
+  while (std::any_of(workers_.begin(), workers_.end(), alive)) {
     pump(50);
-    if (monotonic_ns() > kill_at_)
+    if (clock_.now_ns() > kill_at_)
       for (Worker& w : workers_)
-        if (!w.exited && w.proc.pid > 0) {
+        if (alive(w)) {
           w.killed = true;
-          kill_process_group(w.proc.pid, SIGKILL);
+          w.channel->kill();
         }
-  }
-  for (Worker& w : workers_) {
-    close_fd(w.proc.control_fd);
-    close_fd(w.proc.report_fd);
   }
 }
 
@@ -473,7 +484,7 @@ void RepetitionRun::record_outcome(std::size_t i, Phase phase) {
   oc.exit_code = w.exit.exit_code;
   oc.signal = w.exit.signal;
   oc.log_file = w.log;
-  oc.env = slot.env.get<std::map<std::string, std::string>>();
+  oc.env = slot.env;
   oc.resolved = slot.resolved;
   const int p = pi(phase);
   if (slot.waived) {
@@ -541,28 +552,32 @@ void RepetitionRun::finish_phases() {
     }
 }
 
+// Starts the plan's workers, one at a time; false when one did not get ready (the others are stopped).
+bool RepetitionRun::start_all_workers() {
+  for (std::size_t k = 0; k < plan_.sets.size(); ++k)
+    for (const auto& tenants : plan_.sets[k].processes)
+      if (!start_worker(k, tenants)) {
+        const auto first = std::find_if(plan_.round.begin(), plan_.round.end(), [&](const BlockSpec& b) { return b.set == k; });
+        if (first != plan_.round.end()) describe_failure(first->phase);
+        stop_everything(interrupted_);
+        return false;
+      }
+  return true;
+}
+
+void RepetitionRun::run_rounds() {
+  const auto schedule = round_schedule(plan_.round.size(), o_.rounds, o_.round_order, o_.seed);
+  for (int round = 0; round < o_.rounds; ++round)
+    for (std::size_t idx : schedule[round])
+      if (!run_block(plan_.round[idx], round, 1)) return;
+}
+
 void RepetitionRun::run() {
   if (o_.nvml && o_.telemetry_hz > 0.0) {
     sampler_ = std::make_unique<TelemetrySampler>(*o_.nvml, o_.telemetry_device, o_.telemetry_hz);
     sampler_->start();
   }
-  bool ok = true;
-  for (std::size_t k = 0; k < plan_.sets.size() && ok; ++k)
-    for (const auto& tenants : plan_.sets[k].processes) {
-      ok = start_worker(k, tenants);
-      if (!ok) {
-        const auto first = std::find_if(plan_.round.begin(), plan_.round.end(), [&](const BlockSpec& b) { return b.set == k; });
-        if (first != plan_.round.end()) describe_failure(first->phase);
-        stop_everything(interrupted_);
-        break;
-      }
-    }
-  const auto schedule = round_schedule(plan_.round.size(), o_.rounds, o_.round_order, o_.seed);
-  for (int round = 0; round < o_.rounds && ok; ++round)
-    for (std::size_t idx : schedule[round]) {
-      ok = run_block(plan_.round[idx], round, 1);
-      if (!ok) break;
-    }
+  if (start_all_workers()) run_rounds();
   end_workers();
   if (sampler_) sampler_->stop();
   record_outcomes();

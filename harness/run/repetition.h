@@ -1,17 +1,19 @@
 // The engine behind Orchestrator::run: one repetition of one scenario as its plan says. Starts the
 // plan's worker sets one process at a time (each sets up and warms up alone, so a calibration never
 // sees a neighbour), runs the rounds' blocks (release, watch, collect samples, foreign load, re-run a
-// contaminated block), ends the workers and records how each phase ended.
+// contaminated block), ends the workers and records how each phase ended. Workers are started and
+// watched through the Launcher and Clock of launcher.h (processes, or a fake in tests).
 #pragma once
 
 #include "harness/run/orchestrator.h"
-#include "harness/process/process.h"
-#include "harness/run/protocol.h"
+#include "harness/run/launcher.h"
+#include "harness/run/messages.h"
 #include "harness/nvml/telemetry.h"
 
 #include <array>
 #include <functional>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,8 +23,9 @@ namespace ib {
 
 class RepetitionRun {
  public:
-  RepetitionRun(const OrchestratorOptions& o, const Scenario& s, const Plan& plan, RunResult& r,
-                const std::function<bool(int)>& poll_signal);
+  // `interrupt_requested`: true once SIGINT/SIGTERM arrived (never waits).
+  RepetitionRun(const OrchestratorOptions& o, const Scenario& s, const Plan& plan, RunResult& r, Launcher& launcher,
+                Clock& clock, const std::function<bool()>& interrupt_requested);
   ~RepetitionRun();  // kills any worker still alive
   RepetitionRun(const RepetitionRun&) = delete;
   RepetitionRun& operator=(const RepetitionRun&) = delete;
@@ -36,17 +39,21 @@ class RepetitionRun {
     bool ready = false, waived = false, done = false;  // done: the current block
     std::int64_t started_ns = 0;
     std::string waive_reason;
-    nlohmann::json env = nlohmann::json::object(), resolved = nlohmann::json::object();
+    std::map<std::string, std::string> env;
+    nlohmann::json resolved = nlohmann::json::object();
   };
   struct Worker {
     std::size_t set = 0;
     std::vector<Slot> slots;
-    ChildProcess proc;
-    std::unique_ptr<LineReader> reader;
-    bool eof = false, exited = false, timed_out = false, stopped_by_us = false, interrupted = false;
+    std::unique_ptr<WorkerChannel> channel;
+    bool eof = false;          // its reports ended (end of file, or the harness stopped reading)
+    bool exited = false, timed_out = false, stopped_by_us = false, interrupted = false;
     bool ready_seen = false;   // every slot was ready once
     bool ended = false;        // the harness said "end" (all blocks ran)
     bool killed = false;       // SIGKILLed after the grace period that followed "end" or "stop"
+    // The watchdog: when the worker must be ready (armed at its start) or done with the block it was
+    // released for (re-armed at each release); past it, it is killed at once.
+    std::int64_t deadline_ns = INT64_MAX;
     std::string error;
     ExitStatus exit;
     std::string log;
@@ -58,15 +65,27 @@ class RepetitionRun {
     std::size_t worker = SIZE_MAX, slot = 0;  // SIZE_MAX: not started (the repetition stopped before)
   };
 
+  bool start_all_workers();
   bool start_worker(std::size_t set, const std::vector<std::size_t>& tenants);
+  Worker& add_worker(std::size_t set, const std::vector<std::size_t>& tenants, const std::string& who);
+  bool launch(Worker& w, const std::vector<std::size_t>& tenants);
+  bool wait_until_ready(Worker& w, const std::string& who);
+  void run_rounds();
   bool run_block(const BlockSpec& spec, int round, int attempt);
   void release(const BlockSpec& spec, int index);
   void collect_block(const BlockSpec& spec, int index);
+  void wait_for_block(const BlockSpec& spec, int index);
   void measure_foreign_load(BlockRecord& b, const CpuSnapshot& before);
   void pump(int timeout_ms);
+  void read_reports(Worker& w);
+  void reap_exited();
+  void time_out(Worker& w);
   void handle_message(Worker& w, const std::string& line);
-  void handle_samples(Worker& w, Slot& slot, const nlohmann::json& m);
+  void on_ready(Slot& slot, ReadyMessage&& m);
+  void on_done(Slot& slot, const DoneMessage& m);
+  void on_samples(Slot& slot, const SamplesMessage& m);
   void stop_everything(bool interrupted);
+  void tell_end(Worker& w);
   void end_workers();
   void record_outcomes();
   void describe_failure(Phase phase);
@@ -74,15 +93,21 @@ class RepetitionRun {
   std::string failure_message(const Worker& w) const;
   void record_outcome(std::size_t tenant, Phase phase);
   void finish_phases();
+  Slot& slot_of(const BlockSpec& spec, std::size_t tenant);
+  bool any_failed() const;
   std::vector<pid_t> own_pids() const;
   std::vector<std::string> worker_args(const std::vector<std::size_t>& tenants, bool device_from_env) const;
+  std::string log_path(const WorkerSet& set, const std::string& who) const;
   void show_progress(const std::string& what);
+  double block_s() const { return s_.duration_s / o_.rounds; }
 
   const OrchestratorOptions& o_;
   const Scenario& s_;
   const Plan& plan_;
   RunResult& r_;
-  std::function<bool(int)> poll_signal_;
+  Launcher& launcher_;
+  Clock& clock_;
+  std::function<bool()> interrupt_requested_;
   std::vector<Worker> workers_;
   std::vector<std::vector<Seat>> seats_;  // [set][tenant]
   std::unique_ptr<TelemetrySampler> sampler_;

@@ -1,151 +1,159 @@
 #include "harness/run/worker.h"
 
-#include "harness/exec/executor.h"
 #include "harness/process/process.h"
 #include "harness/run/protocol.h"
 
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <condition_variable>
+#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
-#include <map>
-#include <mutex>
-#include <optional>
-#include <sstream>
+#include <memory>
 #include <thread>
 
 namespace ib {
 
 using nlohmann::json;
 
-namespace {
-
-// Messages from several tenant threads go through one pipe, one whole line at a time.
-class Reporter {
- public:
-  void send(json msg, std::size_t slot) {
-    msg["slot"] = slot;
-    const std::string line = msg.dump() + "\n";
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!write_all(kWorkerReportFd, line)) _exit(1);  // the harness is gone
-  }
-
- private:
-  std::mutex mutex_;
-};
-
-// What the harness asked for, set by the main thread from the control pipe (protocol.h): per slot the
-// next block to measure, the block to stop early, and the end of the worker.
-struct BlockCommand {
-  int block = -1;
-  double duration_s = 0.0;
-};
-struct Control {
-  std::mutex mutex;
-  std::condition_variable cv;
-  std::vector<std::optional<BlockCommand>> pending;  // per slot
-  bool ended = false;                                // "end" or end of file
-  std::atomic<int> stop_block{-1};                   // "stop <block>"
-  std::atomic<bool> stop_all{false};                 // set with ended
-  bool stopped(int block) const { return stop_all || stop_block == block; }
-};
-
-// Streams samples in batches (256 samples or 50 ms) so a 10 kHz workload does not make 10k writes
-// a second, while a worker that crashes loses at most the last 50 ms of samples.
-class SampleBatcher {
- public:
-  SampleBatcher(Reporter& r, std::size_t slot, int block) : reporter_(r), slot_(slot), block_(block) {}
-  void add(TimedSample&& s) {
-    start_.push_back(s.start_ns);
-    duration_.push_back(s.duration_s);
-    // Counters travel as one array per name, aligned with the samples (0 where a sample lacks it).
-    for (const auto& [name, value] : s.counters) {
-      auto& column = counters_[name];
-      column.resize(start_.size() - 1, 0.0);
-      column.push_back(value);
+bool WorkerControl::apply(const ControlMessage& m) {
+  switch (m.type()) {
+    case ControlMessageType::go: {
+      const GoCommand& go = std::get<GoCommand>(m.body);
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (std::size_t slot : go.slots)
+        if (slot < pending_.size()) pending_[slot] = go;
+      cv_.notify_all();
+      return true;
     }
-    latency_count_.push_back(static_cast<std::uint32_t>(s.latencies_s.size()));
-    latencies_.insert(latencies_.end(), s.latencies_s.begin(), s.latencies_s.end());
-    if (start_.size() >= 256 || monotonic_ns() - last_flush_ns_ > 50'000'000) flush();
+    case ControlMessageType::stop: stop_block_ = std::get<StopCommand>(m.body).block; return true;
+    case ControlMessageType::end: end(); return false;
   }
-  void flush() {
-    if (start_.empty()) return;
-    json msg = {{"type", "samples"}, {"block", block_}, {"start_ns", start_}, {"duration_s", duration_}};
-    if (!latencies_.empty()) {
-      msg["latency_count"] = latency_count_;
-      msg["latencies_s"] = latencies_;
-    }
-    if (!counters_.empty()) {
-      for (auto& [name, column] : counters_) column.resize(start_.size(), 0.0);
-      msg["counters"] = counters_;
-    }
-    reporter_.send(std::move(msg), slot_);
-    start_.clear();
-    duration_.clear();
-    counters_.clear();
-    latency_count_.clear();
-    latencies_.clear();
-    last_flush_ns_ = monotonic_ns();
+  return false;
+}
+
+void WorkerControl::end() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);  // so that a slot cannot miss it between its check and its wait
+    ended_ = true;
   }
+  cv_.notify_all();
+}
 
- private:
-  Reporter& reporter_;
-  std::size_t slot_;
-  int block_;
-  std::vector<std::int64_t> start_;
-  std::vector<double> duration_;
-  std::map<std::string, std::vector<double>> counters_;
-  std::vector<std::uint32_t> latency_count_;
-  std::vector<double> latencies_;
-  std::int64_t last_flush_ns_ = monotonic_ns();
-};
-
-// Waits for this slot's next block; nullopt when the worker ends.
-std::optional<BlockCommand> next_block(Control& control, std::size_t slot) {
-  std::unique_lock<std::mutex> lock(control.mutex);
-  control.cv.wait(lock, [&] { return control.ended || control.pending[slot].has_value(); });
-  if (control.ended) return std::nullopt;
-  const BlockCommand c = *control.pending[slot];
-  control.pending[slot].reset();
+std::optional<GoCommand> WorkerControl::next_block(std::size_t slot) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return ended_ || pending_[slot].has_value(); });
+  if (ended_) return std::nullopt;
+  GoCommand c = std::move(*pending_[slot]);
+  pending_[slot].reset();
   return c;
 }
 
-// One block: a short re-warm (unreported: clocks and caches after the idle gap), then the measurement.
-void measure_block(const WorkerOptions& o, std::size_t slot, const BlockCommand& cmd, Workload& workload,
-                   Executor& executor, Reporter& reporter, Control& control) {
-  const std::int64_t rewarm_start = monotonic_ns();
-  const std::int64_t rewarm_end = rewarm_start + static_cast<std::int64_t>(o.rewarm_s * 1e9);
+void read_control(int fd, WorkerControl& control) {
+  LineReader reader(4096);  // a control line is a few words
+  std::vector<std::string> lines;
+  for (bool open = true; open;) {
+    char buf[4096];
+    ssize_t n;
+    do n = ::read(fd, buf, sizeof(buf));
+    while (n < 0 && errno == EINTR);
+    lines.clear();
+    const ReadStatus status = n > 0 ? reader.feed(buf, static_cast<std::size_t>(n), lines) : reader.finish(lines);
+    open = status == ReadStatus::open;
+    for (const auto& line : lines) {
+      const auto m = parse_control_message(line);
+      if (!m || !control.apply(*m)) {
+        open = false;
+        break;
+      }
+    }
+  }
+  control.end();
+}
+
+SampleBatcher::SampleBatcher(MessageSink& sink, std::size_t slot, int block, NowFn now)
+    : sink_(sink), slot_(slot), now_(std::move(now)), last_flush_ns_(now_()) {
+  batch_.block = block;
+}
+
+void SampleBatcher::add(TimedSample&& s) {
+  SamplesMessage& b = batch_;
+  b.start_ns.push_back(s.start_ns);
+  b.duration_s.push_back(s.duration_s);
+  // Counters travel as one array per name, aligned with the samples (0 where a sample lacks it).
+  for (const auto& [name, value] : s.counters) {
+    auto& column = b.counters[name];
+    column.resize(b.size() - 1, 0.0);
+    column.push_back(value);
+  }
+  b.latency_count.push_back(static_cast<std::uint32_t>(s.latencies_s.size()));
+  b.latencies_s.insert(b.latencies_s.end(), s.latencies_s.begin(), s.latencies_s.end());
+  if (b.size() >= kMaxSamples || b.latencies_s.size() >= kMaxLatencies || now_() - last_flush_ns_ > kMaxAge_ns) flush();
+}
+
+void SampleBatcher::flush() {
+  if (batch_.start_ns.empty()) return;
+  for (auto& [name, column] : batch_.counters) column.resize(batch_.size(), 0.0);
+  const int block = batch_.block;
+  sink_.send({slot_, std::move(batch_)});
+  batch_ = SamplesMessage{};
+  batch_.block = block;
+  last_flush_ns_ = now_();
+}
+
+void measure_block(double rewarm_s, std::size_t slot, const GoCommand& cmd, Workload& workload, Executor& executor,
+                   MessageSink& sink, const WorkerControl& control, const NowFn& now) {
+  const std::int64_t rewarm_start = now();
+  const std::int64_t rewarm_end = rewarm_start + static_cast<std::int64_t>(rewarm_s * 1e9);
   std::size_t rewarm_samples = 0;
   workload.begin_block(rewarm_start);  // an open-loop schedule idle since the last block starts afresh
   executor.run_samples(
-      workload, [&] { return rewarm_samples == 0 || (monotonic_ns() < rewarm_end && !control.stopped(cmd.block)); },
+      workload, [&] { return rewarm_samples == 0 || (now() < rewarm_end && !control.stopped(cmd.block)); },
       [&](TimedSample&&) { ++rewarm_samples; });
-  const std::int64_t start = monotonic_ns();
+  const std::int64_t start = now();
   workload.begin_block(start);
-  reporter.send({{"type", "started"}, {"block", cmd.block}, {"t_ns", start}}, slot);
-  const std::int64_t end = start + static_cast<std::int64_t>(cmd.duration_s * 1e9);
-  SampleBatcher batcher(reporter, slot, cmd.block);
+  sink.send({slot, StartedMessage{cmd.block, start}});
+  const std::int64_t end = start + static_cast<std::int64_t>(cmd.seconds * 1e9);
+  SampleBatcher batcher(sink, slot, cmd.block, now);
   executor.run_samples(
-      workload, [&] { return !control.stopped(cmd.block) && monotonic_ns() < end; },
+      workload, [&] { return !control.stopped(cmd.block) && now() < end; },
       [&](TimedSample&& s) { batcher.add(std::move(s)); });
-  const std::int64_t measure_end = monotonic_ns();
+  const std::int64_t measure_end = now();
   batcher.flush();
-  reporter.send({{"type", "done"}, {"block", cmd.block}, {"measure_start_ns", start}, {"measure_end_ns", measure_end},
-                 {"stopped", control.stopped(cmd.block)}},
-                slot);
+  sink.send({slot, DoneMessage{cmd.block, start, measure_end, control.stopped(cmd.block)}});
 }
 
-// Sets the workload up, warms it up and reports ready (with the placement environment as this process
-// sees it); nullptr when the workload is waived here (reported).
+namespace {
+
+// Messages from several tenant threads go through one pipe, one whole line at a time.
+class PipeSink final : public MessageSink {
+ public:
+  explicit PipeSink(int fd) : fd_(fd) {}
+  void send(const WorkerMessage& m) override {
+    const std::string line = to_line(m);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!write_all(fd_, line)) _exit(1);  // the harness is gone
+  }
+
+ private:
+  int fd_;
+  std::mutex mutex_;
+};
+
+// The placement environment as this process sees it (CUDA_VISIBLE_DEVICES, CUDA_MPS_*).
+std::map<std::string, std::string> placement_environment() {
+  std::map<std::string, std::string> env;
+  for (const auto& [key, value] : current_environment())
+    if (key == "CUDA_VISIBLE_DEVICES" || key.rfind("CUDA_MPS_", 0) == 0) env[key] = value;
+  return env;
+}
+
+// Sets the workload up, warms it up and reports ready; nullptr when the workload is waived here
+// (reported).
 std::unique_ptr<Workload> prepare_tenant(const WorkerOptions& o, std::size_t slot, const Registry& registry,
-                                         Reporter& reporter, Executor& executor, const Control& control) {
+                                         MessageSink& sink, Executor& executor, const WorkerControl& control) {
   const WorkerTenant& t = o.tenants[slot];
   const WorkloadSpec* spec = registry.find(t.workload);
   if (!spec) throw WorkloadError("unknown workload " + t.workload);
@@ -156,7 +164,7 @@ std::unique_ptr<Workload> prepare_tenant(const WorkerOptions& o, std::size_t slo
   const ExecContext ctx = executor.context();
   const Support support = spec->supported(*params, ctx);
   if (!support.supported) {
-    reporter.send({{"type", "waived"}, {"reason", support.reason}}, slot);
+    sink.send({slot, WaivedMessage{support.reason}});
     return nullptr;
   }
   auto workload = spec->create(*params);
@@ -165,118 +173,70 @@ std::unique_ptr<Workload> prepare_tenant(const WorkerOptions& o, std::size_t slo
   // Warm-up: at least one sample, then until warmup_s has passed.
   const std::int64_t warm_start = monotonic_ns();
   const std::int64_t warm_end = warm_start + static_cast<std::int64_t>(o.warmup_s * 1e9);
-  std::size_t warm_samples = 0;
+  std::int64_t warm_samples = 0;
   workload->begin_block(warm_start);
   executor.run_samples(
-      *workload, [&] { return warm_samples == 0 || (monotonic_ns() < warm_end && !control.stop_all); },
+      *workload, [&] { return warm_samples == 0 || (monotonic_ns() < warm_end && !control.ended()); },
       [&](TimedSample&&) { ++warm_samples; });
   const Work work = workload->work_per_sample();
-  json env = json::object();
-  for (const auto& [key, value] : current_environment())
-    if (key == "CUDA_VISIBLE_DEVICES" || key.rfind("CUDA_MPS_", 0) == 0) env[key] = value;
-  reporter.send({{"type", "ready"}, {"work", work.amount}, {"unit", work.unit}, {"setup_s", setup_s},
-                 {"warmup_samples", warm_samples}, {"env", env}, {"resolved", workload->resolved_params()}},
-                slot);
+  sink.send({slot, ReadyMessage{work.amount, work.unit, setup_s, warm_samples, placement_environment(),
+                                workload->resolved_params()}});
   return workload;
+}
+
+void pin_to(const std::vector<int>& cpus) {
+  if (cpus.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus) CPU_SET(c, &set);
+  if (sched_setaffinity(0, sizeof(set), &set) != 0) throw WorkloadError("cannot pin to the requested CPUs");
 }
 
 // One tenant, on its own thread: set up, warm up, ready, then every block the harness releases it
 // for, until the end. Returns false when the workload failed (already reported).
-bool run_tenant(const WorkerOptions& o, std::size_t slot, const Registry& registry, Reporter& reporter,
-                Control& control) {
+bool run_tenant(const WorkerOptions& o, std::size_t slot, const Registry& registry, MessageSink& sink,
+                WorkerControl& control) {
   const WorkerTenant& t = o.tenants[slot];
   try {
-    if (!t.cpus.empty()) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      for (int c : t.cpus) CPU_SET(c, &set);
-      if (sched_setaffinity(0, sizeof(set), &set) != 0) throw WorkloadError("cannot pin to the requested CPUs");
-    }
+    pin_to(t.cpus);
     std::unique_ptr<Executor> executor =
         o.backend == Backend::cuda ? make_cuda_executor(o.device) : make_host_executor();
-    std::unique_ptr<Workload> workload = prepare_tenant(o, slot, registry, reporter, *executor, control);
+    std::unique_ptr<Workload> workload = prepare_tenant(o, slot, registry, sink, *executor, control);
     if (!workload) return true;
-    while (const auto cmd = next_block(control, slot)) measure_block(o, slot, *cmd, *workload, *executor, reporter, control);
+    const NowFn now = monotonic_ns;
+    while (const auto cmd = control.next_block(slot))
+      measure_block(o.rewarm_s, slot, *cmd, *workload, *executor, sink, control, now);
     workload->teardown();
     return true;
   } catch (const std::exception& e) {
-    reporter.send({{"type", "error"}, {"message", e.what()}}, slot);
+    sink.send({slot, ErrorMessage{e.what()}});
     std::fprintf(stderr, "worker %s: %s\n", t.workload.c_str(), e.what());
     return false;
   }
 }
 
-// Reads one line from the control pipe (stdin); false at end of file.
-bool read_line(std::string& line) {
-  line.clear();
-  char c;
-  for (;;) {
-    const ssize_t n = ::read(0, &c, 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    if (c == '\n') return true;
-    line += c;
-  }
-}
-
-// Applies one control line: "go <block> <seconds> <slot>[,<slot>...]", "stop <block>" or "end".
-// Returns false at "end" or a line it does not understand (the harness is not talking to us).
-bool apply_control_line(const std::string& line, Control& control) {
-  std::istringstream in(line);
-  std::string word;
-  in >> word;
-  if (word == "stop") {
-    int block = -1;
-    if (in >> block) control.stop_block = block;
-    return true;
-  }
-  if (word != "go") return false;
-  BlockCommand cmd;
-  std::string slots;
-  if (!(in >> cmd.block >> cmd.duration_s >> slots)) return false;
-  std::lock_guard<std::mutex> lock(control.mutex);
-  std::istringstream list(slots);
-  for (std::string k; std::getline(list, k, ',');) {
-    const std::size_t slot = std::stoul(k);
-    if (slot < control.pending.size()) control.pending[slot] = cmd;
-  }
-  control.cv.notify_all();
-  return true;
-}
-
 }  // namespace
 
-int run_worker(const WorkerOptions& o, const Registry& registry) {
-  // Die with the harness, whatever kills it; and never outlive a harness that is already gone.
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() == 1) return 1;
-  Reporter reporter;
-  Control control;
-  control.pending.resize(o.tenants.size());
+int run_worker_on(const WorkerOptions& o, const Registry& registry, int control_fd, int report_fd) {
+  PipeSink sink(report_fd);
+  WorkerControl control(o.tenants.size());
   std::vector<char> ok(o.tenants.size(), 1);
   std::vector<std::thread> threads;
   for (std::size_t k = 0; k < o.tenants.size(); ++k)
-    threads.emplace_back([&, k] { ok[k] = run_tenant(o, k, registry, reporter, control); });
-
+    threads.emplace_back([&, k] { ok[k] = run_tenant(o, k, registry, sink, control); });
   // The main thread owns the control pipe; "end", end of file or garbage ends the worker.
-  std::string line;
-  while (read_line(line)) {
-    try {
-      if (!apply_control_line(line, control)) break;
-    } catch (const std::exception&) {
-      break;
-    }
-  }
-  {
-    std::lock_guard<std::mutex> lock(control.mutex);
-    control.ended = true;
-    control.stop_all = true;
-  }
-  control.cv.notify_all();
+  read_control(control_fd, control);
   for (auto& t : threads) t.join();
   for (char k : ok)
     if (!k) return 1;
   return 0;
+}
+
+int run_worker(const WorkerOptions& o, const Registry& registry) {
+  // Die with the harness, whatever kills it; and never outlive a harness that is already gone.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return 1;
+  if (getppid() == 1) return 1;
+  return run_worker_on(o, registry, 0, kWorkerReportFd);
 }
 
 }  // namespace ib

@@ -2,12 +2,21 @@
 // One process runs one tenant, or, in mode streams, several tenants on threads of one process
 // (each with its own executor, hence its own CUDA stream in the process's one context). Each tenant
 // sets up its workload, warms up, reports ready; then measures each block the harness releases it for
-// (a short re-warm, then the block's duration) and streams the samples back (protocol.h, messages
-// tagged with the tenant's slot and the block), until "end".
+// (a short re-warm, then the block's duration) and streams the samples back (protocol.h, messages.h;
+// messages tagged with the tenant's slot and the block), until "end".
 #pragma once
 
+#include "harness/exec/executor.h"
+#include "harness/run/messages.h"
 #include "kernels/workload.h"
 
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,7 +36,77 @@ struct WorkerOptions {
   double rewarm_s = 0.05;  // before each block, unreported (at least one sample)
 };
 
-// Returns the process exit code: 0 after done or waived, 1 when a workload failed.
+// Returns the process exit code: 0 after done or waived, 1 when a workload failed. Control on stdin,
+// reports on fd 3 (kWorkerReportFd); dies with the harness.
 int run_worker(const WorkerOptions& options, const Registry& registry);
+// The same on the given descriptors, without the process-wide settings of run_worker (tests).
+int run_worker_on(const WorkerOptions& options, const Registry& registry, int control_fd, int report_fd);
+
+// ---------------------------------------------------------------- the parts, tested on their own
+
+// The worker's clock: monotonic_ns, or a fake in tests.
+using NowFn = std::function<std::int64_t()>;
+
+// Where a worker's messages go, one whole message at a time, from any tenant thread.
+class MessageSink {
+ public:
+  virtual ~MessageSink() = default;
+  virtual void send(const WorkerMessage& m) = 0;
+};
+
+// What the harness asked for, applied by the main thread from the control pipe: per slot the next
+// block to measure, the block to stop early, the end of the worker. Read by the tenant threads.
+class WorkerControl {
+ public:
+  explicit WorkerControl(std::size_t slots) : pending_(slots) {}
+  // Applies one command; false after "end".
+  bool apply(const ControlMessage& m);
+  // "end" or end of file: every tenant finishes its block (stopped) and ends.
+  void end();
+  // Waits for this slot's next block; nullopt when the worker ends.
+  std::optional<GoCommand> next_block(std::size_t slot);
+  // The measurement of `block` must end now ("stop <block>" or the end).
+  bool stopped(int block) const { return ended_ || stop_block_ == block; }
+  bool ended() const { return ended_; }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<std::optional<GoCommand>> pending_;  // per slot
+  std::atomic<bool> ended_{false};                 // set under mutex_ (next_block waits on it)
+  std::atomic<int> stop_block_{-1};
+};
+
+// Reads control lines from `fd` (blocking) and applies them until "end", end of file or a line that
+// is not a command (the harness is not talking to us); then ends `control`.
+void read_control(int fd, WorkerControl& control);
+
+// Streams samples in batches (kMaxSamples samples, kMaxLatencies requests or kMaxAge_ns of time,
+// whichever comes first) so a 10 kHz workload does not make 10k writes a second, a batch stays far
+// below the harness's line limit, and a worker that crashes loses at most the last 50 ms of samples.
+class SampleBatcher {
+ public:
+  static constexpr std::size_t kMaxSamples = 256;
+  static constexpr std::size_t kMaxLatencies = 1u << 17;  // ~3 MB of JSON
+  static constexpr std::int64_t kMaxAge_ns = 50'000'000;
+
+  SampleBatcher(MessageSink& sink, std::size_t slot, int block, NowFn now);
+  void add(TimedSample&& s);
+  // Sends what is batched (nothing when empty). The block's last batch must be flushed before "done".
+  void flush();
+
+ private:
+  MessageSink& sink_;
+  std::size_t slot_;
+  SamplesMessage batch_;
+  NowFn now_;
+  std::int64_t last_flush_ns_;
+};
+
+// One block of one tenant: a short re-warm (unreported: clocks and caches after the idle gap), then
+// "started", the measurement in batches until the block's duration passed or it was stopped, the last
+// batch, and "done".
+void measure_block(double rewarm_s, std::size_t slot, const GoCommand& cmd, Workload& workload, Executor& executor,
+                   MessageSink& sink, const WorkerControl& control, const NowFn& now);
 
 }  // namespace ib

@@ -51,7 +51,7 @@ ChildRun run_self(const PlatformOptions& o, std::vector<std::string> args, const
   args.insert(args.begin(), self_exe_path());
   args.insert(args.end(), {"--out", out_dir, "--max-foreign-cpus", arg(o.max_foreign_cpus), "--max-steal-cpus",
                            arg(o.max_steal_cpus)});
-  const CommandResult r = run_command(args, {"INTERFERENCE_BENCH_CHILD=1"}, "", timeout_s);
+  const CommandResult r = run_helper_command(args, {"INTERFERENCE_BENCH_CHILD=1"}, "", timeout_s);
   ChildRun c;
   c.output = r.output;
   c.exit_code = r.timed_out ? kExitWorkloadFailed
@@ -374,8 +374,8 @@ Baseline read_baseline(const std::string& path) {
     Baseline b;
     b.phases = exclusive_phases(doc);
     if (!doc.results.runs.empty()) {
-      const json& dev = doc.results.runs.front().mode_config.value("device", json::object());
-      if (dev.contains("name") && dev["name"].is_string()) b.gpu_name = dev["name"].get<std::string>();
+      const auto& dev = doc.results.runs.front().mode_config.device;
+      if (dev && dev->name) b.gpu_name = *dev->name;
     }
     if (b.phases.empty()) refuse_baseline(path, "no exclusive phase with raw samples in it (written with --no-raw?)");
     for (const auto& p : b.phases)

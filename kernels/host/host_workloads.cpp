@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdint>
@@ -204,6 +205,8 @@ class HostLatency final : public Workload {
 // the k-th measurement is call 2k + 1.
 // With `count_file` set, only the `at_start`-th process of this tenant faults (each start adds a
 // line to the file), so a test can let the exclusive phase pass and fault in the colocated one.
+// `children` > 0: setup forks that many processes that only wait for a signal (and hold the worker's
+// pipes), to test that nothing a worker starts outlives it.
 class HostFault final : public Workload {
  public:
   explicit HostFault(const Params& p)
@@ -212,9 +215,16 @@ class HostFault final : public Workload {
         sample_ms_(p.at("sample_ms").get<double>()),
         count_file_(p.at("count_file").get<std::string>()),
         at_start_(p.at("at_start").get<int>()),
-        at_block_(p.at("at_block").get<int>()) {}
+        at_block_(p.at("at_block").get<int>()),
+        children_(p.at("children").get<int>()) {}
 
   void setup(const ExecContext&) override {
+    for (int i = 0; i < children_; ++i) {
+      const pid_t pid = ::fork();
+      if (pid < 0) throw WorkloadError(std::string("host-fault: fork: ") + std::strerror(errno));
+      if (pid == 0)
+        for (;;) ::pause();  // async-signal-safe: the only thing a child of a threaded process may do here
+    }
     if (!count_file_.empty()) {
       armed_ = count_start() == at_start_;
     }
@@ -273,6 +283,7 @@ class HostFault final : public Workload {
   }
   int at_block_;
   int begin_block_calls_ = 0;
+  int children_;
   bool armed_ = true;
   int samples_ = 0;
 };
@@ -335,7 +346,8 @@ void register_host_workloads(Registry& registry) {
                  {"sample_ms", T::number, 5.0, 0.1, 1000, {}, "spin time per sample"},
                  {"count_file", T::string, "", {}, {}, {}, "file counting process starts (empty: every start faults)"},
                  {"at_start", T::integer, 1, 1, 1000, {}, "with count_file: which process start faults"},
-                 {"at_block", T::integer, 0, 0, 1000, {}, "count at_sample from this measured block's start (0: from the first sample)"}},
+                 {"at_block", T::integer, 0, 0, 1000, {}, "count at_sample from this measured block's start (0: from the first sample)"},
+                 {"children", T::integer, 0, 0, 8, {}, "processes forked in setup that only wait (and must not outlive the worker)"}},
                 always_supported,
                 [](const Params& p) { return std::make_unique<HostFault>(p); }});
 }

@@ -131,3 +131,17 @@ def test_signal_mid_run_keeps_finished_results_and_leaves_no_process(runner, tmp
     assert second["tenants"][0]["phases"]["exclusive"]["worker"]["status"] == "interrupted"
     assert "(interrupted)" in stdout
     # The runner fixture asserts that no tagged process is left.
+
+
+@pytest.mark.parametrize("action,status", [("hang", "timeout"), ("none", "ok")])
+def test_nothing_a_worker_started_outlives_it(runner, tmp_path, action, status):
+    # The worker forks two children that only wait (holding its pipes). Whether the watchdog kills the
+    # worker (hang) or it exits after "end" (none), its process group goes with it.
+    docs = [scenario("forks", [fault("parent", action, at_sample=38, children=2)], mode="exclusive", duration=0.3,
+                     warmup=0.02)]
+    r, res = run_suite(runner, tmp_path, docs, "--timeout-margin", "1", "--rounds", "1")
+    w = res["runs"][0]["tenants"][0]["phases"]["exclusive"]["worker"]
+    assert w["status"] == status, w
+    assert r.returncode == (4 if action == "hang" else 0), r.stderr
+    # SIGKILL is sent before the harness exits; the children may take a moment to be gone.
+    wait_for(lambda: runner.leftover_processes() == [], timeout=20)

@@ -40,7 +40,23 @@ Results every_field_results() {
   run.duration_s = 2.0;
   run.status = RunStatus::interrupted;
   run.message = "interrupted";
-  run.mode_config = {{"device", {{"name", "NVIDIA H200"}}}, {"exclusive_source", "measured"}};
+  run.mode_config.mode = "mig";
+  run.mode_config.device = ModeDeviceFacts{};
+  run.mode_config.device->name = "NVIDIA H200";
+  run.mode_config.device->compute_mode = "Default";
+  run.mode_config.device->mig_mode = MigModeState{true, false};
+  run.mode_config.device->mig_created = std::vector<CreatedMigInstance>{{"1g.18gb", 7, 0}};
+  run.mode_config.device->unmapped["future_fact"] = 3;
+  run.mode_config.mps = MpsDaemonInfo{"/tmp/p", "/tmp/l", "private", "all clients"};
+  MigInstance inst;
+  inst.index = 1;
+  inst.gpu_instance_id = 7;
+  inst.profile = "1g.18gb";
+  inst.uuid = "MIG-1";
+  inst.sm_count = 16;
+  inst.memory_bytes = 18ull << 30;
+  run.mode_config.mig = MigPlacementInfo{{inst}, {{"a", "MIG-1"}}};
+  run.mode_config.exclusive_source = "baseline";
   run.barrier_skew_s = 2e-5;
   run.blocks[0].barrier_skew_s = 1e-5;
   run.blocks[0].round = 2;
@@ -267,6 +283,46 @@ void same_block(const BlockRecord& a, const BlockRecord& b) {
   EXPECT_EQ(a.reason, b.reason);
 }
 
+void same_mode_config(const ModeConfig& a, const ModeConfig& b) {
+  EXPECT_EQ(a.mode, b.mode);
+  ASSERT_EQ(a.device.has_value(), b.device.has_value());
+  if (a.device) {
+    EXPECT_EQ(a.device->nvml, b.device->nvml);
+    EXPECT_EQ(a.device->name, b.device->name);
+    EXPECT_EQ(a.device->uuid, b.device->uuid);
+    EXPECT_EQ(a.device->compute_mode, b.device->compute_mode);
+    EXPECT_EQ(a.device->compute_policy, b.device->compute_policy);
+    EXPECT_EQ(a.device->measures, b.device->measures);
+    ASSERT_EQ(a.device->mig_mode.has_value(), b.device->mig_mode.has_value());
+    if (a.device->mig_mode) EXPECT_EQ(a.device->mig_mode->current, b.device->mig_mode->current);
+    ASSERT_EQ(a.device->mig_created.has_value(), b.device->mig_created.has_value());
+    if (a.device->mig_created) {
+      ASSERT_EQ(a.device->mig_created->size(), b.device->mig_created->size());
+      for (std::size_t i = 0; i < a.device->mig_created->size(); ++i) {
+        EXPECT_EQ((*a.device->mig_created)[i].profile, (*b.device->mig_created)[i].profile);
+        EXPECT_EQ((*a.device->mig_created)[i].gpu_instance_id, (*b.device->mig_created)[i].gpu_instance_id);
+      }
+    }
+    EXPECT_EQ(a.device->unmapped, b.device->unmapped);
+  }
+  ASSERT_EQ(a.mps.has_value(), b.mps.has_value());
+  if (a.mps) {
+    EXPECT_EQ(a.mps->pipe_directory, b.mps->pipe_directory);
+    EXPECT_EQ(a.mps->fault_propagation, b.mps->fault_propagation);
+  }
+  ASSERT_EQ(a.mig.has_value(), b.mig.has_value());
+  if (a.mig) {
+    ASSERT_EQ(a.mig->instances.size(), b.mig->instances.size());
+    for (std::size_t i = 0; i < a.mig->instances.size(); ++i) {
+      EXPECT_EQ(a.mig->instances[i].uuid, b.mig->instances[i].uuid);
+      EXPECT_EQ(a.mig->instances[i].memory_bytes, b.mig->instances[i].memory_bytes);
+      EXPECT_EQ(a.mig->instances[i].sm_count, b.mig->instances[i].sm_count);
+    }
+    EXPECT_EQ(a.mig->assignment, b.mig->assignment);
+  }
+  EXPECT_EQ(a.exclusive_source, b.exclusive_source);
+}
+
 void same_run(const RunResult& a, const RunResult& b) {
   EXPECT_EQ(a.scenario, b.scenario);
   EXPECT_EQ(a.scenario_file, b.scenario_file);
@@ -277,7 +333,7 @@ void same_run(const RunResult& a, const RunResult& b) {
   same(std::vector<double>{a.warmup_s, a.duration_s, a.cutoff}, std::vector<double>{b.warmup_s, b.duration_s, b.cutoff},
        "run");
   EXPECT_EQ(a.status, b.status);
-  EXPECT_EQ(a.mode_config, b.mode_config);
+  same_mode_config(a.mode_config, b.mode_config);
   EXPECT_EQ(a.message, b.message);
   ASSERT_EQ(a.system.has_value(), b.system.has_value());
   if (a.system)

@@ -1,0 +1,194 @@
+// The worker protocol's wire format (harness/run/messages.h) and line splitting (protocol.h): every
+// message survives a round trip, a bad report says what was wrong in a bounded message, and the line
+// reader bounds what it holds and keeps a last line without its newline.
+#include "harness/run/messages.h"
+#include "harness/run/protocol.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace ib {
+namespace {
+
+// For EXPECT_PRED2, which prints both strings when it fails.
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+WorkerMessage round_trip(const WorkerMessage& m, MessageBounds bounds = {2, 10}) {
+  std::string line = to_line(m);
+  EXPECT_EQ(line.back(), '\n');
+  EXPECT_EQ(line.find('\n'), line.size() - 1) << "one line";
+  line.pop_back();
+  return parse_worker_message(line, bounds);
+}
+
+std::string problem(const std::string& line, MessageBounds bounds = {1, 3}) {
+  try {
+    parse_worker_message(line, bounds);
+  } catch (const ProtocolError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted: " << line;
+  return "";
+}
+
+TEST(WorkerMessages, ReadyRoundTrips) {
+  ReadyMessage r{2.5e9, "FLOP", 0.25, 17, {{"CUDA_VISIBLE_DEVICES", "MIG-1"}}, {{"rate", 120.5}}};
+  const WorkerMessage m = round_trip({1, r});
+  EXPECT_EQ(m.slot, 1u);
+  ASSERT_EQ(m.type(), WorkerMessageType::ready);
+  const auto& got = std::get<ReadyMessage>(m.body);
+  EXPECT_EQ(got.work, 2.5e9);
+  EXPECT_EQ(got.unit, "FLOP");
+  EXPECT_EQ(got.setup_s, 0.25);
+  EXPECT_EQ(got.warmup_samples, 17);
+  EXPECT_EQ(got.env, r.env);
+  EXPECT_EQ(got.resolved, r.resolved);
+}
+
+TEST(WorkerMessages, SamplesRoundTripExactly) {
+  SamplesMessage s;
+  s.block = 3;
+  s.start_ns = {1, 9'000'000'000'000'000'000};
+  s.duration_s = {0.1 + 0.2, 1e-9};  // doubles to the last bit
+  s.latency_count = {2, 0};
+  s.latencies_s = {0.001, 0.002};
+  s.counters = {{"requests", {2.0, 0.0}}};
+  const WorkerMessage m = round_trip({0, s});
+  const auto& got = std::get<SamplesMessage>(m.body);
+  EXPECT_EQ(got.block, 3);
+  EXPECT_EQ(got.start_ns, s.start_ns);
+  EXPECT_EQ(got.duration_s, s.duration_s);
+  EXPECT_EQ(got.latency_count, s.latency_count);
+  EXPECT_EQ(got.latencies_s, s.latencies_s);
+  EXPECT_EQ(got.counters, s.counters);
+}
+
+TEST(WorkerMessages, SamplesWithoutRequestsLeaveTheRequestColumnsOff) {
+  SamplesMessage s;
+  s.block = 0;
+  s.start_ns = {5};
+  s.duration_s = {0.5};
+  s.latency_count = {0};
+  const std::string line = to_line({0, s});
+  EXPECT_EQ(line.find("latenc"), std::string::npos) << line;
+  EXPECT_EQ(std::get<SamplesMessage>(round_trip({0, s}).body).latency_count, std::vector<std::uint32_t>{0});
+}
+
+TEST(WorkerMessages, TheOthersRoundTrip) {
+  EXPECT_EQ(std::get<WaivedMessage>(round_trip({0, WaivedMessage{"no GPU"}}).body).reason, "no GPU");
+  EXPECT_EQ(std::get<ErrorMessage>(round_trip({0, ErrorMessage{"boom"}}).body).message, "boom");
+  const auto st = std::get<StartedMessage>(round_trip({0, StartedMessage{4, 123}}).body);
+  EXPECT_EQ(st.block, 4);
+  EXPECT_EQ(st.t_ns, 123);
+  const auto d = std::get<DoneMessage>(round_trip({1, DoneMessage{2, 10, 20, true}}).body);
+  EXPECT_EQ(d.block, 2);
+  EXPECT_EQ(d.measure_start_ns, 10);
+  EXPECT_EQ(d.measure_end_ns, 20);
+  EXPECT_TRUE(d.stopped);
+}
+
+TEST(WorkerMessages, InvalidUtf8InAMessageIsReplacedNotThrown) {
+  const WorkerMessage m = round_trip({0, ErrorMessage{"bad \xff byte"}});
+  EXPECT_PRED2(starts_with, std::get<ErrorMessage>(m.body).message, "bad ");
+}
+
+TEST(WorkerMessages, DefaultsOfOptionalFields) {
+  const WorkerMessage m = parse_worker_message(R"({"type":"error"})", {1, 0});
+  EXPECT_EQ(m.slot, 0u);
+  EXPECT_EQ(std::get<ErrorMessage>(m.body).message, "unknown error");
+  const auto d = std::get<DoneMessage>(
+      parse_worker_message(R"({"type":"done","block":0,"measure_start_ns":1,"measure_end_ns":2})", {1, 1}).body);
+  EXPECT_FALSE(d.stopped);
+}
+
+TEST(WorkerMessages, ABadReportSaysWhatWasWrongInAtMost200Characters) {
+  EXPECT_EQ(problem(R"({"type":"started","block":3,"t_ns":1})"),
+            "malformed message from worker: started: block 3 is not a released block (0..2)");
+  EXPECT_EQ(problem(R"({"type":"samples","block":0,"start_ns":[1],"duration_s":[0.5],"latencies_s":[0.1]})"),
+            "malformed message from worker: samples: latency_count sums to 0, latencies_s has 1");
+  EXPECT_PRED2(contains, problem(R"({"type":"samples","block":0,"start_ns":[1.5],"duration_s":[0.5]})"), "start_ns[0] is 1.5, not an integer");
+  EXPECT_PRED2(contains, problem(R"({"type":"samples","block":0,"start_ns":[1],"duration_s":[null]})"), "duration_s[0] is null");
+  EXPECT_PRED2(contains, problem(R"({"type":"samples","block":0,"duration_s":[]})"), "samples: no \"start_ns\"");
+  EXPECT_PRED2(contains, problem(R"({"type":"samples","block":0,"start_ns":5,"duration_s":[]})"), "start_ns is 5, not an array");
+  EXPECT_PRED2(contains, problem(R"({"type":"done","block":0,"measure_start_ns":-1,"measure_end_ns":2})"), "measure_start_ns is -1");
+  EXPECT_PRED2(contains, problem(R"({"type":"ready","unit":"s"})"), "ready: no \"work\"");
+  EXPECT_PRED2(contains, problem(R"({"type":"ready","work":1,"unit":"s","resolved":[1]})"), "resolved is [1]");
+  EXPECT_PRED2(contains, problem(R"({"type":7})"), "unknown type 7");
+  EXPECT_PRED2(contains, problem(R"({"slot":0})"), "no \"type\"");
+  EXPECT_PRED2(contains, problem(R"({"type":"error","slot":-1})"), "slot -1");
+  EXPECT_PRED2(contains, problem(""), "not JSON");
+  // A long value is shortened where it is quoted, and the whole message is bounded.
+  const std::string long_type = problem(R"({"type":")" + std::string(10000, 't') + R"("})");
+  EXPECT_PRED2(contains, long_type, "unknown type \"tttt");
+  EXPECT_PRED2(contains, long_type, "...");
+  EXPECT_LE(long_type.size(), 100u);
+  const std::string long_key = problem(R"({"type":"ready","work":1,"unit":"s","env":{")" + std::string(10000, 'k') + R"(":1}})");
+  EXPECT_LE(long_key.size(), 200u);
+  EXPECT_LE(problem(std::string(100000, '{')).size(), 200u);
+}
+
+TEST(ControlMessages, RoundTripInTheirPlainWords) {
+  EXPECT_EQ(to_line(ControlMessage{GoCommand{3, 1.0 / 3.0, {0, 2}}}), "go 3 0.33333333333333331 0,2\n");
+  EXPECT_EQ(to_line(ControlMessage{StopCommand{5}}), "stop 5\n");
+  EXPECT_EQ(to_line(ControlMessage{EndCommand{}}), "end\n");
+  const auto go = parse_control_message("go 3 0.33333333333333331 0,2");
+  ASSERT_TRUE(go);
+  ASSERT_EQ(go->type(), ControlMessageType::go);
+  EXPECT_EQ(std::get<GoCommand>(go->body).block, 3);
+  EXPECT_EQ(std::get<GoCommand>(go->body).seconds, 1.0 / 3.0);
+  EXPECT_EQ(std::get<GoCommand>(go->body).slots, (std::vector<std::size_t>{0, 2}));
+  ASSERT_TRUE(parse_control_message("stop 5"));
+  EXPECT_EQ(std::get<StopCommand>(parse_control_message("stop 5")->body).block, 5);
+  EXPECT_EQ(parse_control_message("end")->type(), ControlMessageType::end);
+}
+
+TEST(ControlMessages, AnythingElseIsNotACommand) {
+  for (const char* line : {"", "go", "go 1 2", "go -1 2 0", "go 1 -2 0", "go 1 nan 0", "go 1 2 x", "go 1 2 0,,1",
+                           "go 1 2 0 extra", "stop", "stop x", "stop 1.5", "hello", "go 1 2 99999999999"})
+    EXPECT_FALSE(parse_control_message(line)) << line;
+}
+
+// ---------------------------------------------------------------- line reader
+
+TEST(LineReader, SplitsPiecesIntoLines) {
+  LineReader r(100);
+  std::vector<std::string> lines;
+  for (const char* piece : {"ab", "c\nde", "f\n\ng", "h"}) EXPECT_EQ(r.feed(piece, std::strlen(piece), lines), ReadStatus::open);
+  EXPECT_EQ(lines, (std::vector<std::string>{"abc", "def", ""}));
+  EXPECT_EQ(r.finish(lines), ReadStatus::closed);
+  EXPECT_EQ(lines, (std::vector<std::string>{"abc", "def", "", "gh"})) << "the last line, without its newline, is kept";
+}
+
+TEST(LineReader, ALineOverTheLimitStopsIt) {
+  LineReader r(8);
+  std::vector<std::string> lines;
+  EXPECT_EQ(r.feed("12345678\n", 9, lines), ReadStatus::open);  // exactly the limit
+  EXPECT_EQ(r.feed("12345", 5, lines), ReadStatus::open);
+  EXPECT_EQ(r.feed("6789", 4, lines), ReadStatus::overlong);  // a line without its end, growing
+  EXPECT_EQ(r.feed("\nok\n", 4, lines), ReadStatus::overlong);
+  EXPECT_EQ(r.finish(lines), ReadStatus::overlong);
+  EXPECT_EQ(lines, std::vector<std::string>{"12345678"});
+}
+
+TEST(LineReader, ReadsAPipeToItsLastLineAtEndOfFile) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const std::string text = "{\"a\":1}\n{\"b\":2}";
+  ASSERT_EQ(write(fds[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  ASSERT_EQ(close(fds[1]), 0);
+  LineReader r;
+  std::vector<std::string> lines;
+  EXPECT_EQ(read_lines(fds[0], r, lines), ReadStatus::open);
+  EXPECT_EQ(read_lines(fds[0], r, lines), ReadStatus::closed);
+  EXPECT_EQ(lines, (std::vector<std::string>{"{\"a\":1}", "{\"b\":2}"}));
+  ASSERT_EQ(close(fds[0]), 0);
+}
+
+}  // namespace
+}  // namespace ib

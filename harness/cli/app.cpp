@@ -114,11 +114,11 @@ int list_command(const std::string& what, const Registry& registry) {
     return kExitPass;
   }
   if (what == "modes") {
-    std::cout << "exclusive  one tenant at a time on the whole device (the baseline)\n"
-                 "timeslice  tenants as separate processes sharing the device (GPU time-slicing; OS scheduling on host)\n"
-                 "mps        exclusive, then each tenant alone and all together as MPS clients of a private control daemon\n"
-                 "mig        each tenant alone and all together, each on its own MIG instance (exclusive: --baseline)\n"
-                 "streams    all tenants in one process, one stream (host: one thread) each: the in-process baseline\n";
+    for (const std::string& name : mode_names()) {
+      std::string padded = name;
+      padded.resize(11, ' ');
+      std::cout << padded << mode_description(*parse_mode(name)) << "\n";
+    }
     return kExitPass;
   }
   const std::string dir = find_scenarios_dir();
@@ -439,8 +439,7 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--mig-create", o.mig_create,
                  "mode mig (root): create these MIG instances (e.g. 3g.71gb,3g.71gb) and destroy exactly them at the end")
       ->delimiter(',')
-      ->expected(1)  // one argument (split at commas): the next option is never taken for a profile
-      ->check(mig_profile_name());
+      ->check(mig_profile_name());  // each profile: an option that follows is never taken for one
 }
 
 }  // namespace

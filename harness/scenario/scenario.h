@@ -21,6 +21,8 @@ struct EnumWords<Mode> {
   static constexpr std::array<const char*, 5> words = {"exclusive", "timeslice", "mps", "mig", "streams"};
 };
 const char* mode_name(Mode m);
+// One line for `list modes`.
+const char* mode_description(Mode m);
 std::optional<Mode> parse_mode(const std::string& s);
 const std::vector<std::string>& mode_names();
 

@@ -241,7 +241,10 @@ def test_streams_mode_runs_the_colocated_tenants_in_one_process(runner, tmp_path
         assert t["verdict"] != "pass", "two threads on one core are never within the cutoff"
         if not quiet:
             continue
-        assert t["phases"]["colocated"]["stats"]["n"] >= 72
+        # Every colocated block kept its samples: at about half speed, about half the exclusive count
+        # (a ratio, so a sanitizer build's slower samples do not matter).
+        n_alone, n_colocated = t["phases"]["exclusive"]["stats"]["n"], t["phases"]["colocated"]["stats"]["n"]
+        assert n_colocated >= 0.25 * n_alone, (n_colocated, n_alone)
         # Both threads pinned to CPU 0 (per-thread affinity): they share one core, so each runs at about
         # half speed (a median slowdown near 1; at least 0.2 when this VM's CPU speed changes between the
         # exclusive and colocated blocks). Without the pinning each would have its own core here (about 0).

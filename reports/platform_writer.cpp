@@ -104,12 +104,14 @@ ojson vet_to_json(const VetReport& r) {
           {"checks", checks_json(r.checks)},
           {"cost", r.cost ? cost_json(*r.cost) : ojson(nullptr)},
           {"stability_results", r.stability_results},
-          {"sustain_results", r.sustain_results}};
+          {"sustain_results", r.sustain_results},
+          {"interrupted", r.interrupted}};
 }
 
 std::string vet_markdown(const VetReport& r) {
   return checks_markdown("interference-bench vet — GPU " + std::to_string(r.device), r.checks) + "\n**" +
-         to_string(r.verdict) + "**\n";
+         to_string(r.verdict) + "**" + (r.interrupted ? " (interrupted: only the steps above ran) — exit code 130" : "") +
+         "\n";
 }
 
 ojson sustain_to_json(const SustainReport& r) {

@@ -1,5 +1,7 @@
 #include "reports/results_reader.h"
 
+#include "harness/core/json_input.h"
+
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -535,13 +537,17 @@ RunSummary read_summary_totals(const Field& f) {
 }
 
 // `kind`: what the file should be, e.g. "results file".
+// Results files hold raw samples (a million samples are some 25 MB), never deep nesting.
+constexpr JsonLimits kResultsFileLimits{std::size_t{1} << 30, 32};
+
 ojson parse_file(const std::string& path, const char* kind) {
-  std::ifstream in(path);
-  if (!in) throw ResultsFileError(path, "", "cannot open");
   try {
-    return ojson::parse(in);
-  } catch (const ojson::parse_error& e) {
-    throw ResultsFileError(path, "", std::string("not an interference-bench ") + kind + " (not JSON: " + e.what() + ")");
+    return read_ordered_json_file(path, kind, kResultsFileLimits);
+  } catch (const InputError& e) {  // "PATH: ..." already
+    const std::string m = e.what();
+    const std::string prefix = path + ": ";
+    throw ResultsFileError(path, "", std::string("not an interference-bench ") + kind + " (" +
+                                         (m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m) + ")");
   }
 }
 

@@ -43,16 +43,24 @@ class ResultsFile : public ResultsWriter {
   std::string path_;
 };
 
-// Several writers as one, called in the order they were added.
+// Several writers as one, called in the order they were added. A writer whose file cannot be
+// written (OutputError: disk full, folder removed) does not stop the others (the terminal summary
+// still prints) nor the run (the results stay in memory and the next call tries again); the last
+// failure of each file is kept until a later write of it succeeds.
 class ResultsWriters : public ResultsWriter {
  public:
   void add(std::unique_ptr<ResultsWriter> writer);
   void context(const Meta& meta) override;
   void runs(const Results& so_far) override;
   void finalize(const Results& results) override;
+  // "cannot write PATH: why", one per file whose latest write failed.
+  std::vector<std::string> failures() const;
 
  private:
+  template <class Call>
+  void each(Call call);
   std::vector<std::unique_ptr<ResultsWriter>> writers_;
+  std::vector<std::string> failures_;  // per writer, "" when its latest write succeeded
 };
 
 }  // namespace ib

@@ -341,11 +341,11 @@ Basis basis_of(const std::vector<const TenantResult*>& reps, bool have_a) {
   return b;
 }
 
-TenantMetrics metrics_of(const Basis& b, bool have_a, std::uint64_t seed, int resamples) {
+TenantMetrics metrics_of(const Basis& b, bool have_a, std::uint64_t seed, int resamples, const StopCheck& stop) {
   const auto E = pool_samples(b.E), A = pool_samples(b.A), C = pool_samples(b.C);
   TenantMetrics m;
   m.basis = b.by_latency ? "request_latency" : "sample_time";
-  m.p95_slowdown = p95_slowdown(b.C, b.E, seed, resamples);
+  m.p95_slowdown = p95_slowdown(b.C, b.E, seed, resamples, stop);
   m.median_slowdown = median_slowdown(C, E);
   m.partition_cost = have_a ? partition_cost(A, E) : kNaN;
   m.interference = have_a ? interference(C, A) : kNaN;
@@ -377,7 +377,7 @@ VerdictResult judge(const std::vector<const TenantResult*>& reps, const TenantMe
 
 }  // namespace
 
-void finalize_run(RunResult& run, std::uint64_t seed, int resamples) {
+void finalize_run(RunResult& run, std::uint64_t seed, int resamples, const StopCheck& stop) {
   std::vector<MedianPair> vs_exclusive, vs_alone;
   bool all_colocated = !run.tenants.empty();
   for (std::size_t i = 0; i < run.tenants.size(); ++i) {
@@ -398,7 +398,7 @@ void finalize_run(RunResult& run, std::uint64_t seed, int resamples) {
     all_colocated &= have_c && have_e && have_a;
     if (have_e && have_c) {
       const Basis b = basis_of({&t}, have_a);
-      t.metrics = metrics_of(b, have_a, seed + i, resamples);
+      t.metrics = metrics_of(b, have_a, seed + i, resamples, stop);
       if (have_a) {
         vs_alone.push_back({median(counted_durations(alone)), median(counted_durations(t.colocated))});
         vs_exclusive.push_back({median(counted_durations(t.exclusive)), median(counted_durations(t.colocated))});
@@ -442,7 +442,7 @@ std::optional<std::pair<Verdict, std::string>> settled_verdict(const std::vector
 }  // namespace
 
 std::vector<TenantAggregate> aggregate_repetitions(const std::vector<const RunResult*>& reps, std::uint64_t seed,
-                                                   int resamples) {
+                                                   int resamples, const StopCheck& stop) {
   std::vector<TenantAggregate> out;
   if (reps.empty()) return out;
   const RunResult& first = *reps.front();
@@ -468,7 +468,7 @@ std::vector<TenantAggregate> aggregate_repetitions(const std::vector<const RunRe
       const bool have_a = std::all_of(measured.begin(), measured.end(), [](const TenantResult* t) {
         return (t->alone.source == PhaseSource::exclusive ? t->exclusive : t->alone).measured();
       });
-      a.metrics = metrics_of(basis_of(measured, have_a), have_a, seed + i, resamples);
+      a.metrics = metrics_of(basis_of(measured, have_a), have_a, seed + i, resamples, stop);
     }
     if (const auto settled = settled_verdict(ts)) {
       a.verdict = settled->first;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "harness/results/results.h"
+#include "harness/stats/bootstrap.h"
 
 #include <cstdint>
 #include <optional>
@@ -39,13 +40,15 @@ std::vector<double> counted_durations(const PhaseResult& phase);
 std::vector<std::vector<double>> counted_by_block(const PhaseResult& phase, bool latencies);
 
 // Fills metrics, verdicts and warnings of every tenant of one repetition and the run's STP/ANTT.
-// `seed` seeds the bootstrap (each tenant gets seed + its index, so a run is reproducible).
-void finalize_run(RunResult& run, std::uint64_t seed, int resamples);
+// `seed` seeds the bootstrap (each tenant gets seed + its index, so a run is reproducible). Throws
+// Interrupted when `stop` says so during the bootstrap; `run` is then partly filled (finalize a copy).
+void finalize_run(RunResult& run, std::uint64_t seed, int resamples, const StopCheck& stop = {});
 
 // The verdicts that count: per (scenario, mode, tenant), judged on all its repetitions together.
 // `reps` are the repetitions of one scenario under one mode, in order.
+// Throws Interrupted when `stop` says so during the bootstrap.
 std::vector<TenantAggregate> aggregate_repetitions(const std::vector<const RunResult*>& reps, std::uint64_t seed,
-                                                   int resamples);
+                                                   int resamples, const StopCheck& stop = {});
 
 // Totals and the exit code (DESIGN.md section 8) over the aggregates: 4 when a workload failed, else 1
 // when a verdict failed, else 5 when one is inconclusive, else 0. An interrupted run exits 130.

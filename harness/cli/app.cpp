@@ -4,16 +4,20 @@
 
 #include "build_info.h"
 #include "harness/core/files.h"
+#include "harness/core/output_dir.h"
+#include "harness/core/stop_signals.h"
 #include "harness/core/text.h"
 #include "harness/analysis/analysis.h"
 #include "harness/core/clock.h"
 #include "harness/exec/executor.h"
+#include "harness/modes/cleanup.h"
+#include "harness/modes/journal.h"
 #include "harness/modes/mode_setup.h"
 #include "harness/modes/mps_daemon.h"
 #include "harness/nvml/nvml.h"
 #include "harness/run/launcher.h"
 #include "harness/run/orchestrator.h"
-#include "harness/vet/platform.h"
+#include "harness/cli/platform_commands.h"
 #include "harness/process/process.h"
 #include "harness/scenario/scenario.h"
 #include "harness/run/worker.h"
@@ -26,7 +30,6 @@
 #include <CLI/CLI.hpp>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,6 +55,7 @@ struct RunOptions {
   std::optional<int> repeat;
   std::string out;
   bool no_raw = false;
+  bool force = false;  // --force: replace the results an existing --out folder holds
   double timeout_margin = 60.0;
   std::uint64_t seed = 1;
   int resamples = 1000;
@@ -79,24 +83,27 @@ void make_dirs(const std::string& path) {
   if (ec) throw InputError("--out: cannot create " + path + ": " + ec.message());
 }
 
-// A private temporary folder for this invocation (MPS pipes), removed when the run ends.
+// A private temporary folder for this invocation (MPS pipes), removed when the run ends; recorded in
+// the journal so that `cleanup` removes it after a SIGKILL.
 struct TempDir {
   std::string path;
-  TempDir() {
+  Journal& journal;
+  explicit TempDir(Journal& j) : journal(j) {
     char tmpl[] = "/tmp/ib-run-XXXXXX";
     if (!mkdtemp(tmpl)) throw CannotRunError(std::string("cannot create a temporary folder: ") + std::strerror(errno));
     path = tmpl;
+    journal.record({JournalEvent::temp_dir, 0, {}, path});
   }
   ~TempDir() {
     std::error_code ec;
     std::filesystem::remove_all(path, ec);
+    try {
+      if (!ec) journal.record({JournalEvent::temp_dir_removed, 0, {}, path});
+    } catch (const std::exception&) {  // the journal stays and says the folder may be left
+    }
   }
 };
 
-// "- " line on stderr; the one-line error style for every refusal.
-// Every refusal is one line, whatever the input echoed in it holds (control characters are written
-// out); bad input (exit 2) in at most 200 characters. A machine that cannot run what was asked (exit 3)
-// keeps its whole message: it says what an administrator would do.
 int fail(int code, const std::string& message) {
   std::string line = "interference-bench: " + printable(message, std::string::npos);
   if (code == kExitBadInput && line.size() > 200) line = line.substr(0, 197) + "...";
@@ -262,11 +269,11 @@ void attach_nvml(const RunOptions& o, Backend backend, int device, ModeSetup& se
 }
 
 // Recomputes the aggregate of the (scenario, mode) that `run` belongs to, over its repetitions so far.
-void update_aggregates(Results& results, const RunResult& run, std::uint64_t seed, int resamples) {
+void update_aggregates(Results& results, const RunResult& run, std::uint64_t seed, int resamples, const StopCheck& stop) {
   std::vector<const RunResult*> reps;
   for (const auto& r : results.runs)
     if (r.scenario == run.scenario && r.mode == run.mode) reps.push_back(&r);
-  auto fresh = aggregate_repetitions(reps, seed, resamples);
+  auto fresh = aggregate_repetitions(reps, seed, resamples, stop);
   auto& all = results.aggregates;
   all.erase(std::remove_if(all.begin(), all.end(),
                            [&](const TenantAggregate& a) { return a.scenario == run.scenario && a.mode == run.mode; }),
@@ -275,15 +282,17 @@ void update_aggregates(Results& results, const RunResult& run, std::uint64_t see
 }
 
 // Where the run's results go, and the writers that put them there (reports/results_writer.h): a new
-// output is one more writer here.
+// output is one more writer here. The folder is made and locked before anything touches the GPU.
 struct OutputFiles {
+  std::unique_ptr<OutputDir> folder;
   std::string dir, json, markdown;
   ResultsWriters writers;
 };
 
 OutputFiles make_output_files(const RunOptions& o) {
   OutputFiles out;
-  out.dir = o.out.empty() ? "interference-bench-results/" + utc_now("%Y%m%d-%H%M%S") : o.out;
+  out.dir = o.out.empty() ? OutputDir::unique_default("interference-bench-results/") : o.out;
+  out.folder = std::make_unique<OutputDir>("--out", out.dir, std::vector<std::string>{"results.json", "summary.md"}, o.force);
   make_dirs(out.dir + "/logs");
   out.json = out.dir + "/results.json";
   out.markdown = out.dir + "/summary.md";
@@ -293,18 +302,46 @@ OutputFiles make_output_files(const RunOptions& o) {
   return out;
 }
 
-// Runs every repetition of every planned scenario; the files are rewritten after each one.
+// finalize_run on a copy, so that a stop signal during its bootstrap leaves `run` whole: it is then
+// finalized without resampling (point estimates, no confidence interval, so no verdict settles on it)
+// and says so. False when that happened.
+bool finalize_or_interrupt(RunResult& run, std::uint64_t seed, int resamples, const StopCheck& stop) {
+  RunResult attempt = run;
+  try {
+    finalize_run(attempt, seed, resamples, stop);
+    run = std::move(attempt);
+    return true;
+  } catch (const Interrupted&) {
+    finalize_run(run, seed, 0);
+    if (run.message.empty()) run.message = "interrupted during the analysis: no confidence intervals computed";
+    return false;
+  }
+}
+
+// The aggregate of `run`'s (scenario, mode); without resampling when a stop signal ends the bootstrap.
+void aggregate_or_interrupt(Results& results, const RunResult& run, std::uint64_t seed, int resamples,
+                            const StopCheck& stop) {
+  try {
+    update_aggregates(results, run, seed, resamples, stop);
+  } catch (const Interrupted&) {
+    update_aggregates(results, run, seed, 0, {});
+  }
+}
+
+// Runs every repetition of every planned scenario; the files are rewritten after each one. Stops
+// early (keeping what finished) once `stop` says so.
 void execute(const RunOptions& o, const std::vector<Scenario>& plan, const std::map<Mode, std::string>& waived_modes,
-             Orchestrator& orchestrator, Results& results, ResultsWriter& out) {
+             Orchestrator& orchestrator, Results& results, ResultsWriter& out, const StopCheck& stop) {
   // Bootstrap seeds: repetition `rep` of the k-th planned scenario uses seed + (k << 16) + (rep - 1) * 977,
   // its tenant i that + i; the aggregate of the scenario the first repetition's seed, so that with one
   // repetition the aggregate is that repetition's estimate exactly. A run is reproducible from
   // meta.bootstrap.seed.
   std::uint64_t index = 0;
+  const auto stopped = [&] { return orchestrator.interrupted() || stop(); };
   const auto add = [&](RunResult run) {
     results.runs.push_back(std::move(run));
-    update_aggregates(results, results.runs.back(), o.seed + (index << 16), o.resamples);
-    results.summary = summarize_results(results.aggregates, static_cast<int>(results.runs.size()), orchestrator.interrupted());
+    aggregate_or_interrupt(results, results.runs.back(), o.seed + (index << 16), o.resamples, stop);
+    results.summary = summarize_results(results.aggregates, static_cast<int>(results.runs.size()), stopped());
     out.runs(results);  // after every repetition: an interrupted run keeps what it finished
   };
   for (const auto& s : plan) {
@@ -313,7 +350,7 @@ void execute(const RunOptions& o, const std::vector<Scenario>& plan, const std::
       ++index;
       continue;
     }
-    for (int rep = 1; rep <= s.repetitions && !orchestrator.interrupted(); ++rep) {
+    for (int rep = 1; rep <= s.repetitions && !stopped(); ++rep) {
       RunResult run;
       try {
         run = orchestrator.run(s, rep);
@@ -321,75 +358,100 @@ void execute(const RunOptions& o, const std::vector<Scenario>& plan, const std::
         out.runs(results);
         throw;
       }
-      finalize_run(run, o.seed + (index << 16) + static_cast<std::uint64_t>(rep - 1) * 977, o.resamples);
+      finalize_or_interrupt(run, o.seed + (index << 16) + static_cast<std::uint64_t>(rep - 1) * 977, o.resamples, stop);
       add(std::move(run));
     }
     ++index;
-    if (orchestrator.interrupted()) break;
+    if (stopped()) break;
   }
 }
 
-int run_benchmarks(const RunOptions& o, const std::vector<std::string>& argv, const Registry& registry) {
-  // SIGINT/SIGTERM arrive through a signalfd the orchestrator polls; nothing runs in a handler.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
-  const int sfd = signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
-  signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe gives EPIPE, not death
-
-  Backend backend = Backend::host;
-  Meta meta = make_meta(o, argv, backend);
-  const std::vector<Scenario> scenarios = load_scenarios(o, registry, backend, meta);
-  OrchestratorOptions oo;
-  ModeSetup setup;  // destroys MIG instances made by --mig-create on every way out of this function
-  std::map<Mode, std::string> waived_modes;
-  const std::vector<Scenario> plan = prepare_plan(o, backend, scenarios, setup, oo, waived_modes);
-  attach_nvml(o, backend, scenarios.front().device, setup, oo, meta);
-  const TempDir run_dir;
-
-  OutputFiles out = make_output_files(o);
-  Results results;
-  results.meta = meta;
-  results.summary = summarize_results({}, 0, false);
-  out.writers.context(meta);
-  out.writers.runs(results);  // before anything runs: the folder takes files
-
+// The orchestrator's settings from the options, the output folder and the run's temporary folder.
+void configure_orchestrator(const RunOptions& o, Backend backend, const OutputFiles& out, const std::string& run_dir,
+                            StopSignals& stop, OrchestratorOptions& oo) {
   oo.backend = backend;
-  oo.modes.run_dir = run_dir.path;
+  oo.modes.run_dir = run_dir;
   oo.modes.log_dir = out.dir + "/logs";
   oo.modes.mps_pipe_dir = o.mps_pipe_dir;
   oo.worker_exe = self_exe_path();
   oo.log_dir = out.dir + "/logs";
   oo.timeout_margin_s = o.timeout_margin;
-  oo.signal_fd = sfd;
-  ProcessLauncher launcher;  // workers are processes; a signal ends the orchestrator's waits at once
-  SystemClock clock(sfd);
-  oo.launcher = &launcher;
-  oo.clock = &clock;
+  oo.stop_requested = stop.check();
   oo.rounds = o.rounds;
   oo.round_order = o.round_order == "shuffle" ? RoundOrder::shuffle : RoundOrder::abba;
   oo.seed = o.seed;
   oo.max_reruns = o.max_reruns;
   oo.limits.max_foreign_cpus = o.max_foreign_cpus;
   oo.limits.max_steal_cpus = o.max_steal_cpus;
-  const bool tty = isatty(STDERR_FILENO);
-  if (tty) oo.progress = [](const std::string& line) { std::cerr << "\r\033[K" << line << std::flush; };
+  if (isatty(STDERR_FILENO)) oo.progress = [](const std::string& line) { std::cerr << "\r\033[K" << line << std::flush; };
+}
+
+// A file that could not be written at the end is named (the summary went to stdout all the same) and
+// the run exits 3: a nightly job must not take a missing results.json for a pass.
+int report_write_failures(const ResultsWriters& writers, int exit_code) {
+  const auto failures = writers.failures();
+  for (const auto& f : failures) std::cerr << "interference-bench: " << f << " (the results are in the summary above)\n";
+  return failures.empty() ? exit_code : kExitCannotRun;
+}
+
+// Order matters: every input and the output folder are checked before set-up changes anything
+// (--mig-create, an MPS daemon); a stop signal in any stage ends the run through the same clean-up
+// (ModeSetup destroys created MIG instances, TempDir its folder) with what finished written, exit 130.
+int run_benchmarks(const RunOptions& o, const std::vector<std::string>& argv, const Registry& registry,
+                   StopSignals& stop) {
+  signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe gives EPIPE, not death
+  Backend backend = Backend::host;
+  Meta meta = make_meta(o, argv, backend);
+  const std::vector<Scenario> scenarios = load_scenarios(o, registry, backend, meta);
+  stop.throw_if_requested();  // nothing made yet: nothing to keep
+  OutputFiles out = make_output_files(o);
+  Journal journal(default_state_dir());  // outlives what it records: removed once all is undone
+  OrchestratorOptions oo;
+  oo.modes.journal = &journal;
+  ModeSetup setup;  // destroys MIG instances made by --mig-create on every way out of this function
+  setup.journal = &journal;
+  std::map<Mode, std::string> waived_modes;
+  Results results;
+  results.meta = meta;
+  results.summary = summarize_results({}, 0, false);
+  std::vector<Scenario> plan;
+  if (!stop.requested()) plan = prepare_plan(o, backend, scenarios, setup, oo, waived_modes);
+  if (!stop.requested()) attach_nvml(o, backend, scenarios.front().device, setup, oo, results.meta);
+  const TempDir run_dir(journal);
+  out.writers.context(results.meta);
+  out.writers.runs(results);  // before anything runs: the folder takes files
+  out.folder->keep();
+  if (const auto failed = out.writers.failures(); !failed.empty()) return fail(kExitCannotRun, failed.front());
+  configure_orchestrator(o, backend, out, run_dir.path, stop, oo);
+  ProcessLauncher launcher;  // workers are processes; a signal ends the orchestrator's waits at once
+  SystemClock clock(stop.fd());
+  oo.launcher = &launcher;
+  oo.clock = &clock;
   Orchestrator orchestrator(oo);
   try {
-    execute(o, plan, waived_modes, orchestrator, results, out.writers);
+    execute(o, plan, waived_modes, orchestrator, results, out.writers, stop.check());
   } catch (const CannotRunError& e) {
     return fail(kExitCannotRun, e.what());
   }
-  if (tty) std::cerr << "\r\033[K";
+  if (oo.progress) std::cerr << "\r\033[K";
   if (setup.created) {
     setup.created->destroy_all();
     for (const auto& p : setup.created->problems()) std::cerr << "interference-bench: " << p << "\n";
   }
+  if (stop.requested() && !results.summary.interrupted)
+    results.summary = summarize_results(results.aggregates, static_cast<int>(results.runs.size()), true);
   out.writers.finalize(results);
-  if (sfd >= 0) close(sfd);
-  return results.summary.exit_code;
+  return report_write_failures(out.writers, results.summary.exit_code);
+}
+
+// `cleanup`: 0 when everything recorded was undone (or nothing was left), 3 when something could not be.
+int cleanup_command(const std::string& state_dir, bool dry_run) {
+  const CleanupResult r = cleanup_left_behind(state_dir, [] { return Nvml::load(); }, dry_run);
+  for (const auto& d : r.done) std::cout << d << "\n";
+  for (const auto& p : r.problems) std::cerr << "interference-bench cleanup: " << p << "\n";
+  std::cout << "cleanup: " << r.journals << " journal(s) in " << state_dir << ", " << r.live << " of running runs left alone"
+            << (r.done.empty() ? ", nothing to undo" : "") << "\n";
+  return r.ok() ? kExitPass : kExitCannotRun;
 }
 
 // The options of `run` (the default command).
@@ -411,6 +473,7 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(number_in(0.0, kMaxCutoff, true));
   app.add_option("--out", o.out, "Output folder (default interference-bench-results/<UTC time>)");
   app.add_flag("--no-raw", o.no_raw, "Leave the raw per-sample arrays out of the JSON");
+  app.add_flag("--force", o.force, "Replace the results (and logs) an existing --out folder holds");
   app.add_option("--timeout-margin", o.timeout_margin,
                  "Seconds a worker may overrun its warm-up or measurement before it is killed (default 60)")
       ->check(number_in(0.0, 86400.0, true));
@@ -467,6 +530,13 @@ int run_app(int argc, char** argv) {
   PlatformCommands platform;
   add_platform_commands(app, platform);
 
+  auto* cleanup = app.add_subcommand("cleanup", "Undo what killed runs left: the MIG instances, MPS daemons and temporary "
+                                                "folders their journals record (nothing else)");
+  std::string state_dir = default_state_dir();
+  bool dry_run = false;
+  cleanup->add_option("--state-dir", state_dir, "Where runs keep their journals (default " + state_dir + ")");
+  cleanup->add_flag("--dry-run", dry_run, "Say what would be undone, undo nothing");
+
   auto* worker = app.add_subcommand("worker", "")->group("");  // hidden: started by the harness only
   WorkerOptions wo;
   std::string wbackend = "host";
@@ -497,8 +567,12 @@ int run_app(int argc, char** argv) {
       return run_worker(wo, registry);
     }
     if (*list) return list_command(what, registry);
-    if (const auto rc = run_platform_command(platform)) return *rc;
-    return run_benchmarks(o, args, registry);
+    if (*cleanup) return cleanup_command(state_dir, dry_run);
+    StopSignals stop;  // from here on a stop signal is answered in every stage (exit 130 after clean-up)
+    if (const auto rc = run_platform_command(platform, stop)) return *rc;
+    return run_benchmarks(o, args, registry, stop);
+  } catch (const Interrupted& e) {
+    return fail(kExitInterrupted, e.what());
   } catch (const InputError& e) {
     return fail(kExitBadInput, e.what());
   } catch (const CannotRunError& e) {

@@ -37,4 +37,19 @@ class OutputError : public CannotRunError {
   std::string path_;
 };
 
+// A stop signal arrived (core/stop_signals.h): the stage that noticed it unwinds to the command, which
+// cleans up, keeps what finished and exits 130.
+class Interrupted : public std::runtime_error {
+ public:
+  // `signal` 0: the stage that noticed does not know which one.
+  explicit Interrupted(int signal = 0)
+      : std::runtime_error(signal ? "interrupted by " + signal_name(signal) : std::string("interrupted")), signal_(signal) {}
+  int signal() const { return signal_; }
+  // "SIGINT", or "signal N" for one without an abbreviation.
+  static std::string signal_name(int signal);
+
+ private:
+  int signal_;
+};
+
 }  // namespace ib

@@ -56,41 +56,41 @@ class JsonPath {
   std::vector<Frame> frames_;
 };
 
-}  // namespace
-
-json parse_json_text(const std::string& text, const std::string& where, const JsonLimits& limits) {
+template <class J>
+J parse_text(const std::string& text, const std::string& where, const JsonLimits& limits) {
   if (text.size() > limits.max_bytes)
     throw InputError(where + ": " + std::to_string(text.size()) + " bytes, more than the " +
                      std::to_string(limits.max_bytes) + " this file may have");
   JsonPath path;
-  const json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
+  using event_t = typename J::parse_event_t;
+  const typename J::parser_callback_t check = [&](int depth, event_t event, J& parsed) {
     if (depth > limits.max_depth)
       throw InputError(where + ": " + (path.where().empty() ? "" : path.where() + ": ") + "nested deeper than " +
                        std::to_string(limits.max_depth) + " levels");
     switch (event) {
-      case json::parse_event_t::object_start: path.element(); path.open(false); break;
-      case json::parse_event_t::array_start: path.element(); path.open(true); break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end: path.close(); break;
-      case json::parse_event_t::key:
-        if (!path.key(parsed.get<std::string>()))
+      case event_t::object_start: path.element(); path.open(false); break;
+      case event_t::array_start: path.element(); path.open(true); break;
+      case event_t::object_end:
+      case event_t::array_end: path.close(); break;
+      case event_t::key:
+        if (!path.key(parsed.template get<std::string>()))
           throw InputError(where + ": " + (path.where().empty() ? "" : path.where() + ": ") + "key " +
                            printable(parsed.dump(), 60) + " given twice");
         break;
-      case json::parse_event_t::value: path.element(); break;
+      case event_t::value: path.element(); break;
     }
     return true;
   };
   try {
-    return json::parse(text, check);
-  } catch (const json::parse_error& e) {
+    return J::parse(text, check);
+  } catch (const typename J::parse_error& e) {
     throw InputError(where + ": not valid JSON: " + printable(e.what(), 120));
-  } catch (const json::out_of_range& e) {  // a number too large for a double, e.g. 1e400
+  } catch (const typename J::out_of_range& e) {  // a number too large for a double, e.g. 1e400
     throw InputError(where + ": not a usable JSON number: " + printable(e.what(), 120));
   }
 }
 
-json read_json_file(const std::string& path, const std::string& what, const JsonLimits& limits) {
+std::string read_limited_file(const std::string& path, const std::string& what, const JsonLimits& limits) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     throw InputError(path + ": cannot open " + what + ": " + std::strerror(errno));
@@ -107,7 +107,27 @@ json read_json_file(const std::string& path, const std::string& what, const Json
   while (text.size() <= limits.max_bytes && ((n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)))
     if (n > 0) text.append(buf, static_cast<std::size_t>(n));
   ::close(fd);
-  return parse_json_text(text, path, limits);
+  return text;
+}
+
+}  // namespace
+
+json parse_json_text(const std::string& text, const std::string& where, const JsonLimits& limits) {
+  return parse_text<json>(text, where, limits);
+}
+
+nlohmann::ordered_json parse_ordered_json_text(const std::string& text, const std::string& where,
+                                               const JsonLimits& limits) {
+  return parse_text<nlohmann::ordered_json>(text, where, limits);
+}
+
+json read_json_file(const std::string& path, const std::string& what, const JsonLimits& limits) {
+  return parse_json_text(read_limited_file(path, what, limits), path, limits);
+}
+
+nlohmann::ordered_json read_ordered_json_file(const std::string& path, const std::string& what,
+                                              const JsonLimits& limits) {
+  return parse_ordered_json_text(read_limited_file(path, what, limits), path, limits);
 }
 
 }  // namespace ib

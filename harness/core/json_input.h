@@ -25,4 +25,10 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& where
 // so nothing blocks) and parses it as above. `what` says what the file should be ("scenario file").
 nlohmann::json read_json_file(const std::string& path, const std::string& what, const JsonLimits& limits = {});
 
+// The same, keeping the order of keys (results files, which are written again byte for byte).
+nlohmann::ordered_json parse_ordered_json_text(const std::string& text, const std::string& where,
+                                               const JsonLimits& limits = {});
+nlohmann::ordered_json read_ordered_json_file(const std::string& path, const std::string& what,
+                                              const JsonLimits& limits = {});
+
 }  // namespace ib

@@ -1,5 +1,7 @@
 #include "harness/modes/mode_setup.h"
 
+#include "harness/modes/journal.h"
+
 #include "harness/analysis/analysis.h"
 #include "harness/core/errors.h"
 #include "harness/modes/mps_daemon.h"
@@ -154,12 +156,22 @@ std::map<std::string, BaselinePhase> load_baseline(const std::string& path, cons
   return out;
 }
 
-MigInstancesGuard::MigInstancesGuard(Nvml& nvml, unsigned device, const std::vector<std::string>& profiles)
-    : nvml_(nvml), device_(device) {
+MigInstancesGuard::MigInstancesGuard(Nvml& nvml, unsigned device, const std::vector<std::string>& profiles,
+                                     Journal* journal)
+    : nvml_(nvml), device_(device), journal_(journal) {
   for (const auto& p : profiles) {
     try {
+      if (journal_) journal_->record({JournalEvent::mig_intent, device_, {p, 0, 0}, ""});
       created_.push_back(nvml_.create_mig_instance(device_, p));
+      if (journal_) journal_->record({JournalEvent::mig_created, device_, created_.back(), ""});
+    } catch (const CannotRunError&) {  // the journal cannot be written: create nothing more
+      destroy_all();
+      throw;
     } catch (const NvmlError& e) {
+      try {
+        if (journal_) journal_->record({JournalEvent::mig_not_created, device_, {p, 0, 0}, ""});
+      } catch (const CannotRunError&) {  // the journal then keeps the intent, which cleanup only reports
+      }
       destroy_all();
       throw CannotRunError("--mig-create " + p + ": " + e.what() + " (instances created so far were destroyed)");
     }
@@ -173,6 +185,7 @@ void MigInstancesGuard::destroy_all() noexcept {
     created_.pop_back();
     try {
       nvml_.destroy_mig_instance(device_, c);
+      if (journal_) journal_->record({JournalEvent::mig_destroyed, device_, c, ""});
     } catch (const std::exception& e) {
       problems_.push_back("could not destroy MIG instance " + c.profile + " (GI " + std::to_string(c.gpu_instance_id) +
                           ", CI " + std::to_string(c.compute_instance_id) + "): " + e.what());
@@ -257,7 +270,7 @@ std::vector<MigInstance> mig_instances_for_run(const ModeRequest& o, ModeSetup& 
                          std::to_string(device) + " -cgi <profiles> -C`; interference-bench never changes MIG mode");
   if (!o.mig_create.empty() && !setup.created) {
     if (geteuid() != 0) throw CannotRunError("--mig-create: creating MIG instances needs root");
-    setup.created = std::make_unique<MigInstancesGuard>(*setup.nvml, dev, o.mig_create);
+    setup.created = std::make_unique<MigInstancesGuard>(*setup.nvml, dev, o.mig_create, setup.journal);
     nlohmann::json made = nlohmann::json::array();
     for (const auto& c : setup.created->created())
       made.push_back({{"profile", c.profile}, {"gpu_instance_id", c.gpu_instance_id}, {"compute_instance_id", c.compute_instance_id}});
@@ -273,17 +286,16 @@ std::vector<MigInstance> mig_instances_for_run(const ModeRequest& o, ModeSetup& 
 // The placement of every mig scenario, and the baseline its exclusive phases come from.
 void prepare_mig(const ModeRequest& o, const std::vector<Scenario>& scenarios, ModeSetup& setup, ModeContext& ctx,
                  int device) {
-  const auto instances = mig_instances_for_run(o, setup, device);
   std::vector<Scenario> mig_scenarios;
   for (const auto& s : scenarios)
-    if (s.mode == Mode::mig) {
-      ctx.mig_plans[s.name] = plan_mig(s, instances);
-      mig_scenarios.push_back(s);
-    }
+    if (s.mode == Mode::mig) mig_scenarios.push_back(s);
+  // The baseline is checked before --mig-create changes the GPU.
   if (!o.baseline.empty()) {
     ctx.baseline = load_baseline(o.baseline, mig_scenarios);
     ctx.baseline_file = o.baseline;
   }
+  const auto instances = mig_instances_for_run(o, setup, device);
+  for (const auto& s : mig_scenarios) ctx.mig_plans[s.name] = plan_mig(s, instances);
 }
 
 // A GPU in MIG mode has no whole device: the other modes run on the one MIG instance CUDA shows a

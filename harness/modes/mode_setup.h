@@ -32,7 +32,9 @@ std::optional<std::string> timeslice_refusal(ComputeMode mode, int device);
 class MigInstancesGuard {
  public:
   // Throws CannotRunError (and destroys what it created so far) when one cannot be created.
-  MigInstancesGuard(Nvml& nvml, unsigned device, const std::vector<std::string>& profiles);
+  // Each creation is recorded in `journal` (when given) before it is asked for and once it is made,
+  // each destroy once it is done.
+  MigInstancesGuard(Nvml& nvml, unsigned device, const std::vector<std::string>& profiles, Journal* journal = nullptr);
   ~MigInstancesGuard();
   MigInstancesGuard(const MigInstancesGuard&) = delete;
   MigInstancesGuard& operator=(const MigInstancesGuard&) = delete;
@@ -45,6 +47,7 @@ class MigInstancesGuard {
   unsigned device_;
   std::vector<CreatedMigInstance> created_;
   std::vector<std::string> problems_;
+  Journal* journal_;
 };
 
 // What this machine says about the device the scenarios use, and the refusals that follow from it
@@ -56,6 +59,7 @@ struct ModeSetup {
   std::unique_ptr<MigInstancesGuard> created;
   nlohmann::json device = nlohmann::json::object();
   std::string mig_instance_note;  // see OrchestratorOptions::mig_instance_note
+  Journal* journal = nullptr;     // where --mig-create's instances are recorded
 };
 
 // The command-line options that concern the modes.

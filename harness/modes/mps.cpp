@@ -25,7 +25,7 @@ Plan mps_plan(const Scenario& s, const ModeContext& ctx, int sequence) {
   // destructor), on every way out. The pipe folder's path stays short: it holds Unix sockets.
   const std::string n = "mps" + std::to_string(sequence);
   std::shared_ptr<MpsDaemon> daemon = ctx.mps_pipe_dir.empty()
-                                          ? MpsDaemon::start(ctx.run_dir + "/" + n, ctx.log_dir + "/" + n)
+                                          ? MpsDaemon::start(ctx.run_dir + "/" + n, ctx.log_dir + "/" + n, ctx.journal)
                                           : MpsDaemon::attach(ctx.mps_pipe_dir);
   p.config.mps = daemon->describe();
   p.resources = daemon;

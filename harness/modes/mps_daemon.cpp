@@ -1,5 +1,7 @@
 #include "harness/modes/mps_daemon.h"
 
+#include "harness/modes/journal.h"
+
 #include "harness/core/errors.h"
 #include "harness/process/process.h"
 
@@ -29,16 +31,19 @@ bool MpsDaemon::answers() const {
   return run_helper_command({kMpsControl}, client_env(), "get_server_list\n", kControlTimeout, kInheritedMpsSettings).ok();
 }
 
-std::unique_ptr<MpsDaemon> MpsDaemon::start(const std::string& pipe_dir, const std::string& log_dir) {
+std::unique_ptr<MpsDaemon> MpsDaemon::start(const std::string& pipe_dir, const std::string& log_dir, Journal* journal) {
   if (find_on_path(kMpsControl).empty())
     throw CannotRunError(std::string("mode mps needs the MPS control daemon, but ") + kMpsControl +
                          " is not on PATH (it ships with the NVIDIA driver)");
   make_dir(pipe_dir);
   make_dir(log_dir);
+  if (journal) journal->record({JournalEvent::mps_intent, 0, {}, pipe_dir});
   std::unique_ptr<MpsDaemon> d(new MpsDaemon(pipe_dir, log_dir, true));
+  d->journal_ = journal;
   const CommandResult r = run_helper_command({kMpsControl, "-d"}, d->client_env(), "", kControlTimeout, kInheritedMpsSettings);
   if (!r.ok()) {
     d->running_ = false;  // it did not start: nothing to quit
+    if (journal) journal->record({JournalEvent::mps_quit, 0, {}, pipe_dir});
     throw CannotRunError(std::string("cannot start the MPS control daemon (") + kMpsControl + " -d: " +
                          (r.timed_out ? "timed out" : r.status.describe()) + ") " + r.output);
   }
@@ -49,6 +54,10 @@ std::unique_ptr<MpsDaemon> MpsDaemon::start(const std::string& pipe_dir, const s
   }
   throw CannotRunError("the MPS control daemon started but does not answer on " + d->pipe_dir_);
   // (the destructor of d quits it)
+}
+
+std::unique_ptr<MpsDaemon> MpsDaemon::adopt(const std::string& pipe_dir) {
+  return std::unique_ptr<MpsDaemon>(new MpsDaemon(pipe_dir, "", true));
 }
 
 std::unique_ptr<MpsDaemon> MpsDaemon::attach(const std::string& pipe_dir) {
@@ -65,6 +74,7 @@ void MpsDaemon::quit() noexcept {
   try {
     const CommandResult r = run_helper_command({kMpsControl}, client_env(), "quit\n", kControlTimeout, kInheritedMpsSettings);
     quit_result_ = r.ok() ? "quit" : "quit failed: " + (r.timed_out ? std::string("timed out") : r.status.describe());
+    if (r.ok() && journal_) journal_->record({JournalEvent::mps_quit, 0, {}, pipe_dir_});
   } catch (const std::exception& e) {
     quit_result_ = std::string("quit failed: ") + e.what();
   }

@@ -12,6 +12,8 @@
 
 namespace ib {
 
+class Journal;
+
 inline constexpr const char* kMpsControl = "nvidia-cuda-mps-control";
 // Every MPS setting a process can inherit (SpawnSpec::env_unset pattern). The harness removes them
 // all from what it starts and sets only its own: in the control daemon's environment a value becomes
@@ -22,8 +24,12 @@ class MpsDaemon {
  public:
   // Starts `nvidia-cuda-mps-control -d` with these (private, created) pipe and log folders. Keep the
   // pipe folder's path short: the daemon puts Unix sockets in it (108-byte limit).
-  // Throws CannotRunError when the binary is not on PATH or the daemon does not answer.
-  static std::unique_ptr<MpsDaemon> start(const std::string& pipe_dir, const std::string& log_dir);
+  // Throws CannotRunError when the binary is not on PATH or the daemon does not answer. The start is
+  // recorded in `journal` (when given) before it is made, and the quit once it succeeded.
+  static std::unique_ptr<MpsDaemon> start(const std::string& pipe_dir, const std::string& log_dir,
+                                          Journal* journal = nullptr);
+  // A private daemon a killed run left in `pipe_dir` (its journal says so): quit when this goes.
+  static std::unique_ptr<MpsDaemon> adopt(const std::string& pipe_dir);
   // Uses a daemon that is already running; throws CannotRunError when it does not answer.
   static std::unique_ptr<MpsDaemon> attach(const std::string& pipe_dir);
 
@@ -33,6 +39,8 @@ class MpsDaemon {
 
   // Sends "quit" to a daemon we started (no-op when attached or already quit). Never throws.
   void quit() noexcept;
+  // "quit", "quit failed: ..." after quit(); "" before.
+  const std::string& quit_result() const { return quit_result_; }
   // What every MPS client needs in its environment to reach this daemon.
   std::vector<std::string> client_env() const;
   // What the results record about it (mode_config.mps).
@@ -48,6 +56,7 @@ class MpsDaemon {
   bool owned_;
   bool running_ = true;
   std::string quit_result_;
+  Journal* journal_ = nullptr;
 };
 
 }  // namespace ib

@@ -18,6 +18,8 @@
 
 namespace ib {
 
+class Journal;
+
 // Mode mig: where each tenant of a scenario runs (resolved and validated before anything runs).
 struct MigPlan {
   std::vector<MigInstance> instances;        // every MIG device of the GPU
@@ -45,6 +47,7 @@ struct ModeContext {
   // Non-empty when the GPU is in MIG mode: modes other than mig then run on the one MIG instance CUDA
   // shows a worker, and this says so in each such run (mode_config.exclusive_source).
   std::string mig_instance_note;
+  Journal* journal = nullptr;     // where private MPS daemons are recorded before they start
 };
 
 // Worker processes of one kind, alive for the whole repetition: e.g. plain processes for the

@@ -132,17 +132,19 @@ std::map<std::string, std::string> current_environment() {
 ChildProcess spawn_process(const SpawnSpec& spec) {
   Pipe control, report;
   SpawnSetup s;
-  // stdin <- control pipe, fd 3 -> report pipe, stdout+stderr -> log file. dup2 clears
+  // stdin <- control pipe, fd 3 -> report pipe, stdout+stderr -> log file (a new file: never one
+  // planted there, never through a symlink; each worker of a run has its own name). dup2 clears
   // FD_CLOEXEC on the targets; every other descriptor of ours is close-on-exec.
   s.dup2(control.read, 0);
   s.dup2(report.write, kWorkerReportFd);
-  spawn_check(posix_spawn_file_actions_addopen(&s.actions, 1, spec.log_path.empty() ? "/dev/null" : spec.log_path.c_str(),
-                                               O_WRONLY | O_CREAT | O_TRUNC, 0644),
+  const bool no_log = spec.log_path.empty();
+  spawn_check(posix_spawn_file_actions_addopen(&s.actions, 1, no_log ? "/dev/null" : spec.log_path.c_str(),
+                                               no_log ? O_WRONLY : O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644),
               "posix_spawn_file_actions_addopen");
   s.dup2(1, 2);
   // Own process group (a terminal's Ctrl-C reaches the harness only, which then stops the workers;
   // and kill_process_group reaches whatever a worker starts).
-  s.reset_signals({SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP, SIGQUIT}, true);
+  s.reset_signals({SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}, true);
 
   std::vector<std::string> argv_s{spec.exe};
   argv_s.insert(argv_s.end(), spec.args.begin(), spec.args.end());
@@ -151,6 +153,11 @@ ChildProcess spawn_process(const SpawnSpec& spec) {
 
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, spec.exe.c_str(), &s.actions, &s.attr, argv.data(), envp.data());
+  // posix_spawn reports a failed file action (the log) like a failed exec: tell them apart.
+  if (rc != 0 && !no_log && ::access(spec.exe.c_str(), X_OK) == 0)
+    sys_fail("cannot start worker " + spec.exe + ": cannot create its log " + spec.log_path +
+                 (rc == EEXIST ? " (a file or symlink is already there)" : ""),
+             rc);
   if (rc != 0) sys_fail("cannot start worker " + spec.exe, rc);
   return {pid, control.release_write(), report.release_read()};  // the child's ends close with the Pipes
 }
@@ -268,7 +275,7 @@ pid_t start_helper(const std::string& exe, const std::vector<std::string>& argv,
   s.dup2(in.read, 0);
   s.dup2(out.write, 1);
   s.dup2(out.write, 2);
-  s.reset_signals({SIGINT, SIGTERM, SIGPIPE, SIGCHLD}, false);
+  s.reset_signals({SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}, false);
   std::vector<std::string> args = argv;
   args[0] = exe;
   std::vector<std::string> env_s = merged_environment(env, env_unset);
@@ -283,10 +290,20 @@ pid_t start_helper(const std::string& exe, const std::vector<std::string>& argv,
 // Reads the helper's output until it closes it or exits (a daemonising command may leave a child
 // holding the pipe open: its exit is enough), or until the timeout (then it is killed). True when
 // its exit status is already in `r`.
-bool collect_helper_output(pid_t pid, int out_fd, std::int64_t start_ns, double timeout_s, CommandResult& r) {
+// Sends the helper SIGTERM the first time `stop` says so.
+void forward_stop(pid_t pid, const std::function<bool()>& stop, CommandResult& r) {
+  if (stop && !r.interrupted && stop()) {
+    r.interrupted = true;
+    ::kill(pid, SIGTERM);
+  }
+}
+
+bool collect_helper_output(pid_t pid, int out_fd, std::int64_t start_ns, double timeout_s,
+                           const std::function<bool()>& stop, CommandResult& r) {
   constexpr std::size_t kMaxOutput = 65536;
   char buf[4096];
   for (;;) {
+    forward_stop(pid, stop, r);
     if (seconds_since(start_ns) > timeout_s) {
       r.timed_out = true;
       ::kill(pid, SIGKILL);
@@ -309,8 +326,10 @@ bool collect_helper_output(pid_t pid, int out_fd, std::int64_t start_ns, double 
 }
 
 // Reaps the helper, still bounded by the timeout (then it is killed and reaped).
-void reap_helper(pid_t pid, std::int64_t start_ns, double timeout_s, CommandResult& r) {
+void reap_helper(pid_t pid, std::int64_t start_ns, double timeout_s, const std::function<bool()>& stop,
+                 CommandResult& r) {
   for (;;) {
+    forward_stop(pid, stop, r);
     if (auto st = try_wait(pid)) {
       r.status = *st;
       return;
@@ -326,7 +345,8 @@ void reap_helper(pid_t pid, std::int64_t start_ns, double timeout_s, CommandResu
 }  // namespace
 
 CommandResult run_helper_command(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                                 const std::string& stdin_text, double timeout_s, const std::vector<std::string>& env_unset) {
+                                 const std::string& stdin_text, double timeout_s, const std::vector<std::string>& env_unset,
+                                 const std::function<bool()>& stop) {
   CommandResult r;
   const std::string exe = find_on_path(argv.at(0));
   if (exe.empty()) {
@@ -344,7 +364,7 @@ CommandResult run_helper_command(const std::vector<std::string>& argv, const std
   (void)write_all(in.write, stdin_text);
   close_fd(in.write);
   const std::int64_t start_ns = monotonic_ns();
-  if (!collect_helper_output(pid, out.read, start_ns, timeout_s, r)) reap_helper(pid, start_ns, timeout_s, r);
+  if (!collect_helper_output(pid, out.read, start_ns, timeout_s, stop, r)) reap_helper(pid, start_ns, timeout_s, stop, r);
   return r;
 }
 

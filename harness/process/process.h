@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <optional>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -59,6 +60,7 @@ namespace ib {
 struct CommandResult {
   bool started = false;     // false: not found / could not start (see output)
   bool timed_out = false;
+  bool interrupted = false;  // `stop` said so and the helper was sent SIGTERM
   ExitStatus status;
   std::string output;
   bool ok() const { return started && !timed_out && status.exit_code == 0; }
@@ -66,10 +68,13 @@ struct CommandResult {
 // This process's environment, by name.
 std::map<std::string, std::string> current_environment();
 
-// `env` and `env_unset` as in SpawnSpec. Throws std::runtime_error when no pipe can be made.
+// `env` and `env_unset` as in SpawnSpec. Throws std::runtime_error when no pipe can be made. Once
+// `stop` (asked every 50 ms) says so, the helper gets SIGTERM once and is waited for as before (a
+// measuring step of vet then writes what it finished and exits 130).
 CommandResult run_helper_command(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                                  const std::string& stdin_text, double timeout_s,
-                                 const std::vector<std::string>& env_unset = {});
+                                 const std::vector<std::string>& env_unset = {},
+                                 const std::function<bool()>& stop = {});
 
 // The full path of `name` on $PATH, or "" when it is not there.
 std::string find_on_path(const std::string& name);

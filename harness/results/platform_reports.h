@@ -114,6 +114,7 @@ struct VetReport {
   std::optional<CostReport> cost;
   std::string stability_results;  // the files of the measuring steps
   std::string sustain_results;
+  bool interrupted = false;  // a stop signal ended the vet early: the checks are those it finished
 };
 
 // ---- selftest ----

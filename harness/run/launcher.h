@@ -64,8 +64,8 @@ class ProcessLauncher final : public Launcher {
   std::unique_ptr<WorkerChannel> start(const SpawnSpec& spec) override;
 };
 
-// monotonic_ns() and poll(2) on the channels' report descriptors, and on `wake_fd` (the signalfd for
-// SIGINT/SIGTERM, or -1) so that a signal ends a wait at once. The caller reads wake_fd.
+// monotonic_ns() and poll(2) on the channels' report descriptors, and on `wake_fd` (StopSignals::fd(),
+// or -1) so that a stop signal ends a wait at once. The caller reads wake_fd.
 class SystemClock final : public Clock {
  public:
   explicit SystemClock(int wake_fd = -1) : wake_fd_(wake_fd) {}

@@ -2,8 +2,6 @@
 
 #include "harness/run/repetition.h"
 
-#include <poll.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -59,12 +57,7 @@ Orchestrator::Orchestrator(OrchestratorOptions options) : o_(std::move(options))
 }
 
 bool Orchestrator::interrupt_requested() {
-  if (o_.signal_fd < 0) return interrupted_;
-  pollfd p{o_.signal_fd, POLLIN, 0};
-  if (poll(&p, 1, 0) > 0) {
-    signalfd_siginfo info;
-    if (::read(o_.signal_fd, &info, sizeof(info)) > 0) interrupted_ = true;
-  }
+  if (!interrupted_ && o_.stop_requested) interrupted_ = o_.stop_requested();
   return interrupted_;
 }
 

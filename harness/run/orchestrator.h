@@ -1,6 +1,6 @@
 // Runs one scenario repetition as its mode's plan (harness/modes/plan.h): the worker processes set up
 // once, then R rounds of blocks (exclusive, alone, colocated; DESIGN.md section 3) released from a
-// barrier, each watched for foreign load, a watchdog, and stopping on SIGINT/SIGTERM.
+// barrier, each watched for foreign load, a watchdog, and stopping on a stop signal (core/stop_signals.h).
 #pragma once
 
 #include "harness/run/foreign_load.h"
@@ -34,9 +34,10 @@ struct OrchestratorOptions {
   std::string log_dir;            // worker logs go here
   double timeout_margin_s = 60.0; // a worker may exceed warm-up or a block by this much, then it is killed
   double stop_grace_s = 3.0;      // after "end", how long a worker has to exit before SIGKILL
-  int signal_fd = -1;             // signalfd for SIGINT/SIGTERM (or -1)
+  // True once a stop signal arrived (StopSignals::check(); never waits), or empty: never.
+  std::function<bool()> stop_requested;
   // How workers are started and waited for (launcher.h), both required: the tool passes a
-  // ProcessLauncher and a SystemClock woken by signal_fd, tests a fake for both.
+  // ProcessLauncher and a SystemClock woken by the StopSignals descriptor, tests a fake for both.
   Launcher* launcher = nullptr;
   Clock* clock = nullptr;
   std::function<void(const std::string&)> progress;  // one-line status, or empty
@@ -69,7 +70,7 @@ class Orchestrator {
   bool interrupted() const { return interrupted_; }
 
  private:
-  // True once SIGINT/SIGTERM arrived on signal_fd (reads what is pending; never waits).
+  // True once stop_requested() said so (latched; never waits).
   bool interrupt_requested();
 
   OrchestratorOptions o_;

@@ -23,7 +23,7 @@ namespace ib {
 
 class RepetitionRun {
  public:
-  // `interrupt_requested`: true once SIGINT/SIGTERM arrived (never waits).
+  // `interrupt_requested`: true once a stop signal arrived (never waits).
   RepetitionRun(const OrchestratorOptions& o, const Scenario& s, const Plan& plan, RunResult& r, Launcher& launcher,
                 Clock& clock, const std::function<bool()>& interrupt_requested);
   ~RepetitionRun();  // kills any worker still alive

@@ -1,5 +1,6 @@
 #include "harness/stats/bootstrap.h"
 
+#include "harness/core/errors.h"
 #include "harness/stats/stats.h"
 
 #include <algorithm>
@@ -96,7 +97,7 @@ void HierarchicalResampler::draw(std::mt19937_64& rng, std::vector<double>& out)
 
 std::vector<double> percentile_ratio_replicates(const BlockedSamples& colocated, const BlockedSamples& exclusive,
                                                 double q, std::uint64_t seed, int resamples,
-                                                std::size_t block_length) {
+                                                std::size_t block_length, const StopCheck& stop) {
   std::vector<double> replicates;
   const HierarchicalResampler c_plan(colocated, block_length), e_plan(exclusive, block_length);
   if (resamples <= 0 || c_plan.empty() || e_plan.empty()) return replicates;
@@ -104,6 +105,7 @@ std::vector<double> percentile_ratio_replicates(const BlockedSamples& colocated,
   std::mt19937_64 rng(seed);
   std::vector<double> c, e;  // reused across replicates; percentile_select reorders them in place
   for (int i = 0; i < resamples; ++i) {
+    if (stop && i % kStopCheckEvery == 0 && stop()) throw Interrupted();
     c_plan.draw(rng, c);
     e_plan.draw(rng, e);
     replicates.push_back(ratio_minus_one(percentile_select(c, q), percentile_select(e, q)));
@@ -112,13 +114,14 @@ std::vector<double> percentile_ratio_replicates(const BlockedSamples& colocated,
 }
 
 Estimate percentile_ratio_ci(const BlockedSamples& colocated, const BlockedSamples& exclusive, double q,
-                             std::uint64_t seed, int resamples, double confidence, std::size_t block_length) {
+                             std::uint64_t seed, int resamples, double confidence, std::size_t block_length,
+                             const StopCheck& stop) {
   Estimate est{kNaN, kNaN, kNaN, confidence, resamples, seed};
   if (!has_samples(colocated) || !has_samples(exclusive)) return est;
   std::vector<double> c = pool_samples(colocated), e = pool_samples(exclusive);
   est.value = ratio_minus_one(percentile_select(c, q), percentile_select(e, q));
   if (resamples <= 0 || !(confidence > 0.0 && confidence < 1.0)) return est;
-  std::vector<double> reps = percentile_ratio_replicates(colocated, exclusive, q, seed, resamples, block_length);
+  std::vector<double> reps = percentile_ratio_replicates(colocated, exclusive, q, seed, resamples, block_length, stop);
   // A NaN would break the sort's ordering; with positive sample times it cannot occur.
   if (std::any_of(reps.begin(), reps.end(), [](double v) { return std::isnan(v); })) return est;
   std::sort(reps.begin(), reps.end());

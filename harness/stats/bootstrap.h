@@ -11,10 +11,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <vector>
 
 namespace ib {
+
+// Asked now and then by a long resampling loop: true when the user asked to stop (a stop signal),
+// and the loop then throws Interrupted (core/errors.h). Empty: never.
+using StopCheck = std::function<bool()>;
 
 // One phase's counted samples grouped as repetitions -> blocks -> samples in time order.
 using BlockedSamples = std::vector<std::vector<std::vector<double>>>;
@@ -62,16 +67,18 @@ class HierarchicalResampler {
 
 // P_q(pooled C) / P_q(pooled E) - 1 for every replicate, in draw order (not sorted); a replicate is
 // NaN when its P_q(E) is not positive. The seeded generator draws the C resample, then the E
-// resample, per replicate. Empty when resamples <= 0 or a side has no samples.
+// resample, per replicate. Empty when resamples <= 0 or a side has no samples. Throws Interrupted
+// when `stop` says so (asked every kStopCheckEvery replicates).
+constexpr int kStopCheckEvery = 64;
 std::vector<double> percentile_ratio_replicates(const BlockedSamples& colocated, const BlockedSamples& exclusive,
                                                 double q, std::uint64_t seed, int resamples = 1000,
-                                                std::size_t block_length = 0);
+                                                std::size_t block_length = 0, const StopCheck& stop = {});
 
 // P_q(pooled C) / P_q(pooled E) - 1 (q in [0, 100]) with the percentile CI of the replicates above:
 // the (1 - confidence)/2 .. (1 + confidence)/2 percentiles (percentile_sorted). No samples on a side:
 // NaN value. resamples <= 0, a confidence outside (0, 1) or a NaN replicate: NaN CI.
 Estimate percentile_ratio_ci(const BlockedSamples& colocated, const BlockedSamples& exclusive, double q,
                              std::uint64_t seed, int resamples = 1000, double confidence = 0.95,
-                             std::size_t block_length = 0);
+                             std::size_t block_length = 0, const StopCheck& stop = {});
 
 }  // namespace ib

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <functional>
 #include <vector>
 
 namespace ib {
@@ -23,7 +24,7 @@ using BlockedSamples = std::vector<std::vector<std::vector<double>>>;
 // P95(C) / P95(E) - 1 over the pooled values, with the 95% CI of the hierarchical block bootstrap
 // (harness/stats/bootstrap.h): repetitions, then blocks, then moving blocks of samples, C and E independently.
 Estimate p95_slowdown(const BlockedSamples& colocated, const BlockedSamples& exclusive, std::uint64_t seed,
-                      int resamples = 1000);
+                      int resamples = 1000, const std::function<bool()>& stop = {});
 double median_slowdown(const std::vector<double>& colocated, const std::vector<double>& exclusive);  // median(C)/median(E) - 1
 double partition_cost(const std::vector<double>& alone, const std::vector<double>& exclusive);       // median(A)/median(E)
 double interference(const std::vector<double>& colocated, const std::vector<double>& alone);         // median(C)/median(A)

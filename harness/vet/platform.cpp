@@ -5,6 +5,8 @@
 #include "harness/core/errors.h"
 #include "harness/core/exit_codes.h"
 #include "harness/core/files.h"
+#include "harness/core/output_dir.h"
+#include "harness/core/stop_signals.h"
 #include "harness/core/text.h"
 #include "harness/nvml/nvml.h"
 #include "harness/nvml/telemetry.h"
@@ -21,6 +23,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 #include <map>
 
@@ -49,13 +53,15 @@ std::optional<ResultsDocument> child_results(const std::string& path, std::strin
 
 ChildRun run_self(const PlatformOptions& o, std::vector<std::string> args, const std::string& out_dir, double timeout_s) {
   args.insert(args.begin(), self_exe_path());
-  args.insert(args.end(), {"--out", out_dir, "--max-foreign-cpus", arg(o.max_foreign_cpus), "--max-steal-cpus",
-                           arg(o.max_steal_cpus)});
-  const CommandResult r = run_helper_command(args, {"INTERFERENCE_BENCH_CHILD=1"}, "", timeout_s);
+  // --force: out_dir is a subfolder of this command's own, checked and locked, output folder.
+  args.insert(args.end(), {"--out", out_dir, "--force", "--max-foreign-cpus", arg(o.max_foreign_cpus),
+                           "--max-steal-cpus", arg(o.max_steal_cpus)});
+  const CommandResult r = run_helper_command(args, {"INTERFERENCE_BENCH_CHILD=1"}, "", timeout_s, {}, o.stop);
   ChildRun c;
   c.output = r.output;
   c.exit_code = r.timed_out ? kExitWorkloadFailed
                             : r.status.exit_code.value_or(r.status.signal ? 128 + *r.status.signal : kExitCannotRun);
+  if (r.interrupted) c.exit_code = kExitInterrupted;  // whatever the child made of our SIGTERM
   c.results = child_results(out_dir + "/results.json", c.output);
   return c;
 }
@@ -238,7 +244,16 @@ CostReport cost_report(const CostAdvice& a, const ExclusivePhase& here) {
 }
 
 std::string default_out(const std::string& what) {
-  return "interference-bench-results/" + what + "-" + utc_now("%Y%m%d-%H%M%S");
+  return OutputDir::unique_default("interference-bench-results/" + what + "-");
+}
+
+// --device names a GPU NVML sees, or InputError (exit 2) saying which there are.
+void check_device_index(Nvml& nvml, int device) {
+  const unsigned count = nvml.device_count();
+  if (device < 0 || static_cast<unsigned>(device) >= count)
+    throw InputError("--device " + std::to_string(device) + ": " +
+                     (count == 0 ? std::string("NVML sees no GPU here")
+                                 : "NVML sees " + std::to_string(count) + " GPU(s), 0.." + std::to_string(count - 1)));
 }
 
 // NVML, or CannotRunError (exit 3) saying which command needs it.
@@ -252,9 +267,13 @@ std::unique_ptr<Nvml> load_nvml_for(const std::string& command) {
 
 // ---- probe ----
 
+}  // namespace
+
 int probe_command(const PlatformOptions& o) {
   auto nvml = load_nvml_for("probe");
-  const ProbeFacts facts = collect_probe_facts(*nvml, static_cast<unsigned>(o.device), o.idle_window_s, o.telemetry_hz);
+  check_device_index(*nvml, o.device);
+  const ProbeFacts facts =
+      collect_probe_facts(*nvml, static_cast<unsigned>(o.device), o.idle_window_s, o.telemetry_hz, o.stop);
   ProbeReport report;
   report.device = o.device;
   report.idle_window_s = o.idle_window_s;
@@ -265,6 +284,8 @@ int probe_command(const PlatformOptions& o) {
   else std::cout << probe_markdown(report);
   return report.pass ? kExitPass : kExitVerdictFailed;
 }
+
+namespace {
 
 // ---- sustain ----
 
@@ -308,10 +329,12 @@ SustainReport sustain_report(const PlatformOptions& o, const ChildRun& run) {
   return r;
 }
 
+}  // namespace
+
 int sustain_command(const PlatformOptions& o) {
   load_nvml_for("sustain");
-  const std::string out = o.out.empty() ? default_out("sustain") : o.out;
-  std::filesystem::create_directories(out);
+  const OutputDir folder("--out", o.out.empty() ? default_out("sustain") : o.out, {"sustain.json"}, o.force);
+  const std::string& out = folder.path();
   const std::string scenario = write_scenario(out, sustain_scenario(o.backend, o.duration_s));
   // One round: a sustained load must not pause between blocks (the clocks would recover in the gaps).
   const ChildRun run = run_self(o, {"--mode", "exclusive", "--backend", o.backend, "--device", std::to_string(o.device),
@@ -324,12 +347,27 @@ int sustain_command(const PlatformOptions& o) {
   return report.exit_code;
 }
 
+namespace {
+
 // ---- baseline ----
+
+}  // namespace
 
 int baseline_command(const PlatformOptions& o) {
   if (o.out.empty()) throw InputError("baseline: --out FILE is required");
+  std::error_code ec;
+  const auto st = std::filesystem::symlink_status(o.out, ec);
+  if (std::filesystem::is_directory(st) || std::filesystem::is_symlink(st))
+    throw InputError("baseline --out " + o.out + ": is a " + (std::filesystem::is_symlink(st) ? "symlink" : "folder") +
+                     "; give the file to write");
+  if (std::filesystem::exists(st) && !o.force)
+    throw InputError("baseline --out " + o.out + ": exists; give a new file, or --force to replace it");
+  // The measuring run's own folder: it takes the lock itself (run_self passes --force: the folder is
+  // this file's, replaced with it).
   const std::string dir = o.out + ".d";
-  std::filesystem::create_directories(dir);
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(dir, ec)))
+    throw InputError("baseline --out " + o.out + ": " + dir + " is a symlink");
+  std::filesystem::create_directories(dir, ec);
   const json stability = stability_scenario(o.backend, 2.0, o.duration_s);
   const std::string scenario = write_scenario(dir, stability);
   // One tenant after another: warm-up, duration and a few seconds of start-up each.
@@ -341,10 +379,14 @@ int baseline_command(const PlatformOptions& o) {
     std::cerr << run.output;
     return run.exit_code;
   }
-  std::filesystem::copy_file(dir + "/results.json", o.out, std::filesystem::copy_options::overwrite_existing);
+  std::ifstream in(dir + "/results.json", std::ios::binary);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  write_file_atomic(o.out, text);  // atomically, never through a symlink
   std::cout << "baseline: " << o.out << " (exclusive phases of vet-stability; give it to `vet --baseline`)\n";
   return run.exit_code;
 }
+
+namespace {
 
 // ---- vet ----
 
@@ -525,135 +567,51 @@ VetReport new_vet_report(const PlatformOptions& o, const VetPlan& plan, const st
   return r;
 }
 
-int vet_command(const PlatformOptions& o) {
-  auto nvml = load_nvml_for("vet");
-  if (o.price_exclusive.has_value() != o.price_shared.has_value())
-    throw InputError("vet: give both --price-exclusive and --price-shared, or neither");
-  const Baseline baseline = o.baseline.empty() ? Baseline{} : read_baseline(o.baseline);
-  const std::string out = o.out.empty() ? default_out("vet") : o.out;
-  std::filesystem::create_directories(out);
-  const VetPlan plan = plan_vet(o);
-  VetReport report = new_vet_report(o, plan, out);
-
-  // 1. probe: what the platform is, while we run nothing.
-  ProbeFacts facts = collect_probe_facts(*nvml, static_cast<unsigned>(o.device), plan.steps.idle_window_s, o.telemetry_hz);
-  // 2. stability, whose load also tells the probe's load checks what they need.
-  const StabilityStep stability = run_stability_step(o, plan, baseline, out);
-  add_load_facts(facts, stability.phases);
-  report.checks = check_results(evaluate_probe(facts));
-  for (auto& c : stability_checks(stability, plan.stability_workloads)) report.checks.push_back(std::move(c));
-  // 3. sustained load.
-  const ChildRun sustain = run_self(o, {"sustain", "--backend", o.backend, "--device", std::to_string(o.device),
-                                        "--duration", arg(plan.steps.sustain_s), "--telemetry-hz", arg(o.telemetry_hz)},
-                                    out + "/sustain", plan.steps.sustain_s + 300.0);
-  report.checks.push_back(sustained_load_check(report.sustain_results));
-  // 4. and 5.
-  if (!o.baseline.empty()) compare_with_baseline(o, facts, baseline, stability.phases, report);
-  else if (o.price_exclusive) report.checks.push_back(cost_without_baseline());
-
+// vet.json and vet.md, the summary on stdout; the exit code.
+int write_vet_report(VetReport& report, const std::string& out) {
   report.verdict = vet_verdict(report.checks);
   write_file_atomic(out + "/vet.json", vet_to_json(report).dump(2) + "\n");
   const std::string md = vet_markdown(report);
   write_file_atomic(out + "/vet.md", md);
   std::cout << md << "\nresults: " << out << "/vet.json\n";
-  if (stability.run.exit_code == kExitInterrupted || sustain.exit_code == kExitInterrupted) return kExitInterrupted;
+  if (report.interrupted) return kExitInterrupted;
   return report.verdict == CheckOutcome::fail ? kExitVerdictFailed : kExitPass;
-}
-
-// ---- the subcommands and their options ----
-
-// --device and --telemetry-hz, which every platform command takes.
-void add_device_options(CLI::App* sub, PlatformOptions& o) {
-  sub->add_option("--device", o.device, "CUDA/NVML device index")->check(CLI::Range(0, 63));
-  sub->add_option("--telemetry-hz", o.telemetry_hz, "NVML sampling rate (default 10)")->check(CLI::Range(0.1, 1000.0));
-}
-
-// The options of the commands that run measuring steps.
-void add_backend_options(CLI::App* sub, PlatformOptions& o) {
-  sub->add_option("--backend", o.backend, "cuda (default) or host (CPU workloads)")->check(CLI::IsMember({"cuda", "host"}));
-  // The measuring runs' foreign-load control (see `run --help`), passed on to them.
-  sub->add_option("--max-foreign-cpus", o.max_foreign_cpus, "A block is contaminated above this many foreign CPUs (0.25)")
-      ->check(CLI::Range(0.0, 4096.0));
-  sub->add_option("--max-steal-cpus", o.max_steal_cpus, "A block is contaminated above this many stolen CPUs (0.10)")
-      ->check(CLI::Range(0.0, 4096.0));
-}
-
-CLI::App* add_probe_command(CLI::App& app, PlatformOptions& o) {
-  CLI::App* sub = app.add_subcommand("probe", "Check what this platform is: identity, memory, MIG, neighbours, power, PCIe, ...");
-  add_device_options(sub, o);
-  sub->add_flag("--json", o.json, "JSON on stdout");
-  sub->add_option("--idle-window", o.idle_window_s, "Seconds of watching the GPU while running nothing (default 5)")
-      ->check(CLI::Range(0.0, 3600.0));
-  return sub;
-}
-
-CLI::App* add_sustain_command(CLI::App& app, PlatformOptions& o) {
-  CLI::App* sub = app.add_subcommand("sustain", "Power-heavy GEMM for --duration seconds: clocks, power, throttling, verdict");
-  add_device_options(sub, o);
-  add_backend_options(sub, o);
-  sub->add_option("--duration", o.duration_s, "Seconds (default 300)")->check(CLI::PositiveNumber);
-  sub->add_option("--out", o.out, "Output folder");
-  sub->add_option("--min-clock-fraction", o.min_clock_fraction, "FAIL below this x max SM clock (default 0.70)")
-      ->check(CLI::Range(0.0, 1.0));
-  sub->add_option("--max-reason-fraction", o.max_reason_fraction, "FAIL above this fraction of 0xE8 readings (0.01)")
-      ->check(CLI::Range(0.0, 1.0));
-  sub->add_option("--max-throughput-drop", o.max_throughput_drop, "WARN above this last/first-minute drop (0.05)")
-      ->check(CLI::Range(0.0, 1.0));
-  return sub;
-}
-
-CLI::App* add_baseline_command(CLI::App& app, PlatformOptions& o) {
-  CLI::App* sub = app.add_subcommand("baseline", "On an exclusive card: write the baseline file that vet --baseline compares with");
-  add_device_options(sub, o);
-  add_backend_options(sub, o);
-  sub->add_option("--out", o.out, "Baseline file to write (results JSON)")->required();
-  sub->add_option("--duration", o.duration_s, "Seconds per workload (default 20)")->check(CLI::PositiveNumber);
-  sub->preparse_callback([&o](std::size_t) { o.duration_s = 20.0; });
-  return sub;
-}
-
-CLI::App* add_vet_command(CLI::App& app, PlatformOptions& o) {
-  CLI::App* sub = app.add_subcommand("vet", "Vet a platform within a time budget: probe, stability, sustained load, P95 vs baseline, cost");
-  add_device_options(sub, o);
-  add_backend_options(sub, o);
-  sub->add_option("--budget", o.budget_s, "Seconds for the whole vet (default 600; 60 works)")->check(CLI::Range(20.0, 86400.0));
-  sub->add_option("--baseline", o.baseline, "Baseline file from `baseline` on an exclusive card of the same model")
-      ->check(CLI::ExistingFile);
-  sub->add_option("--price-exclusive", o.price_exclusive, "Price per hour of the exclusive option")->check(CLI::NonNegativeNumber);
-  sub->add_option("--price-shared", o.price_shared, "Price per hour of the shared option (this platform)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(CLI::PositiveNumber);
-  sub->add_option("--out", o.out, "Output folder");
-  return sub;
-}
-
-CLI::App* add_selftest_command(CLI::App& app, PlatformOptions& o) {
-  CLI::App* sub = app.add_subcommand("selftest", "Known answers that tell whether this machine can measure now");
-  add_device_options(sub, o);
-  add_backend_options(sub, o);
-  sub->add_option("--budget", o.selftest_budget_s, "Seconds for the whole self-test (default 60)")
-      ->check(CLI::Range(20.0, 3600.0));
-  sub->add_option("--out", o.out, "Output folder");
-  return sub;
 }
 
 }  // namespace
 
-void add_platform_commands(CLI::App& app, PlatformCommands& c) {
-  c.probe = add_probe_command(app, c.options);
-  c.sustain = add_sustain_command(app, c.options);
-  c.baseline = add_baseline_command(app, c.options);
-  c.vet = add_vet_command(app, c.options);
-  c.selftest = add_selftest_command(app, c.options);
-}
+int vet_command(const PlatformOptions& o) {
+  auto nvml = load_nvml_for("vet");
+  check_device_index(*nvml, o.device);
+  if (o.price_exclusive.has_value() != o.price_shared.has_value())
+    throw InputError("vet: give both --price-exclusive and --price-shared, or neither");
+  const Baseline baseline = o.baseline.empty() ? Baseline{} : read_baseline(o.baseline);
+  OutputDir folder("--out", o.out.empty() ? default_out("vet") : o.out, {"vet.json", "vet.md"}, o.force);
+  const std::string& out = folder.path();
+  const VetPlan plan = plan_vet(o);
+  VetReport report = new_vet_report(o, plan, out);
+  const auto stopped = [&o] { return o.stop && o.stop(); };
 
-std::optional<int> run_platform_command(PlatformCommands& c) {
-  if (c.probe && *c.probe) return probe_command(c.options);
-  if (c.sustain && *c.sustain) return sustain_command(c.options);
-  if (c.baseline && *c.baseline) return baseline_command(c.options);
-  if (c.vet && *c.vet) return vet_command(c.options);
-  if (c.selftest && *c.selftest) return selftest_command(c.options);
-  return std::nullopt;
+  // 1. probe: what the platform is, while we run nothing.
+  ProbeFacts facts =
+      collect_probe_facts(*nvml, static_cast<unsigned>(o.device), plan.steps.idle_window_s, o.telemetry_hz, o.stop);
+  // 2. stability, whose load also tells the probe's load checks what they need.
+  const StabilityStep stability = run_stability_step(o, plan, baseline, out);
+  add_load_facts(facts, stability.phases);
+  report.checks = check_results(evaluate_probe(facts));
+  for (auto& c : stability_checks(stability, plan.stability_workloads)) report.checks.push_back(std::move(c));
+  // 3. sustained load (not after a stop signal: what finished is written now).
+  report.interrupted = stability.run.exit_code == kExitInterrupted || stopped();
+  if (!report.interrupted) {
+    const ChildRun sustain = run_self(o, {"sustain", "--backend", o.backend, "--device", std::to_string(o.device),
+                                          "--duration", arg(plan.steps.sustain_s), "--telemetry-hz", arg(o.telemetry_hz)},
+                                      out + "/sustain", plan.steps.sustain_s + 300.0);
+    report.checks.push_back(sustained_load_check(report.sustain_results));
+    report.interrupted = sustain.exit_code == kExitInterrupted || stopped();
+  }
+  // 4. and 5.
+  if (!o.baseline.empty()) compare_with_baseline(o, facts, baseline, stability.phases, report);
+  else if (o.price_exclusive) report.checks.push_back(cost_without_baseline());
+  return write_vet_report(report, out);
 }
-
 }  // namespace ib

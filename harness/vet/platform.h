@@ -11,13 +11,10 @@
 #include "harness/results/platform_reports.h"
 #include "reports/results_reader.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
-
-namespace CLI {
-class App;
-}
 
 namespace ib {
 
@@ -39,6 +36,10 @@ struct PlatformOptions {
   double max_foreign_cpus = 0.25;     // passed to the measuring runs (run --max-foreign-cpus)
   double max_steal_cpus = 0.10;
   double selftest_budget_s = 60.0;    // selftest
+  bool force = false;                 // --force: replace the results an existing --out holds
+  // True once a stop signal arrived (the command's StopSignals); asked between steps and passed to
+  // the measuring steps, which then get SIGTERM, write what they finished and exit 130.
+  std::function<bool()> stop;
 };
 
 // A measuring step: this binary again (`run` or `sustain`), as a child that dies with us
@@ -51,23 +52,14 @@ struct ChildRun {
 };
 ChildRun run_self(const PlatformOptions& o, std::vector<std::string> args, const std::string& out_dir, double timeout_s);
 
+// The commands (their options are parsed in harness/cli/platform_commands.cpp). Each returns its exit
+// code; throws InputError, CannotRunError or Interrupted (a stop signal before anything was measured).
+int probe_command(const PlatformOptions& o);
+int sustain_command(const PlatformOptions& o);
+int baseline_command(const PlatformOptions& o);
+int vet_command(const PlatformOptions& o);
 // `selftest` (harness/vet/selftest.cpp): known answers that tell whether this machine can measure now.
 int selftest_command(const PlatformOptions& o);
-
-// The subcommands `probe`, `sustain`, `baseline`, `vet` and `selftest` and their options.
-struct PlatformCommands {
-  CLI::App* probe = nullptr;
-  CLI::App* sustain = nullptr;
-  CLI::App* baseline = nullptr;
-  CLI::App* vet = nullptr;
-  CLI::App* selftest = nullptr;
-  PlatformOptions options;
-};
-void add_platform_commands(CLI::App& app, PlatformCommands& commands);
-
-// Runs the parsed platform subcommand; nullopt when none was given. Returns the exit code; throws
-// InputError or CannotRunError.
-std::optional<int> run_platform_command(PlatformCommands& commands);
 
 // ---- the judgements of vet and sustain: pure functions over what the measuring steps read back ----
 

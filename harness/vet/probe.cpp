@@ -1,6 +1,7 @@
 // Platform probe, its checklist and the cost advice (see probe.h and docs/telemetry.md).
 #include "harness/vet/probe.h"
 
+#include "harness/core/errors.h"
 #include "harness/core/text.h"
 
 #include <sched.h>
@@ -132,7 +133,8 @@ HostFacts read_host_facts() {
   return h;
 }
 
-ProbeFacts collect_probe_facts(Nvml& nvml, unsigned device, double idle_window_s, double hz) {
+ProbeFacts collect_probe_facts(Nvml& nvml, unsigned device, double idle_window_s, double hz,
+                               const std::function<bool()>& stop) {
   ProbeFacts f;
   f.device = device;
   f.idle_window_s = idle_window_s;
@@ -140,8 +142,17 @@ ProbeFacts collect_probe_facts(Nvml& nvml, unsigned device, double idle_window_s
     TelemetrySampler sampler(nvml, device, hz);
     sampler.start();
     // The window is the measurement: wait for its readings (deadline: the window plus one second).
-    size_t expected = static_cast<size_t>(std::floor(idle_window_s * hz)) + 1;
-    sampler.wait_for_samples(expected, std::chrono::milliseconds(static_cast<long long>(idle_window_s * 1000) + 1000));
+    // Waited for in slices of at most 100 ms, so that a stop signal is answered within one.
+    const size_t expected = static_cast<size_t>(std::floor(idle_window_s * hz)) + 1;
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(static_cast<long long>(idle_window_s * 1000) + 1000);
+    while (!sampler.wait_for_samples(expected, std::chrono::milliseconds(100)) &&
+           std::chrono::steady_clock::now() < deadline && !sampler.error()) {
+      if (stop && stop()) {
+        sampler.stop();
+        throw Interrupted();
+      }
+    }
     sampler.stop();
     if (auto err = sampler.error()) throw NvmlError(*err);
     f.idle_samples = sampler.samples();

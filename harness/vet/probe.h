@@ -4,6 +4,7 @@
 // Definitions and thresholds are documented in docs/telemetry.md.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,8 +47,9 @@ struct ProbeFacts {
 // Gathers the facts of `device`: samples telemetry at `hz` for `idle_window_s` seconds while running nothing
 // (blocks that long), then reads the device facts (so the process list is the one at the end of the window), the
 // MIG state and the host. own_pids = {getpid()}. Call it before this process creates a CUDA context. Throws
-// NvmlError on NVML errors other than "unsupported".
-ProbeFacts collect_probe_facts(Nvml& nvml, unsigned device, double idle_window_s = 5.0, double hz = 10.0);
+// NvmlError on NVML errors other than "unsupported", Interrupted when `stop` says so during the window.
+ProbeFacts collect_probe_facts(Nvml& nvml, unsigned device, double idle_window_s = 5.0, double hz = 10.0,
+                               const std::function<bool()>& stop = {});
 
 // ---- nominal memory of known GPU models ----
 struct NominalMemory {

@@ -6,6 +6,7 @@
 #include "harness/core/clock.h"
 #include "harness/core/exit_codes.h"
 #include "harness/core/files.h"
+#include "harness/core/output_dir.h"
 #include "harness/core/text.h"
 #include "harness/scenario/scenario.h"
 #include "harness/vet/platform.h"
@@ -144,15 +145,18 @@ int selftest_exit_code(const std::vector<KnownAnswer>& answers) {
 }  // namespace
 
 int selftest_command(const PlatformOptions& o) {
-  const std::string out = o.out.empty() ? "interference-bench-results/selftest-" + utc_now("%Y%m%d-%H%M%S") : o.out;
-  std::filesystem::create_directories(out);
+  const OutputDir folder("--out", o.out.empty() ? OutputDir::unique_default("interference-bench-results/selftest-") : o.out,
+                         {"selftest.json", "selftest.md"}, o.force);
+  const std::string& out = folder.path();
   // Two scenarios of three phases (two exclusive, one colocated) each, 15 s kept for start-up and analysis.
   const double warmup = 0.3;
   const double duration = std::clamp((o.selftest_budget_s - 15.0) / 6.0, 1.0, 300.0);
   int shared_rc = 0, idle_rc = 0;
+  const auto stopped = [&o] { return o.stop && o.stop(); };
   const KnownAnswer shared = judge_shared(run_victim(o, shared_scenario(o.backend, warmup, duration), out, shared_rc));
+  if (shared_rc == kExitInterrupted || stopped()) return kExitInterrupted;  // what finished is in its folder
   const KnownAnswer idle = judge_idle(run_victim(o, idle_scenario(o.backend, warmup, duration), out, idle_rc));
-  if (shared_rc == kExitInterrupted || idle_rc == kExitInterrupted) return kExitInterrupted;
+  if (idle_rc == kExitInterrupted || stopped()) return kExitInterrupted;
   SelftestReport report;
   report.backend = o.backend;
   report.budget_s = o.selftest_budget_s;

@@ -30,7 +30,10 @@ class Runner:
     def __init__(self, tmp_path):
         self.tmp = tmp_path
         self.tag = uuid.uuid4().hex
-        self.env = dict(os.environ, IB_TEST_TAG=self.tag)
+        # Journals of what a run changes outside itself (MIG instances, MPS daemons, temp folders) go
+        # here; a run that ends in any way short of SIGKILL leaves none.
+        self.state_dir = tmp_path / "ib-state"
+        self.env = dict(os.environ, IB_TEST_TAG=self.tag, INTERFERENCE_BENCH_STATE_DIR=str(self.state_dir))
 
     def write_json(self, name, doc):
         path = self.tmp / name
@@ -58,6 +61,9 @@ class Runner:
         self.env["INTERFERENCE_BENCH_SCENARIOS"] = str(root)
         return root
 
+    def journals(self):
+        return sorted(self.state_dir.glob("*.journal")) if self.state_dir.exists() else []
+
     def leftover_processes(self):
         """Processes (other than zombies) that carry this runner's tag in their environment."""
         found = []
@@ -79,6 +85,7 @@ def runner(tmp_path):
     r = Runner(tmp_path)
     yield r
     assert r.leftover_processes() == [], "worker processes were left behind"
+    assert r.journals() == [], "a run left its journal (something it made was not undone)"
 
 
 def load_results(out_dir):

@@ -206,3 +206,54 @@ def test_two_scenarios_of_one_name_in_a_suite_are_refused(runner, tmp_path):
     assert r.returncode == 2, r.stderr
     assert r.stderr.count("\n") == 1 and "s1.json: name: \"same\" is also the name of " in r.stderr, r.stderr
     assert not (tmp_path / "out").exists()
+
+
+PLATFORM_BAD_OPTIONS = [
+    # (command and options, the start of the one line that refuses them); NaN and infinities passed
+    # CLI11's own Range/PositiveNumber checks before issue 11.
+    (["probe", "--idle-window", "nan"], "--idle-window: expected a number in [0, 3600], got nan"),
+    (["probe", "--idle-window", "-1"], "--idle-window: expected a number in"),
+    (["probe", "--telemetry-hz", "nan"], "--telemetry-hz: expected a number in [0.1, 1000], got nan"),
+    (["probe", "--telemetry-hz", "0"], "--telemetry-hz: expected a number in"),
+    (["probe", "--device", "64"], "--device"),
+    (["sustain", "--min-clock-fraction", "nan"], "--min-clock-fraction: expected a number in [0, 1], got nan"),
+    (["sustain", "--min-clock-fraction", "1.5"], "--min-clock-fraction: expected a number in"),
+    (["sustain", "--max-reason-fraction", "inf"], "--max-reason-fraction: expected a number in"),
+    (["sustain", "--max-throughput-drop", "-0.1"], "--max-throughput-drop: expected a number in"),
+    (["sustain", "--duration", "nan"], "--duration: expected a number in [0.01, 86400], got nan"),
+    (["sustain", "--duration", "1e10"], "--duration: expected a number in"),
+    (["sustain", "--duration", "0"], "--duration: expected a number in"),
+    (["sustain", "--max-foreign-cpus", "nan"], "--max-foreign-cpus: expected a number in [0, 4096], got nan"),
+    (["sustain", "--max-steal-cpus", "-inf"], "--max-steal-cpus: expected a number in"),
+    (["sustain", "--backend", "auto"], "--backend"),
+    (["vet", "--budget", "nan"], "--budget: expected a number in [20, 86400], got nan"),
+    (["vet", "--budget", "10"], "--budget: expected a number in"),
+    (["vet", "--price-exclusive", "nan", "--price-shared", "1"], "--price-exclusive: expected a number in"),
+    (["vet", "--price-shared", "-1", "--price-exclusive", "1"], "--price-shared: expected a number in"),
+    (["vet", "--cutoff", "nan"], "--cutoff: expected a number in (0, 100], got nan"),
+    (["vet", "--cutoff", "0"], "--cutoff: expected a number in"),
+    (["vet", "--baseline", "/nonexistent.json"], "--baseline"),
+    (["selftest", "--budget", "nan"], "--budget: expected a number in [20, 3600], got nan"),
+    (["selftest", "--budget", "5"], "--budget: expected a number in"),
+    (["cleanup", "--no-such-option"], "The following argument was not expected: --no-such-option"),
+]
+
+
+@pytest.mark.parametrize("args,expected", PLATFORM_BAD_OPTIONS, ids=[" ".join(a) for a, _ in PLATFORM_BAD_OPTIONS])
+def test_a_bad_platform_option_is_refused_in_one_line_before_anything_runs(runner, tmp_path, args, expected):
+    takes_out = args[0] in ("sustain", "vet", "selftest")
+    r = subprocess.run([BINARY, *args, *(["--out", str(tmp_path / "out")] if takes_out else [])], capture_output=True,
+                       text=True, timeout=60, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and len(r.stderr) <= 201, r.stderr
+    assert r.stderr.startswith("interference-bench: " + expected), r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("args", [["baseline", "--duration", "nan"], ["baseline", "--duration", "-1"],
+                                  ["baseline", "--telemetry-hz", "nan"]])
+def test_a_bad_baseline_option_is_refused_before_the_file_is_touched(runner, tmp_path, args):
+    r = subprocess.run([BINARY, *args, "--out", str(tmp_path / "b.json")], capture_output=True, text=True, timeout=60,
+                       cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert not (tmp_path / "b.json").exists() and not (tmp_path / "b.json.d").exists()

@@ -2,6 +2,7 @@
 // intervals"). Exact values are worked out in the comments; the statistical tests use seeded synthetic
 // data with a known answer and are sized so that a broken implementation fails them (see each test).
 #include "harness/stats/bootstrap.h"
+#include "harness/core/errors.h"
 
 #include "harness/stats/stats.h"
 
@@ -420,6 +421,29 @@ TEST(Bootstrap, RepetitionEffectWidensTheCi) {
   }
   std::printf("[ bootstrap ] width 3 repetitions / pooled into one = %.3f\n", hier / pooled);
   EXPECT_GT(hier / pooled, 1.3);
+}
+
+}  // namespace
+}  // namespace ib
+
+namespace ib {
+namespace {
+
+// ---------------------------------------------------------------- stopping
+
+TEST(Bootstrap, AStopRequestEndsTheResamplingAtTheNextCheck) {
+  Normals g(51);
+  const BlockedSamples C = make_phase(g, {1, 2, 100, 100}, 0.5, 1.2);
+  const BlockedSamples E = make_phase(g, {1, 2, 100, 100}, 0.5, 1.0);
+  int asked = 0;
+  // Asked before replicates 0, 64, 128, ...: saying yes at the third question stops before replicate 128.
+  const StopCheck stop_at_third = [&asked] { return ++asked == 3; };
+  EXPECT_THROW(percentile_ratio_replicates(C, E, 95.0, 7, 1000, 0, stop_at_third), Interrupted);
+  EXPECT_EQ(asked, 3);
+  // A check that never says stop changes nothing: the same replicates as without one.
+  const StopCheck never = [] { return false; };
+  EXPECT_EQ(percentile_ratio_replicates(C, E, 95.0, 7, 300, 0, never), percentile_ratio_replicates(C, E, 95.0, 7, 300));
+  EXPECT_THROW(percentile_ratio_ci(C, E, 95.0, 7, 1000, 0.95, 0, [] { return true; }), Interrupted);
 }
 
 }  // namespace

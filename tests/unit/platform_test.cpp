@@ -133,7 +133,8 @@ TEST(PlatformWriter, VetJsonKeysAndMarkdown) {
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "kind", "start_time", "device", "backend", "budget_s", "steps",
                                             "baseline", "verdict", "checks", "cost", "stability_results",
-                                            "sustain_results"}));
+                                            "sustain_results", "interrupted"}));
+  EXPECT_EQ(j["interrupted"], false);
   EXPECT_EQ(j["verdict"], "warn");
   EXPECT_EQ(j["checks"][0]["status"], "warn");
   EXPECT_EQ(j["cost"]["recommendation"], "shared");
@@ -141,6 +142,9 @@ TEST(PlatformWriter, VetJsonKeysAndMarkdown) {
   EXPECT_EQ(vet_markdown(r), "## interference-bench vet — GPU 2\n\n| check | status | evidence | threshold | source |\n"
                              "|---|---|---|---|---|\n| Throughput stability (host-compute) | **warn** | window CV 2% | t | s |\n"
                              "\n**warn**\n");
+  r.interrupted = true;
+  EXPECT_EQ(vet_to_json(r)["interrupted"], true);
+  EXPECT_NE(vet_markdown(r).find("**warn** (interrupted: only the steps above ran) — exit code 130"), std::string::npos);
   r.cost.reset();
   EXPECT_TRUE(vet_to_json(r)["cost"].is_null());
 }

@@ -497,7 +497,7 @@ TEST(ResultsReader, AFileThatIsNotJsonOrMissingSaysSo) {
     read_results_file(path);
     FAIL();
   } catch (const ResultsFileError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(path + ": not an interference-bench results file (not JSON: ", 0), 0) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind(path + ": not an interference-bench results file (not valid JSON: ", 0), 0) << e.what();
   }
   EXPECT_THROW(read_results_file(dir.path + "/none.json"), InputError);
   EXPECT_THROW(results_file_modes(path), ResultsFileError);

@@ -1,0 +1,109 @@
+#include "harness/cli/platform_commands.h"
+
+#include "harness/cli/validators.h"
+#include "harness/core/stop_signals.h"
+#include "harness/scenario/scenario.h"
+
+#include <CLI/CLI.hpp>
+
+namespace ib {
+
+namespace {
+
+// --device and --telemetry-hz, which every platform command takes.
+void add_device_options(CLI::App* sub, PlatformOptions& o) {
+  sub->add_option("--device", o.device, "CUDA/NVML device index")->check(CLI::Range(0, 63));
+  sub->add_option("--telemetry-hz", o.telemetry_hz, "NVML sampling rate (default 10)")->check(number_in(0.1, 1000.0));
+}
+
+// The options of the commands that run measuring steps.
+void add_backend_options(CLI::App* sub, PlatformOptions& o) {
+  sub->add_option("--backend", o.backend, "cuda (default) or host (CPU workloads)")->check(CLI::IsMember({"cuda", "host"}));
+  // The measuring runs' foreign-load control (see `run --help`), passed on to them.
+  sub->add_option("--max-foreign-cpus", o.max_foreign_cpus, "A block is contaminated above this many foreign CPUs (0.25)")
+      ->check(number_in(0.0, 4096.0));
+  sub->add_option("--max-steal-cpus", o.max_steal_cpus, "A block is contaminated above this many stolen CPUs (0.10)")
+      ->check(number_in(0.0, 4096.0));
+  sub->add_flag("--force", o.force, "Replace the results an existing --out holds");
+}
+
+CLI::App* add_probe_command(CLI::App& app, PlatformOptions& o) {
+  CLI::App* sub = app.add_subcommand("probe", "Check what this platform is: identity, memory, MIG, neighbours, power, PCIe, ...");
+  add_device_options(sub, o);
+  sub->add_flag("--json", o.json, "JSON on stdout");
+  sub->add_option("--idle-window", o.idle_window_s, "Seconds of watching the GPU while running nothing (default 5)")
+      ->check(number_in(0.0, 3600.0));
+  return sub;
+}
+
+CLI::App* add_sustain_command(CLI::App& app, PlatformOptions& o) {
+  CLI::App* sub = app.add_subcommand("sustain", "Power-heavy GEMM for --duration seconds: clocks, power, throttling, verdict");
+  add_device_options(sub, o);
+  add_backend_options(sub, o);
+  sub->add_option("--duration", o.duration_s, "Seconds (default 300)")->check(number_in(kMinDurationS, kMaxDurationS));
+  sub->add_option("--out", o.out, "Output folder");
+  sub->add_option("--min-clock-fraction", o.min_clock_fraction, "FAIL below this x max SM clock (default 0.70)")
+      ->check(number_in(0.0, 1.0));
+  sub->add_option("--max-reason-fraction", o.max_reason_fraction, "FAIL above this fraction of 0xE8 readings (0.01)")
+      ->check(number_in(0.0, 1.0));
+  sub->add_option("--max-throughput-drop", o.max_throughput_drop, "WARN above this last/first-minute drop (0.05)")
+      ->check(number_in(0.0, 1.0));
+  return sub;
+}
+
+CLI::App* add_baseline_command(CLI::App& app, PlatformOptions& o) {
+  CLI::App* sub = app.add_subcommand("baseline", "On an exclusive card: write the baseline file that vet --baseline compares with");
+  add_device_options(sub, o);
+  add_backend_options(sub, o);
+  sub->add_option("--out", o.out, "Baseline file to write (results JSON)")->required();
+  sub->add_option("--duration", o.duration_s, "Seconds per workload (default 20)")->check(number_in(kMinDurationS, kMaxDurationS));
+  sub->preparse_callback([&o](std::size_t) { o.duration_s = 20.0; });
+  return sub;
+}
+
+CLI::App* add_vet_command(CLI::App& app, PlatformOptions& o) {
+  CLI::App* sub = app.add_subcommand("vet", "Vet a platform within a time budget: probe, stability, sustained load, P95 vs baseline, cost");
+  add_device_options(sub, o);
+  add_backend_options(sub, o);
+  sub->add_option("--budget", o.budget_s, "Seconds for the whole vet (default 600; 60 works)")->check(number_in(20.0, 86400.0));
+  sub->add_option("--baseline", o.baseline, "Baseline file from `baseline` on an exclusive card of the same model")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--price-exclusive", o.price_exclusive, "Price per hour of the exclusive option")->check(number_in(0.0, 1e12));
+  sub->add_option("--price-shared", o.price_shared, "Price per hour of the shared option (this platform)")
+      ->check(number_in(0.0, 1e12));
+  sub->add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(number_in(0.0, kMaxCutoff, true));
+  sub->add_option("--out", o.out, "Output folder");
+  return sub;
+}
+
+CLI::App* add_selftest_command(CLI::App& app, PlatformOptions& o) {
+  CLI::App* sub = app.add_subcommand("selftest", "Known answers that tell whether this machine can measure now");
+  add_device_options(sub, o);
+  add_backend_options(sub, o);
+  sub->add_option("--budget", o.selftest_budget_s, "Seconds for the whole self-test (default 60)")
+      ->check(number_in(20.0, 3600.0));
+  sub->add_option("--out", o.out, "Output folder");
+  return sub;
+}
+
+}  // namespace
+
+void add_platform_commands(CLI::App& app, PlatformCommands& c) {
+  c.probe = add_probe_command(app, c.options);
+  c.sustain = add_sustain_command(app, c.options);
+  c.baseline = add_baseline_command(app, c.options);
+  c.vet = add_vet_command(app, c.options);
+  c.selftest = add_selftest_command(app, c.options);
+}
+
+std::optional<int> run_platform_command(PlatformCommands& c, StopSignals& stop) {
+  c.options.stop = stop.check();
+  if (c.probe && *c.probe) return probe_command(c.options);
+  if (c.sustain && *c.sustain) return sustain_command(c.options);
+  if (c.baseline && *c.baseline) return baseline_command(c.options);
+  if (c.vet && *c.vet) return vet_command(c.options);
+  if (c.selftest && *c.selftest) return selftest_command(c.options);
+  return std::nullopt;
+}
+
+}  // namespace ib

@@ -1,5 +1,6 @@
 #include "harness/cli/app.h"
 
+#include "harness/cli/result_commands.h"
 #include "harness/cli/validators.h"
 
 #include "build_info.h"
@@ -13,6 +14,7 @@
 #include "harness/nvml/nvml.h"
 #include "harness/run/launcher.h"
 #include "harness/run/orchestrator.h"
+#include "harness/vet/devices.h"
 #include "harness/vet/platform.h"
 #include "harness/process/process.h"
 #include "harness/scenario/scenario.h"
@@ -20,7 +22,9 @@
 #include "kernels/cuda/cuda_workloads.h"
 #include "kernels/host/host_workloads.h"
 #include "reports/json_writer.h"
+#include "reports/junit_writer.h"
 #include "reports/markdown_writer.h"
+#include "reports/prometheus_writer.h"
 #include "reports/results_writer.h"
 
 #include <CLI/CLI.hpp>
@@ -64,6 +68,7 @@ struct RunOptions {
   int max_reruns = 2;
   double max_foreign_cpus = 0.25;
   double max_steal_cpus = 0.10;
+  std::string junit, prometheus;  // further outputs (--junit FILE, --prometheus FILE)
 };
 
 Registry make_registry() {
@@ -261,6 +266,12 @@ void attach_nvml(const RunOptions& o, Backend backend, int device, ModeSetup& se
   if (backend == Backend::cuda) oo.gpu_load_probe = make_gpu_load_probe(*setup.nvml, static_cast<unsigned>(device));
 }
 
+std::vector<int> scenario_devices(const std::vector<Scenario>& scenarios) {
+  std::vector<int> devices;
+  for (const auto& s : scenarios) devices.push_back(s.device);
+  return devices;
+}
+
 // Recomputes the aggregate of the (scenario, mode) that `run` belongs to, over its repetitions so far.
 void update_aggregates(Results& results, const RunResult& run, std::uint64_t seed, int resamples) {
   std::vector<const RunResult*> reps;
@@ -289,6 +300,8 @@ OutputFiles make_output_files(const RunOptions& o) {
   out.markdown = out.dir + "/summary.md";
   out.writers.add(std::make_unique<JsonResultsFile>(out.json, !o.no_raw));
   out.writers.add(std::make_unique<MarkdownSummaryFile>(out.markdown));
+  if (!o.junit.empty()) out.writers.add(std::make_unique<JunitResultsFile>(o.junit));
+  if (!o.prometheus.empty()) out.writers.add(std::make_unique<PrometheusResultsFile>(o.prometheus));
   out.writers.add(std::make_unique<TerminalSummary>(std::cout, out.json));
   return out;
 }
@@ -347,6 +360,7 @@ int run_benchmarks(const RunOptions& o, const std::vector<std::string>& argv, co
   std::map<Mode, std::string> waived_modes;
   const std::vector<Scenario> plan = prepare_plan(o, backend, scenarios, setup, oo, waived_modes);
   attach_nvml(o, backend, scenarios.front().device, setup, oo, meta);
+  meta.devices = describe_run_devices(backend, scenario_devices(scenarios), setup.nvml.get(), setup.nvml_error);
   const TempDir run_dir;
 
   OutputFiles out = make_output_files(o);
@@ -440,6 +454,9 @@ void add_run_options(CLI::App& app, RunOptions& o) {
                  "mode mig (root): create these MIG instances (e.g. 3g.71gb,3g.71gb) and destroy exactly them at the end")
       ->delimiter(',')
       ->check(mig_profile_name());  // each profile: an option that follows is never taken for one
+  app.add_option("--junit", o.junit, "Also write JUnit XML here: one testcase per tenant verdict");
+  app.add_option("--prometheus", o.prometheus,
+                 "Also write Prometheus text here (node-exporter textfile collector format)");
 }
 
 }  // namespace
@@ -466,6 +483,10 @@ int run_app(int argc, char** argv) {
 
   PlatformCommands platform;
   add_platform_commands(app, platform);
+  CompareCommand compare;
+  add_compare_command(app, compare);
+  ReportCommand report;
+  add_report_command(app, report);
 
   auto* worker = app.add_subcommand("worker", "")->group("");  // hidden: started by the harness only
   WorkerOptions wo;
@@ -498,6 +519,7 @@ int run_app(int argc, char** argv) {
     }
     if (*list) return list_command(what, registry);
     if (const auto rc = run_platform_command(platform)) return *rc;
+    if (const auto rc = run_result_command(compare, report)) return *rc;
     return run_benchmarks(o, args, registry);
   } catch (const InputError& e) {
     return fail(kExitBadInput, e.what());

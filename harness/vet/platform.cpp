@@ -12,6 +12,7 @@
 #include "harness/stats/metrics.h"
 #include "harness/stats/stats.h"
 #include "harness/vet/probe.h"
+#include "reports/junit_writer.h"
 #include "reports/platform_writer.h"
 
 #include <CLI/CLI.hpp>
@@ -320,6 +321,7 @@ int sustain_command(const PlatformOptions& o) {
   SustainReport report = sustain_report(o, run);
   report.run_results = out + "/run/results.json";
   write_file_atomic(out + "/sustain.json", sustain_to_json(report).dump(2) + "\n");
+  if (!o.junit.empty()) write_file_atomic(o.junit, sustain_junit_xml(report));
   std::cout << sustain_markdown(report) << "\nresults: " << out << "/sustain.json\n";
   return report.exit_code;
 }
@@ -555,6 +557,7 @@ int vet_command(const PlatformOptions& o) {
   write_file_atomic(out + "/vet.json", vet_to_json(report).dump(2) + "\n");
   const std::string md = vet_markdown(report);
   write_file_atomic(out + "/vet.md", md);
+  if (!o.junit.empty()) write_file_atomic(o.junit, checks_junit_xml("interference-bench vet", report.checks));
   std::cout << md << "\nresults: " << out << "/vet.json\n";
   if (stability.run.exit_code == kExitInterrupted || sustain.exit_code == kExitInterrupted) return kExitInterrupted;
   return report.verdict == CheckOutcome::fail ? kExitVerdictFailed : kExitPass;
@@ -599,6 +602,7 @@ CLI::App* add_sustain_command(CLI::App& app, PlatformOptions& o) {
       ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--max-throughput-drop", o.max_throughput_drop, "WARN above this last/first-minute drop (0.05)")
       ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--junit", o.junit, "Also write the verdict as JUnit XML here");
   return sub;
 }
 
@@ -624,6 +628,7 @@ CLI::App* add_vet_command(CLI::App& app, PlatformOptions& o) {
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(CLI::PositiveNumber);
   sub->add_option("--out", o.out, "Output folder");
+  sub->add_option("--junit", o.junit, "Also write the checks as JUnit XML here (one testcase per check)");
   return sub;
 }
 

@@ -39,6 +39,7 @@ struct PlatformOptions {
   double max_foreign_cpus = 0.25;     // passed to the measuring runs (run --max-foreign-cpus)
   double max_steal_cpus = 0.10;
   double selftest_budget_s = 60.0;    // selftest
+  std::string junit;                  // sustain, vet: also write JUnit XML here (--junit FILE)
 };
 
 // A measuring step: this binary again (`run` or `sustain`), as a child that dies with us

@@ -20,7 +20,7 @@ double cutoff_of(const Results& r, const TenantAggregate& a) {
 
 std::string number_text(double v) { return std::isfinite(v) ? formatted("%.6g", v) : std::string("n/a"); }
 
-// "metric=p95_slowdown value=... ci=[..., ...] threshold=... reason=..." (one line per fact).
+// The evidence of a tenant verdict, one "key: value" line per fact: metric, value, ci95, threshold, reason.
 std::string evidence(const TenantAggregate& a, double cutoff) {
   std::ostringstream os;
   os << "metric: p95_slowdown\n";
@@ -46,37 +46,6 @@ std::string failure_message(const TenantAggregate& a, double cutoff) {
                        ", " + number_text(a.metrics->p95_slowdown.ci_high) + "]"
                  : std::string("n/a");
   return m + " against cutoff " + number_text(cutoff) + ": " + a.verdict_reason;
-}
-
-void add_testcase(pugi::xml_node suite, const Results& r, const TenantAggregate& a) {
-  pugi::xml_node tc = suite.append_child("testcase");
-  tc.append_attribute("classname") = ("interference-bench." + a.scenario + "." + a.mode).c_str();
-  tc.append_attribute("name") = (a.tenant + " (" + a.workload + ")").c_str();
-  const double cutoff = cutoff_of(r, a);
-  switch (a.verdict) {
-    case Verdict::pass:
-    case Verdict::baseline: break;
-    case Verdict::fail: {
-      pugi::xml_node f = tc.append_child("failure");
-      f.append_attribute("message") = failure_message(a, cutoff).c_str();
-      f.append_attribute("type") = "fail";
-      f.text() = evidence(a, cutoff).c_str();
-      break;
-    }
-    case Verdict::error: {
-      pugi::xml_node f = tc.append_child("error");
-      f.append_attribute("message") = a.verdict_reason.c_str();
-      f.append_attribute("type") = "error";
-      f.text() = evidence(a, cutoff).c_str();
-      break;
-    }
-    case Verdict::inconclusive:
-    case Verdict::waived:
-      tc.append_child("skipped").append_attribute("message") =
-          (std::string(verdict_name(a.verdict)) + ": " + a.verdict_reason).c_str();
-      break;
-  }
-  tc.append_child("system-out").text() = ("verdict: " + std::string(verdict_name(a.verdict)) + "\n" + evidence(a, cutoff)).c_str();
 }
 
 pugi::xml_node new_suite(pugi::xml_document& doc, const std::string& name) {
@@ -118,6 +87,32 @@ void set_counts(pugi::xml_node suite, int tests, int failures, int skipped) {
   suite.append_attribute("failures") = failures;
   suite.append_attribute("errors") = 0;
   suite.append_attribute("skipped") = skipped;
+}
+
+// One tenant verdict: fail -> failure, error -> error, inconclusive and waived -> skipped, else passed.
+void add_testcase(pugi::xml_node suite, const Results& r, const TenantAggregate& a) {
+  const double cutoff = cutoff_of(r, a);
+  const char* kind = "";
+  std::string message;
+  switch (a.verdict) {
+    case Verdict::pass:
+    case Verdict::baseline: break;
+    case Verdict::fail:
+      kind = "failure";
+      message = failure_message(a, cutoff);
+      break;
+    case Verdict::error:
+      kind = "error";
+      message = a.verdict_reason;
+      break;
+    case Verdict::inconclusive:
+    case Verdict::waived:
+      kind = "skipped";
+      message = std::string(verdict_name(a.verdict)) + ": " + a.verdict_reason;
+      break;
+  }
+  add_case(suite, "interference-bench." + a.scenario + "." + a.mode, a.tenant + " (" + a.workload + ")", kind, message,
+           "verdict: " + std::string(verdict_name(a.verdict)) + "\n" + evidence(a, cutoff));
 }
 
 }  // namespace

@@ -14,6 +14,16 @@
 
 namespace ib {
 
+namespace {
+
+// compare resamples the raw samples: a --no-raw file has none to give.
+void require_raw_samples(const ResultsDocument& doc, const std::string& file) {
+  if (!doc.raw_samples)
+    throw InputError(file + ": meta.raw_samples: false; compare needs the raw samples (a run without --no-raw)");
+}
+
+}  // namespace
+
 void add_compare_command(CLI::App& app, CompareCommand& c) {
   c.command = app.add_subcommand("compare", "Compare two saved results.json files tenant by tenant (runs nothing)");
   c.command->add_option("base", c.base, "The earlier results.json (BASE)")->required();
@@ -32,6 +42,8 @@ void add_compare_command(CLI::App& app, CompareCommand& c) {
 int compare_command(const CompareCommand& c) {
   const ResultsDocument base = read_results_file(c.base);
   const ResultsDocument next = read_results_file(c.next);
+  require_raw_samples(base, c.base);
+  require_raw_samples(next, c.next);
   const CompareOptions o{c.max_regression, c.seed, c.resamples};
   Comparison cmp = compare_results(base.results, next.results, o);
   cmp.base_file = c.base;

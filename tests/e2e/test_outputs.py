@@ -332,6 +332,15 @@ def test_compare_refuses_another_schema_major_and_unreadable_files(recorded):
     del older_minor["meta"]["devices"]
     r = compare(runner, write(runner, "minor/results.json", older_minor), out / "results.json", "--max-regression", "100")
     assert r.returncode == 0, r.stderr
+    no_raw = copy.deepcopy(res)
+    no_raw["meta"]["raw_samples"] = False
+    for run in no_raw["runs"]:
+        for t in run["tenants"]:
+            for phase in t["phases"].values():
+                phase.pop("samples", None)
+    no_raw_file = write(runner, "noraw/results.json", no_raw)
+    r = compare(runner, out / "results.json", no_raw_file)
+    assert r.returncode == 2 and f"{no_raw_file}: meta.raw_samples: false" in r.stderr, r.stderr
     junk = runner.write_json("junk/results.json", "not json")
     r = compare(runner, junk, out / "results.json")
     assert r.returncode == 2 and str(junk) in r.stderr

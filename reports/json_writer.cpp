@@ -204,9 +204,48 @@ ojson block_json(const BlockRecord& b) {
   return j;
 }
 
+template <typename T>
+ojson optional_value(const std::optional<T>& v) {
+  return v ? ojson(*v) : ojson(nullptr);
+}
+
+ojson current_pending_json(const std::optional<CurrentPending>& v) {
+  return v ? ojson{{"current", v->current}, {"pending", v->pending}} : ojson(nullptr);
+}
+
+ojson device_json(const DeviceRecord& d) {
+  return {{"kind", to_string(d.kind)},
+          {"index", optional_value(d.index)},
+          {"name", d.name},
+          {"uuid", optional_value(d.uuid)},
+          {"node", d.node},
+          {"driver_version", optional_value(d.driver_version)},
+          {"cuda_version", optional_value(d.cuda_version)},
+          {"vbios_version", optional_value(d.vbios_version)},
+          {"compute_mode", optional_value(d.compute_mode)},
+          {"mig_mode", current_pending_json(d.mig_mode)},
+          {"ecc", current_pending_json(d.ecc)},
+          {"power_limit_w", {{"enforced", optional_number(d.power_limit_w)}, {"default", optional_number(d.default_power_limit_w)}}},
+          {"pcie",
+           {{"gen_current", optional_value(d.pcie_gen_current)},
+            {"width_current", optional_value(d.pcie_width_current)},
+            {"gen_max", optional_value(d.pcie_gen_max)},
+            {"width_max", optional_value(d.pcie_width_max)}}},
+          {"memory_total_bytes", optional_value(d.memory_total_bytes)},
+          {"cores", {{"online", optional_value(d.cores_online)}, {"usable", optional_value(d.cores_usable)}}},
+          {"error", d.error},
+          {"unsupported", d.unsupported}};
+}
+
 }  // namespace
 
 ojson json_number(double v) { return number(v); }
+
+ojson devices_to_json(const std::vector<DeviceRecord>& devices) {
+  ojson a = ojson::array();
+  for (const auto& d : devices) a.push_back(device_json(d));
+  return a;
+}
 
 ojson aggregate_to_json(const TenantAggregate& a) {
   ojson j = {{"scenario", a.scenario},
@@ -267,6 +306,7 @@ ojson results_to_json(const Results& r, bool raw) {
                {"argv", m.argv},
                {"start_time", m.start_time},
                {"host", {{"hostname", m.host}, {"cpus", m.host_cpus}}},
+               {"devices", devices_to_json(m.devices)},
                {"backend", m.backend},
                {"backend_requested", m.backend_requested},
                {"backend_note", m.backend_note},

@@ -16,6 +16,9 @@ nlohmann::ordered_json results_to_json(const Results& results, bool include_raw)
 // One aggregate as results.json writes it (selftest quotes the victim's).
 nlohmann::ordered_json aggregate_to_json(const TenantAggregate& aggregate);
 
+// meta.devices[] as results.json writes it.
+nlohmann::ordered_json devices_to_json(const std::vector<DeviceRecord>& devices);
+
 // A number, or null when it is not finite (JSON has no NaN).
 nlohmann::ordered_json json_number(double v);
 

@@ -81,6 +81,23 @@ void run_notes(std::ostringstream& os, const RunResult& run) {
          << b.attempt << ") **" << to_string(b.status) << "**: " << b.reason << "\n";
 }
 
+// One line naming what the numbers came from (meta.devices).
+std::string device_line(const DeviceRecord& d) {
+  std::string line = d.kind == DeviceKind::gpu ? "GPU " : "host CPU ";
+  line += d.name;
+  std::vector<std::string> facts;
+  if (d.uuid) facts.push_back(*d.uuid);
+  if (d.driver_version) facts.push_back("driver " + *d.driver_version);
+  if (d.cuda_version) facts.push_back("CUDA " + *d.cuda_version);
+  if (d.cores_usable) facts.push_back(std::to_string(*d.cores_usable) + " usable cores");
+  if (d.kind == DeviceKind::host && d.memory_total_bytes)
+    facts.push_back(formatted("%.1f GiB", static_cast<double>(*d.memory_total_bytes) / (1024.0 * 1024.0 * 1024.0)));
+  if (!d.error.empty()) facts.push_back("not read: " + d.error);
+  for (std::size_t i = 0; i < facts.size(); ++i) line += (i == 0 ? " (" : ", ") + facts[i];
+  if (!facts.empty()) line += ")";
+  return line + " on " + d.node;
+}
+
 }  // namespace
 
 std::string markdown_summary(const Results& r) {
@@ -89,6 +106,7 @@ std::string markdown_summary(const Results& r) {
   if (!r.meta.suite.empty()) os << ", suite " << r.meta.suite;
   os << "\n\n";
   if (!r.meta.backend_note.empty()) os << "> " << r.meta.backend_note << "\n\n";
+  for (const auto& d : r.meta.devices) os << "Device: " << device_line(d) << "\n\n";
   if (!r.runs.empty())
     os << "Rounds per repetition: " << r.runs.front().rounds << " (" << r.runs.front().round_order
        << "); a block is contaminated above " << formatted("%.2f", r.meta.max_foreign_cpus) << " foreign CPUs or "

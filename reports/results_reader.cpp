@@ -2,6 +2,7 @@
 
 #include "harness/core/json_input.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -159,6 +160,44 @@ Summary read_summary(const Field& f, const char* cv_key) {
   return s;
 }
 
+std::optional<CurrentPending> read_current_pending(const Field& f) {
+  if (f.is_null()) return std::nullopt;
+  return CurrentPending{f["current"].boolean(), f["pending"].boolean()};
+}
+
+std::optional<std::string> optional_string(const Field& f) {
+  return f.is_null() ? std::nullopt : std::optional<std::string>(f.string());
+}
+
+// meta.devices[i] (schema 2.1; reports/json_writer.cpp device_json).
+DeviceRecord read_device(const Field& f) {
+  DeviceRecord d;
+  d.kind = f["kind"].word<DeviceKind>();
+  d.index = f["index"].optional_integer<int>();
+  d.name = f["name"].string();
+  d.uuid = optional_string(f["uuid"]);
+  d.node = f["node"].string();
+  d.driver_version = optional_string(f["driver_version"]);
+  d.cuda_version = optional_string(f["cuda_version"]);
+  d.vbios_version = optional_string(f["vbios_version"]);
+  d.compute_mode = optional_string(f["compute_mode"]);
+  d.mig_mode = read_current_pending(f["mig_mode"]);
+  d.ecc = read_current_pending(f["ecc"]);
+  d.power_limit_w = f["power_limit_w"]["enforced"].optional_number();
+  d.default_power_limit_w = f["power_limit_w"]["default"].optional_number();
+  const Field pcie = f["pcie"];
+  d.pcie_gen_current = pcie["gen_current"].optional_integer<unsigned>();
+  d.pcie_width_current = pcie["width_current"].optional_integer<unsigned>();
+  d.pcie_gen_max = pcie["gen_max"].optional_integer<unsigned>();
+  d.pcie_width_max = pcie["width_max"].optional_integer<unsigned>();
+  d.memory_total_bytes = f["memory_total_bytes"].optional_integer<unsigned long long>();
+  d.cores_online = f["cores"]["online"].optional_integer<unsigned>();
+  d.cores_usable = f["cores"]["usable"].optional_integer<unsigned>();
+  d.error = f["error"].string();
+  d.unsupported = f["unsupported"].strings();
+  return d;
+}
+
 Meta read_meta(const Field& f, bool& raw_samples) {
   if (f["tool"].string() != "interference-bench") f["tool"].fail("\"" + f["tool"].string() + "\" is not interference-bench");
   Meta m;
@@ -168,6 +207,8 @@ Meta read_meta(const Field& f, bool& raw_samples) {
   m.start_time = f["start_time"].string();
   m.host = f["host"]["hostname"].string();
   m.host_cpus = f["host"]["cpus"].integer<int>();
+  if (f.has("devices"))  // schema 2.1; a 2.0 file has none
+    for (std::size_t i = 0; i < f["devices"].size(); ++i) m.devices.push_back(read_device(f["devices"][i]));
   m.backend = f["backend"].string();
   m.backend_requested = f["backend_requested"].string();
   m.backend_note = f["backend_note"].string();
@@ -553,11 +594,18 @@ ojson parse_file(const std::string& path, const char* kind) {
 
 }  // namespace
 
+bool schema_version_readable(const std::string& version) {
+  const std::string major = std::string(kSchemaMajor) + ".";
+  if (version.compare(0, major.size(), major) != 0 || version.size() == major.size()) return false;
+  return std::all_of(version.begin() + static_cast<std::ptrdiff_t>(major.size()), version.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
 ResultsDocument results_from_json(const ojson& doc, const std::string& file) {
   const Source source{file, std::string("; not a results file of this version (schema ") + kSchemaVersion + ")"};
   const Field top(doc, "", source);
   const Field version = top["schema_version"];
-  if (version.string() != kSchemaVersion) version.fail("\"" + version.string() + "\"");
+  if (!schema_version_readable(version.string())) version.fail("\"" + version.string() + "\"");
   ResultsDocument d;
   Results& r = d.results;
   r.schema_version = version.string();

@@ -36,7 +36,12 @@ struct ResultsDocument {
   bool raw_samples = true;
 };
 
-// Reads a results.json of this schema version (kSchemaVersion). Throws ResultsFileError.
+// Whether a results file of this schema_version reads: the same major as kSchemaVersion, any minor
+// (minor versions only add fields; a 2.0 file reads with meta.devices empty).
+bool schema_version_readable(const std::string& version);
+
+// Reads a results.json of this schema major (schema_version_readable); schema_version keeps the
+// file's. Throws ResultsFileError.
 ResultsDocument read_results_file(const std::string& path);
 // The same from its parsed text; `file` names it in errors.
 ResultsDocument results_from_json(const nlohmann::ordered_json& doc, const std::string& file);

@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git clang libclang-rt-14-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
-  python3 python3-jsonschema python3-pytest
+  libpugixml-dev prometheus python3 python3-jsonschema python3-pytest python3-junitparser
 )
 missing=()
 for p in "${packages[@]}"; do

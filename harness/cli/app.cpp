@@ -1,5 +1,6 @@
 #include "harness/cli/app.h"
 
+#include "harness/cli/result_commands.h"
 #include "harness/cli/validators.h"
 
 #include "build_info.h"
@@ -18,13 +19,16 @@
 #include "harness/run/launcher.h"
 #include "harness/run/orchestrator.h"
 #include "harness/cli/platform_commands.h"
+#include "harness/vet/devices.h"
 #include "harness/process/process.h"
 #include "harness/scenario/scenario.h"
 #include "harness/run/worker.h"
 #include "kernels/cuda/cuda_workloads.h"
 #include "kernels/host/host_workloads.h"
 #include "reports/json_writer.h"
+#include "reports/junit_writer.h"
 #include "reports/markdown_writer.h"
+#include "reports/prometheus_writer.h"
 #include "reports/results_writer.h"
 
 #include <CLI/CLI.hpp>
@@ -68,6 +72,7 @@ struct RunOptions {
   int max_reruns = 2;
   double max_foreign_cpus = 0.25;
   double max_steal_cpus = 0.10;
+  std::string junit, prometheus;  // further outputs (--junit FILE, --prometheus FILE)
 };
 
 Registry make_registry() {
@@ -268,6 +273,12 @@ void attach_nvml(const RunOptions& o, Backend backend, int device, ModeSetup& se
   if (backend == Backend::cuda) oo.gpu_load_probe = make_gpu_load_probe(*setup.nvml, static_cast<unsigned>(device));
 }
 
+std::vector<int> scenario_devices(const std::vector<Scenario>& scenarios) {
+  std::vector<int> devices;
+  for (const auto& s : scenarios) devices.push_back(s.device);
+  return devices;
+}
+
 // Recomputes the aggregate of the (scenario, mode) that `run` belongs to, over its repetitions so far.
 void update_aggregates(Results& results, const RunResult& run, std::uint64_t seed, int resamples, const StopCheck& stop) {
   std::vector<const RunResult*> reps;
@@ -298,6 +309,8 @@ OutputFiles make_output_files(const RunOptions& o) {
   out.markdown = out.dir + "/summary.md";
   out.writers.add(std::make_unique<JsonResultsFile>(out.json, !o.no_raw));
   out.writers.add(std::make_unique<MarkdownSummaryFile>(out.markdown));
+  if (!o.junit.empty()) out.writers.add(std::make_unique<JunitResultsFile>(o.junit));
+  if (!o.prometheus.empty()) out.writers.add(std::make_unique<PrometheusResultsFile>(o.prometheus));
   out.writers.add(std::make_unique<TerminalSummary>(std::cout, out.json));
   return out;
 }
@@ -417,6 +430,7 @@ int run_benchmarks(const RunOptions& o, const std::vector<std::string>& argv, co
   std::vector<Scenario> plan;
   if (!stop.requested()) plan = prepare_plan(o, backend, scenarios, setup, oo, waived_modes);
   if (!stop.requested()) attach_nvml(o, backend, scenarios.front().device, setup, oo, results.meta);
+  results.meta.devices = describe_run_devices(backend, scenario_devices(scenarios), setup.nvml.get(), setup.nvml_error);
   const TempDir run_dir(journal);
   out.writers.context(results.meta);
   out.writers.runs(results);  // before anything runs: the folder takes files
@@ -503,6 +517,9 @@ void add_run_options(CLI::App& app, RunOptions& o) {
                  "mode mig (root): create these MIG instances (e.g. 3g.71gb,3g.71gb) and destroy exactly them at the end")
       ->delimiter(',')
       ->check(mig_profile_name());  // each profile: an option that follows is never taken for one
+  app.add_option("--junit", o.junit, "Also write JUnit XML here: one testcase per tenant verdict");
+  app.add_option("--prometheus", o.prometheus,
+                 "Also write Prometheus text here (node-exporter textfile collector format)");
 }
 
 }  // namespace
@@ -529,6 +546,10 @@ int run_app(int argc, char** argv) {
 
   PlatformCommands platform;
   add_platform_commands(app, platform);
+  CompareCommand compare;
+  add_compare_command(app, compare);
+  ReportCommand report;
+  add_report_command(app, report);
 
   auto* cleanup = app.add_subcommand("cleanup", "Undo what killed runs left: the MIG instances, MPS daemons and temporary "
                                                 "folders their journals record (nothing else)");
@@ -569,6 +590,7 @@ int run_app(int argc, char** argv) {
     if (*list) return list_command(what, registry);
     if (*cleanup) return cleanup_command(state_dir, dry_run);
     StopSignals stop;  // from here on a stop signal is answered in every stage (exit 130 after clean-up)
+    if (const auto rc = run_result_command(compare, report)) return *rc;
     if (const auto rc = run_platform_command(platform, stop)) return *rc;
     return run_benchmarks(o, args, registry, stop);
   } catch (const Interrupted& e) {

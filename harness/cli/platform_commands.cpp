@@ -48,6 +48,7 @@ CLI::App* add_sustain_command(CLI::App& app, PlatformOptions& o) {
       ->check(number_in(0.0, 1.0));
   sub->add_option("--max-throughput-drop", o.max_throughput_drop, "WARN above this last/first-minute drop (0.05)")
       ->check(number_in(0.0, 1.0));
+  sub->add_option("--junit", o.junit, "Also write the verdict as JUnit XML here");
   return sub;
 }
 
@@ -73,6 +74,7 @@ CLI::App* add_vet_command(CLI::App& app, PlatformOptions& o) {
       ->check(number_in(0.0, 1e12));
   sub->add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(number_in(0.0, kMaxCutoff, true));
   sub->add_option("--out", o.out, "Output folder");
+  sub->add_option("--junit", o.junit, "Also write the checks as JUnit XML here (one testcase per check)");
   return sub;
 }
 

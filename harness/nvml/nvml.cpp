@@ -104,6 +104,7 @@ class DlNvml final : public Nvml {
     bind("nvmlSystemGetCudaDriverVersion_v2", get_cuda_version_);
     bind("nvmlDeviceGetCudaComputeCapability", get_cc_);
     bind("nvmlDeviceGetEccMode", get_ecc_);
+    bind("nvmlDeviceGetVbiosVersion", get_vbios_);
     bind("nvmlDeviceGetVirtualizationMode", get_virt_);
     bind("nvmlDeviceGetCurrPcieLinkGeneration", get_pcie_gen_);
     bind("nvmlDeviceGetCurrPcieLinkWidth", get_pcie_width_);
@@ -343,6 +344,14 @@ class DlNvml final : public Nvml {
                       &minor)) {
       f.cc_major = major;
       f.cc_minor = minor;
+    }
+    {
+      char buf[NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE] = {};
+      if (optional_call(notes, "vbios_version", "nvmlDeviceGetVbiosVersion", get_vbios_, {}, h, buf,
+                        NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE)) {
+        buf[NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE - 1] = '\0';
+        f.vbios_version = std::string(buf);
+      }
     }
     nvmlMemory_t mem{};
     check("nvmlDeviceGetMemoryInfo", need(get_memory_, "nvmlDeviceGetMemoryInfo")(h, &mem));
@@ -605,6 +614,7 @@ class DlNvml final : public Nvml {
   decltype(&nvmlSystemGetCudaDriverVersion_v2) get_cuda_version_ = nullptr;
   decltype(&nvmlDeviceGetCudaComputeCapability) get_cc_ = nullptr;
   decltype(&nvmlDeviceGetEccMode) get_ecc_ = nullptr;
+  decltype(&nvmlDeviceGetVbiosVersion) get_vbios_ = nullptr;
   decltype(&nvmlDeviceGetVirtualizationMode) get_virt_ = nullptr;
   decltype(&nvmlDeviceGetCurrPcieLinkGeneration) get_pcie_gen_ = nullptr;
   decltype(&nvmlDeviceGetCurrPcieLinkWidth) get_pcie_width_ = nullptr;

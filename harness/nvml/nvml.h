@@ -89,6 +89,7 @@ struct DeviceFacts {
   std::string uuid;
   std::optional<std::string> driver_version;      // nvmlSystemGetDriverVersion, e.g. "550.90.07"
   std::optional<int> cuda_driver_version;         // nvmlSystemGetCudaDriverVersion_v2, e.g. 12040 (= 12.4)
+  std::optional<std::string> vbios_version;       // nvmlDeviceGetVbiosVersion, e.g. "96.00.74.00.01"
   std::optional<int> cc_major, cc_minor;          // nvmlDeviceGetCudaComputeCapability
   unsigned long long memory_total_bytes = 0;      // nvmlDeviceGetMemoryInfo .total
   unsigned long long memory_used_bytes = 0;       // nvmlDeviceGetMemoryInfo .used

@@ -117,6 +117,7 @@ constexpr unsigned long long nvmlClocksThrottleReasonHwPowerBrakeSlowdown = 0x80
 constexpr unsigned int NVML_DEVICE_NAME_V2_BUFFER_SIZE = 96;
 constexpr unsigned int NVML_DEVICE_UUID_V2_BUFFER_SIZE = 96;
 constexpr unsigned int NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE = 80;
+constexpr unsigned int NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE = 32;
 
 // NVLink link indices run 0 .. NVML_NVLINK_MAX_LINKS - 1. 18 in CUDA 12.x (11.8 too); NVML 13.x raised it to 36.
 // The binding queries 18: a driver answers INVALID_ARGUMENT past the GPU's last link, so the value only bounds
@@ -281,6 +282,7 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory);
 nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t* attributes);
 nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int* minor);
 nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_t* current, nvmlEnableState_t* pending);
+nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t device, char* version, unsigned int length);
 nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t* pVirtualMode);
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int* currLinkGen);
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int* currLinkWidth);

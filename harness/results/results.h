@@ -18,7 +18,9 @@
 
 namespace ib {
 
-constexpr const char* kSchemaVersion = "2.0";
+// Readers accept every minor version of this major (minor versions only add fields).
+constexpr const char* kSchemaVersion = "2.1";
+constexpr const char* kSchemaMajor = "2";
 
 // The three phases of DESIGN.md section 3.
 enum class Phase { exclusive, alone, colocated };
@@ -275,6 +277,42 @@ struct RunResult {
   std::vector<BlockRecord> blocks;        // in the order they ran
 };
 
+// What a device record describes: a GPU (through NVML) or, with the host backend, the host's CPUs.
+enum class DeviceKind { gpu, host };
+template <>
+struct EnumWords<DeviceKind> {
+  static constexpr std::array<const char*, 2> words = {"gpu", "host"};
+};
+
+// A setting with its current and pending (after the next reset) state: ECC, MIG mode.
+struct CurrentPending {
+  bool current = false;
+  bool pending = false;
+};
+
+// What the numbers came from (DESIGN.md section 8: meta.devices[]). A fact that was not read (NVML does
+// not report it, or this kind of device has no such thing) is absent; `unsupported` names what NVML
+// declined, `error` why nothing could be read (e.g. NVML unavailable).
+struct DeviceRecord {
+  DeviceKind kind = DeviceKind::host;
+  std::optional<int> index;               // gpu: the device index the scenarios used
+  std::string name;                       // GPU name, or the CPU model
+  std::optional<std::string> uuid;        // gpu: "GPU-..."
+  std::string node;                       // the host name
+  std::optional<std::string> driver_version;  // e.g. "550.90.07"
+  std::optional<std::string> cuda_version;    // the CUDA version the driver supports, e.g. "12.4"
+  std::optional<std::string> vbios_version;
+  std::optional<std::string> compute_mode;    // e.g. "Default"
+  std::optional<CurrentPending> mig_mode;
+  std::optional<CurrentPending> ecc;
+  std::optional<double> power_limit_w, default_power_limit_w;  // enforced and default
+  std::optional<unsigned> pcie_gen_current, pcie_width_current, pcie_gen_max, pcie_width_max;
+  std::optional<unsigned long long> memory_total_bytes;  // GPU memory, or host memory (MemTotal)
+  std::optional<unsigned> cores_online, cores_usable;    // host: online CPUs and those this process may use
+  std::string error;
+  std::vector<std::string> unsupported;
+};
+
 struct Meta {
   std::vector<std::string> argv;
   std::string version;
@@ -293,6 +331,7 @@ struct Meta {
   double max_foreign_cpus = 0.0;
   double max_steal_cpus = 0.0;
   int max_reruns = 0;
+  std::vector<DeviceRecord> devices;  // what the numbers came from (schema 2.1)
 };
 
 // Totals over all runs and the exit code they imply (DESIGN.md section 8).

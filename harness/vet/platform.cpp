@@ -14,6 +14,7 @@
 #include "harness/stats/metrics.h"
 #include "harness/stats/stats.h"
 #include "harness/vet/probe.h"
+#include "reports/junit_writer.h"
 #include "reports/platform_writer.h"
 
 #include <CLI/CLI.hpp>
@@ -343,6 +344,7 @@ int sustain_command(const PlatformOptions& o) {
   SustainReport report = sustain_report(o, run);
   report.run_results = out + "/run/results.json";
   write_file_atomic(out + "/sustain.json", sustain_to_json(report).dump(2) + "\n");
+  if (!o.junit.empty()) write_file_atomic(o.junit, sustain_junit_xml(report));
   std::cout << sustain_markdown(report) << "\nresults: " << out << "/sustain.json\n";
   return report.exit_code;
 }
@@ -568,11 +570,12 @@ VetReport new_vet_report(const PlatformOptions& o, const VetPlan& plan, const st
 }
 
 // vet.json and vet.md, the summary on stdout; the exit code.
-int write_vet_report(VetReport& report, const std::string& out) {
+int write_vet_report(const PlatformOptions& o, VetReport& report, const std::string& out) {
   report.verdict = vet_verdict(report.checks);
   write_file_atomic(out + "/vet.json", vet_to_json(report).dump(2) + "\n");
   const std::string md = vet_markdown(report);
   write_file_atomic(out + "/vet.md", md);
+  if (!o.junit.empty()) write_file_atomic(o.junit, checks_junit_xml("interference-bench vet", report.checks));
   std::cout << md << "\nresults: " << out << "/vet.json\n";
   if (report.interrupted) return kExitInterrupted;
   return report.verdict == CheckOutcome::fail ? kExitVerdictFailed : kExitPass;
@@ -612,6 +615,6 @@ int vet_command(const PlatformOptions& o) {
   // 4. and 5.
   if (!o.baseline.empty()) compare_with_baseline(o, facts, baseline, stability.phases, report);
   else if (o.price_exclusive) report.checks.push_back(cost_without_baseline());
-  return write_vet_report(report, out);
+  return write_vet_report(o, report, out);
 }
 }  // namespace ib

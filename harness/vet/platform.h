@@ -40,6 +40,7 @@ struct PlatformOptions {
   // True once a stop signal arrived (the command's StopSignals); asked between steps and passed to
   // the measuring steps, which then get SIGTERM, write what they finished and exit 130.
   std::function<bool()> stop;
+  std::string junit;                  // sustain, vet: also write JUnit XML here (--junit FILE)
 };
 
 // A measuring step: this binary again (`run` or `sustain`), as a child that dies with us

@@ -24,6 +24,7 @@
 //         // --- facts ---
 //         "cc": "9.0",                                        // or [9, 0]
 //         "ecc": {"current": 1, "pending": 1},                // null: NOT_SUPPORTED (default 1/1)
+//         "vbios": "96.00.74.00.01",                          // nvmlDeviceGetVbiosVersion (null: NOT_SUPPORTED)
 //         "virtualization_mode": 0,                           // nvmlGpuVirtualizationMode_t (default 0 NONE)
 //         "pcie": {"gen": 5, "width": 16, "max_gen": 5, "max_width": 16},  // a null member: NOT_SUPPORTED
 //         "nvlink": {"links": 18, "up": 18},                  // links 0..up-1 active; absent/null: NOT_SUPPORTED
@@ -1085,6 +1086,13 @@ nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_t* curren
   *current = static_cast<int>(as_unsigned(v, "current", 1));
   *pending = static_cast<int>(as_unsigned(v, "pending", static_cast<unsigned>(*current)));
   return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t device, char* version, unsigned int length) {
+  FAKE_WHOLE_DEVICE("nvmlDeviceGetVbiosVersion", version);
+  json v;
+  if (int rc = fact(device_config(dev), "vbios", "96.00.74.00.01", &v)) return rc;
+  return copy_string(v.get<std::string>(), version, length);
 }
 
 nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t* mode) {

@@ -1,10 +1,14 @@
 // JSON and Markdown writers (reports/): formatting only, on hand-built results.
 #include "harness/core/files.h"
+#include "reports/compare_writer.h"
 #include "reports/json_writer.h"
+#include "reports/junit_writer.h"
 #include "reports/markdown_writer.h"
+#include "reports/prometheus_writer.h"
 #include "tests/unit/sample_results.h"
 
 #include <gtest/gtest.h>
+#include <pugixml.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,7 +28,7 @@ using namespace ib::test;
 
 TEST(JsonWriter, SchemaVersionMetaAndSummary) {
   const auto j = results_to_json(sample_results(), true);
-  EXPECT_EQ(j.at("schema_version"), "2.0");
+  EXPECT_EQ(j.at("schema_version"), "2.1");
   EXPECT_EQ(j.at("schema_version"), kSchemaVersion);
   EXPECT_EQ(j.at("meta").at("tool"), "interference-bench");
   EXPECT_EQ(j.at("meta").at("bootstrap").at("seed"), 7);
@@ -284,6 +288,195 @@ TEST(MarkdownWriter, ExitCodeLineWarningsBlocksAndRounds) {
   r.summary.interrupted = true;
   r.summary.exit_code = 130;
   EXPECT_NE(markdown_summary(r).find("0 error (interrupted) — exit code 130"), std::string::npos);
+}
+
+
+// ---------------------------------------------------------------- devices in the JSON and the summary
+
+TEST(JsonWriter, DevicesAreWrittenWithNullsForWhatWasNotRead) {
+  Results r = sample_results();
+  DeviceRecord d;
+  d.kind = DeviceKind::host;
+  d.name = "Some CPU";
+  d.node = "n1";
+  d.cores_online = 4;
+  r.meta.devices = {d};
+  const auto j = results_to_json(r, true).at("meta").at("devices");
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0].at("kind"), "host");
+  EXPECT_EQ(j[0].at("name"), "Some CPU");
+  EXPECT_TRUE(j[0].at("uuid").is_null());
+  EXPECT_TRUE(j[0].at("pcie").at("gen_max").is_null());
+  EXPECT_EQ(j[0].at("cores").at("online"), 4);
+  EXPECT_TRUE(j[0].at("cores").at("usable").is_null());
+  EXPECT_NE(markdown_summary(r).find("Device: host CPU Some CPU on n1\n"), std::string::npos) << markdown_summary(r);
+}
+
+// ---------------------------------------------------------------- JUnit
+
+struct Testcase {
+  std::string classname, name, outcome, message, text;
+};
+
+std::vector<Testcase> testcases(const std::string& xml) {
+  pugi::xml_document doc;
+  EXPECT_TRUE(doc.load_string(xml.c_str())) << xml;
+  std::vector<Testcase> out;
+  for (pugi::xml_node tc : doc.child("testsuites").child("testsuite").children("testcase")) {
+    Testcase t{tc.attribute("classname").value(), tc.attribute("name").value(), "pass", "", ""};
+    for (const char* kind : {"failure", "error", "skipped"})
+      if (pugi::xml_node n = tc.child(kind)) {
+        t.outcome = kind;
+        t.message = n.attribute("message").value();
+        t.text = n.text().get();
+      }
+    out.push_back(t);
+  }
+  return out;
+}
+
+TEST(JunitWriter, OneTestcasePerTenantVerdict) {
+  Results r = sample_results();
+  r.aggregates[0].verdict = Verdict::fail;
+  r.aggregates[0].verdict_reason = "the whole CI lies above the cutoff";
+  TenantAggregate c = r.aggregates[0];
+  c.tenant = "gamma";
+  c.verdict = Verdict::inconclusive;
+  c.verdict_reason = "CI straddles the cutoff";
+  r.aggregates.push_back(c);
+  r.summary.failed = 1;
+  r.summary.inconclusive = 1;
+  const std::string xml = junit_xml(r);
+  const auto tcs = testcases(xml);
+  ASSERT_EQ(tcs.size(), 3u);
+  EXPECT_EQ(tcs[0].classname, "interference-bench.pair.timeslice");
+  EXPECT_EQ(tcs[0].name, "alpha (host-compute)");
+  EXPECT_EQ(tcs[0].outcome, "failure");
+  EXPECT_EQ(tcs[0].message, "p95_slowdown 0.25 [0.1, 0.4] against cutoff 0.4: the whole CI lies above the cutoff");
+  EXPECT_NE(tcs[0].text.find("metric: p95_slowdown\nvalue: 0.25\nci95: [0.1, 0.4]\n"), std::string::npos) << tcs[0].text;
+  EXPECT_NE(tcs[0].text.find("threshold: 0.4"), std::string::npos);
+  EXPECT_EQ(tcs[1].outcome, "error");
+  EXPECT_EQ(tcs[1].message, "repetition 1: worker crashed");
+  EXPECT_EQ(tcs[2].outcome, "skipped");
+  EXPECT_EQ(tcs[2].message, "inconclusive: CI straddles the cutoff");
+  pugi::xml_document doc;
+  doc.load_string(xml.c_str());
+  const pugi::xml_node suite = doc.child("testsuites").child("testsuite");
+  EXPECT_EQ(suite.attribute("tests").as_int(), 3);
+  EXPECT_EQ(suite.attribute("failures").as_int(), 1);
+  EXPECT_EQ(suite.attribute("errors").as_int(), 1);
+  EXPECT_EQ(suite.attribute("skipped").as_int(), 1);
+}
+
+TEST(JunitWriter, MarkupInANameIsEscaped) {
+  Results r = sample_results();
+  r.aggregates[0].tenant = "v<&\"'>x";
+  r.aggregates[0].verdict_reason = "a <b> & \"c\"";
+  const std::string xml = junit_xml(r);
+  EXPECT_EQ(xml.find("v<&"), std::string::npos) << xml;
+  const auto tcs = testcases(xml);
+  ASSERT_EQ(tcs.size(), 2u);
+  EXPECT_EQ(tcs[0].name, "v<&\"'>x (host-compute)");
+}
+
+TEST(JunitWriter, VetChecksAreTestcases) {
+  const std::vector<CheckResult> checks = {
+      {"pcie", "PCIe link", CheckOutcome::warn, "Gen4 x16 of Gen5 x16", "current = max", "DESIGN.md section 6"},
+      {"neighbours", "Neighbours", CheckOutcome::fail, "pid 4242 uses 1 GiB", "no foreign process", "seed 001"},
+      {"h2d", "H2D bandwidth", CheckOutcome::unknown, "not measured", "pinned >= 50% of the link", "seed 001"}};
+  const std::string xml = checks_junit_xml("interference-bench vet", checks);
+  const auto tcs = testcases(xml);
+  ASSERT_EQ(tcs.size(), 3u);
+  EXPECT_EQ(tcs[0].name, "pcie (PCIe link)");
+  EXPECT_EQ(tcs[0].outcome, "pass");
+  EXPECT_EQ(tcs[1].outcome, "failure");
+  EXPECT_EQ(tcs[1].message, "pid 4242 uses 1 GiB (threshold: no foreign process)");
+  EXPECT_NE(tcs[1].text.find("check: neighbours\nstatus: fail\n"), std::string::npos) << tcs[1].text;
+  EXPECT_EQ(tcs[2].outcome, "skipped");
+  EXPECT_EQ(tcs[2].message, "unknown: not measured");
+}
+
+// ---------------------------------------------------------------- Prometheus
+
+TEST(PrometheusWriter, LabelValuesAreEscaped) {
+  EXPECT_EQ(prometheus_label_value("plain"), "plain");
+  EXPECT_EQ(prometheus_label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+}
+
+TEST(PrometheusWriter, FamiliesWithHelpTypeAndTheResultsValues) {
+  Results r = sample_results();
+  r.meta.host = "node7";
+  DeviceRecord gpu;
+  gpu.kind = DeviceKind::gpu;
+  gpu.index = 0;
+  gpu.uuid = "GPU-1";
+  r.meta.devices = {gpu};
+  const std::string text = prometheus_text(r);
+  const std::string labels =
+      "{scenario=\"pair\",mode=\"timeslice\",tenant=\"alpha\",workload=\"host-compute\",gpu_uuid=\"GPU-1\",node=\"node7\"";
+  EXPECT_NE(text.find("# HELP interference_bench_p95_slowdown "), std::string::npos) << text;
+  EXPECT_NE(text.find("# TYPE interference_bench_p95_slowdown gauge\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("interference_bench_p95_slowdown" + labels + "} 0.25\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("interference_bench_median_slowdown" + labels + "} 0.2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("interference_bench_verdict" + labels + ",verdict=\"pass\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("interference_bench_verdict" + labels + ",verdict=\"fail\"} 0\n"), std::string::npos) << text;
+  // Per repetition and phase; window_cv is NaN (null in the JSON): no sample.
+  EXPECT_NE(text.find("interference_bench_throughput" + labels + ",repetition=\"1\",phase=\"exclusive\"} "),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("interference_bench_window_cv{"), std::string::npos) << text;
+  EXPECT_NE(text.find("# TYPE interference_bench_throttled_fraction gauge\n"), std::string::npos) << text;
+  // beta has no metrics: no slowdown sample, but a verdict.
+  EXPECT_EQ(text.find("interference_bench_p95_slowdown{scenario=\"pair\",mode=\"timeslice\",tenant=\"beta\""),
+            std::string::npos);
+  EXPECT_NE(text.find("tenant=\"beta\",workload=\"host-copy\",gpu_uuid=\"GPU-1\",node=\"node7\",verdict=\"error\"} 1\n"),
+            std::string::npos)
+      << text;
+}
+
+// ---------------------------------------------------------------- compare
+
+TEST(CompareWriter, MarkdownAndJsonSayWhatTheStructsSay) {
+  Comparison c;
+  c.base_file = "a.json";
+  c.next_file = "b.json";
+  TenantComparison t;
+  t.id = {"pair", "timeslice", "victim", "host-compute", "{\"n\":64}"};
+  t.base_exclusive_n = t.base_colocated_n = t.next_exclusive_n = t.next_colocated_n = 100;
+  MetricChange p95;
+  p95.metric = ComparedMetric::p95_slowdown;
+  p95.base = 0.1;
+  p95.next = 0.6;
+  p95.change = Estimate{0.5, 0.45, 0.55, 0.95, 1000, 1};
+  p95.verdict = ChangeClass::worse;
+  p95.reason = "why";
+  MetricChange median = p95, thr = p95;
+  median.metric = ComparedMetric::median_slowdown;
+  thr.metric = ComparedMetric::throughput;
+  thr.change = Estimate{-0.25, -0.3, -0.2, 0.95, 1000, 1};
+  t.metrics = {p95, median, thr};
+  t.verdict = ChangeClass::worse;
+  t.reason = "p95 worse";
+  c.tenants = {t};
+  c.only_in_next = {{"pair", "timeslice", "new-one", "host-copy", "{}"}};
+  c.worse = 1;
+  c.exit_code = 1;
+  const std::string md = comparison_markdown(c);
+  EXPECT_NE(md.find("| pair | timeslice | victim | 100/100, 100/100 | +10.0% → +60.0% | +50.0 [+45.0, +55.0] worse | "
+                    "+50.0 [+45.0, +55.0] worse | -25.0% [-30.0%, -20.0%] worse | **worse** |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- pair (timeslice), victim [host-compute {\"n\":64}]: worse — p95 worse\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("- only in NEW: pair (timeslice), new-one"), std::string::npos) << md;
+  EXPECT_NE(md.find("**0 better, 0 same, 1 worse, 0 inconclusive** (0 only in BASE, 1 only in NEW) — exit code 1"),
+            std::string::npos)
+      << md;
+  const auto j = comparison_to_json(c);
+  EXPECT_EQ(j.at("tenants")[0].at("params").at("n"), 64);
+  EXPECT_EQ(j.at("tenants")[0].at("metrics").at("throughput").at("ci_high"), -0.2);
+  EXPECT_EQ(j.at("tenants")[0].at("verdict"), "worse");
+  EXPECT_EQ(j.at("only_in_new")[0].at("tenant"), "new-one");
+  EXPECT_EQ(j.at("summary").at("exit_code"), 1);
 }
 
 }  // namespace

@@ -32,6 +32,35 @@ Results every_field_results() {
   m.max_foreign_cpus = 0.25;
   m.max_steal_cpus = 0.1;
   m.max_reruns = 2;
+  DeviceRecord gpu;
+  gpu.kind = DeviceKind::gpu;
+  gpu.index = 1;
+  gpu.name = "NVIDIA H200";
+  gpu.uuid = "GPU-1234";
+  gpu.node = "node7";
+  gpu.driver_version = "550.90.07";
+  gpu.cuda_version = "12.4";
+  gpu.vbios_version = "96.00.74.00.01";
+  gpu.compute_mode = "Default";
+  gpu.mig_mode = CurrentPending{true, false};
+  gpu.ecc = CurrentPending{true, true};
+  gpu.power_limit_w = 650.5;
+  gpu.default_power_limit_w = 700.0;
+  gpu.pcie_gen_current = 4;
+  gpu.pcie_width_current = 16;
+  gpu.pcie_gen_max = 5;
+  gpu.pcie_width_max = 16;
+  gpu.memory_total_bytes = 150754820096ULL;
+  gpu.unsupported = {"vbios_version: nvmlDeviceGetVbiosVersion: Not Supported"};
+  DeviceRecord host;
+  host.kind = DeviceKind::host;
+  host.name = "AMD EPYC 9654";
+  host.node = "node7";
+  host.cores_online = 192;
+  host.cores_usable = 16;
+  host.memory_total_bytes = 1ULL << 40;
+  host.error = "none";
+  m.devices = {gpu, host};
 
   RunResult& run = r.runs[0];
   run.scenario_file = "scenarios/pair.json";
@@ -384,6 +413,27 @@ void same_results(const Results& a, const Results& b) {
   same(std::vector<double>{x.max_foreign_cpus, x.max_steal_cpus}, std::vector<double>{y.max_foreign_cpus, y.max_steal_cpus},
        "limits");
   EXPECT_EQ(x.max_reruns, y.max_reruns);
+  ASSERT_EQ(x.devices.size(), y.devices.size());
+  for (std::size_t i = 0; i < x.devices.size(); ++i) {
+    const DeviceRecord &d = x.devices[i], &e = y.devices[i];
+    EXPECT_EQ(d.kind, e.kind);
+    EXPECT_EQ(d.index, e.index);
+    EXPECT_EQ(std::vector<std::string>({d.name, d.node, d.error}), std::vector<std::string>({e.name, e.node, e.error}));
+    EXPECT_EQ(std::vector<std::optional<std::string>>({d.uuid, d.driver_version, d.cuda_version, d.vbios_version, d.compute_mode}),
+              std::vector<std::optional<std::string>>({e.uuid, e.driver_version, e.cuda_version, e.vbios_version, e.compute_mode}));
+    EXPECT_EQ(d.mig_mode.has_value(), e.mig_mode.has_value());
+    if (d.mig_mode && e.mig_mode) EXPECT_EQ(d.mig_mode->current, e.mig_mode->current);
+    EXPECT_EQ(d.ecc.has_value(), e.ecc.has_value());
+    if (d.ecc && e.ecc) EXPECT_EQ(d.ecc->pending, e.ecc->pending);
+    EXPECT_EQ(d.power_limit_w, e.power_limit_w);
+    EXPECT_EQ(d.default_power_limit_w, e.default_power_limit_w);
+    EXPECT_EQ(std::vector<std::optional<unsigned>>({d.pcie_gen_current, d.pcie_width_current, d.pcie_gen_max, d.pcie_width_max,
+                                                    d.cores_online, d.cores_usable}),
+              std::vector<std::optional<unsigned>>({e.pcie_gen_current, e.pcie_width_current, e.pcie_gen_max, e.pcie_width_max,
+                                                    e.cores_online, e.cores_usable}));
+    EXPECT_EQ(d.memory_total_bytes, e.memory_total_bytes);
+    EXPECT_EQ(d.unsupported, e.unsupported);
+  }
   ASSERT_EQ(a.runs.size(), b.runs.size());
   for (std::size_t i = 0; i < a.runs.size(); ++i) same_run(a.runs[i], b.runs[i]);
   ASSERT_EQ(a.aggregates.size(), b.aggregates.size());
@@ -463,16 +513,46 @@ std::string error_of(const ojson& doc) {
 TEST(ResultsReader, AnotherSchemaVersionIsRefusedByName) {
   ojson doc = results_to_json(sample_results(), true);
   doc["schema_version"] = "1.0";
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"1.0\"; not a results file of this version (schema 2.0)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"1.0\"; not a results file of this version (schema 2.1)");
   doc.erase("schema_version");
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: missing; not a results file of this version (schema 2.0)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: missing; not a results file of this version (schema 2.1)");
+}
+
+TEST(ResultsReader, EveryMinorVersionOfThisMajorReads) {
+  EXPECT_TRUE(schema_version_readable("2.0"));
+  EXPECT_TRUE(schema_version_readable("2.1"));
+  EXPECT_TRUE(schema_version_readable("2.17"));
+  EXPECT_FALSE(schema_version_readable("3.0"));
+  EXPECT_FALSE(schema_version_readable("1.9"));
+  EXPECT_FALSE(schema_version_readable("2."));
+  EXPECT_FALSE(schema_version_readable("2.1x"));
+  EXPECT_FALSE(schema_version_readable("20.1"));
+  ojson doc = results_to_json(every_field_results(), true);
+  doc["schema_version"] = "3.0";
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"3.0\"; not a results file of this version (schema 2.1)");
+}
+
+TEST(ResultsReader, A20FileReadsWithoutDevicesAndKeepsItsVersion) {
+  ojson doc = results_to_json(every_field_results(), true);
+  doc["schema_version"] = "2.0";
+  doc["meta"].erase("devices");
+  const ResultsDocument read = results_from_json(doc, "old.json");
+  EXPECT_EQ(read.results.schema_version, "2.0");
+  EXPECT_TRUE(read.results.meta.devices.empty());
+}
+
+TEST(ResultsReader, ADeviceFieldOfTheWrongWordIsNamedByItsPath) {
+  ojson doc = results_to_json(every_field_results(), true);
+  doc["meta"]["devices"][1]["kind"] = "tpu";
+  EXPECT_EQ(error_of(doc), "base.json: meta.devices[1].kind: \"tpu\" is not one of the words this field takes; not a "
+                           "results file of this version (schema 2.1)");
 }
 
 TEST(ResultsReader, AMissingFieldIsNamedByItsPath) {
   ojson doc = results_to_json(sample_results(), true);
   doc["runs"][0]["tenants"][1]["phases"]["exclusive"]["stats"].erase("median");
   EXPECT_EQ(error_of(doc), "base.json: runs[0].tenants[1].phases.exclusive.stats.median: missing; not a results file of "
-                           "this version (schema 2.0)");
+                           "this version (schema 2.1)");
 }
 
 TEST(ResultsReader, AFieldOfTheWrongTypeOrWordIsNamedByItsPath) {

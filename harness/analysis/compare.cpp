@@ -1,0 +1,263 @@
+#include "harness/analysis/compare.h"
+
+#include "harness/analysis/analysis.h"
+#include "harness/core/exit_codes.h"
+#include "harness/core/text.h"
+#include "harness/stats/stats.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <random>
+
+namespace ib {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double ratio_minus_one(double a, double b) { return b > 0.0 ? a / b - 1.0 : kNaN; }
+
+// One side's three figures on one set of values (reorders them: selections).
+struct SideFigures {
+  double p95_slowdown = kNaN, median_slowdown = kNaN, throughput = kNaN;
+};
+
+SideFigures figures(std::vector<double>& E, std::vector<double>& C, std::vector<double>& D, double work) {
+  SideFigures f;
+  if (E.empty() || C.empty()) return f;
+  const double mean_d = D.empty() ? kNaN : mean(D);  // before the selections reorder D (it may be C)
+  f.median_slowdown = ratio_minus_one(percentile_select(C, 50.0), percentile_select(E, 50.0));
+  f.p95_slowdown = ratio_minus_one(percentile_select(C, 95.0), percentile_select(E, 95.0));
+  f.throughput = mean_d > 0.0 ? work / mean_d : kNaN;
+  return f;
+}
+
+SideFigures pooled_figures(const TenantSamples& s) {
+  std::vector<double> E = pool_samples(s.E), C = pool_samples(s.C), D = pool_samples(s.D);
+  return figures(E, C, D, s.work_per_sample);
+}
+
+// The three changes of NEW against BASE.
+std::array<double, 3> changes(const SideFigures& base, const SideFigures& next) {
+  return {next.p95_slowdown - base.p95_slowdown, next.median_slowdown - base.median_slowdown,
+          ratio_minus_one(next.throughput, base.throughput)};
+}
+
+// A side's resampling plans: E, C and (for a latency basis) D; with a sample-time basis D is C.
+struct SidePlan {
+  HierarchicalResampler E, C, D;
+  bool d_is_c;
+  explicit SidePlan(const TenantSamples& s) : E(s.E), C(s.C), D(s.D), d_is_c(!s.by_latency) {}
+  bool empty() const { return E.empty() || C.empty() || D.empty(); }
+  SideFigures draw(std::mt19937_64& rng, const TenantSamples& s, std::vector<double>& e, std::vector<double>& c,
+                   std::vector<double>& d) const {
+    E.draw(rng, e);
+    C.draw(rng, c);
+    if (d_is_c) {
+      d = c;
+    } else {
+      D.draw(rng, d);
+    }
+    return figures(e, c, d, s.work_per_sample);
+  }
+};
+
+// The replicates of the three changes, one vector per metric.
+std::array<std::vector<double>, 3> change_replicates(const TenantSamples& base, const TenantSamples& next,
+                                                     const CompareOptions& o) {
+  std::array<std::vector<double>, 3> reps;
+  const SidePlan b(base), n(next);
+  if (o.resamples <= 0 || b.empty() || n.empty()) return reps;
+  std::mt19937_64 rng(o.seed);
+  std::vector<double> e, c, d;
+  for (int i = 0; i < o.resamples; ++i) {
+    const SideFigures fb = b.draw(rng, base, e, c, d);
+    const SideFigures fn = n.draw(rng, next, e, c, d);
+    const auto ch = changes(fb, fn);
+    for (std::size_t m = 0; m < 3; ++m) reps[m].push_back(ch[m]);
+  }
+  return reps;
+}
+
+void set_ci(Estimate& e, std::vector<double> reps) {
+  if (reps.empty() || std::any_of(reps.begin(), reps.end(), [](double v) { return std::isnan(v); })) return;
+  std::sort(reps.begin(), reps.end());
+  e.ci_low = percentile_sorted(reps, 2.5);
+  e.ci_high = percentile_sorted(reps, 97.5);
+}
+
+std::string points(double v) { return std::isfinite(v) ? formatted("%+.1f", v * 100.0) : std::string("n/a"); }
+
+std::string change_text(ComparedMetric m, const Estimate& c) {
+  const bool slowdown = m != ComparedMetric::throughput;
+  const std::string unit = slowdown ? " points" : "%";
+  return points(c.value) + unit + " [" + points(c.ci_low) + ", " + points(c.ci_high) + "]";
+}
+
+std::string class_reason(const MetricChange& m, double x) {
+  const bool slowdown = m.metric != ComparedMetric::throughput;
+  const std::string limit = formatted("%.1f", x * 100.0) + (slowdown ? " points" : "%");
+  const std::string what = std::string(to_string(m.metric)) + " " + change_text(m.metric, m.change);
+  switch (m.verdict) {
+    case ChangeClass::worse: return what + ": the whole CI is worse than " + limit;
+    case ChangeClass::better: return what + ": the whole CI is better than " + limit;
+    case ChangeClass::same: return what + ": within " + limit + " on the worse side";
+    case ChangeClass::inconclusive:
+      return what + (std::isnan(m.change.ci_low) ? ": no CI" : ": the CI reaches beyond " + limit + " but not wholly");
+  }
+  return what;
+}
+
+std::size_t count_of(const BlockedSamples& s) { return pool_samples(s).size(); }
+
+}  // namespace
+
+TenantSamples tenant_samples(const std::vector<const TenantResult*>& reps) {
+  TenantSamples s;
+  s.by_latency = !reps.empty();
+  for (const TenantResult* t : reps)
+    s.by_latency &= !counted_latencies(t->exclusive).empty() && !counted_latencies(t->colocated).empty();
+  for (const TenantResult* t : reps) {
+    s.E.push_back(counted_by_block(t->exclusive, s.by_latency));
+    s.C.push_back(counted_by_block(t->colocated, s.by_latency));
+    s.D.push_back(counted_by_block(t->colocated, false));
+    s.work_per_sample = t->work.amount;
+  }
+  return s;
+}
+
+ChangeClass classify_change(const Estimate& change, double x, bool higher_is_worse) {
+  if (std::isnan(change.ci_low) || std::isnan(change.ci_high)) return ChangeClass::inconclusive;
+  // Turned so that "higher is worse" holds: worse_low..worse_high.
+  const double low = higher_is_worse ? change.ci_low : -change.ci_high;
+  const double high = higher_is_worse ? change.ci_high : -change.ci_low;
+  if (low > x) return ChangeClass::worse;
+  if (high > x) return ChangeClass::inconclusive;
+  if (high < -x) return ChangeClass::better;
+  return ChangeClass::same;
+}
+
+ChangeClass worst_class(const std::vector<ChangeClass>& classes) {
+  for (ChangeClass c : {ChangeClass::worse, ChangeClass::inconclusive, ChangeClass::better})
+    if (std::find(classes.begin(), classes.end(), c) != classes.end()) return c;
+  return ChangeClass::same;
+}
+
+std::vector<MetricChange> compare_samples(const TenantSamples& base, const TenantSamples& next, const CompareOptions& o) {
+  const SideFigures fb = pooled_figures(base), fn = pooled_figures(next);
+  const auto point = changes(fb, fn);
+  auto reps = change_replicates(base, next, o);
+  const double base_values[3] = {fb.p95_slowdown, fb.median_slowdown, fb.throughput};
+  const double next_values[3] = {fn.p95_slowdown, fn.median_slowdown, fn.throughput};
+  const bool enough_for_p95 = std::min({count_of(base.E), count_of(base.C), count_of(next.E), count_of(next.C)}) >=
+                              kMinSamplesP95;
+  std::vector<MetricChange> out;
+  for (std::size_t m = 0; m < 3; ++m) {
+    MetricChange c;
+    c.metric = static_cast<ComparedMetric>(m);
+    c.base = base_values[m];
+    c.next = next_values[m];
+    c.change = Estimate{point[m], kNaN, kNaN, 0.95, o.resamples, o.seed};
+    set_ci(c.change, std::move(reps[m]));
+    c.verdict = classify_change(c.change, o.max_regression, c.metric != ComparedMetric::throughput);
+    c.reason = class_reason(c, o.max_regression);
+    if (c.metric == ComparedMetric::p95_slowdown && !enough_for_p95) {  // the reason that matters first
+      c.verdict = ChangeClass::inconclusive;
+      c.reason = std::string(to_string(c.metric)) + " " + change_text(c.metric, c.change) + ": fewer than " +
+                 std::to_string(kMinSamplesP95) + " counted values in a phase of one of the runs";
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+namespace {
+
+struct TenantRuns {
+  TenantIdentity id;
+  std::vector<const TenantResult*> reps;
+};
+
+bool same_identity(const TenantIdentity& a, const TenantIdentity& b) {
+  return a.scenario == b.scenario && a.mode == b.mode && a.tenant == b.tenant && a.workload == b.workload &&
+         a.params == b.params;
+}
+
+// Every tenant of the runs that ran (not waived), with its repetitions, in order of first appearance.
+std::vector<TenantRuns> tenants_of(const Results& r) {
+  std::vector<TenantRuns> out;
+  for (const RunResult& run : r.runs) {
+    if (run.status == RunStatus::waived) continue;
+    for (const TenantResult& t : run.tenants) {
+      const TenantIdentity id{run.scenario, run.mode, t.name, t.workload, t.params.dump()};
+      auto it = std::find_if(out.begin(), out.end(), [&](const TenantRuns& x) { return same_identity(x.id, id); });
+      if (it == out.end()) it = out.insert(out.end(), TenantRuns{id, {}});
+      it->reps.push_back(&t);
+    }
+  }
+  return out;
+}
+
+const TenantRuns* find_tenant(const std::vector<TenantRuns>& all, const TenantIdentity& id) {
+  for (const auto& t : all)
+    if (same_identity(t.id, id)) return &t;
+  return nullptr;
+}
+
+TenantComparison compare_tenant(const TenantRuns& base, const TenantRuns& next, const CompareOptions& o) {
+  TenantComparison c;
+  c.id = base.id;
+  const TenantSamples sb = tenant_samples(base.reps), sn = tenant_samples(next.reps);
+  c.base_exclusive_n = count_of(sb.E);
+  c.base_colocated_n = count_of(sb.C);
+  c.next_exclusive_n = count_of(sn.E);
+  c.next_colocated_n = count_of(sn.C);
+  c.basis = sb.by_latency ? "request_latency" : "sample_time";
+  if (sb.by_latency != sn.by_latency) {
+    c.verdict = ChangeClass::inconclusive;
+    c.reason = "the runs judge this tenant on different values (per-request latency in one, sample time in the other)";
+    return c;
+  }
+  c.metrics = compare_samples(sb, sn, o);
+  std::vector<ChangeClass> classes;
+  for (const auto& m : c.metrics) classes.push_back(m.verdict);
+  c.verdict = worst_class(classes);
+  for (const auto& m : c.metrics)
+    if (m.verdict == c.verdict) {
+      c.reason = m.reason;
+      break;
+    }
+  return c;
+}
+
+}  // namespace
+
+Comparison compare_results(const Results& base, const Results& next, const CompareOptions& o) {
+  Comparison out;
+  out.max_regression = o.max_regression;
+  out.seed = o.seed;
+  out.resamples = o.resamples;
+  const auto base_tenants = tenants_of(base), next_tenants = tenants_of(next);
+  for (const auto& b : base_tenants) {
+    const TenantRuns* n = find_tenant(next_tenants, b.id);
+    if (!n) {
+      out.only_in_base.push_back(b.id);
+      continue;
+    }
+    out.tenants.push_back(compare_tenant(b, *n, o));
+    switch (out.tenants.back().verdict) {
+      case ChangeClass::better: ++out.better; break;
+      case ChangeClass::same: ++out.same; break;
+      case ChangeClass::worse: ++out.worse; break;
+      case ChangeClass::inconclusive: ++out.inconclusive; break;
+    }
+  }
+  for (const auto& n : next_tenants)
+    if (!find_tenant(base_tenants, n.id)) out.only_in_next.push_back(n.id);
+  out.exit_code = out.worse > 0 ? kExitVerdictFailed : (out.inconclusive > 0 || out.tenants.empty()) ? kExitInconclusive : kExitPass;
+  return out;
+}
+
+}  // namespace ib

@@ -1,0 +1,39 @@
+// Commands over saved results files (they run nothing): `compare BASE NEW` and `report RESULTS`. Each
+// reads its files with the one reader (reports/results_reader.h): a file that does not read, or of
+// another schema major, is exit 2 with one line naming the file and the field.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ib {
+
+struct CompareCommand {
+  CLI::App* command = nullptr;
+  std::string base, next;
+  double max_regression = 0.05;  // kDefaultMaxRegression
+  bool json = false;
+  std::uint64_t seed = 1;
+  int resamples = 1000;
+};
+void add_compare_command(CLI::App& app, CompareCommand& c);
+// The comparison on stdout (Markdown, or JSON with --json); a line on stderr per tenant that is worse.
+// Exit 1 when a tenant is worse, else 5 when one is inconclusive (or nothing matched), else 0.
+int compare_command(const CompareCommand& c);
+
+struct ReportCommand {
+  CLI::App* command = nullptr;
+  std::string results;
+  std::string junit, prometheus;
+};
+void add_report_command(CLI::App& app, ReportCommand& c);
+// Re-renders the outputs asked for from a saved results.json; exit 0 when they were written.
+int report_command(const ReportCommand& c);
+
+// Runs whichever of the two was given; nullopt when neither.
+std::optional<int> run_result_command(const CompareCommand& compare, const ReportCommand& report);
+
+}  // namespace ib

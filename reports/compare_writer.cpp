@@ -1,0 +1,127 @@
+#include "reports/compare_writer.h"
+
+#include "harness/core/text.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace ib {
+
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+ojson number(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
+
+bool is_slowdown(ComparedMetric m) { return m != ComparedMetric::throughput; }
+
+// Slowdown changes in points, throughput changes in percent.
+std::string amount(ComparedMetric m, double v) {
+  if (!std::isfinite(v)) return "n/a";
+  return formatted("%+.1f", v * 100.0) + (is_slowdown(m) ? "" : "%");
+}
+
+std::string change_cell(const MetricChange& m) {
+  return amount(m.metric, m.change.value) + " [" + amount(m.metric, m.change.ci_low) + ", " +
+         amount(m.metric, m.change.ci_high) + "] " + to_string(m.verdict);
+}
+
+std::string figure(ComparedMetric m, double v) {
+  if (!std::isfinite(v)) return "n/a";
+  return is_slowdown(m) ? signed_percent(v) : significant(v);
+}
+
+std::string where(const TenantIdentity& id) {
+  return id.scenario + " (" + id.mode + "), " + id.tenant + " [" + id.workload + " " + id.params + "]";
+}
+
+ojson identity_json(const TenantIdentity& id) {
+  return {{"scenario", id.scenario},
+          {"mode", id.mode},
+          {"tenant", id.tenant},
+          {"workload", id.workload},
+          {"params", ojson::parse(id.params)}};
+}
+
+ojson metric_json(const MetricChange& m) {
+  return {{"base", number(m.base)},
+          {"new", number(m.next)},
+          {"change", number(m.change.value)},
+          {"ci_low", number(m.change.ci_low)},
+          {"ci_high", number(m.change.ci_high)},
+          {"confidence", m.change.confidence},
+          {"change_kind", is_slowdown(m.metric) ? "new - base (slowdown points)" : "new / base - 1"},
+          {"verdict", to_string(m.verdict)},
+          {"reason", m.reason}};
+}
+
+void tenant_rows(std::ostringstream& os, const Comparison& c) {
+  os << "| scenario | mode | tenant | n E/C base, new | p95_slowdown base → new | p95 change (points) [95% CI] | "
+        "median change (points) [95% CI] | throughput change [95% CI] | verdict |\n";
+  os << "|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& t : c.tenants) {
+    os << "| " << t.id.scenario << " | " << t.id.mode << " | " << t.id.tenant << " | " << t.base_exclusive_n << "/"
+       << t.base_colocated_n << ", " << t.next_exclusive_n << "/" << t.next_colocated_n << " | ";
+    if (t.metrics.size() == 3) {
+      const MetricChange& p95 = t.metrics[0];
+      os << figure(p95.metric, p95.base) << " → " << figure(p95.metric, p95.next);
+      for (const auto& m : t.metrics) os << " | " << change_cell(m);
+    } else {
+      os << "n/a | n/a | n/a | n/a";
+    }
+    os << " | **" << to_string(t.verdict) << "** |\n";
+  }
+}
+
+}  // namespace
+
+std::string comparison_markdown(const Comparison& c) {
+  std::ostringstream os;
+  os << "## interference-bench compare\n\n";
+  os << "BASE " << c.base_file << ", NEW " << c.next_file << ". A change is a regression beyond "
+     << formatted("%.1f", c.max_regression * 100.0) << " slowdown points (or " << formatted("%.1f", c.max_regression * 100.0)
+     << "% less colocated throughput); worse when the whole 95% CI lies beyond it (bootstrap seed " << c.seed << ", "
+     << c.resamples << " resamples).\n\n";
+  tenant_rows(os, c);
+  os << "\n";
+  for (const auto& t : c.tenants)
+    if (t.verdict != ChangeClass::same) os << "- " << where(t.id) << ": " << to_string(t.verdict) << " — " << t.reason << "\n";
+  for (const auto& id : c.only_in_base) os << "- only in BASE: " << where(id) << "\n";
+  for (const auto& id : c.only_in_next) os << "- only in NEW: " << where(id) << "\n";
+  os << "\n**" << c.better << " better, " << c.same << " same, " << c.worse << " worse, " << c.inconclusive
+     << " inconclusive** (" << c.only_in_base.size() << " only in BASE, " << c.only_in_next.size()
+     << " only in NEW) — exit code " << c.exit_code << "\n";
+  return os.str();
+}
+
+ojson comparison_to_json(const Comparison& c) {
+  ojson tenants = ojson::array();
+  for (const auto& t : c.tenants) {
+    ojson j = identity_json(t.id);
+    j["basis"] = t.basis;
+    j["n"] = {{"base", {{"exclusive", t.base_exclusive_n}, {"colocated", t.base_colocated_n}}},
+              {"new", {{"exclusive", t.next_exclusive_n}, {"colocated", t.next_colocated_n}}}};
+    ojson metrics = ojson::object();
+    for (const auto& m : t.metrics) metrics[to_string(m.metric)] = metric_json(m);
+    j["metrics"] = metrics;
+    j["verdict"] = to_string(t.verdict);
+    j["reason"] = t.reason;
+    tenants.push_back(std::move(j));
+  }
+  ojson only_base = ojson::array(), only_next = ojson::array();
+  for (const auto& id : c.only_in_base) only_base.push_back(identity_json(id));
+  for (const auto& id : c.only_in_next) only_next.push_back(identity_json(id));
+  return {{"kind", "comparison"},
+          {"base", c.base_file},
+          {"new", c.next_file},
+          {"max_regression", c.max_regression},
+          {"bootstrap", {{"seed", c.seed}, {"resamples", c.resamples}, {"confidence", 0.95}}},
+          {"tenants", tenants},
+          {"only_in_base", only_base},
+          {"only_in_new", only_next},
+          {"summary",
+           {{"better", c.better}, {"same", c.same}, {"worse", c.worse}, {"inconclusive", c.inconclusive},
+            {"exit_code", c.exit_code}}}};
+}
+
+}  // namespace ib

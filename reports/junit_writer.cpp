@@ -1,0 +1,179 @@
+#include "reports/junit_writer.h"
+
+#include "harness/core/text.h"
+
+#include <pugixml.hpp>
+
+#include <cmath>
+#include <sstream>
+
+namespace ib {
+
+namespace {
+
+// The cutoff of the run an aggregate belongs to (the runs of one scenario and mode share it).
+double cutoff_of(const Results& r, const TenantAggregate& a) {
+  for (const auto& run : r.runs)
+    if (run.scenario == a.scenario && run.mode == a.mode) return run.cutoff;
+  return kDefaultCutoff;
+}
+
+std::string number_text(double v) { return std::isfinite(v) ? formatted("%.6g", v) : std::string("n/a"); }
+
+// The evidence of a tenant verdict, one "key: value" line per fact: metric, value, ci95, threshold, reason.
+std::string evidence(const TenantAggregate& a, double cutoff) {
+  std::ostringstream os;
+  os << "metric: p95_slowdown\n";
+  if (a.metrics) {
+    const Estimate& e = a.metrics->p95_slowdown;
+    os << "value: " << number_text(e.value) << "\n"
+       << "ci95: [" << number_text(e.ci_low) << ", " << number_text(e.ci_high) << "]\n"
+       << "basis: " << a.metrics->basis << "\n"
+       << "n: exclusive " << a.metrics->n_exclusive << ", colocated " << a.metrics->n_colocated << "\n";
+  } else {
+    os << "value: n/a\n";
+  }
+  os << "threshold: " << number_text(cutoff) << " (the whole CI above it fails, across it is inconclusive)\n"
+     << "repetitions: " << a.repetitions << " (" << a.repetitions_measured << " measured)\n"
+     << "reason: " << a.verdict_reason << "\n";
+  for (const auto& w : a.warnings) os << "warning: " << w << "\n";
+  return os.str();
+}
+
+std::string failure_message(const TenantAggregate& a, double cutoff) {
+  std::string m = "p95_slowdown ";
+  m += a.metrics ? number_text(a.metrics->p95_slowdown.value) + " [" + number_text(a.metrics->p95_slowdown.ci_low) +
+                       ", " + number_text(a.metrics->p95_slowdown.ci_high) + "]"
+                 : std::string("n/a");
+  return m + " against cutoff " + number_text(cutoff) + ": " + a.verdict_reason;
+}
+
+pugi::xml_node new_suite(pugi::xml_document& doc, const std::string& name) {
+  pugi::xml_node decl = doc.append_child(pugi::node_declaration);
+  decl.append_attribute("version") = "1.0";
+  decl.append_attribute("encoding") = "UTF-8";
+  pugi::xml_node suites = doc.append_child("testsuites");
+  suites.append_attribute("name") = "interference-bench";
+  pugi::xml_node suite = suites.append_child("testsuite");
+  suite.append_attribute("name") = name.c_str();
+  return suite;
+}
+
+std::string xml_text(const pugi::xml_document& doc) {
+  std::ostringstream os;
+  doc.save(os, "  ", pugi::format_default, pugi::encoding_utf8);
+  return os.str();
+}
+
+// A testcase with an outcome element (`kind`: failure, error, skipped; empty: passed) and the evidence.
+void add_case(pugi::xml_node suite, const std::string& classname, const std::string& name, const char* kind,
+              const std::string& message, const std::string& text) {
+  pugi::xml_node tc = suite.append_child("testcase");
+  tc.append_attribute("classname") = classname.c_str();
+  tc.append_attribute("name") = name.c_str();
+  if (*kind) {
+    pugi::xml_node n = tc.append_child(kind);
+    n.append_attribute("message") = message.c_str();
+    if (std::string(kind) != "skipped") {
+      n.append_attribute("type") = kind;
+      n.text() = text.c_str();
+    }
+  }
+  tc.append_child("system-out").text() = text.c_str();
+}
+
+void set_counts(pugi::xml_node suite, int tests, int failures, int skipped) {
+  suite.append_attribute("tests") = tests;
+  suite.append_attribute("failures") = failures;
+  suite.append_attribute("errors") = 0;
+  suite.append_attribute("skipped") = skipped;
+}
+
+// One tenant verdict: fail -> failure, error -> error, inconclusive and waived -> skipped, else passed.
+void add_testcase(pugi::xml_node suite, const Results& r, const TenantAggregate& a) {
+  const double cutoff = cutoff_of(r, a);
+  const char* kind = "";
+  std::string message;
+  switch (a.verdict) {
+    case Verdict::pass:
+    case Verdict::baseline: break;
+    case Verdict::fail:
+      kind = "failure";
+      message = failure_message(a, cutoff);
+      break;
+    case Verdict::error:
+      kind = "error";
+      message = a.verdict_reason;
+      break;
+    case Verdict::inconclusive:
+    case Verdict::waived:
+      kind = "skipped";
+      message = std::string(verdict_name(a.verdict)) + ": " + a.verdict_reason;
+      break;
+  }
+  add_case(suite, "interference-bench." + a.scenario + "." + a.mode, a.tenant + " (" + a.workload + ")", kind, message,
+           "verdict: " + std::string(verdict_name(a.verdict)) + "\n" + evidence(a, cutoff));
+}
+
+}  // namespace
+
+std::string checks_junit_xml(const std::string& suite_name, const std::vector<CheckResult>& checks) {
+  pugi::xml_document doc;
+  pugi::xml_node suite = new_suite(doc, suite_name);
+  int failures = 0, skipped = 0;
+  for (const auto& c : checks) {
+    failures += c.status == CheckOutcome::fail;
+    skipped += c.status == CheckOutcome::unknown;
+  }
+  set_counts(suite, static_cast<int>(checks.size()), failures, skipped);
+  for (const auto& c : checks) {
+    const std::string text = "check: " + c.id + "\nstatus: " + to_string(c.status) + "\nevidence: " + c.evidence +
+                             "\nthreshold: " + c.threshold + "\nsource: " + c.source + "\n";
+    const char* kind = c.status == CheckOutcome::fail ? "failure" : c.status == CheckOutcome::unknown ? "skipped" : "";
+    const std::string message = c.status == CheckOutcome::unknown ? "unknown: " + c.evidence
+                                                                  : c.evidence + " (threshold: " + c.threshold + ")";
+    add_case(suite, "interference-bench.vet", c.id + " (" + c.title + ")", kind, message, text);
+  }
+  return xml_text(doc);
+}
+
+std::string sustain_junit_xml(const SustainReport& r) {
+  pugi::xml_document doc;
+  pugi::xml_node suite = new_suite(doc, "interference-bench sustain");
+  const bool failed = r.verdict == LoadVerdict::fail, skipped = r.verdict == LoadVerdict::inconclusive;
+  set_counts(suite, 1, failed, skipped);
+  std::string evidence;
+  for (const auto& line : r.evidence) evidence += (evidence.empty() ? "" : "; ") + line;
+  std::string text = std::string("verdict: ") + to_string(r.verdict) + "\n";
+  for (const auto& line : r.evidence) text += "evidence: " + line + "\n";
+  text += "threshold: median SM clock over the last half >= " + formatted("%.2f", r.thresholds.min_clock_fraction) +
+          " x max; 0xE8 reasons in at most " + formatted("%.3f", r.thresholds.max_reason_fraction) +
+          " of readings\nresults: " + r.run_results + "\n";
+  add_case(suite, "interference-bench.sustain", "sustained_load", failed ? "failure" : skipped ? "skipped" : "",
+           std::string(to_string(r.verdict)) + ": " + evidence, text);
+  return xml_text(doc);
+}
+
+std::string junit_xml(const Results& r) {
+  pugi::xml_document doc;
+  pugi::xml_node suite = new_suite(doc, "interference-bench" + (r.meta.suite.empty() ? "" : " " + r.meta.suite));
+  suite.append_attribute("tests") = static_cast<unsigned long long>(r.aggregates.size());
+  suite.append_attribute("failures") = r.summary.failed;
+  suite.append_attribute("errors") = r.summary.errors;
+  suite.append_attribute("skipped") = r.summary.inconclusive + r.summary.waived;
+  suite.append_attribute("timestamp") = r.meta.start_time.c_str();
+  suite.append_attribute("hostname") = r.meta.host.c_str();
+  pugi::xml_node props = suite.append_child("properties");
+  const std::pair<const char*, std::string> facts[] = {{"version", r.meta.version}, {"git_sha", r.meta.git_sha},
+                                                       {"backend", r.meta.backend},
+                                                       {"exit_code", std::to_string(r.summary.exit_code)}};
+  for (const auto& [name, value] : facts) {
+    pugi::xml_node p = props.append_child("property");
+    p.append_attribute("name") = name;
+    p.append_attribute("value") = value.c_str();
+  }
+  for (const auto& a : r.aggregates) add_testcase(suite, r, a);
+  return xml_text(doc);
+}
+
+}  // namespace ib

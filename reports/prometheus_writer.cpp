@@ -1,0 +1,131 @@
+#include "reports/prometheus_writer.h"
+
+#include "harness/core/text.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+namespace ib {
+
+namespace {
+
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+std::string label_text(const Labels& labels) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    s += (i ? "," : "") + labels[i].first + "=\"" + prometheus_label_value(labels[i].second) + "\"";
+  return s + "}";
+}
+
+// Shortest text that reads back as the same double (what results.json holds).
+std::string sample_value(double v) {
+  for (const char* f : {"%.15g", "%.16g"}) {
+    const std::string text = formatted(f, v);
+    if (std::strtod(text.c_str(), nullptr) == v) return text;
+  }
+  return formatted("%.17g", v);
+}
+
+// One metric family: HELP and TYPE once, then its samples.
+class Family {
+ public:
+  Family(std::ostringstream& os, const char* name, const char* help) : os_(os), name_(name) {
+    os_ << "# HELP " << name_ << " " << help << "\n# TYPE " << name_ << " gauge\n";
+  }
+  void sample(const Labels& labels, double v) {
+    if (std::isfinite(v)) os_ << name_ << label_text(labels) << " " << sample_value(v) << "\n";
+  }
+
+ private:
+  std::ostringstream& os_;
+  std::string name_;
+};
+
+std::string gpu_uuid_of(const Results& r, int device) {
+  for (const auto& d : r.meta.devices)
+    if (d.kind == DeviceKind::gpu && d.index && *d.index == device) return d.uuid.value_or("");
+  return "";
+}
+
+// The device index the runs of a scenario and mode used.
+int device_of(const Results& r, const std::string& scenario, const std::string& mode) {
+  for (const auto& run : r.runs)
+    if (run.scenario == scenario && run.mode == mode) return run.device;
+  return 0;
+}
+
+Labels tenant_labels(const Results& r, const std::string& scenario, const std::string& mode, const std::string& tenant,
+                     const std::string& workload) {
+  return {{"scenario", scenario}, {"mode", mode},
+          {"tenant", tenant},     {"workload", workload},
+          {"gpu_uuid", gpu_uuid_of(r, device_of(r, scenario, mode))}, {"node", r.meta.host}};
+}
+
+void aggregate_families(std::ostringstream& os, const Results& r) {
+  Family p95(os, "interference_bench_p95_slowdown",
+             "P95(colocated)/P95(exclusive) - 1 over all repetitions (the verdict's point estimate)");
+  for (const auto& a : r.aggregates)
+    if (a.metrics) p95.sample(tenant_labels(r, a.scenario, a.mode, a.tenant, a.workload), a.metrics->p95_slowdown.value);
+  Family median(os, "interference_bench_median_slowdown", "median(colocated)/median(exclusive) - 1 over all repetitions");
+  for (const auto& a : r.aggregates)
+    if (a.metrics) median.sample(tenant_labels(r, a.scenario, a.mode, a.tenant, a.workload), a.metrics->median_slowdown);
+  Family verdict(os, "interference_bench_verdict",
+                 "1 for the tenant's verdict over all repetitions (label verdict), 0 for the other verdict words");
+  for (const auto& a : r.aggregates)
+    for (const char* word : EnumWords<Verdict>::words) {
+      Labels l = tenant_labels(r, a.scenario, a.mode, a.tenant, a.workload);
+      l.emplace_back("verdict", word);
+      verdict.sample(l, std::string(word) == verdict_name(a.verdict) ? 1.0 : 0.0);
+    }
+}
+
+// Per repetition and phase: throughput, window CV, throttled fraction.
+void phase_families(std::ostringstream& os, const Results& r) {
+  const Phase phases[] = {Phase::exclusive, Phase::colocated};
+  const auto each = [&](Family& f, auto value) {
+    for (const auto& run : r.runs)
+      for (const auto& t : run.tenants)
+        for (Phase ph : phases) {
+          const PhaseResult& p = phase_of(t, ph);
+          if (!p.measured()) continue;
+          Labels l = tenant_labels(r, run.scenario, run.mode, t.name, t.workload);
+          l.emplace_back("repetition", std::to_string(run.repetition));
+          l.emplace_back("phase", phase_name(ph));
+          if (const auto v = value(p)) f.sample(l, *v);
+        }
+  };
+  Family throughput(os, "interference_bench_throughput",
+                    "work per second over the phase's counted samples (unit: results.json throughput.unit)");
+  each(throughput, [](const PhaseResult& p) { return std::optional<double>(p.throughput); });
+  Family window_cv(os, "interference_bench_window_cv", "stddev/mean of the phase's throughput in 1 s windows");
+  each(window_cv, [](const PhaseResult& p) { return std::optional<double>(p.window_cv); });
+  Family throttled(os, "interference_bench_throttled_fraction",
+                   "fraction of the phase's counted samples measured while the GPU was throttled (NVML telemetry)");
+  each(throttled, [](const PhaseResult& p) {
+    return p.throttle ? std::optional<double>(p.throttle->throttled_fraction) : std::nullopt;
+  });
+}
+
+}  // namespace
+
+std::string prometheus_label_value(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+std::string prometheus_text(const Results& r) {
+  std::ostringstream os;
+  aggregate_families(os, r);
+  phase_families(os, r);
+  return os.str();
+}
+
+}  // namespace ib

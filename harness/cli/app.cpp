@@ -1,5 +1,7 @@
 #include "harness/cli/app.h"
 
+#include "harness/cli/history_command.h"
+#include "harness/cli/report_command.h"
 #include "harness/cli/validators.h"
 
 #include "build_info.h"
@@ -19,6 +21,7 @@
 #include "harness/run/worker.h"
 #include "kernels/cuda/cuda_workloads.h"
 #include "kernels/host/host_workloads.h"
+#include "reports/html_writer.h"
 #include "reports/json_writer.h"
 #include "reports/markdown_writer.h"
 #include "reports/results_writer.h"
@@ -64,6 +67,8 @@ struct RunOptions {
   int max_reruns = 2;
   double max_foreign_cpus = 0.25;
   double max_steal_cpus = 0.10;
+  std::string history;  // --history DB: appended to after results.json is written
+  std::string html;     // --html FILE
 };
 
 Registry make_registry() {
@@ -289,6 +294,7 @@ OutputFiles make_output_files(const RunOptions& o) {
   out.markdown = out.dir + "/summary.md";
   out.writers.add(std::make_unique<JsonResultsFile>(out.json, !o.no_raw));
   out.writers.add(std::make_unique<MarkdownSummaryFile>(out.markdown));
+  if (!o.html.empty()) out.writers.add(std::make_unique<HtmlReportFile>(o.html));
   out.writers.add(std::make_unique<TerminalSummary>(std::cout, out.json));
   return out;
 }
@@ -339,6 +345,7 @@ int run_benchmarks(const RunOptions& o, const std::vector<std::string>& argv, co
   const int sfd = signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
   signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe gives EPIPE, not death
 
+  if (!o.html.empty()) check_html_available("--html");
   Backend backend = Backend::host;
   Meta meta = make_meta(o, argv, backend);
   const std::vector<Scenario> scenarios = load_scenarios(o, registry, backend, meta);
@@ -389,6 +396,8 @@ int run_benchmarks(const RunOptions& o, const std::vector<std::string>& argv, co
   }
   out.writers.finalize(results);
   if (sfd >= 0) close(sfd);
+  // After results.json: the database can never cost the run its results, nor hide its verdict code.
+  if (!o.history.empty()) return record_run_history(o.history, results, out.json, results.summary.exit_code);
   return results.summary.exit_code;
 }
 
@@ -440,6 +449,9 @@ void add_run_options(CLI::App& app, RunOptions& o) {
                  "mode mig (root): create these MIG instances (e.g. 3g.71gb,3g.71gb) and destroy exactly them at the end")
       ->delimiter(',')
       ->check(mig_profile_name());  // each profile: an option that follows is never taken for one
+  app.add_option("--history", o.history,
+                 "Append this run to a history database (SQLite; created if missing) after results.json is written");
+  app.add_option("--html", o.html, "Also write the HTML report (one self-contained file) here");
 }
 
 }  // namespace
@@ -466,6 +478,12 @@ int run_app(int argc, char** argv) {
 
   PlatformCommands platform;
   add_platform_commands(app, platform);
+  platform.options.version = IB_VERSION;
+  platform.options.git_sha = IB_GIT_SHA;
+  HistoryCommand history;
+  add_history_command(app, history);
+  ReportCommand report;
+  add_report_command(app, report);
 
   auto* worker = app.add_subcommand("worker", "")->group("");  // hidden: started by the harness only
   WorkerOptions wo;
@@ -498,6 +516,8 @@ int run_app(int argc, char** argv) {
     }
     if (*list) return list_command(what, registry);
     if (const auto rc = run_platform_command(platform)) return *rc;
+    if (*history.sub) return history_command(history);
+    if (*report.sub) return report_command(report);
     return run_benchmarks(o, args, registry);
   } catch (const InputError& e) {
     return fail(kExitBadInput, e.what());

@@ -12,6 +12,8 @@
 #include "harness/stats/metrics.h"
 #include "harness/stats/stats.h"
 #include "harness/vet/probe.h"
+#include "reports/history.h"
+#include "reports/html_writer.h"
 #include "reports/platform_writer.h"
 
 #include <CLI/CLI.hpp>
@@ -23,6 +25,8 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+
+#include <unistd.h>
 
 namespace ib {
 
@@ -525,6 +529,32 @@ VetReport new_vet_report(const PlatformOptions& o, const VetPlan& plan, const st
   return r;
 }
 
+// vet --history DB: the checklist in one transaction, after vet.json is written. A database that cannot
+// be used is one line; the exit code is then exit_code_after_history_failure's.
+int record_vet_history(const PlatformOptions& o, const VetReport& report, const std::string& vet_json, int exit_code) {
+  HistoryRun run;
+  run.command = "vet";
+  run.start_time = report.start_time;
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  run.host = host;
+  run.version = o.version;
+  run.git_sha = o.git_sha;
+  run.backend = report.backend;
+  run.results_file = std::filesystem::absolute(vet_json).lexically_normal().string();
+  run.exit_code = exit_code;
+  run.verdict = to_string(report.verdict);
+  std::vector<HistoryCheck> checks;
+  for (const CheckResult& c : report.checks) checks.push_back({c.id, c.title, c.status, c.evidence, c.threshold});
+  try {
+    record_checks(o.history, run, checks);
+    return exit_code;
+  } catch (const HistoryError& e) {
+    std::cerr << "interference-bench: --history: not recorded (" << vet_json << " is written): " << printable(e.what(), 400) << "\n";
+    return exit_code_after_history_failure(exit_code);
+  }
+}
+
 int vet_command(const PlatformOptions& o) {
   auto nvml = load_nvml_for("vet");
   if (o.price_exclusive.has_value() != o.price_shared.has_value())
@@ -555,9 +585,11 @@ int vet_command(const PlatformOptions& o) {
   write_file_atomic(out + "/vet.json", vet_to_json(report).dump(2) + "\n");
   const std::string md = vet_markdown(report);
   write_file_atomic(out + "/vet.md", md);
+  if (!o.html.empty()) write_file_atomic(o.html, vet_html_report(report));
   std::cout << md << "\nresults: " << out << "/vet.json\n";
-  if (stability.run.exit_code == kExitInterrupted || sustain.exit_code == kExitInterrupted) return kExitInterrupted;
-  return report.verdict == CheckOutcome::fail ? kExitVerdictFailed : kExitPass;
+  const bool interrupted = stability.run.exit_code == kExitInterrupted || sustain.exit_code == kExitInterrupted;
+  const int code = interrupted ? kExitInterrupted : report.verdict == CheckOutcome::fail ? kExitVerdictFailed : kExitPass;
+  return o.history.empty() ? code : record_vet_history(o, report, out + "/vet.json", code);
 }
 
 // ---- the subcommands and their options ----
@@ -624,6 +656,8 @@ CLI::App* add_vet_command(CLI::App& app, PlatformOptions& o) {
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(CLI::PositiveNumber);
   sub->add_option("--out", o.out, "Output folder");
+  sub->add_option("--html", o.html, "Also write the checklist with its evidence as one HTML page here");
+  sub->add_option("--history", o.history, "Append the checklist to this history database (SQLite) after vet.json is written");
   return sub;
 }
 

@@ -39,6 +39,9 @@ struct PlatformOptions {
   double max_foreign_cpus = 0.25;     // passed to the measuring runs (run --max-foreign-cpus)
   double max_steal_cpus = 0.10;
   double selftest_budget_s = 60.0;    // selftest
+  std::string html;                   // vet: --html FILE (the checklist as a page)
+  std::string history;                // vet: --history DB (reports/history.h), after vet.json is written
+  std::string version, git_sha;       // of this binary, for the history (set by the command line)
 };
 
 // A measuring step: this binary again (`run` or `sustain`), as a child that dies with us

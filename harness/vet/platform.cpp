@@ -312,8 +312,35 @@ SustainReport sustain_report(const PlatformOptions& o, const ChildRun& run) {
   return r;
 }
 
+// --history DB on vet and sustain: the command and its checks in one transaction, after its document
+// (`file`) is written. A database that cannot be used is one line; the exit code is then
+// exit_code_after_history_failure's (the command's own, or 3 when that was 0).
+int record_platform_history(const PlatformOptions& o, HistoryRun run, const std::vector<CheckResult>& checks,
+                            const std::string& file, int exit_code) {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  run.host = host;
+  run.version = o.version;
+  run.git_sha = o.git_sha;
+  run.backend = o.backend;
+  run.results_file = std::filesystem::absolute(file).lexically_normal().string();
+  run.exit_code = exit_code;
+  std::vector<HistoryCheck> rows;
+  for (const CheckResult& c : checks) rows.push_back({c.id, c.title, c.status, c.evidence, c.threshold});
+  try {
+    record_checks(o.history, run, rows);
+    return exit_code;
+  } catch (const HistoryError& e) {
+    std::cerr << "interference-bench: --history: not recorded (" << file << " is written): " << printable(e.what(), 400) << "\n";
+    return exit_code_after_history_failure(exit_code);
+  }
+}
+
+CheckResult sustained_load_check(const std::string& sustain_json);
+
 int sustain_command(const PlatformOptions& o) {
   load_nvml_for("sustain");
+  const std::string start_time = utc_now("%Y-%m-%dT%H:%M:%SZ");
   const std::string out = o.out.empty() ? default_out("sustain") : o.out;
   std::filesystem::create_directories(out);
   const std::string scenario = write_scenario(out, sustain_scenario(o.backend, o.duration_s));
@@ -325,7 +352,13 @@ int sustain_command(const PlatformOptions& o) {
   report.run_results = out + "/run/results.json";
   write_file_atomic(out + "/sustain.json", sustain_to_json(report).dump(2) + "\n");
   std::cout << sustain_markdown(report) << "\nresults: " << out << "/sustain.json\n";
-  return report.exit_code;
+  if (o.history.empty()) return report.exit_code;
+  HistoryRun row;
+  row.command = "sustain";
+  row.start_time = start_time;
+  row.verdict = to_string(report.verdict);
+  return record_platform_history(o, row, {sustained_load_check(out + "/sustain.json")}, out + "/sustain.json",
+                                 report.exit_code);
 }
 
 // ---- baseline ----
@@ -529,32 +562,6 @@ VetReport new_vet_report(const PlatformOptions& o, const VetPlan& plan, const st
   return r;
 }
 
-// vet --history DB: the checklist in one transaction, after vet.json is written. A database that cannot
-// be used is one line; the exit code is then exit_code_after_history_failure's.
-int record_vet_history(const PlatformOptions& o, const VetReport& report, const std::string& vet_json, int exit_code) {
-  HistoryRun run;
-  run.command = "vet";
-  run.start_time = report.start_time;
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
-  run.host = host;
-  run.version = o.version;
-  run.git_sha = o.git_sha;
-  run.backend = report.backend;
-  run.results_file = std::filesystem::absolute(vet_json).lexically_normal().string();
-  run.exit_code = exit_code;
-  run.verdict = to_string(report.verdict);
-  std::vector<HistoryCheck> checks;
-  for (const CheckResult& c : report.checks) checks.push_back({c.id, c.title, c.status, c.evidence, c.threshold});
-  try {
-    record_checks(o.history, run, checks);
-    return exit_code;
-  } catch (const HistoryError& e) {
-    std::cerr << "interference-bench: --history: not recorded (" << vet_json << " is written): " << printable(e.what(), 400) << "\n";
-    return exit_code_after_history_failure(exit_code);
-  }
-}
-
 int vet_command(const PlatformOptions& o) {
   auto nvml = load_nvml_for("vet");
   if (o.price_exclusive.has_value() != o.price_shared.has_value())
@@ -589,7 +596,12 @@ int vet_command(const PlatformOptions& o) {
   std::cout << md << "\nresults: " << out << "/vet.json\n";
   const bool interrupted = stability.run.exit_code == kExitInterrupted || sustain.exit_code == kExitInterrupted;
   const int code = interrupted ? kExitInterrupted : report.verdict == CheckOutcome::fail ? kExitVerdictFailed : kExitPass;
-  return o.history.empty() ? code : record_vet_history(o, report, out + "/vet.json", code);
+  if (o.history.empty()) return code;
+  HistoryRun row;
+  row.command = "vet";
+  row.start_time = report.start_time;
+  row.verdict = to_string(report.verdict);
+  return record_platform_history(o, row, report.checks, out + "/vet.json", code);
 }
 
 // ---- the subcommands and their options ----
@@ -631,6 +643,7 @@ CLI::App* add_sustain_command(CLI::App& app, PlatformOptions& o) {
       ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--max-throughput-drop", o.max_throughput_drop, "WARN above this last/first-minute drop (0.05)")
       ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--history", o.history, "Append the verdict to this history database (SQLite) after sustain.json is written");
   return sub;
 }
 

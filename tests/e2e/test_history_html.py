@@ -191,3 +191,27 @@ def test_vet_records_its_checklist_in_the_history_and_the_page(runner, tmp_path)
     page = (tmp_path / "vet.html").read_text()
     for c in doc["checks"]:
         assert html.escape(c["evidence"], quote=True).replace("&#x27;", "&#39;") in page
+
+
+@pytest.mark.skipif(not FAKE_NVML, reason="FAKE_NVML_LIB not set (run through ctest)")
+def test_sustain_records_its_verdict_and_a_garbage_history_keeps_its_exit_code(runner, tmp_path):
+    import sqlite3
+    cfg = runner.write_json("nvml.json", {"devices": [{"name": "NVIDIA H200", "uuid": "GPU-1", "compute_mode": 0}]})
+    runner.env.update(INTERFERENCE_BENCH_NVML=FAKE_NVML, FAKE_NVML_CONFIG=str(cfg))
+    db = tmp_path / "history.db"
+    r = runner.run("sustain", "--backend", "host", *LENIENT, "--duration", "1", "--out", tmp_path / "s1", "--history", db)
+    doc = json.loads((tmp_path / "s1" / "sustain.json").read_text())
+    assert "history" not in r.stderr, r.stderr
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT command, verdict, exit_code FROM runs").fetchall() == [("sustain", doc["verdict"], r.returncode)]
+        (check_id, evidence), = con.execute("SELECT check_id, evidence FROM checks").fetchall()
+    assert check_id == "sustained_load" and evidence == "; ".join(doc["evidence"])
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"not sqlite at all" * 100)
+    r2 = runner.run("sustain", "--backend", "host", *LENIENT, "--duration", "1", "--out", tmp_path / "s2", "--history", bad)
+    own = json.loads((tmp_path / "s2" / "sustain.json").read_text())
+    errors = [ln for ln in r2.stderr.splitlines() if "history" in ln]
+    assert len(errors) == 1 and str(bad) in errors[0] and "not a history database" in errors[0], r2.stderr
+    # sustain's own code is 0 on pass or warn, 1 on fail or inconclusive: 0 becomes 3, 1 stays 1
+    assert r2.returncode == (3 if own["verdict"] in ("pass", "warn") else 1), (r2.returncode, own["verdict"])
+    assert bad.read_bytes() == b"not sqlite at all" * 100

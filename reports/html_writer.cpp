@@ -200,6 +200,8 @@ constexpr const char* kPageScript = R"js(
     const origin = runOrigin(run);
     for (const t of run.tenants) {
       sec.appendChild(el('h3', {}, t.name + ' — ' + t.workload + ' — ' + t.verdict + (t.verdict_reason ? ': ' + t.verdict_reason : '')));
+      if (t.basis === 'request_latency')
+        note(sec, 'The P95 slowdown of this tenant is judged on per-request latency; the charts show sample times.');
       for (const name of PHASES)
         if (t.phases[name].note) note(sec, name + ': ' + t.phases[name].note);
       const grid = el('div', {class: 'grid'});
@@ -279,6 +281,7 @@ ojson tenant_json(const TenantResult& t) {
           {"workload", t.workload},
           {"verdict", to_string(t.verdict)},
           {"verdict_reason", t.verdict_reason},
+          {"basis", t.metrics ? ojson(t.metrics->basis) : ojson(nullptr)},
           {"phases", {{"exclusive", phase_json(t.exclusive)}, {"alone", phase_json(t.alone)},
                       {"colocated", phase_json(t.colocated)}}}};
 }

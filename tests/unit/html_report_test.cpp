@@ -68,6 +68,8 @@ TEST(HtmlReport, TheDataBlockCarriesWhatThePageDraws) {
   EXPECT_TRUE(d.at("aggregates")[1].at("p95_slowdown").is_null());
   const auto& run = d.at("runs")[0];
   EXPECT_EQ(run.at("blocks")[0].at("phase"), "colocated");
+  EXPECT_EQ(run.at("tenants")[0].at("basis"), "sample_time");
+  EXPECT_TRUE(run.at("tenants")[1].at("basis").is_null());  // no metrics
   const auto& alpha = run.at("tenants")[0].at("phases");
   EXPECT_EQ(alpha.at("exclusive").at("p95"), 0.003);
   EXPECT_EQ(alpha.at("colocated").at("samples").at("duration_s").size(), 4u);

@@ -6,6 +6,9 @@ packages=(
   build-essential cmake ninja-build pkg-config git clang libclang-rt-14-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
   libpugixml-dev prometheus python3 python3-jsonschema python3-pytest python3-junitparser
+  libsqlitecpp-dev libsqlite3-dev  # --history DB (reports/history.cpp)
+  libjs-chart.js                   # inlined into the HTML report at build time (cmake/embed_chartjs.cmake)
+  chromium                         # tests only: opens the HTML report headless (skipped, visibly, without it)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,7 @@
 #include "harness/cli/app.h"
 
 #include "harness/cli/result_commands.h"
+#include "harness/cli/history_command.h"
 #include "harness/cli/validators.h"
 
 #include "build_info.h"
@@ -25,6 +26,7 @@
 #include "harness/run/worker.h"
 #include "kernels/cuda/cuda_workloads.h"
 #include "kernels/host/host_workloads.h"
+#include "reports/html_writer.h"
 #include "reports/json_writer.h"
 #include "reports/junit_writer.h"
 #include "reports/markdown_writer.h"
@@ -73,6 +75,8 @@ struct RunOptions {
   double max_foreign_cpus = 0.25;
   double max_steal_cpus = 0.10;
   std::string junit, prometheus;  // further outputs (--junit FILE, --prometheus FILE)
+  std::string history;  // --history DB: appended to after results.json is written
+  std::string html;     // --html FILE
 };
 
 Registry make_registry() {
@@ -311,6 +315,7 @@ OutputFiles make_output_files(const RunOptions& o) {
   out.writers.add(std::make_unique<MarkdownSummaryFile>(out.markdown));
   if (!o.junit.empty()) out.writers.add(std::make_unique<JunitResultsFile>(o.junit));
   if (!o.prometheus.empty()) out.writers.add(std::make_unique<PrometheusResultsFile>(o.prometheus));
+  if (!o.html.empty()) out.writers.add(std::make_unique<HtmlReportFile>(o.html));
   out.writers.add(std::make_unique<TerminalSummary>(std::cout, out.json));
   return out;
 }
@@ -413,6 +418,7 @@ int report_write_failures(const ResultsWriters& writers, int exit_code) {
 int run_benchmarks(const RunOptions& o, const std::vector<std::string>& argv, const Registry& registry,
                    StopSignals& stop) {
   signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe gives EPIPE, not death
+  if (!o.html.empty()) check_html_available("--html");
   Backend backend = Backend::host;
   Meta meta = make_meta(o, argv, backend);
   const std::vector<Scenario> scenarios = load_scenarios(o, registry, backend, meta);
@@ -455,7 +461,10 @@ int run_benchmarks(const RunOptions& o, const std::vector<std::string>& argv, co
   if (stop.requested() && !results.summary.interrupted)
     results.summary = summarize_results(results.aggregates, static_cast<int>(results.runs.size()), true);
   out.writers.finalize(results);
-  return report_write_failures(out.writers, results.summary.exit_code);
+  // After results.json: the database can never cost the run its results, nor hide its verdict code.
+  const int code = report_write_failures(out.writers, results.summary.exit_code);
+  if (!o.history.empty()) return record_run_history(o.history, results, out.json, code);
+  return code;
 }
 
 // `cleanup`: 0 when everything recorded was undone (or nothing was left), 3 when something could not be.
@@ -520,6 +529,9 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--junit", o.junit, "Also write JUnit XML here: one testcase per tenant verdict");
   app.add_option("--prometheus", o.prometheus,
                  "Also write Prometheus text here (node-exporter textfile collector format)");
+  app.add_option("--history", o.history,
+                 "Append this run to a history database (SQLite; created if missing) after results.json is written");
+  app.add_option("--html", o.html, "Also write the HTML report (one self-contained file) here");
 }
 
 }  // namespace
@@ -546,6 +558,10 @@ int run_app(int argc, char** argv) {
 
   PlatformCommands platform;
   add_platform_commands(app, platform);
+  platform.options.version = IB_VERSION;
+  platform.options.git_sha = IB_GIT_SHA;
+  HistoryCommand history;
+  add_history_command(app, history);
   CompareCommand compare;
   add_compare_command(app, compare);
   ReportCommand report;
@@ -590,6 +606,7 @@ int run_app(int argc, char** argv) {
     if (*list) return list_command(what, registry);
     if (*cleanup) return cleanup_command(state_dir, dry_run);
     StopSignals stop;  // from here on a stop signal is answered in every stage (exit 130 after clean-up)
+    if (*history.sub) return history_command(history);
     if (const auto rc = run_result_command(compare, report)) return *rc;
     if (const auto rc = run_platform_command(platform, stop)) return *rc;
     return run_benchmarks(o, args, registry, stop);

@@ -49,6 +49,7 @@ CLI::App* add_sustain_command(CLI::App& app, PlatformOptions& o) {
   sub->add_option("--max-throughput-drop", o.max_throughput_drop, "WARN above this last/first-minute drop (0.05)")
       ->check(number_in(0.0, 1.0));
   sub->add_option("--junit", o.junit, "Also write the verdict as JUnit XML here");
+  sub->add_option("--history", o.history, "Append the verdict to this history database (SQLite) after sustain.json is written");
   return sub;
 }
 
@@ -75,6 +76,8 @@ CLI::App* add_vet_command(CLI::App& app, PlatformOptions& o) {
   sub->add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(number_in(0.0, kMaxCutoff, true));
   sub->add_option("--out", o.out, "Output folder");
   sub->add_option("--junit", o.junit, "Also write the checks as JUnit XML here (one testcase per check)");
+  sub->add_option("--html", o.html, "Also write the checklist with its evidence as one HTML page here");
+  sub->add_option("--history", o.history, "Append the checklist to this history database (SQLite) after vet.json is written");
   return sub;
 }
 

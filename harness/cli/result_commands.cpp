@@ -6,6 +6,7 @@
 #include "harness/core/files.h"
 #include "harness/core/text.h"
 #include "reports/compare_writer.h"
+#include "reports/html_writer.h"
 #include "reports/junit_writer.h"
 #include "reports/prometheus_writer.h"
 #include "reports/results_reader.h"
@@ -63,11 +64,19 @@ void add_report_command(CLI::App& app, ReportCommand& c) {
   c.command->add_option("results", c.results, "A results.json")->required();
   c.command->add_option("--junit", c.junit, "Write JUnit XML here (one testcase per tenant verdict)");
   c.command->add_option("--prometheus", c.prometheus, "Write Prometheus text (node-exporter textfile collector) here");
+  c.command->add_option("--html", c.html, "Write the HTML report (charts, no network) to this file");
+}
+
+void check_html_available(const std::string& option) {
+  if (!html_report_available()) throw CannotRunError(option + ": " + html_report_unavailable_reason());
 }
 
 int report_command(const ReportCommand& c) {
-  if (c.junit.empty() && c.prometheus.empty()) throw InputError("report: nothing to write: give --junit FILE or --prometheus FILE");
+  if (c.junit.empty() && c.prometheus.empty() && c.html.empty())
+    throw InputError("report: nothing to write: give --html FILE, --junit FILE or --prometheus FILE");
+  if (!c.html.empty()) check_html_available("report --html");
   const ResultsDocument doc = read_results_file(c.results);
+  if (!c.html.empty()) write_file_atomic(c.html, html_report(doc.results));
   if (!c.junit.empty()) write_file_atomic(c.junit, junit_xml(doc.results));
   if (!c.prometheus.empty()) write_file_atomic(c.prometheus, prometheus_text(doc.results));
   return 0;

@@ -27,11 +27,16 @@ int compare_command(const CompareCommand& c);
 struct ReportCommand {
   CLI::App* command = nullptr;
   std::string results;
-  std::string junit, prometheus;
+  std::string junit, prometheus, html;
 };
 void add_report_command(CLI::App& app, ReportCommand& c);
-// Re-renders the outputs asked for from a saved results.json; exit 0 when they were written.
+// Re-renders the outputs asked for from a saved results.json; exit 0 when they were written, 3 for
+// --html in a build without Chart.js.
 int report_command(const ReportCommand& c);
+
+// --html (on run or report): refuses (CannotRunError, exit 3) before anything runs when this build
+// cannot write it.
+void check_html_available(const std::string& option);
 
 // Runs whichever of the two was given; nullopt when neither.
 std::optional<int> run_result_command(const CompareCommand& compare, const ReportCommand& report);

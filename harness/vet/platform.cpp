@@ -15,6 +15,8 @@
 #include "harness/stats/stats.h"
 #include "harness/vet/probe.h"
 #include "reports/junit_writer.h"
+#include "reports/history.h"
+#include "reports/html_writer.h"
 #include "reports/platform_writer.h"
 
 #include <CLI/CLI.hpp>
@@ -28,6 +30,8 @@
 #include <iterator>
 #include <iostream>
 #include <map>
+
+#include <unistd.h>
 
 namespace ib {
 
@@ -330,10 +334,37 @@ SustainReport sustain_report(const PlatformOptions& o, const ChildRun& run) {
   return r;
 }
 
+// --history DB on vet and sustain: the command and its checks in one transaction, after its document
+// (`file`) is written. A database that cannot be used is one line; the exit code is then
+// exit_code_after_history_failure's (the command's own, or 3 when that was 0).
+int record_platform_history(const PlatformOptions& o, HistoryRun run, const std::vector<CheckResult>& checks,
+                            const std::string& file, int exit_code) {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  run.host = host;
+  run.version = o.version;
+  run.git_sha = o.git_sha;
+  run.backend = o.backend;
+  run.results_file = std::filesystem::absolute(file).lexically_normal().string();
+  run.exit_code = exit_code;
+  std::vector<HistoryCheck> rows;
+  for (const CheckResult& c : checks) rows.push_back({c.id, c.title, c.status, c.evidence, c.threshold});
+  try {
+    record_checks(o.history, run, rows);
+    return exit_code;
+  } catch (const HistoryError& e) {
+    std::cerr << "interference-bench: --history: not recorded (" << file << " is written): " << printable(e.what(), 400) << "\n";
+    return exit_code_after_history_failure(exit_code);
+  }
+}
+
+CheckResult sustained_load_check(const std::string& sustain_json);
+
 }  // namespace
 
 int sustain_command(const PlatformOptions& o) {
   load_nvml_for("sustain");
+  const std::string start_time = utc_now("%Y-%m-%dT%H:%M:%SZ");
   const OutputDir folder("--out", o.out.empty() ? default_out("sustain") : o.out, {"sustain.json"}, o.force);
   const std::string& out = folder.path();
   const std::string scenario = write_scenario(out, sustain_scenario(o.backend, o.duration_s));
@@ -346,7 +377,13 @@ int sustain_command(const PlatformOptions& o) {
   write_file_atomic(out + "/sustain.json", sustain_to_json(report).dump(2) + "\n");
   if (!o.junit.empty()) write_file_atomic(o.junit, sustain_junit_xml(report));
   std::cout << sustain_markdown(report) << "\nresults: " << out << "/sustain.json\n";
-  return report.exit_code;
+  if (o.history.empty()) return report.exit_code;
+  HistoryRun row;
+  row.command = "sustain";
+  row.start_time = start_time;
+  row.verdict = to_string(report.verdict);
+  return record_platform_history(o, row, {sustained_load_check(out + "/sustain.json")}, out + "/sustain.json",
+                                 report.exit_code);
 }
 
 namespace {
@@ -569,19 +606,25 @@ VetReport new_vet_report(const PlatformOptions& o, const VetPlan& plan, const st
   return r;
 }
 
-// vet.json and vet.md, the summary on stdout; the exit code.
+// vet.json and vet.md (and --html, --junit), the summary on stdout, --history; the exit code.
 int write_vet_report(const PlatformOptions& o, VetReport& report, const std::string& out) {
   report.verdict = vet_verdict(report.checks);
   write_file_atomic(out + "/vet.json", vet_to_json(report).dump(2) + "\n");
   const std::string md = vet_markdown(report);
   write_file_atomic(out + "/vet.md", md);
+  if (!o.html.empty()) write_file_atomic(o.html, vet_html_report(report));
   if (!o.junit.empty()) write_file_atomic(o.junit, checks_junit_xml("interference-bench vet", report.checks));
   std::cout << md << "\nresults: " << out << "/vet.json\n";
-  if (report.interrupted) return kExitInterrupted;
-  return report.verdict == CheckOutcome::fail ? kExitVerdictFailed : kExitPass;
+  const int code = report.interrupted                       ? kExitInterrupted
+                   : report.verdict == CheckOutcome::fail ? kExitVerdictFailed
+                                                           : kExitPass;
+  if (o.history.empty()) return code;
+  HistoryRun row;
+  row.command = "vet";
+  row.start_time = report.start_time;
+  row.verdict = to_string(report.verdict);
+  return record_platform_history(o, row, report.checks, out + "/vet.json", code);
 }
-
-}  // namespace
 
 int vet_command(const PlatformOptions& o) {
   auto nvml = load_nvml_for("vet");

@@ -41,6 +41,9 @@ struct PlatformOptions {
   // the measuring steps, which then get SIGTERM, write what they finished and exit 130.
   std::function<bool()> stop;
   std::string junit;                  // sustain, vet: also write JUnit XML here (--junit FILE)
+  std::string html;                   // vet: --html FILE (the checklist as a page)
+  std::string history;                // vet: --history DB (reports/history.h), after vet.json is written
+  std::string version, git_sha;       // of this binary, for the history (set by the command line)
 };
 
 // A measuring step: this binary again (`run` or `sustain`), as a child that dies with us

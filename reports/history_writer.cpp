@@ -1,0 +1,70 @@
+#include "reports/history_writer.h"
+
+#include "harness/core/text.h"
+
+#include <sstream>
+
+namespace ib {
+
+namespace {
+
+std::string pct(const std::optional<double>& v) { return v ? signed_percent(*v) : std::string("n/a"); }
+
+std::string short_sha(const std::string& sha) { return sha.substr(0, 12); }
+
+nlohmann::ordered_json optional_number(const std::optional<double>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json repetition_json(const HistoryRepetition& r) {
+  return {{"repetition", r.repetition},
+          {"run_status", to_string(r.run_status)},
+          {"colocated_status", to_string(r.colocated_status)},
+          {"verdict", to_string(r.verdict)},
+          {"throughput_exclusive", optional_number(r.throughput_exclusive)},
+          {"throughput_colocated", optional_number(r.throughput_colocated)},
+          {"throughput_unit", r.throughput_unit}};
+}
+
+}  // namespace
+
+std::string history_text(const std::vector<HistoryTenantRecord>& records) {
+  std::ostringstream os;
+  for (const HistoryTenantRecord& r : records) {
+    os << r.run.start_time << "  run " << r.run.id << "  " << short_sha(r.run.git_sha) << "  " << printable(r.key.scenario, 80) << "/"
+       << r.key.mode << "  " << printable(r.key.tenant, 80) << " (" << r.key.workload << ")  p95 " << pct(r.p95_slowdown) << " ["
+       << pct(r.p95_ci_low) << ", " << pct(r.p95_ci_high) << "]  median " << pct(r.median_slowdown) << "  "
+       << to_string(r.verdict) << "\n";
+  }
+  return os.str();
+}
+
+nlohmann::ordered_json history_json(const std::vector<HistoryTenantRecord>& records) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const HistoryTenantRecord& r : records) {
+    nlohmann::ordered_json reps = nlohmann::ordered_json::array();
+    for (const HistoryRepetition& p : r.per_repetition) reps.push_back(repetition_json(p));
+    out.push_back({{"run_id", r.run.id},
+                   {"start_time", r.run.start_time},
+                   {"git_sha", r.run.git_sha},
+                   {"host", r.run.host},
+                   {"results_file", r.run.results_file},
+                   {"exit_code", r.run.exit_code ? nlohmann::ordered_json(*r.run.exit_code) : nlohmann::ordered_json(nullptr)},
+                   {"scenario", r.key.scenario},
+                   {"mode", r.key.mode},
+                   {"tenant", r.key.tenant},
+                   {"workload", r.key.workload},
+                   {"params", r.key.params_key},
+                   {"repetitions", r.repetitions},
+                   {"cutoff", optional_number(r.cutoff)},
+                   {"p95_slowdown", optional_number(r.p95_slowdown)},
+                   {"p95_ci", {optional_number(r.p95_ci_low), optional_number(r.p95_ci_high)}},
+                   {"median_slowdown", optional_number(r.median_slowdown)},
+                   {"verdict", to_string(r.verdict)},
+                   {"verdict_reason", r.verdict_reason},
+                   {"per_repetition", reps}});
+  }
+  return out;
+}
+
+}  // namespace ib

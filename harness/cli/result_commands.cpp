@@ -3,14 +3,18 @@
 #include "harness/analysis/compare.h"
 #include "harness/cli/validators.h"
 #include "harness/core/errors.h"
+#include "harness/core/exit_codes.h"
 #include "harness/core/files.h"
 #include "harness/core/text.h"
 #include "reports/compare_writer.h"
+#include "reports/history.h"
 #include "reports/html_writer.h"
 #include "reports/junit_writer.h"
 #include "reports/prometheus_writer.h"
 #include "reports/results_reader.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 namespace ib {
@@ -23,12 +27,55 @@ void require_raw_samples(const ResultsDocument& doc, const std::string& file) {
     throw InputError(file + ": meta.raw_samples: false; compare needs the raw samples (a run without --no-raw)");
 }
 
+bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// The results files the history names for NEW's tenants' last `c.window` runs (NEW itself left out).
+std::vector<std::string> history_files(const CompareCommand& c, const Results& next) {
+  const std::string self = std::filesystem::absolute(c.next).lexically_normal().string();
+  std::vector<std::string> files;
+  try {
+    for (const RunResult& run : next.runs)
+      for (const TenantResult& t : run.tenants) {
+        const HistoryWindow w{{run.scenario, run.mode, t.name, t.workload, history_params_key(t.params)}, c.window, self};
+        for (const HistoryTenantRecord& r : history_window(c.history, w))
+          if (!contains(files, r.run.results_file)) files.push_back(r.run.results_file);
+      }
+  } catch (const HistoryError& e) {
+    if (e.problem() == HistoryProblem::locked) throw CannotRunError(std::string("--against-history: ") + e.what());
+    throw InputError(std::string("--against-history: ") + e.what());
+  }
+  return files;
+}
+
+// BASE for --against-history: the runs of NEW's (scenario, mode) pairs in those files, pooled.
+Results history_base(const CompareCommand& c, const Results& next) {
+  Results base;
+  for (const std::string& file : history_files(c, next)) {
+    try {
+      const ResultsDocument doc = read_results_file(file);
+      if (!doc.raw_samples) throw InputError(file + ": written with --no-raw, no samples to compare");
+      for (const RunResult& run : doc.results.runs)
+        if (std::any_of(next.runs.begin(), next.runs.end(),
+                        [&](const RunResult& n) { return n.scenario == run.scenario && n.mode == run.mode; }))
+          base.runs.push_back(run);
+    } catch (const InputError& e) {  // gone, unreadable or without samples: the other nights still count
+      std::cerr << "interference-bench: compare: skipped a recorded run: " << printable(e.what(), 300) << "\n";
+    }
+  }
+  return base;
+}
+
 }  // namespace
 
 void add_compare_command(CLI::App& app, CompareCommand& c) {
   c.command = app.add_subcommand("compare", "Compare two saved results.json files tenant by tenant (runs nothing)");
-  c.command->add_option("base", c.base, "The earlier results.json (BASE)")->required();
-  c.command->add_option("new", c.next, "The results.json to judge (NEW)")->required();
+  c.command->add_option("files", c.files, "BASE NEW: the earlier results.json and the one to judge (NEW alone with "
+                                          "--against-history)")
+      ->required()
+      ->expected(1, 2);
+  c.command->add_option("--against-history", c.history,
+                        "Compare NEW with the last --window runs of its tenants recorded in this history database");
+  c.command->add_option("--window", c.window, "Recorded runs to compare with (default 7)")->check(CLI::Range(1, 1000));
   c.command
       ->add_option("--max-regression", c.max_regression,
                    "Largest tolerated change: slowdown points (0.05 = 5 points) or fraction of colocated throughput "
@@ -40,15 +87,32 @@ void add_compare_command(CLI::App& app, CompareCommand& c) {
       ->check(CLI::Range(0, 100000));
 }
 
-int compare_command(const CompareCommand& c) {
-  const ResultsDocument base = read_results_file(c.base);
+int compare_command(CompareCommand c) {
+  const bool history = !c.history.empty();
+  if (c.files.size() != (history ? 1u : 2u))
+    throw InputError(history ? "compare --against-history: give NEW only (BASE is the history)"
+                             : "compare: give BASE and NEW (or NEW with --against-history DB)");
+  c.next = c.files.back();
   const ResultsDocument next = read_results_file(c.next);
-  require_raw_samples(base, c.base);
   require_raw_samples(next, c.next);
+  ResultsDocument base;
+  if (history) {
+    base.results = history_base(c, next.results);
+    c.base = c.history + " (the last " + std::to_string(c.window) + " recorded runs)";
+  } else {
+    c.base = c.files.front();
+    base = read_results_file(c.base);
+    require_raw_samples(base, c.base);
+  }
   const CompareOptions o{c.max_regression, c.seed, c.resamples};
   Comparison cmp = compare_results(base.results, next.results, o);
   cmp.base_file = c.base;
   cmp.next_file = c.next;
+  if (history && base.results.runs.empty()) {
+    std::cerr << "interference-bench: compare: " << c.history << " holds no usable run of " << c.next
+              << "'s tenants yet: nothing to judge against\n";
+    cmp.exit_code = kExitInconclusive;
+  }
   if (c.json) std::cout << comparison_to_json(cmp).dump(1) << "\n";
   else std::cout << comparison_markdown(cmp);
   for (const auto& t : cmp.tenants)

@@ -8,11 +8,15 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ib {
 
 struct CompareCommand {
   CLI::App* command = nullptr;
+  std::vector<std::string> files;  // BASE NEW, or NEW alone with --against-history
+  std::string history;             // --against-history DB
+  int window = 7;                  // --window N: the last N recorded runs
   std::string base, next;
   double max_regression = 0.05;  // kDefaultMaxRegression
   bool json = false;
@@ -21,8 +25,12 @@ struct CompareCommand {
 };
 void add_compare_command(CLI::App& app, CompareCommand& c);
 // The comparison on stdout (Markdown, or JSON with --json); a line on stderr per tenant that is worse.
+// With --against-history, BASE is the last N runs the history database recorded of each of NEW's
+// tenants, read from the results files it names, their repetitions pooled (night-to-night variation
+// then enters the bootstrap at the repetition level); a file that is gone or has no raw samples is
+// skipped with a note, and no usable history is exit 5 (nothing to judge against yet).
 // Exit 1 when a tenant is worse, else 5 when one is inconclusive (or nothing matched), else 0.
-int compare_command(const CompareCommand& c);
+int compare_command(CompareCommand c);
 
 struct ReportCommand {
   CLI::App* command = nullptr;

@@ -386,11 +386,7 @@ int sustain_command(const PlatformOptions& o) {
                                  report.exit_code);
 }
 
-namespace {
-
 // ---- baseline ----
-
-}  // namespace
 
 int baseline_command(const PlatformOptions& o) {
   if (o.out.empty()) throw InputError("baseline: --out FILE is required");
@@ -625,6 +621,8 @@ int write_vet_report(const PlatformOptions& o, VetReport& report, const std::str
   row.verdict = to_string(report.verdict);
   return record_platform_history(o, row, report.checks, out + "/vet.json", code);
 }
+
+}  // namespace
 
 int vet_command(const PlatformOptions& o) {
   auto nvml = load_nvml_for("vet");

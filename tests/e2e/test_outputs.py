@@ -415,3 +415,46 @@ def test_sustain_junit_has_its_verdict(runner, tmp_path, reading, outcome, code)
     case = next(c for s in JUnitXml.fromfile(str(junit)) for c in s)
     for line in report["evidence"]:
         assert line in case.system_out
+
+
+def test_compare_against_history_pools_the_recorded_nights(recorded, tmp_path):
+    runner, out, res = recorded
+    db = tmp_path / "history.db"
+    doc = scenario("pair", [{**compute("victim"), "role": "victim"}, {**compute("aggressor"), "role": "aggressor"}],
+                   duration=2.0)
+    f = runner.write_json("night.json", doc)
+    nights = []
+    for k in range(2):  # two nights recorded; their files then made steady in place (the history names them)
+        night = tmp_path / f"night{k}"
+        r = runner.run("--backend", "host", "--scenario", f, "--out", night, "--resamples", "0", "--history", db,
+                       *LENIENT)
+        assert r.returncode in (0, 1, 5), r.stderr
+        nights.append(night / "results.json")
+        (night / "results.json").write_text(json.dumps(steady(json.loads((night / "results.json").read_text()))))
+    # Night-to-night variation is part of what the pooled BASE resamples: so that the known answers
+    # hold on a loaded machine, the second night's file is made the first's.
+    nights[1].write_text(nights[0].read_text())
+    same = write(runner, "tonight/same.json", json.loads(nights[0].read_text()))
+    r = runner.run("compare", same, "--against-history", db, "--window", "7", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    j = json.loads(r.stdout)
+    assert j["base"].startswith(str(db)) and [t["verdict"] for t in j["tenants"]] == ["same", "same"]
+    # The victim +50% against both nights: worse, named; the aggressor unchanged.
+    slow = json.loads(nights[1].read_text())
+    for run in slow["runs"]:
+        for t in run["tenants"]:
+            if t["name"] == "victim":
+                s = t["phases"]["colocated"]["samples"]
+                s["duration_s"] = [d * 1.5 for d in s["duration_s"]]
+    r = runner.run("compare", write(runner, "tonight/slow.json", slow), "--against-history", db)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert [l for l in r.stderr.splitlines() if "worse" in l and "tenant victim" in l]
+    # A night whose file is gone is skipped with a note; no usable night at all is inconclusive (5).
+    nights[0].unlink()
+    nights[1].unlink()
+    r = runner.run("compare", same, "--against-history", db)
+    assert r.returncode == 5, r.stdout + r.stderr
+    assert "skipped a recorded run" in r.stderr and "nothing to judge against" in r.stderr
+    # Usage: NEW alone with --against-history, BASE and NEW without.
+    assert runner.run("compare", same, same, "--against-history", db).returncode == 2
+    assert runner.run("compare", same).returncode == 2

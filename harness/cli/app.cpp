@@ -477,6 +477,48 @@ int cleanup_command(const std::string& state_dir, bool dry_run) {
   return r.ok() ? kExitPass : kExitCannotRun;
 }
 
+// `cleanup` and its options.
+struct CleanupCommand {
+  CLI::App* sub = nullptr;
+  std::string state_dir = default_state_dir();
+  bool dry_run = false;
+};
+
+void add_cleanup_command(CLI::App& app, CleanupCommand& c) {
+  c.sub = app.add_subcommand("cleanup", "Undo what killed runs left: the MIG instances, MPS daemons and temporary "
+                                        "folders their journals record (nothing else)");
+  c.sub->add_option("--state-dir", c.state_dir, "Where runs keep their journals (default " + c.state_dir + ")");
+  c.sub->add_flag("--dry-run", c.dry_run, "Say what would be undone, undo nothing");
+}
+
+// The hidden `worker` command, which the harness starts (run/worker.h); its tenants as JSON.
+struct WorkerCommand {
+  CLI::App* sub = nullptr;
+  WorkerOptions options;
+  std::string backend = "host";
+  std::vector<std::string> tenants;
+};
+
+void add_worker_command(CLI::App& app, WorkerCommand& w) {
+  w.sub = app.add_subcommand("worker", "")->group("");  // hidden: started by the harness only
+  w.sub->add_option("--tenant", w.tenants, "{\"workload\": ..., \"params\": {...}, \"cpus\": [...]}, once per tenant")
+      ->required();
+  w.sub->add_option("--backend", w.backend);
+  w.sub->add_option("--device", w.options.device);
+  w.sub->add_option("--warmup", w.options.warmup_s);
+  w.sub->add_option("--rewarm", w.options.rewarm_s);
+}
+
+int worker_command(WorkerCommand& w, const Registry& registry) {
+  w.options.backend = w.backend == "cuda" ? Backend::cuda : Backend::host;
+  for (const auto& text : w.tenants) {
+    const nlohmann::json t = nlohmann::json::parse(text);
+    w.options.tenants.push_back({t.at("workload").get<std::string>(), t.value("params", nlohmann::json::object()).dump(),
+                                 t.value("cpus", std::vector<int>{})});
+  }
+  return run_worker(w.options, registry);
+}
+
 // The options of `run` (the default command).
 void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--mode", o.mode, "Sharing mode (overrides the scenario's); all: every mode side by side")
@@ -567,23 +609,10 @@ int run_app(int argc, char** argv) {
   ReportCommand report;
   add_report_command(app, report);
 
-  auto* cleanup = app.add_subcommand("cleanup", "Undo what killed runs left: the MIG instances, MPS daemons and temporary "
-                                                "folders their journals record (nothing else)");
-  std::string state_dir = default_state_dir();
-  bool dry_run = false;
-  cleanup->add_option("--state-dir", state_dir, "Where runs keep their journals (default " + state_dir + ")");
-  cleanup->add_flag("--dry-run", dry_run, "Say what would be undone, undo nothing");
-
-  auto* worker = app.add_subcommand("worker", "")->group("");  // hidden: started by the harness only
-  WorkerOptions wo;
-  std::string wbackend = "host";
-  std::vector<std::string> wtenants;
-  worker->add_option("--tenant", wtenants, "{\"workload\": ..., \"params\": {...}, \"cpus\": [...]}, once per tenant")
-      ->required();
-  worker->add_option("--backend", wbackend);
-  worker->add_option("--device", wo.device);
-  worker->add_option("--warmup", wo.warmup_s);
-  worker->add_option("--rewarm", wo.rewarm_s);
+  CleanupCommand cleanup;
+  add_cleanup_command(app, cleanup);
+  WorkerCommand worker;
+  add_worker_command(app, worker);
 
   try {
     app.parse(static_cast<int>(cargv.size()), cargv.data());
@@ -594,17 +623,9 @@ int run_app(int argc, char** argv) {
 
   try {
     const Registry registry = make_registry();
-    if (*worker) {
-      wo.backend = wbackend == "cuda" ? Backend::cuda : Backend::host;
-      for (const auto& text : wtenants) {
-        const nlohmann::json t = nlohmann::json::parse(text);
-        wo.tenants.push_back({t.at("workload").get<std::string>(), t.value("params", nlohmann::json::object()).dump(),
-                              t.value("cpus", std::vector<int>{})});
-      }
-      return run_worker(wo, registry);
-    }
+    if (*worker.sub) return worker_command(worker, registry);
     if (*list) return list_command(what, registry);
-    if (*cleanup) return cleanup_command(state_dir, dry_run);
+    if (*cleanup.sub) return cleanup_command(cleanup.state_dir, cleanup.dry_run);
     StopSignals stop;  // from here on a stop signal is answered in every stage (exit 130 after clean-up)
     if (*history.sub) return history_command(history);
     if (const auto rc = run_result_command(compare, report)) return *rc;

@@ -5,6 +5,10 @@
 #include "harness/stats/metrics.h"
 #include "harness/stats/stats.h"
 #include "reports/json_writer.h"
+#include "reports/html_writer.h"
+#include "reports/prometheus_writer.h"
+#include "reports/junit_writer.h"
+#include "reports/markdown_writer.h"
 
 #include <benchmark/benchmark.h>
 
@@ -104,6 +108,77 @@ void BM_JsonWrite1M(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(d.size()));
 }
 BENCHMARK(BM_JsonWrite1M)->Unit(benchmark::kMillisecond);
+
+// A result of 1 M raw samples as the writers get it: one timesliced pair, each tenant's exclusive and
+// colocated phases 250 000 samples, summarized, with an aggregate verdict per tenant.
+ib::Results million_sample_result() {
+  ib::Results r;
+  r.meta.argv = {"interference-bench", "--suite", "bench"};
+  ib::RunResult run;
+  run.scenario = "bench-pair";
+  run.mode = "timeslice";
+  run.cutoff = 0.4;
+  for (int k = 0; k < 2; ++k) {
+    ib::TenantResult t;
+    t.name = k == 0 ? "victim" : "aggressor";
+    t.workload = "host-compute";
+    t.params = {{"n", 64}};
+    t.work = {1.0, "FLOP"};
+    for (ib::PhaseResult* p : {&t.exclusive, &t.colocated}) {
+      const auto d = make_samples(250'000, 10 + static_cast<std::uint64_t>(k) + (p == &t.colocated ? 2 : 0));
+      p->duration_s = d;
+      p->start_ns.resize(d.size());
+      for (std::size_t i = 0; i < d.size(); ++i) p->start_ns[i] = static_cast<std::int64_t>(i) * 10'000'000;
+      p->outcome.status = ib::WorkerStatus::ok;
+      ib::summarize_phase(*p, t.work, {});
+    }
+    ib::TenantMetrics m;
+    m.p95_slowdown = {0.25, 0.2, 0.3, 0.95, 1000, 1};
+    m.median_slowdown = 0.2;
+    m.n_exclusive = m.n_colocated = 250'000;
+    t.metrics = m;
+    t.verdict = k == 0 ? ib::Verdict::pass : ib::Verdict::fail;
+    run.tenants.push_back(t);
+    ib::TenantAggregate a;
+    a.scenario = run.scenario;
+    a.mode = run.mode;
+    a.tenant = t.name;
+    a.workload = t.workload;
+    a.repetitions = a.repetitions_measured = 1;
+    a.metrics = m;
+    a.verdict = t.verdict;
+    a.verdict_reason = "bench";
+    r.aggregates.push_back(a);
+  }
+  r.runs.push_back(run);
+  r.summary = ib::summarize_results(r.aggregates, 1, false);
+  return r;
+}
+
+// Every output format rendered from that result (writers format, they never compute: these are the
+// costs of formatting alone). Arg: 0 JSON, 1 Markdown, 2 JUnit, 3 Prometheus, 4 HTML.
+void BM_Render1M(benchmark::State& state) {
+  static const ib::Results r = million_sample_result();
+  const auto render = [&]() -> std::string {
+    switch (state.range(0)) {
+      case 0: return ib::results_to_json(r, true).dump(1);
+      case 1: return ib::markdown_summary(r);
+      case 2: return ib::junit_xml(r);
+      case 3: return ib::prometheus_text(r);
+      default: return ib::html_report_available() ? ib::html_report(r) : std::string();
+    }
+  };
+  static const char* const kNames[] = {"json", "markdown", "junit", "prometheus", "html"};
+  state.SetLabel(kNames[state.range(0)]);
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    const std::string text = render();
+    bytes = text.size();
+    benchmark::DoNotOptimize(text.data());
+  }
+  state.counters["MB"] = static_cast<double>(bytes) / 1e6;
+}
+BENCHMARK(BM_Render1M)->DenseRange(0, 4)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

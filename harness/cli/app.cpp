@@ -626,9 +626,11 @@ int run_app(int argc, char** argv) {
     if (*worker.sub) return worker_command(worker, registry);
     if (*list) return list_command(what, registry);
     if (*cleanup.sub) return cleanup_command(cleanup.state_dir, cleanup.dry_run);
-    StopSignals stop;  // from here on a stop signal is answered in every stage (exit 130 after clean-up)
+    // Commands over saved files change nothing outside them (their files are written atomically): a
+    // stop signal ends them with its default action.
     if (*history.sub) return history_command(history);
     if (const auto rc = run_result_command(compare, report)) return *rc;
+    StopSignals stop;  // from here on a stop signal is answered in every stage (exit 130 after clean-up)
     if (const auto rc = run_platform_command(platform, stop)) return *rc;
     return run_benchmarks(o, args, registry, stop);
   } catch (const Interrupted& e) {

@@ -288,3 +288,12 @@ def test_cleanup_leaves_the_journal_of_a_live_run_alone(runner, tmp_path):
     p.send_signal(signal.SIGTERM)
     p.communicate(timeout=60)
     assert p.returncode == 130
+
+
+@pytest.mark.parametrize("command", [["probe", "--idle-window", "0"], ["vet", "--backend", "host", "--budget", "20"]])
+def test_a_device_nvml_does_not_see_is_exit_2_naming_what_there_is(runner, tmp_path, command):
+    configure(runner, h200())
+    r = runner.run(*command, "--device", "5", *(["--out", tmp_path / "vet"] if command[0] == "vet" else []))
+    assert r.returncode == 2, r.stderr
+    assert r.stderr == "interference-bench: --device 5: NVML sees 1 GPU(s), 0..0\n"
+    assert not (tmp_path / "vet").exists()

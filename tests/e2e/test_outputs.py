@@ -275,6 +275,17 @@ def steady(doc):
     return doc
 
 
+def slower_victim(doc, factor=1.5):
+    """A copy of `doc` whose victim's colocated samples all take `factor` times as long."""
+    doc = copy.deepcopy(doc)
+    for run in doc["runs"]:
+        for t in run["tenants"]:
+            if t["name"] == "victim":
+                s = t["phases"]["colocated"]["samples"]
+                s["duration_s"] = [d * factor for d in s["duration_s"]]
+    return doc
+
+
 def compare(runner, base, new, *extra):
     return runner.run("compare", base, new, *extra)
 
@@ -300,12 +311,7 @@ def test_compare_a_recorded_file_against_itself(recorded):
 def test_compare_a_slower_victim_is_worse_and_named(recorded):
     runner, out, res = recorded
     base = steady(res)
-    new = copy.deepcopy(base)
-    for run in new["runs"]:
-        for t in run["tenants"]:
-            if t["name"] == "victim":
-                s = t["phases"]["colocated"]["samples"]
-                s["duration_s"] = [d * 1.5 for d in s["duration_s"]]
+    new = slower_victim(base)
     b, n = write(runner, "slow/base.json", base), write(runner, "slow/new.json", new)
     r = compare(runner, b, n)
     assert r.returncode == 1, r.stdout + r.stderr
@@ -440,12 +446,7 @@ def test_compare_against_history_pools_the_recorded_nights(recorded, tmp_path):
     j = json.loads(r.stdout)
     assert j["base"].startswith(str(db)) and [t["verdict"] for t in j["tenants"]] == ["same", "same"]
     # The victim +50% against both nights: worse, named; the aggressor unchanged.
-    slow = json.loads(nights[1].read_text())
-    for run in slow["runs"]:
-        for t in run["tenants"]:
-            if t["name"] == "victim":
-                s = t["phases"]["colocated"]["samples"]
-                s["duration_s"] = [d * 1.5 for d in s["duration_s"]]
+    slow = slower_victim(json.loads(nights[1].read_text()))
     r = runner.run("compare", write(runner, "tonight/slow.json", slow), "--against-history", db)
     assert r.returncode == 1, r.stdout + r.stderr
     assert [l for l in r.stderr.splitlines() if "worse" in l and "tenant victim" in l]

@@ -6,6 +6,7 @@
 
 #include "build_info.h"
 #include "harness/core/files.h"
+#include "harness/core/host.h"
 #include "harness/core/output_dir.h"
 #include "harness/core/stop_signals.h"
 #include "harness/core/text.h"
@@ -165,9 +166,7 @@ Meta make_meta(const RunOptions& o, const std::vector<std::string>& argv, Backen
   meta.version = IB_VERSION;
   meta.git_sha = IB_GIT_SHA;
   meta.start_time = utc_now("%Y-%m-%dT%H:%M:%SZ");
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
-  meta.host = host;
+  meta.host = host_name();
   meta.host_cpus = static_cast<int>(available_cpus().size());
   meta.backend_requested = o.backend;
   meta.bootstrap_seed = o.seed;

@@ -1,4 +1,5 @@
 #include "harness/vet/devices.h"
+#include "harness/core/host.h"
 
 #include <unistd.h>
 
@@ -96,20 +97,14 @@ DeviceRecord gpu_device_record(Nvml& nvml, unsigned device, const std::string& n
   return d;
 }
 
-std::string node_name() {
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
-  return host;
-}
-
 DeviceRecord this_host_record() {
-  return host_device_record(read_host_facts(), parse_cpu_model(read_text("/proc/cpuinfo")), node_name());
+  return host_device_record(read_host_facts(), parse_cpu_model(read_text("/proc/cpuinfo")), host_name());
 }
 
 std::vector<DeviceRecord> describe_run_devices(Backend backend, const std::vector<int>& gpus, Nvml* nvml,
                                                const std::string& nvml_error) {
   if (backend == Backend::host) return {this_host_record()};
-  const std::string node = node_name();
+  const std::string node = host_name();
   std::vector<DeviceRecord> out;
   std::vector<int> seen;
   for (int g : gpus) {

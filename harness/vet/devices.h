@@ -36,6 +36,5 @@ std::vector<DeviceRecord> describe_run_devices(Backend backend, const std::vecto
 
 // The host as it is now: /proc/cpuinfo, read_host_facts, gethostname.
 DeviceRecord this_host_record();
-std::string node_name();
 
 }  // namespace ib

@@ -5,6 +5,7 @@
 #include "harness/core/errors.h"
 #include "harness/core/exit_codes.h"
 #include "harness/core/files.h"
+#include "harness/core/host.h"
 #include "harness/core/output_dir.h"
 #include "harness/core/stop_signals.h"
 #include "harness/core/text.h"
@@ -339,9 +340,7 @@ SustainReport sustain_report(const PlatformOptions& o, const ChildRun& run) {
 // exit_code_after_history_failure's (the command's own, or 3 when that was 0).
 int record_platform_history(const PlatformOptions& o, HistoryRun run, const std::vector<CheckResult>& checks,
                             const std::string& file, int exit_code) {
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
-  run.host = host;
+  run.host = host_name();
   run.version = o.version;
   run.git_sha = o.git_sha;
   run.backend = o.backend;

@@ -1,5 +1,6 @@
 // meta.devices[] (harness/vet/devices.h): the host from /proc text, a GPU through the fake NVML.
 #include "harness/vet/devices.h"
+#include "harness/core/host.h"
 #include "tests/unit/fake_nvml_env.h"
 
 #include <gtest/gtest.h>
@@ -47,7 +48,7 @@ TEST(Devices, TheHostBackendDescribesTheHostOnly) {
   const auto devices = ib::describe_run_devices(ib::Backend::host, {0}, nullptr, "");
   ASSERT_EQ(devices.size(), 1u);
   EXPECT_EQ(devices[0].kind, ib::DeviceKind::host);
-  EXPECT_EQ(devices[0].node, ib::node_name());
+  EXPECT_EQ(devices[0].node, ib::host_name());
   EXPECT_GT(*devices[0].cores_online, 0u);
 }
 

@@ -17,6 +17,10 @@ SCHEMA = json.loads((SOURCE_DIR / "reports" / "results.schema.json").read_text()
 def pytest_configure(config):
     if not BINARY or not Path(BINARY).exists():
         raise pytest.UsageError("IB_BINARY must name the built interference-bench binary")
+    # Read by cmake/e2e_tests.py when it registers one CTest per test function.
+    config.addinivalue_line("markers", "serial: measures a slowdown or a timing; CTest runs it alone (RUN_SERIAL)")
+    config.addinivalue_line("markers", "measurement: its only subject is what is measured; the sanitizer preset "
+                                       "leaves it out")
 
 
 # Tests of the harness's mechanics (not of foreign-load control) must not depend on what else this

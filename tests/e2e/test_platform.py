@@ -95,6 +95,7 @@ def test_sustain_verdicts(runner, tmp_path, reading, verdict, code):
     assert behind["runs"][0]["rounds"] == 1 and len(behind["runs"][0]["blocks"]) == 1
 
 
+@pytest.mark.serial
 def test_baseline_then_a_quick_vet_within_its_budget(runner, tmp_path):
     configure(runner, h200())
     base = tmp_path / "base.json"

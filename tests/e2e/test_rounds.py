@@ -3,6 +3,8 @@ repetitions and exit code 5, on host workloads."""
 import subprocess
 import sys
 
+import pytest
+
 from conftest import LENIENT, compute, load_results, scenario
 
 
@@ -13,6 +15,8 @@ def run(runner, tmp_path, doc, *extra):
     return r, load_results(out)
 
 
+@pytest.mark.serial
+@pytest.mark.measurement
 def test_a_cpu_hog_beside_the_workers_contaminates_blocks_never_a_confident_pass(runner, tmp_path):
     # A busy loop pinned to CPU 0 for the whole run, beside a tenant pinned there: every block sees
     # about 0.5-1 CPU of foreign load, far above the default 0.25.
@@ -38,6 +42,7 @@ def test_a_cpu_hog_beside_the_workers_contaminates_blocks_never_a_confident_pass
     assert "**excluded**" in r.stdout
 
 
+@pytest.mark.measurement
 def test_a_quiet_block_is_clean_and_each_block_records_its_load(runner, tmp_path):
     _, res = run(runner, tmp_path, scenario("plain", [compute("a")], mode="exclusive", duration=0.6), *LENIENT)
     for b in res["runs"][0]["blocks"]:
@@ -91,6 +96,8 @@ def test_without_a_confidence_interval_nothing_passes(runner, tmp_path):
         assert a["verdict"] == "inconclusive" and "no confidence interval" in a["verdict_reason"]
 
 
+@pytest.mark.serial
+@pytest.mark.measurement
 def test_selftest_reports_its_known_answers_within_its_budget(runner, tmp_path):
     import json
     import time

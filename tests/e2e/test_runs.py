@@ -3,6 +3,8 @@ samples, verdicts, outputs and exit codes."""
 import json
 import os
 
+import pytest
+
 from conftest import LENIENT, compute, fault, load_results, percentile, scenario
 
 
@@ -114,6 +116,8 @@ def test_timeslice_run_has_rounds_blocks_and_consistent_statistics(runner, tmp_p
     assert "\r" not in r.stderr
 
 
+@pytest.mark.serial
+@pytest.mark.measurement
 def test_two_tenants_time_sliced_on_one_cpu_never_pass(runner, tmp_path):
     # A known answer: both on CPU 0, the OS time-slices them, so each runs at about half speed (a median
     # slowdown near +100%). Samples of about 6 ms, longer than the scheduler's slice, so that sharing the
@@ -224,6 +228,8 @@ def test_mode_override_applies_to_every_scenario_of_the_suite(runner, tmp_path):
     assert res["meta"]["suite"] == "two"
 
 
+@pytest.mark.serial
+@pytest.mark.measurement
 def test_streams_mode_runs_the_colocated_tenants_in_one_process(runner, tmp_path):
     doc = scenario("in-process", [compute("a", n=128, cpus=[0]), compute("b", n=128, cpus=[0])], mode="streams",
                    duration=3.0)

@@ -164,14 +164,51 @@ ojson phase_json(const PhaseResult& p, bool raw) {
   return j;
 }
 
+std::string estimate_method(const Estimate& e) {
+  std::string m = e.pairing == Pairing::paired ? "paired round bootstrap (repetitions, then rounds with their exclusive "
+                                                 "and colocated blocks together"
+                                               : "round bootstrap with the sides drawn apart (repetitions, then rounds";
+  m += e.whole_rounds ? ", each taken whole), Student-t interval on the log ratio"
+                      : ", then moving blocks of samples within the few rounds), normal interval on the log ratio";
+  return m;
+}
+
 ojson estimate_json(const Estimate& e) {
   return {{"value", number(e.value)},
           {"ci_low", number(e.ci_low)},
           {"ci_high", number(e.ci_high)},
-          {"confidence", e.confidence},
-          {"method", "hierarchical block bootstrap (repetitions, blocks, moving blocks of samples), percentile interval"},
+          {"confidence", number(e.confidence)},
+          {"z", number(e.z)},
+          {"log_se", number(e.log_se)},
+          {"pairing", to_string(e.pairing)},
+          {"method", estimate_method(e)},
+          {"clusters", e.clusters},
+          {"whole_rounds", e.whole_rounds},
+          {"quantile", number(e.quantile)},
           {"resamples", e.resamples},
           {"seed", e.seed}};
+}
+
+ojson stopping_json(const Stopping& s) {
+  ojson boundaries = ojson::array();
+  for (double z : s.boundaries) boundaries.push_back(number(z));
+  return {{"until", to_string(s.until)},
+          {"first_rounds", s.first_rounds},
+          {"max_rounds", s.max_rounds},
+          {"earlier_rounds", s.earlier_rounds},
+          {"resolution", number(s.resolution)},
+          {"looks", s.looks},
+          {"boundaries", boundaries},
+          {"looks_taken", s.looks_taken},
+          {"stopped_by", to_string(s.stopped_by)},
+          {"z", number(s.z)}};
+}
+
+ojson decision_json(const Decision& d) {
+  return {{"decided", d.decided},       {"rounds", d.rounds},
+          {"seconds", number(d.seconds)}, {"look", d.look},
+          {"looks_planned", d.looks_planned}, {"z", number(d.z)},
+          {"stopped_by", to_string(d.stopped_by)}, {"resolution", number(d.resolution)}};
 }
 
 ojson metrics_json(const TenantMetrics& m) {
@@ -197,7 +234,7 @@ ojson load_json(const ForeignLoad& l) {
 ojson block_json(const BlockRecord& b) {
   ojson j = {{"index", b.index},   {"round", b.round},   {"phase", phase_name(b.phase)}, {"tenants", b.tenants},
              {"attempt", b.attempt}, {"start_ns", b.start_ns}, {"end_ns", b.end_ns},       {"status", to_string(b.status)},
-             {"reason", b.reason}};
+             {"reason", b.reason}, {"tail_bursts", b.tail_bursts}};
   j["overlap_window_ns"] = b.overlap_start_ns ? ojson{{"start", *b.overlap_start_ns}, {"end", *b.overlap_end_ns}} : ojson(nullptr);
   j["barrier_skew_s"] = b.barrier_skew_s ? number(*b.barrier_skew_s) : ojson(nullptr);
   j["foreign_load"] = load_json(b.load);
@@ -258,6 +295,7 @@ ojson aggregate_to_json(const TenantAggregate& a) {
   j["metrics"] = a.metrics ? metrics_json(*a.metrics) : ojson(nullptr);
   j["verdict"] = verdict_name(a.verdict);
   j["verdict_reason"] = a.verdict_reason;
+  j["decision"] = a.decision ? decision_json(*a.decision) : ojson(nullptr);
   j["warnings"] = a.warnings;
   return j;
 }
@@ -312,6 +350,11 @@ ojson results_to_json(const Results& r, bool raw) {
                {"backend_note", m.backend_note},
                {"suite", m.suite},
                {"bootstrap", {{"seed", m.bootstrap_seed}, {"resamples", m.bootstrap_resamples}}},
+               {"stopping",
+                {{"until", to_string(m.until)},
+                 {"rounds", m.rounds},
+                 {"max_duration_s", optional_number(m.max_duration_s)},
+                 {"resolution", number(m.resolution)}}},
                {"foreign_load_limits",
                 {{"max_foreign_cpus", m.max_foreign_cpus}, {"max_steal_cpus", m.max_steal_cpus}, {"max_reruns", m.max_reruns}}},
                {"telemetry", ojson::parse(m.telemetry.dump())},
@@ -333,6 +376,7 @@ ojson results_to_json(const Results& r, bool raw) {
     jr["mode_config"] = mode_config_json(run.mode_config);
     jr["rounds"] = run.rounds;
     jr["round_order"] = run.round_order;
+    jr["stopping"] = stopping_json(run.stopping);
     jr["barrier_skew_s"] = run.barrier_skew_s ? number(*run.barrier_skew_s) : ojson(nullptr);
     jr["blocks"] = ojson::array();
     for (const auto& b : run.blocks) jr["blocks"].push_back(block_json(b));

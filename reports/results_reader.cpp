@@ -215,6 +215,13 @@ Meta read_meta(const Field& f, bool& raw_samples) {
   m.suite = f["suite"].string();
   m.bootstrap_seed = f["bootstrap"]["seed"].integer<std::uint64_t>();
   m.bootstrap_resamples = f["bootstrap"]["resamples"].integer<int>();
+  if (f.has("stopping")) {
+    const Field st = f["stopping"];
+    m.until = st["until"].word<StopRule>();
+    m.rounds = st["rounds"].integer<int>();
+    m.max_duration_s = st["max_duration_s"].optional_number();
+    m.resolution = st["resolution"].number();
+  }
   const Field limits = f["foreign_load_limits"];
   m.max_foreign_cpus = limits["max_foreign_cpus"].number();
   m.max_steal_cpus = limits["max_steal_cpus"].number();
@@ -448,6 +455,14 @@ Estimate read_estimate(const Field& f) {
   e.confidence = f["confidence"].number();
   e.resamples = f["resamples"].integer<int>();
   e.seed = f["seed"].integer<std::uint64_t>();
+  if (f.has("z")) {  // schema 2.2: the normal interval on the log ratio
+    e.z = f["z"].number();
+    e.log_se = f["log_se"].number();
+    e.pairing = f["pairing"].word<Pairing>();
+    e.clusters = f["clusters"].integer<int>();
+    e.quantile = f["quantile"].number();
+    e.whole_rounds = f["whole_rounds"].boolean();
+  }
   return e;
 }
 
@@ -507,6 +522,7 @@ BlockRecord read_block(const Field& f) {
   b.end_ns = f["end_ns"].integer<std::int64_t>();
   b.status = f["status"].word<BlockStatus>();
   b.reason = f["reason"].string();
+  if (f.has("tail_bursts")) b.tail_bursts = f["tail_bursts"].strings();
   if (!f["overlap_window_ns"].is_null()) {
     b.overlap_start_ns = f["overlap_window_ns"]["start"].integer<std::int64_t>();
     b.overlap_end_ns = f["overlap_window_ns"]["end"].integer<std::int64_t>();
@@ -520,6 +536,36 @@ std::optional<SystemMetrics> read_system(const Field& f) {
   if (f.is_null()) return std::nullopt;
   return SystemMetrics{f["vs_exclusive"]["stp"].number(), f["vs_exclusive"]["antt"].number(),
                        f["vs_alone"]["stp"].number(), f["vs_alone"]["antt"].number()};
+}
+
+// Schema 2.2; an older file's run was of fixed length (its defaults say so).
+Stopping read_stopping(const Field& f) {
+  Stopping s;
+  s.until = f["until"].word<StopRule>();
+  s.first_rounds = f["first_rounds"].integer<int>();
+  s.max_rounds = f["max_rounds"].integer<int>();
+  s.earlier_rounds = f["earlier_rounds"].integer<int>();
+  s.resolution = f["resolution"].number();
+  s.looks = integer_array<int>(f["looks"]);
+  for (std::size_t i = 0; i < f["boundaries"].size(); ++i) s.boundaries.push_back(f["boundaries"][i].number());
+  s.looks_taken = f["looks_taken"].integer<int>();
+  s.stopped_by = f["stopped_by"].word<StoppedBy>();
+  s.z = f["z"].number();
+  return s;
+}
+
+std::optional<Decision> read_decision(const Field& f) {
+  if (f.is_null()) return std::nullopt;
+  Decision d;
+  d.decided = f["decided"].boolean();
+  d.rounds = f["rounds"].integer<int>();
+  d.seconds = f["seconds"].number();
+  d.look = f["look"].integer<int>();
+  d.looks_planned = f["looks_planned"].integer<int>();
+  d.z = f["z"].number();
+  d.stopped_by = f["stopped_by"].word<StoppedBy>();
+  d.resolution = f["resolution"].number();
+  return d;
 }
 
 RunResult read_run(const Field& f) {
@@ -538,6 +584,13 @@ RunResult read_run(const Field& f) {
   r.mode_config = read_mode_config(f["mode_config"]);
   r.rounds = f["rounds"].integer<int>();
   r.round_order = f["round_order"].string();
+  if (f.has("stopping")) {
+    r.stopping = read_stopping(f["stopping"]);
+  } else {
+    r.stopping.first_rounds = r.stopping.max_rounds = r.rounds;
+    r.stopping.looks = {r.rounds};
+    r.stopping.boundaries = {r.stopping.z};
+  }
   r.barrier_skew_s = f["barrier_skew_s"].optional_number();
   for (std::size_t i = 0; i < f["blocks"].size(); ++i) r.blocks.push_back(read_block(f["blocks"][i]));
   r.system = read_system(f["system"]);
@@ -557,6 +610,7 @@ TenantAggregate read_aggregate(const Field& f) {
   a.metrics = read_metrics(f["metrics"]);
   a.verdict = f["verdict"].word<Verdict>();
   a.verdict_reason = f["verdict_reason"].string();
+  if (f.has("decision")) a.decision = read_decision(f["decision"]);
   a.warnings = f["warnings"].strings();
   return a;
 }

@@ -72,6 +72,25 @@ std::vector<std::vector<double>> counted_by_block(const PhaseResult& p, bool lat
   return out;
 }
 
+std::vector<std::vector<double>> counted_by_round(const PhaseResult& p, const std::vector<BlockRecord>& blocks, int rounds,
+                                                  bool latencies) {
+  std::vector<std::vector<double>> out(static_cast<std::size_t>(std::max(rounds, 0)));
+  std::size_t off = 0;
+  const bool lat_ok = p.latency_count.size() == p.start_ns.size();
+  for (std::size_t i = 0; i < p.start_ns.size(); ++i) {
+    const std::size_t c = lat_ok ? std::min<std::size_t>(p.latency_count[i], p.latencies_s.size() - off) : 0;
+    const int b = p.block.size() == p.start_ns.size() ? p.block[i] : -1;
+    if (sample_counts(p, i) && b >= 0 && b < static_cast<int>(blocks.size()) && blocks[b].round >= 0 &&
+        blocks[b].round < rounds) {
+      auto& v = out[static_cast<std::size_t>(blocks[b].round)];
+      if (latencies) v.insert(v.end(), p.latencies_s.begin() + off, p.latencies_s.begin() + off + c);
+      else v.push_back(p.duration_s[i]);
+    }
+    off += c;
+  }
+  return out;
+}
+
 void summarize_phase(PhaseResult& p, const Work& work, const std::vector<BlockRecord>& blocks) {
   const std::size_t n = p.start_ns.size();
   // Flags read from a file (a baseline: its blocks are not this run's) are kept.
@@ -221,8 +240,123 @@ void colocated_coverage(RunResult& run) {
 }
 }  // namespace
 
+std::vector<bool> tail_bursts(const std::vector<BlockTail>& blocks, double cutoff) {
+  std::vector<bool> flags(blocks.size(), false);
+  if (blocks.size() < kMinBlocksForTails) return flags;
+  std::vector<double> L, T;
+  for (const BlockTail& b : blocks) {
+    L.push_back(std::log(b.p95));
+    T.push_back(std::log(b.p95 / b.median));
+  }
+  const auto far_above = [&](const std::vector<double>& x) {
+    const double m = median(x);
+    std::vector<double> dev;
+    for (double v : x) dev.push_back(std::fabs(v - m));
+    const double limit = std::max(kTailZ * 1.4826 * median(dev), std::log1p(cutoff / 4));
+    std::vector<bool> out;
+    for (double v : x) out.push_back(v - m > limit);
+    return out;
+  };
+  const auto high_p95 = far_above(L), high_tail = far_above(T);
+  for (std::size_t k = 0; k < blocks.size(); ++k) flags[k] = high_p95[k] && high_tail[k];
+  return flags;
+}
+
+namespace {
+// A tail needs enough values for a P95 to say something.
+constexpr std::size_t kMinValuesForTail = 20;
+
+bool judged_in_tails(const BlockRecord& b) { return b.status == BlockStatus::clean || b.status == BlockStatus::outlier; }
+
+std::optional<std::size_t> tenant_index(const RunResult& run, const std::string& name) {
+  for (std::size_t i = 0; i < run.tenants.size(); ++i)
+    if (run.tenants[i].name == name) return i;
+  return std::nullopt;
+}
+
+// Blocks of `phase` with tenant `name`, judged in tails, up to and including index `upto`.
+std::vector<int> tail_reference(const RunResult& run, Phase phase, const std::string& name, int upto) {
+  std::vector<int> out;
+  for (const BlockRecord& b : run.blocks)
+    if (b.index <= upto && b.phase == phase && has_tenant(b, name) && judged_in_tails(b)) out.push_back(b.index);
+  return out;
+}
+
+std::string tail_reason(const std::vector<BlockTail>& tails, std::size_t k) {
+  std::vector<double> p95s, medians;
+  for (std::size_t j = 0; j < tails.size(); ++j)
+    if (j != k) p95s.push_back(tails[j].p95), medians.push_back(tails[j].median);
+  const double others_p95 = median(p95s), others_median = median(medians);
+  return "tail burst: P95 " + formatted("%.4g ms", tails[k].p95 * 1e3) + ", " + formatted("%.2f", tails[k].p95 / others_p95) +
+         "x the median of the phase's other blocks' P95 (" + formatted("%.4g ms", others_p95 * 1e3) + "), while its median is " +
+         formatted("%.2f", tails[k].median / others_median) + "x theirs";
+}
+
+// Flags the tail bursts of every tenant's phases over the whole repetition (DESIGN.md section 4).
+void flag_tail_bursts(RunResult& run) {
+  for (std::size_t i = 0; i < run.tenants.size(); ++i)
+    for (Phase ph : {Phase::exclusive, Phase::alone, Phase::colocated}) {
+      const std::string& name = run.tenants[i].name;
+      std::vector<int> idx;
+      std::vector<BlockTail> tails;
+      for (int k : tail_reference(run, ph, name, INT_MAX))
+        if (const auto t = block_tail(run, i, k)) idx.push_back(k), tails.push_back(*t);
+      const auto flags = tail_bursts(tails, run.cutoff);
+      for (std::size_t j = 0; j < idx.size(); ++j) {
+        if (!flags[j]) continue;
+        BlockRecord& b = run.blocks[idx[j]];
+        if (std::find(b.tail_bursts.begin(), b.tail_bursts.end(), name) == b.tail_bursts.end()) b.tail_bursts.push_back(name);
+        if (ph != Phase::colocated && b.status == BlockStatus::clean) {
+          b.status = BlockStatus::outlier;
+          b.reason = name + ": " + tail_reason(tails, j) + "; found once the phase had enough blocks, not re-run";
+        }
+      }
+    }
+}
+}  // namespace
+
+std::optional<BlockTail> block_tail(const RunResult& run, std::size_t tenant, int index) {
+  const BlockRecord& b = run.blocks[static_cast<std::size_t>(index)];
+  const PhaseResult& p = phase_of(run.tenants[tenant], b.phase);
+  const bool latencies = !p.latencies_s.empty() && p.latency_count.size() == p.start_ns.size();
+  std::vector<double> v;
+  std::size_t off = 0;
+  for (std::size_t i = 0; i < p.start_ns.size() && p.block.size() == p.start_ns.size(); ++i) {
+    const std::size_t c = latencies ? std::min<std::size_t>(p.latency_count[i], p.latencies_s.size() - off) : 0;
+    const bool inside = b.phase != Phase::colocated ||
+                        (b.overlap_start_ns && p.start_ns[i] >= *b.overlap_start_ns && end_ns(p, i) <= *b.overlap_end_ns);
+    if (p.block[i] == index && inside) {
+      if (latencies) v.insert(v.end(), p.latencies_s.begin() + off, p.latencies_s.begin() + off + c);
+      else v.push_back(p.duration_s[i]);
+    }
+    off += c;
+  }
+  if (v.size() < kMinValuesForTail) return std::nullopt;
+  const double p95 = percentile(v, 95.0), med = median(v);
+  if (!(med > 0.0)) return std::nullopt;
+  return BlockTail{p95, med};
+}
+
+std::string tail_burst_now(RunResult& run, int index) {
+  BlockRecord& b = run.blocks[static_cast<std::size_t>(index)];
+  std::string why;
+  for (const std::string& name : b.tenants) {
+    const auto i = tenant_index(run, name);
+    if (!i) continue;
+    std::vector<BlockTail> tails;
+    bool last_is_this = false;
+    for (int k : tail_reference(run, b.phase, name, index))
+      if (const auto t = block_tail(run, *i, k)) tails.push_back(*t), last_is_this = k == index;
+    if (!last_is_this || !tail_bursts(tails, run.cutoff).back()) continue;
+    b.tail_bursts.push_back(name);
+    why += (why.empty() ? "" : "; ") + name + ": " + tail_reason(tails, tails.size() - 1);
+  }
+  return why;
+}
+
 void summarize_blocks(RunResult& run) {
   overlap_windows(run);
+  flag_tail_bursts(run);
   run.barrier_skew_s.reset();
   for (const BlockRecord& b : run.blocks)
     if (b.barrier_skew_s) run.barrier_skew_s = std::max(run.barrier_skew_s.value_or(0.0), *b.barrier_skew_s);
@@ -319,33 +453,50 @@ void phase_warnings(const RunResult& run, TenantResult& t) {
 
 struct Basis {
   bool by_latency = false;
+  Pairing pairing = Pairing::paired;
   BlockedSamples E, A, C;
 };
 
+// One tenant in one repetition.
+struct TenantRep {
+  const RunResult* run;
+  const TenantResult* t;
+};
+
+const PhaseResult& alone_of(const TenantResult& t) { return t.alone.source == PhaseSource::exclusive ? t.exclusive : t.alone; }
+
 // Latency-type workloads are judged on their per-request latencies (queueing included): an open-loop
-// sample lasts as long as its arrivals do, so its duration hides a slower victim.
-Basis basis_of(const std::vector<const TenantResult*>& reps, bool have_a) {
+// sample lasts as long as its arrivals do, so its duration hides a slower victim. The rounds are
+// paired unless an exclusive phase comes from a baseline file (measured in another run's rounds).
+Basis basis_of(const std::vector<TenantRep>& reps, bool have_a) {
   Basis b;
   b.by_latency = true;
-  for (const TenantResult* t : reps) {
-    const PhaseResult& a = t->alone.source == PhaseSource::exclusive ? t->exclusive : t->alone;
+  for (const TenantRep& r : reps) {
+    const TenantResult* t = r.t;
     b.by_latency &= !counted_latencies(t->exclusive).empty() && !counted_latencies(t->colocated).empty() &&
-                    (!have_a || !counted_latencies(a).empty());
+                    (!have_a || !counted_latencies(alone_of(*t)).empty());
+    // A phase from a baseline file was measured in another run's rounds; a run without block records
+    // (a file from before rounds) has no rounds to pair.
+    if (t->exclusive.source == PhaseSource::baseline || r.run->blocks.empty()) b.pairing = Pairing::independent;
   }
-  for (const TenantResult* t : reps) {
-    const PhaseResult& a = t->alone.source == PhaseSource::exclusive ? t->exclusive : t->alone;
-    b.E.push_back(counted_by_block(t->exclusive, b.by_latency));
-    b.A.push_back(have_a ? counted_by_block(a, b.by_latency) : std::vector<std::vector<double>>{});
-    b.C.push_back(counted_by_block(t->colocated, b.by_latency));
+  for (const TenantRep& r : reps) {
+    const TenantResult* t = r.t;
+    const auto rounds = [&](const PhaseResult& p) {
+      return b.pairing == Pairing::paired ? counted_by_round(p, r.run->blocks, r.run->rounds, b.by_latency)
+                                          : counted_by_block(p, b.by_latency);
+    };
+    b.E.push_back(rounds(t->exclusive));
+    b.A.push_back(have_a ? counted_by_block(alone_of(*t), b.by_latency) : std::vector<std::vector<double>>{});
+    b.C.push_back(rounds(t->colocated));
   }
   return b;
 }
 
-TenantMetrics metrics_of(const Basis& b, bool have_a, std::uint64_t seed, int resamples, const StopCheck& stop) {
+TenantMetrics metrics_of(const Basis& b, bool have_a, std::uint64_t seed, int resamples, double z, const StopCheck& stop) {
   const auto E = pool_samples(b.E), A = pool_samples(b.A), C = pool_samples(b.C);
   TenantMetrics m;
   m.basis = b.by_latency ? "request_latency" : "sample_time";
-  m.p95_slowdown = p95_slowdown(b.C, b.E, seed, resamples, stop);
+  m.p95_slowdown = interval_at(p95_slowdown(b.C, b.E, seed, resamples, stop, b.pairing), z);
   m.median_slowdown = median_slowdown(C, E);
   m.partition_cost = have_a ? partition_cost(A, E) : kNaN;
   m.interference = have_a ? interference(C, A) : kNaN;
@@ -397,8 +548,8 @@ void finalize_run(RunResult& run, std::uint64_t seed, int resamples, const StopC
     const bool have_e = t.exclusive.measured(), have_a = alone.measured(), have_c = t.colocated.measured();
     all_colocated &= have_c && have_e && have_a;
     if (have_e && have_c) {
-      const Basis b = basis_of({&t}, have_a);
-      t.metrics = metrics_of(b, have_a, seed + i, resamples, stop);
+      const Basis b = basis_of({{&run, &t}}, have_a);
+      t.metrics = metrics_of(b, have_a, seed + i, resamples, run.stopping.z, stop);
       if (have_a) {
         vs_alone.push_back({median(counted_durations(alone)), median(counted_durations(t.colocated))});
         vs_exclusive.push_back({median(counted_durations(t.exclusive)), median(counted_durations(t.colocated))});
@@ -441,11 +592,53 @@ std::optional<std::pair<Verdict, std::string>> settled_verdict(const std::vector
 }
 }  // namespace
 
+std::vector<std::optional<TenantMetrics>> tenant_metrics(const std::vector<const RunResult*>& reps, std::uint64_t seed,
+                                                         int resamples, double z, const StopCheck& stop) {
+  std::vector<std::optional<TenantMetrics>> out;
+  if (reps.empty()) return out;
+  for (std::size_t i = 0; i < reps.front()->tenants.size(); ++i) {
+    std::vector<TenantRep> with_values;
+    bool have_a = true;
+    for (const RunResult* r : reps) {
+      if (i >= r->tenants.size()) continue;
+      const TenantResult& t = r->tenants[i];
+      if (counted_durations(t.exclusive).empty() || counted_durations(t.colocated).empty()) continue;
+      with_values.push_back({r, &t});
+      have_a &= !counted_durations(alone_of(t)).empty();
+    }
+    if (with_values.empty()) out.emplace_back();
+    else out.push_back(metrics_of(basis_of(with_values, have_a), have_a, seed + i, resamples, z, stop));
+  }
+  return out;
+}
+
+namespace {
+// How far the aggregate of `reps` got: rounds and measuring time over its repetitions, the last
+// repetition's looks and why it stopped, and the resolution (the interval's half-width).
+Decision decision_of(const std::vector<const RunResult*>& reps, const TenantAggregate& a) {
+  Decision d;
+  const Stopping& last = reps.back()->stopping;
+  d.decided = a.verdict == Verdict::pass || a.verdict == Verdict::fail;
+  for (const RunResult* r : reps) {
+    d.rounds += r->rounds;
+    if (!r->blocks.empty()) d.seconds += static_cast<double>(r->blocks.back().end_ns - r->blocks.front().start_ns) * 1e-9;
+  }
+  d.look = last.looks_taken;
+  d.looks_planned = static_cast<int>(last.looks.size());
+  d.z = last.z;
+  d.stopped_by = last.stopped_by;
+  const Estimate& e = a.metrics->p95_slowdown;
+  d.resolution = (e.ci_high - e.ci_low) / 2.0;
+  return d;
+}
+}  // namespace
+
 std::vector<TenantAggregate> aggregate_repetitions(const std::vector<const RunResult*>& reps, std::uint64_t seed,
                                                    int resamples, const StopCheck& stop) {
   std::vector<TenantAggregate> out;
   if (reps.empty()) return out;
   const RunResult& first = *reps.front();
+  const double z = reps.back()->stopping.z;
   for (std::size_t i = 0; i < first.tenants.size(); ++i) {
     TenantAggregate a;
     a.scenario = first.scenario;
@@ -453,12 +646,13 @@ std::vector<TenantAggregate> aggregate_repetitions(const std::vector<const RunRe
     a.tenant = first.tenants[i].name;
     a.workload = first.tenants[i].workload;
     std::vector<const TenantResult*> ts, measured;
+    std::vector<TenantRep> measured_reps;
     for (const RunResult* r : reps) {
       if (i >= r->tenants.size()) continue;
       const TenantResult& t = r->tenants[i];
       ts.push_back(&t);
       a.repetition_verdicts.push_back(verdict_name(t.verdict));
-      if (t.metrics) measured.push_back(&t);
+      if (t.metrics) measured.push_back(&t), measured_reps.push_back({r, &t});
       for (const auto& w : t.warnings)
         if (std::find(a.warnings.begin(), a.warnings.end(), w) == a.warnings.end()) a.warnings.push_back(w);
     }
@@ -466,9 +660,9 @@ std::vector<TenantAggregate> aggregate_repetitions(const std::vector<const RunRe
     a.repetitions_measured = static_cast<int>(measured.size());
     if (!measured.empty()) {
       const bool have_a = std::all_of(measured.begin(), measured.end(), [](const TenantResult* t) {
-        return (t->alone.source == PhaseSource::exclusive ? t->exclusive : t->alone).measured();
+        return alone_of(*t).measured();
       });
-      a.metrics = metrics_of(basis_of(measured, have_a), have_a, seed + i, resamples, stop);
+      a.metrics = metrics_of(basis_of(measured_reps, have_a), have_a, seed + i, resamples, z, stop);
     }
     if (const auto settled = settled_verdict(ts)) {
       a.verdict = settled->first;
@@ -481,6 +675,7 @@ std::vector<TenantAggregate> aggregate_repetitions(const std::vector<const RunRe
       a.verdict = Verdict::error;
       a.verdict_reason = "not measured";
     }
+    if (a.metrics) a.decision = decision_of(reps, a);
     out.push_back(std::move(a));
   }
   return out;

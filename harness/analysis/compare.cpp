@@ -45,40 +45,57 @@ std::array<double, 3> changes(const SideFigures& base, const SideFigures& next) 
           ratio_minus_one(next.throughput, base.throughput)};
 }
 
-// A side's resampling plans: E, C and (for a latency basis) D; with a sample-time basis D is C.
+// A side's resampling plan: its rounds with E, C and D (for a latency basis; with a sample-time basis D
+// is C) drawn together.
 struct SidePlan {
-  HierarchicalResampler E, C, D;
-  bool d_is_c;
-  explicit SidePlan(const TenantSamples& s) : E(s.E), C(s.C), D(s.D), d_is_c(!s.by_latency) {}
-  bool empty() const { return E.empty() || C.empty() || D.empty(); }
-  SideFigures draw(std::mt19937_64& rng, const TenantSamples& s, std::vector<double>& e, std::vector<double>& c,
-                   std::vector<double>& d) const {
-    E.draw(rng, e);
-    C.draw(rng, c);
-    if (d_is_c) {
-      d = c;
-    } else {
-      D.draw(rng, d);
-    }
+  const TenantSamples& s;
+  RoundResampler plan;
+  explicit SidePlan(const TenantSamples& samples)
+      : s(samples), plan({&samples.E, &samples.C, &samples.D}, samples.pairing) {}
+  bool empty() const { return plan.empty(); }
+  SideFigures draw(std::mt19937_64& rng, std::vector<std::vector<Piece>>& pieces, std::vector<double>& e,
+                   std::vector<double>& c, std::vector<double>& d) const {
+    plan.draw(rng, pieces);
+    plan.materialize(0, pieces[0], e);
+    plan.materialize(1, pieces[1], c);
+    if (s.by_latency) plan.materialize(2, pieces[2], d);
+    else d = c;
     return figures(e, c, d, s.work_per_sample);
   }
 };
 
-// The replicates of the three changes, one vector per metric.
-std::array<std::vector<double>, 3> change_replicates(const TenantSamples& base, const TenantSamples& next,
-                                                     const CompareOptions& o) {
-  std::array<std::vector<double>, 3> reps;
+// The replicates of the three changes and of each side's three figures, one vector per metric.
+struct Replicates {
+  std::array<std::vector<double>, 3> change, base, next;
+};
+
+Replicates change_replicates(const TenantSamples& base, const TenantSamples& next, const CompareOptions& o) {
+  Replicates reps;
   const SidePlan b(base), n(next);
   if (o.resamples <= 0 || b.empty() || n.empty()) return reps;
   std::mt19937_64 rng(o.seed);
+  std::vector<std::vector<Piece>> pieces;
   std::vector<double> e, c, d;
   for (int i = 0; i < o.resamples; ++i) {
-    const SideFigures fb = b.draw(rng, base, e, c, d);
-    const SideFigures fn = n.draw(rng, next, e, c, d);
+    const SideFigures fb = b.draw(rng, pieces, e, c, d);
+    const SideFigures fn = n.draw(rng, pieces, e, c, d);
     const auto ch = changes(fb, fn);
-    for (std::size_t m = 0; m < 3; ++m) reps[m].push_back(ch[m]);
+    const double vb[3] = {fb.p95_slowdown, fb.median_slowdown, fb.throughput};
+    const double vn[3] = {fn.p95_slowdown, fn.median_slowdown, fn.throughput};
+    for (std::size_t m = 0; m < 3; ++m) {
+      reps.change[m].push_back(ch[m]);
+      reps.base[m].push_back(vb[m]);
+      reps.next[m].push_back(vn[m]);
+    }
   }
   return reps;
+}
+
+// Half the width of the 2.5 .. 97.5 percentile interval of the replicates; NaN without them.
+double half_width(std::vector<double> reps) {
+  if (reps.empty() || std::any_of(reps.begin(), reps.end(), [](double v) { return std::isnan(v); })) return kNaN;
+  std::sort(reps.begin(), reps.end());
+  return (percentile_sorted(reps, 97.5) - percentile_sorted(reps, 2.5)) / 2.0;
 }
 
 void set_ci(Estimate& e, std::vector<double> reps) {
@@ -104,8 +121,16 @@ std::string class_reason(const MetricChange& m, double x) {
     case ChangeClass::worse: return what + ": the whole CI is worse than " + limit;
     case ChangeClass::better: return what + ": the whole CI is better than " + limit;
     case ChangeClass::same: return what + ": within " + limit + " on the worse side";
-    case ChangeClass::inconclusive:
-      return what + (std::isnan(m.change.ci_low) ? ": no CI" : ": the CI reaches beyond " + limit + " but not wholly");
+    case ChangeClass::inconclusive: {
+      if (std::isnan(m.change.ci_low)) return what + ": no CI";
+      // Which side keeps the comparison from resolving the limit: the one whose own interval is wider.
+      const std::string unit = slowdown ? " points" : "%";
+      const bool base_wider = m.base_resolution > m.next_resolution;
+      return what + ": the CI reaches beyond " + limit + " but not wholly; it resolves +/-" +
+             formatted("%.1f", m.resolution * 100.0) + unit + " (BASE alone +/-" + formatted("%.1f", m.base_resolution * 100.0) +
+             ", NEW alone +/-" + formatted("%.1f", m.next_resolution * 100.0) + ": " + (base_wider ? "BASE" : "NEW") +
+             "'s interval is the wider; measure it longer)";
+    }
   }
   return what;
 }
@@ -114,15 +139,21 @@ std::size_t count_of(const BlockedSamples& s) { return pool_samples(s).size(); }
 
 }  // namespace
 
-TenantSamples tenant_samples(const std::vector<const TenantResult*>& reps) {
+TenantSamples tenant_samples(const std::vector<RunTenant>& reps) {
   TenantSamples s;
   s.by_latency = !reps.empty();
-  for (const TenantResult* t : reps)
+  for (const auto& [run, t] : reps) {
     s.by_latency &= !counted_latencies(t->exclusive).empty() && !counted_latencies(t->colocated).empty();
-  for (const TenantResult* t : reps) {
-    s.E.push_back(counted_by_block(t->exclusive, s.by_latency));
-    s.C.push_back(counted_by_block(t->colocated, s.by_latency));
-    s.D.push_back(counted_by_block(t->colocated, false));
+    if (t->exclusive.source == PhaseSource::baseline || run->blocks.empty()) s.pairing = Pairing::independent;
+  }
+  for (const auto& [run, t] : reps) {
+    const auto rounds = [&, run = run](const PhaseResult& p, bool latencies) {
+      return s.pairing == Pairing::paired ? counted_by_round(p, run->blocks, run->rounds, latencies)
+                                          : counted_by_block(p, latencies);
+    };
+    s.E.push_back(rounds(t->exclusive, s.by_latency));
+    s.C.push_back(rounds(t->colocated, s.by_latency));
+    s.D.push_back(rounds(t->colocated, false));
     s.work_per_sample = t->work.amount;
   }
   return s;
@@ -160,7 +191,10 @@ std::vector<MetricChange> compare_samples(const TenantSamples& base, const Tenan
     c.base = base_values[m];
     c.next = next_values[m];
     c.change = Estimate{point[m], kNaN, kNaN, 0.95, o.resamples, o.seed};
-    set_ci(c.change, std::move(reps[m]));
+    c.resolution = half_width(reps.change[m]);
+    c.base_resolution = half_width(std::move(reps.base[m]));
+    c.next_resolution = half_width(std::move(reps.next[m]));
+    set_ci(c.change, std::move(reps.change[m]));
     c.verdict = classify_change(c.change, o.max_regression, c.metric != ComparedMetric::throughput);
     c.reason = class_reason(c, o.max_regression);
     if (c.metric == ComparedMetric::p95_slowdown && !enough_for_p95) {  // the reason that matters first
@@ -177,7 +211,7 @@ namespace {
 
 struct TenantRuns {
   TenantIdentity id;
-  std::vector<const TenantResult*> reps;
+  std::vector<RunTenant> reps;
 };
 
 bool same_identity(const TenantIdentity& a, const TenantIdentity& b) {
@@ -194,7 +228,7 @@ std::vector<TenantRuns> tenants_of(const Results& r) {
       const TenantIdentity id{run.scenario, run.mode, t.name, t.workload, t.params.dump()};
       auto it = std::find_if(out.begin(), out.end(), [&](const TenantRuns& x) { return same_identity(x.id, id); });
       if (it == out.end()) it = out.insert(out.end(), TenantRuns{id, {}});
-      it->reps.push_back(&t);
+      it->reps.push_back({&run, &t});
     }
   }
   return out;

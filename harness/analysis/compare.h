@@ -9,6 +9,7 @@
 #include "harness/stats/bootstrap.h"
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace ib {
@@ -23,15 +24,19 @@ struct CompareOptions {
   int resamples = 1000;
 };
 
-// One tenant's counted values over the repetitions of one file: E and C on the verdict's basis
-// (per-request latencies for latency-type workloads, else sample durations), D the colocated sample
-// durations (throughput = work / mean(D)).
+// One tenant's counted values over the repetitions of one file, grouped by round: E and C on the
+// verdict's basis (per-request latencies for latency-type workloads, else sample durations), D the
+// colocated sample durations (throughput = work / mean(D)). Paired (a round's E, C and D resampled
+// together) unless an exclusive phase came from a baseline file.
 struct TenantSamples {
   bool by_latency = false;
+  Pairing pairing = Pairing::paired;
   BlockedSamples E, C, D;
   double work_per_sample = 0.0;
 };
-TenantSamples tenant_samples(const std::vector<const TenantResult*>& repetitions);
+// A tenant in one repetition: its run (for the blocks' rounds) and its result.
+using RunTenant = std::pair<const RunResult*, const TenantResult*>;
+TenantSamples tenant_samples(const std::vector<RunTenant>& repetitions);
 
 // The class of one change against `max_regression` X. For a metric where higher is worse (slowdowns):
 // worse when ci_low > X; inconclusive when the CI is NaN or ci_high > X; better when ci_high < -X;
@@ -42,9 +47,9 @@ ChangeClass classify_change(const Estimate& change, double max_regression, bool 
 ChangeClass worst_class(const std::vector<ChangeClass>& classes);
 
 // p95_slowdown, median_slowdown and throughput of NEW against BASE. The bootstrap draws, per replicate
-// and in this order, BASE's E, C (and D for a latency basis), then NEW's, from one generator seeded
-// with `o.seed` (harness/stats/bootstrap.h resamples each); the CI is the 2.5 .. 97.5 percentile of the
-// replicates. P95 needs kMinSamplesP95 values in every E and C, else it is inconclusive.
+// and in this order, a replicate of BASE (its rounds, each round's E, C and D together), then one of
+// NEW, from one generator seeded with `o.seed` (harness/stats/bootstrap.h); the CI is the 2.5 .. 97.5
+// percentile of the replicates' changes. P95 needs kMinSamplesP95 values in every E and C, else it is inconclusive.
 std::vector<MetricChange> compare_samples(const TenantSamples& base, const TenantSamples& next, const CompareOptions& o);
 
 // Every tenant of BASE matched with NEW by (scenario, mode, tenant name, workload, params), over the

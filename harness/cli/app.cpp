@@ -19,6 +19,7 @@
 #include "harness/modes/mps_daemon.h"
 #include "harness/nvml/nvml.h"
 #include "harness/run/launcher.h"
+#include "harness/analysis/deciding.h"
 #include "harness/run/orchestrator.h"
 #include "harness/cli/platform_commands.h"
 #include "harness/vet/devices.h"
@@ -70,7 +71,10 @@ struct RunOptions {
   std::string baseline;
   std::vector<std::string> mig_create;
   std::optional<double> telemetry_hz;  // default: 10 with the cuda backend, off with host
-  int rounds = 3;
+  int rounds = 10;
+  std::string until = "decided";          // --until decided|fixed
+  std::optional<double> max_duration;     // --max-duration S (default kDefaultBudgetFactor x --duration)
+  double resolution = 0.0;                // --resolution X (points of slowdown; 0: none)
   std::string round_order = "abba";
   int max_reruns = 2;
   double max_foreign_cpus = 0.25;
@@ -174,6 +178,10 @@ Meta make_meta(const RunOptions& o, const std::vector<std::string>& argv, Backen
   meta.max_foreign_cpus = o.max_foreign_cpus;
   meta.max_steal_cpus = o.max_steal_cpus;
   meta.max_reruns = o.max_reruns;
+  meta.until = o.until == "fixed" || o.resamples < 2 ? StopRule::fixed : StopRule::decided;
+  meta.rounds = o.rounds;
+  meta.max_duration_s = o.max_duration;
+  meta.resolution = o.resolution;
   backend = o.backend == "host" ? Backend::host : Backend::cuda;
   if (o.backend != "host") {
     if (const auto why = cuda_unavailable_reason(o.device.value_or(0))) {
@@ -345,14 +353,52 @@ void aggregate_or_interrupt(Results& results, const RunResult& run, std::uint64_
   }
 }
 
+StoppingOptions stopping_options(const RunOptions& o, const Scenario& s) {
+  StoppingOptions st;
+  // exclusive mode measures baselines only: nothing to decide
+  st.until = o.until == "fixed" || s.mode == Mode::exclusive ? StopRule::fixed : StopRule::decided;
+  st.rounds = o.rounds;
+  st.duration_s = s.duration_s;
+  st.max_duration_s = o.max_duration.value_or(0.0);
+  st.resolution = o.resolution;
+  st.resamples = o.resamples;
+  return st;
+}
+
+// The repetitions of `run`'s (scenario, mode) in `results`, in order.
+std::vector<const RunResult*> repetitions_of(const Results& results, const std::string& scenario, const std::string& mode) {
+  std::vector<const RunResult*> reps;
+  for (const auto& r : results.runs)
+    if (r.scenario == scenario && r.mode == mode) reps.push_back(&r);
+  return reps;
+}
+
+// The plan's longest wall time: every repetition's workers warming up one at a time and every round of
+// its budget, each block with its re-warm (a bound to plan a nightly job by, printed before starting).
+double worst_case_seconds(const RunOptions& o, const std::vector<Scenario>& plan) {
+  double total = 0.0;
+  for (const Scenario& s : plan) {
+    const StoppingOptions st = stopping_options(o, s);
+    const int last_rounds = st.until == StopRule::fixed ? st.rounds : budget_rounds(st);
+    const double n = static_cast<double>(s.tenants.size());
+    // exclusive blocks and one colocated block per round; MPS and MIG add each tenant's alone block
+    const double blocks = s.mode == Mode::mps || s.mode == Mode::mig ? 2 * n + 1 : n + 1;
+    const double block_s = s.duration_s / st.rounds + 0.05;
+    total += s.repetitions * 2 * n * s.warmup_s +
+             ((s.repetitions - 1) * st.rounds + last_rounds) * blocks * block_s;
+  }
+  return total;
+}
+
 // Runs every repetition of every planned scenario; the files are rewritten after each one. Stops
-// early (keeping what finished) once `stop` says so.
+// early (keeping what finished) once `stop` says so. The last repetition of each scenario runs until
+// its verdicts are decided (deciding.h), looking at the aggregate of all its repetitions so far.
 void execute(const RunOptions& o, const std::vector<Scenario>& plan, const std::map<Mode, std::string>& waived_modes,
              Orchestrator& orchestrator, Results& results, ResultsWriter& out, const StopCheck& stop) {
   // Bootstrap seeds: repetition `rep` of the k-th planned scenario uses seed + (k << 16) + (rep - 1) * 977,
   // its tenant i that + i; the aggregate of the scenario the first repetition's seed, so that with one
-  // repetition the aggregate is that repetition's estimate exactly. A run is reproducible from
-  // meta.bootstrap.seed.
+  // repetition the aggregate is that repetition's estimate exactly (and a look's figures are the
+  // results'). A run is reproducible from meta.bootstrap.seed.
   std::uint64_t index = 0;
   const auto stopped = [&] { return orchestrator.interrupted() || stop(); };
   const auto add = [&](RunResult run) {
@@ -367,14 +413,21 @@ void execute(const RunOptions& o, const std::vector<Scenario>& plan, const std::
       ++index;
       continue;
     }
+    int earlier_rounds = 0;
     for (int rep = 1; rep <= s.repetitions && !stopped(); ++rep) {
+      const Stopping plan_of_rep = plan_stopping(stopping_options(o, s), rep, s.repetitions, earlier_rounds);
+      const LookSettings look_settings{o.seed + (index << 16), o.resamples, o.resolution};
+      const LookFn look = [&, look_settings](const RunResult& so_far, int) {
+        return look_at(repetitions_of(results, so_far.scenario, so_far.mode), so_far, so_far.stopping.z, look_settings, stop);
+      };
       RunResult run;
       try {
-        run = orchestrator.run(s, rep);
+        run = orchestrator.run(s, rep, plan_of_rep, s.mode == Mode::exclusive ? LookFn{} : look);
       } catch (const CannotRunError&) {  // e.g. the MPS daemon would not start: keep what finished
         out.runs(results);
         throw;
       }
+      earlier_rounds += run.rounds;
       finalize_or_interrupt(run, o.seed + (index << 16) + static_cast<std::uint64_t>(rep - 1) * 977, o.resamples, stop);
       add(std::move(run));
     }
@@ -442,6 +495,11 @@ int run_benchmarks(const RunOptions& o, const std::vector<std::string>& argv, co
   out.folder->keep();
   if (const auto failed = out.writers.failures(); !failed.empty()) return fail(kExitCannotRun, failed.front());
   configure_orchestrator(o, backend, out, run_dir.path, stop, oo);
+  if (results.meta.until == StopRule::decided && !plan.empty())
+    std::cerr << "interference-bench: each scenario runs until its verdicts are decided, at most "
+              << (o.max_duration ? formatted("%g s", *o.max_duration) : formatted("%g x", kDefaultBudgetFactor) + " --duration")
+              << " per phase; worst case about " << formatted("%.0f", worst_case_seconds(o, plan) / 60.0 + 0.5)
+              << " min (--until fixed: exactly --duration)\n";
   ProcessLauncher launcher;  // workers are processes; a signal ends the orchestrator's waits at once
   SystemClock clock(stop.fd());
   oo.launcher = &launcher;
@@ -543,8 +601,20 @@ void add_run_options(CLI::App& app, RunOptions& o) {
       ->check(number_in(0.0, 86400.0, true));
   app.add_option("--seed", o.seed, "Bootstrap (and --round-order shuffle) seed (default 1)")->check(unsigned_integer());
   app.add_option("--rounds", o.rounds,
-                 "Rounds per repetition: each holds one block of every phase, --duration is split over them (default 3)")
+                 "Rounds before the first look (all of them with --until fixed): each holds one block of every phase, "
+                 "--duration is split over them (default 10)")
       ->check(CLI::Range(1, 100));
+  app.add_option("--until", o.until,
+                 "decided (default): after --rounds, add pairs of rounds until every verdict is decided, --resolution is "
+                 "reached or --max-duration is spent; fixed: --rounds rounds")
+      ->check(CLI::IsMember({"decided", "fixed"}));
+  app.add_option("--max-duration", o.max_duration,
+                 "Most seconds of measurement per phase when running until decided (default 3 x --duration)")
+      ->check(number_in(kMinDurationS, kMaxDurationS));
+  app.add_option("--resolution", o.resolution,
+                 "Stop also when every undecided verdict's P95 slowdown interval is this narrow (half-width, e.g. 0.05 "
+                 "= 5 points; default 0: only decided verdicts stop a run)")
+      ->check(number_in(0.0, 10.0));
   app.add_option("--round-order", o.round_order, "Block order from round to round: abba (default) or shuffle (seeded)")
       ->check(CLI::IsMember({"abba", "shuffle"}));
   app.add_option("--max-reruns", o.max_reruns, "Contaminated blocks re-run per repetition, at most (default 2)")

@@ -19,7 +19,7 @@
 namespace ib {
 
 // Readers accept every minor version of this major (minor versions only add fields).
-constexpr const char* kSchemaVersion = "2.1";
+constexpr const char* kSchemaVersion = "2.2";
 constexpr const char* kSchemaMajor = "2";
 
 // The three phases of DESIGN.md section 3.
@@ -39,10 +39,36 @@ struct EnumWords<Verdict> {
 
 // What became of a block (DESIGN.md section 3): clean blocks count; a contaminated one is re-run,
 // excluded when no re-run is left; failed or interrupted: the repetition stopped in it.
-enum class BlockStatus { clean, contaminated, excluded, failed, interrupted };
+// excluded, or re-run when re-runs are left. An exclusive or alone block with a tail burst (its P95 far
+// above its phase's other blocks while its median is not: the machine's hiccup, since nothing of ours
+// competes there) is an `outlier`, re-run or not counted like a contaminated one (analysis.h).
+enum class BlockStatus { clean, contaminated, excluded, failed, interrupted, outlier };
 template <>
 struct EnumWords<BlockStatus> {
-  static constexpr std::array<const char*, 5> words = {"clean", "contaminated", "excluded", "failed", "interrupted"};
+  static constexpr std::array<const char*, 6> words = {"clean", "contaminated", "excluded", "failed", "interrupted",
+                                                       "outlier"};
+};
+
+template <>
+struct EnumWords<Pairing> {
+  static constexpr std::array<const char*, 2> words = {"paired", "independent"};
+};
+
+// How a run decides when to stop measuring (--until; DESIGN.md section 4, "Deciding").
+enum class StopRule { decided, fixed };
+template <>
+struct EnumWords<StopRule> {
+  static constexpr std::array<const char*, 2> words = {"decided", "fixed"};
+};
+
+// Why a repetition stopped adding rounds: every verdict decided, every undecided one resolved to
+// --resolution, the budget (--max-duration) spent, a fixed length (--until fixed, or a repetition before
+// the last of its scenario), a stop signal, or a failed worker.
+enum class StoppedBy { decided, resolution, budget, fixed, interrupted, failed };
+template <>
+struct EnumWords<StoppedBy> {
+  static constexpr std::array<const char*, 6> words = {"decided", "resolution", "budget", "fixed", "interrupted",
+                                                       "failed"};
 };
 
 // How a worker's part in a phase ended: ok | waived (the workload cannot run here) | error (the workload
@@ -96,7 +122,10 @@ struct BlockRecord {
   std::optional<double> barrier_skew_s;  // colocated: max - min of the tenants' start times
   ForeignLoad load;
   BlockStatus status = BlockStatus::clean;
-  std::string reason;             // why contaminated, excluded or failed
+  std::string reason;             // why contaminated, excluded, an outlier or failed
+  // Tenants whose samples in this block had a tail burst (analysis.h, tail_bursts): an exclusive or
+  // alone block is then an outlier; a colocated one is kept (it may be interference) and named.
+  std::vector<std::string> tail_bursts;
   bool counts() const { return status == BlockStatus::clean; }
 };
 
@@ -173,6 +202,20 @@ struct TenantMetrics {
   std::size_t n_exclusive = 0, n_colocated = 0;  // counted E and C values the P95s came from
 };
 
+// How far a verdict got (DESIGN.md section 4, "Deciding"): judged after `rounds` rounds (over its
+// repetitions) and `seconds` of measuring, at look `look` of `looks_planned` with boundary `z`; the
+// slowdown the run resolves is the interval's half-width.
+struct Decision {
+  bool decided = false;            // pass or fail
+  int rounds = 0;
+  double seconds = 0.0;            // from the first block's release to the last block's end, summed over repetitions
+  int look = 0;                    // 0: no look was taken (fixed length)
+  int looks_planned = 0;
+  double z = 1.959963984540054;
+  StoppedBy stopped_by = StoppedBy::fixed;
+  double resolution = 0.0;         // (ci_high - ci_low) / 2 of the P95 slowdown; NaN without an interval
+};
+
 // The verdict of one (scenario, mode, tenant) over all its repetitions: what the summary and the exit
 // code use (DESIGN.md section 3: verdicts are judged on the aggregate over repetitions).
 struct TenantAggregate {
@@ -183,6 +226,7 @@ struct TenantAggregate {
   std::vector<std::string> repetition_verdicts;  // each repetition's own verdict, in order
   Verdict verdict = Verdict::error;
   std::string verdict_reason;
+  std::optional<Decision> decision;  // when there are metrics
   std::vector<std::string> warnings;
 };
 
@@ -256,6 +300,21 @@ struct ModeConfig {
   std::optional<std::string> exclusive_source;
 };
 
+// A repetition's stopping plan and what became of it (harness/analysis/deciding.h). Looks count the
+// rounds of the scenario's repetitions so far (earlier repetitions' rounds included).
+struct Stopping {
+  StopRule until = StopRule::fixed;
+  int first_rounds = 0;            // rounds before the first look (--rounds)
+  int max_rounds = 0;              // the budget in rounds (--max-duration over the block length)
+  double resolution = 0.0;         // --resolution (0: none)
+  int earlier_rounds = 0;          // rounds of the scenario's earlier repetitions (looks count them)
+  std::vector<int> looks;          // planned looks: total rounds at each
+  std::vector<double> boundaries;  // z at each
+  int looks_taken = 0;             // looks made in this repetition
+  StoppedBy stopped_by = StoppedBy::fixed;
+  double z = 1.959963984540054;    // the boundary this repetition's estimates are judged at
+};
+
 struct RunResult {
   std::string scenario;
   std::string scenario_file;
@@ -272,9 +331,10 @@ struct RunResult {
   std::vector<TenantResult> tenants;
   std::optional<SystemMetrics> system;
   std::optional<double> barrier_skew_s;   // colocated releases: the largest max - min of the start times
-  int rounds = 1;
+  int rounds = 1;                         // rounds run
   std::string round_order = "abba";       // how blocks were ordered within rounds (abba or shuffle)
   std::vector<BlockRecord> blocks;        // in the order they ran
+  Stopping stopping;                      // how it decided to stop adding rounds
 };
 
 // What a device record describes: a GPU (through NVML) or, with the host backend, the host's CPUs.
@@ -331,6 +391,12 @@ struct Meta {
   double max_foreign_cpus = 0.0;
   double max_steal_cpus = 0.0;
   int max_reruns = 0;
+  // When a repetition stops adding rounds (schema 2.2): --until, --rounds, --max-duration (unset: a
+  // multiple of each scenario's duration), --resolution (0: none).
+  StopRule until = StopRule::fixed;
+  int rounds = 0;
+  std::optional<double> max_duration_s;
+  double resolution = 0.0;
   std::vector<DeviceRecord> devices;  // what the numbers came from (schema 2.1)
 };
 

@@ -61,9 +61,16 @@ bool Orchestrator::interrupt_requested() {
   return interrupted_;
 }
 
-RunResult Orchestrator::run(const Scenario& s, int repetition) {
+RunResult Orchestrator::run(const Scenario& s, int repetition, std::optional<Stopping> stopping, const LookFn& look) {
   RunResult r = new_run_result(s, repetition);
-  r.rounds = o_.rounds;
+  r.rounds = 0;
+  if (!stopping) {
+    stopping = Stopping{};
+    stopping->first_rounds = stopping->max_rounds = o_.rounds;
+    stopping->looks = {o_.rounds};
+    stopping->boundaries = {stopping->z};
+  }
+  r.stopping = *stopping;
   r.round_order = round_order_name(o_.round_order);
   r.mode_config.device = mode_device_facts(o_.modes.device);
   if (interrupt_requested()) {
@@ -78,7 +85,7 @@ RunResult Orchestrator::run(const Scenario& s, int repetition) {
   r.mode_config = std::move(config);
   if (plan.before) plan.before(r);
   {
-    RepetitionRun rep(o_, s, plan, r, *o_.launcher, *o_.clock, [this] { return interrupt_requested(); });
+    RepetitionRun rep(o_, s, plan, r, *o_.launcher, *o_.clock, [this] { return interrupt_requested(); }, look);
     rep.run();
   }
   if (plan.after) plan.after(r);

@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace ib {
@@ -45,8 +46,9 @@ struct OrchestratorOptions {
   Nvml* nvml = nullptr;           // telemetry source; nullptr or telemetry_hz 0: no telemetry
   unsigned telemetry_device = 0;  // the physical GPU (also in mode mig)
   double telemetry_hz = 0.0;
-  // Rounds and foreign-load control.
-  int rounds = 3;
+  // Rounds and foreign-load control. `rounds`: the rounds before the first look (all of them when the
+  // run's Stopping says fixed); a block lasts duration / rounds.
+  int rounds = 10;
   RoundOrder round_order = RoundOrder::abba;
   std::uint64_t seed = 1;         // for RoundOrder::shuffle
   double rewarm_s = 0.05;         // unreported samples at the start of each block
@@ -60,13 +62,20 @@ struct OrchestratorOptions {
 // A run's result before any block: the scenario's settings and one entry per tenant.
 RunResult new_run_result(const Scenario& s, int repetition);
 
+// Asked at each planned look but the last (harness/analysis/deciding.h) with the repetition so far
+// and the look's index into Stopping::looks: why to stop now (decided, resolution), or nullopt.
+using LookFn = std::function<std::optional<StoppedBy>(const RunResult& so_far, int look)>;
+
 class Orchestrator {
  public:
   // Throws std::invalid_argument without a launcher and a clock.
   explicit Orchestrator(OrchestratorOptions options);
-  // Runs the scenario's plan; samples only, no metrics (see analysis.h). Throws CannotRunError when the
-  // mode cannot be set up (the MPS daemon would not start).
-  RunResult run(const Scenario& scenario, int repetition);
+  // Runs the scenario's plan; samples only, no metrics (see analysis.h). `stopping`: the repetition's
+  // stopping plan (default: options.rounds rounds, fixed), recorded in the result with what became of
+  // it; `look` is asked at its looks. Throws CannotRunError when the mode cannot be set up (the MPS
+  // daemon would not start).
+  RunResult run(const Scenario& scenario, int repetition, std::optional<Stopping> stopping = std::nullopt,
+                const LookFn& look = {});
   bool interrupted() const { return interrupted_; }
 
  private:

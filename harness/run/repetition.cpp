@@ -60,13 +60,15 @@ bool RepetitionRun::Worker::waived() const {
 }
 
 RepetitionRun::RepetitionRun(const OrchestratorOptions& o, const Scenario& s, const Plan& plan, RunResult& r,
-                             Launcher& launcher, Clock& clock, const std::function<bool()>& interrupt_requested)
+                             Launcher& launcher, Clock& clock, const std::function<bool()>& interrupt_requested,
+                             const LookFn& look)
     : o_(o), s_(s), plan_(plan), r_(r), launcher_(launcher), clock_(clock), interrupt_requested_(interrupt_requested),
-      reruns_left_(o.max_reruns) {
+      look_(look), reruns_left_(o.max_reruns) {
   const std::size_t n = s.tenants.size();
   planned_.assign(n, {0, 0, 0});
   started_.assign(n, {0, 0, 0});
   completed_.assign(n, {0, 0, 0});
+  // The first rounds are planned; each round after them adds its blocks when it starts (run_round).
   for (const BlockSpec& b : plan.round)
     for (std::size_t i : b.tenants) planned_[i][pi(b.phase)] += o.rounds;
   seats_.assign(plan.sets.size(), std::vector<Seat>(n));
@@ -322,7 +324,8 @@ void RepetitionRun::wait_for_block(const BlockSpec& spec, int index) {
     std::ostringstream os;
     os.precision(1);
     os << std::fixed << phase_name(spec.phase) << " block " << (index + 1) << " (round " << (b.round + 1) << "/"
-       << o_.rounds << ") " << (clock_.now_ns() - b.start_ns) * 1e-9 << "/" << block_s() << " s";
+       << std::max(o_.rounds, r_.stopping.max_rounds) << ") " << (clock_.now_ns() - b.start_ns) * 1e-9 << "/" << block_s()
+       << " s";
     show_progress(os.str());
   }
 }
@@ -385,16 +388,27 @@ bool RepetitionRun::run_block(const BlockSpec& spec, int round, int attempt) {
     stop_everything(interrupted_);
     return false;
   }
-  measure_foreign_load(done, before);
-  if (done.status != BlockStatus::contaminated) return true;
+  judge_block(done, spec, before);
+  if (done.status == BlockStatus::clean) return true;
   if (reruns_left_ <= 0) {
-    done.status = BlockStatus::excluded;
-    done.reason += "; no re-run left (--max-reruns)";
+    if (done.status == BlockStatus::contaminated) done.status = BlockStatus::excluded;
+    done.reason += "; no re-run left (--max-reruns), not counted";
     return true;
   }
   --reruns_left_;
   for (std::size_t i : spec.tenants) ++planned_[i][pi(spec.phase)];  // the re-run is one more block to finish
   return run_block(spec, round, attempt + 1);
+}
+
+// Foreign load, then (an exclusive or alone block: nothing of ours competed) a tail burst against the
+// tenant's earlier blocks of the phase: both make the block one to re-run (analysis.h, tail_burst_now).
+void RepetitionRun::judge_block(BlockRecord& b, const BlockSpec& spec, const CpuSnapshot& before) {
+  measure_foreign_load(b, before);
+  if (b.status != BlockStatus::clean || spec.phase == Phase::colocated) return;
+  const std::string why = tail_burst_now(r_, b.index);
+  if (why.empty()) return;
+  b.status = BlockStatus::outlier;
+  b.reason = why + " (nothing of ours competed: the machine's noise)";
 }
 
 void RepetitionRun::describe_failure(Phase phase) {
@@ -565,11 +579,47 @@ bool RepetitionRun::start_all_workers() {
   return true;
 }
 
+bool RepetitionRun::run_round(const std::vector<std::size_t>& order, int round) {
+  if (round >= o_.rounds)  // beyond the first rounds: this round's blocks are one more each to finish
+    for (const BlockSpec& b : plan_.round)
+      for (std::size_t i : b.tenants) ++planned_[i][pi(b.phase)];
+  r_.rounds = round + 1;  // begun: a block of it may hold samples
+  for (std::size_t idx : order)
+    if (!run_block(plan_.round[idx], round, 1)) return false;
+  return true;
+}
+
+// At a planned look (Stopping::looks counts the scenario's rounds so far): its boundary becomes the one
+// the repetition is judged at; before the last round `look_` may say the run has decided.
+bool RepetitionRun::stop_at_look(int rounds_done, int last) {
+  Stopping& st = r_.stopping;
+  const int total = st.earlier_rounds + rounds_done;
+  const auto at = std::find(st.looks.begin(), st.looks.end(), total);
+  if (at == st.looks.end()) return false;
+  const int k = static_cast<int>(at - st.looks.begin());
+  st.looks_taken = k + 1;
+  st.z = st.boundaries[static_cast<std::size_t>(k)];
+  if (rounds_done >= last || !look_) return false;
+  if (const auto why = look_(r_, k)) {
+    st.stopped_by = *why;
+    return true;
+  }
+  return false;
+}
+
+// Rounds until a look says the run has decided or the budget (Stopping::max_rounds) is spent.
 void RepetitionRun::run_rounds() {
-  const auto schedule = round_schedule(plan_.round.size(), o_.rounds, o_.round_order, o_.seed);
-  for (int round = 0; round < o_.rounds; ++round)
-    for (std::size_t idx : schedule[round])
-      if (!run_block(plan_.round[idx], round, 1)) return;
+  Stopping& st = r_.stopping;
+  const int last = st.until == StopRule::fixed ? o_.rounds : std::max(o_.rounds, st.max_rounds);
+  const auto schedule = round_schedule(plan_.round.size(), last, o_.round_order, o_.seed);
+  for (int round = 0; round < last; ++round) {
+    if (!run_round(schedule[round], round)) {
+      st.stopped_by = interrupted_ ? StoppedBy::interrupted : StoppedBy::failed;
+      return;
+    }
+    if (stop_at_look(round + 1, last)) return;
+  }
+  st.stopped_by = st.until == StopRule::fixed ? StoppedBy::fixed : StoppedBy::budget;
 }
 
 void RepetitionRun::run() {

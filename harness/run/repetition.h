@@ -24,8 +24,9 @@ namespace ib {
 class RepetitionRun {
  public:
   // `interrupt_requested`: true once a stop signal arrived (never waits).
+  // r.stopping says how many rounds it may run and when `look` is asked (orchestrator.h).
   RepetitionRun(const OrchestratorOptions& o, const Scenario& s, const Plan& plan, RunResult& r, Launcher& launcher,
-                Clock& clock, const std::function<bool()>& interrupt_requested);
+                Clock& clock, const std::function<bool()>& interrupt_requested, const LookFn& look = {});
   ~RepetitionRun();  // kills any worker still alive
   RepetitionRun(const RepetitionRun&) = delete;
   RepetitionRun& operator=(const RepetitionRun&) = delete;
@@ -71,7 +72,10 @@ class RepetitionRun {
   bool launch(Worker& w, const std::vector<std::size_t>& tenants);
   bool wait_until_ready(Worker& w, const std::string& who);
   void run_rounds();
+  bool run_round(const std::vector<std::size_t>& order, int round);
+  bool stop_at_look(int rounds_done, int last);
   bool run_block(const BlockSpec& spec, int round, int attempt);
+  void judge_block(BlockRecord& b, const BlockSpec& spec, const CpuSnapshot& before);
   void release(const BlockSpec& spec, int index);
   void collect_block(const BlockSpec& spec, int index);
   void wait_for_block(const BlockSpec& spec, int index);
@@ -108,6 +112,7 @@ class RepetitionRun {
   Launcher& launcher_;
   Clock& clock_;
   std::function<bool()> interrupt_requested_;
+  LookFn look_;
   std::vector<Worker> workers_;
   std::vector<std::vector<Seat>> seats_;  // [set][tenant]
   std::unique_ptr<TelemetrySampler> sampler_;

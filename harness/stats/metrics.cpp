@@ -17,8 +17,8 @@ double ratio(double num, double den) { return den > 0.0 ? num / den : kNaN; }
 }  // namespace
 
 Estimate p95_slowdown(const BlockedSamples& colocated, const BlockedSamples& exclusive, std::uint64_t seed,
-                      int resamples, const std::function<bool()>& stop) {
-  return percentile_ratio_ci(colocated, exclusive, 95.0, seed, resamples, 0.95, 0, stop);
+                      int resamples, const std::function<bool()>& stop, Pairing pairing) {
+  return percentile_ratio_estimate(colocated, exclusive, pairing, 95.0, seed, resamples, 0, stop);
 }
 
 double median_slowdown(const std::vector<double>& colocated, const std::vector<double>& exclusive) {

@@ -5,26 +5,39 @@
 #include <cstdint>
 #include <string>
 #include <functional>
+#include <limits>
 #include <vector>
 
 namespace ib {
 
+// Whether two phases' rounds are resampled together (bootstrap.h): paired when both were measured in
+// the same rounds of the same run, independent when one comes from elsewhere (a baseline file).
+enum class Pairing { paired, independent };
+
 struct Estimate {
   double value;     // point estimate on the full samples
-  double ci_low;    // bootstrap percentile interval
+  double ci_low;    // the interval: log(1 + value) -/+ z * log_se, back on the ratio scale (bootstrap.h)
   double ci_high;
-  double confidence = 0.95;
+  double confidence = 0.95;  // 2 Phi(z) - 1
   int resamples = 0;
   std::uint64_t seed = 0;
+  double log_se = std::numeric_limits<double>::quiet_NaN();  // bootstrap standard error of log(1 + value)
+  double z = 1.959963984540054;  // two-sided normal quantile of the interval (1.96: 95%)
+  Pairing pairing = Pairing::paired;  // how the replicates drew E and C
+  int clusters = 0;        // rounds (over the repetitions) the replicates drew from
+  bool whole_rounds = false;  // each drawn round taken whole (enough rounds), else runs of samples within
+  double quantile = 1.959963984540054;  // what the interval used: z, or Student's t at z's tail (bootstrap.h)
 };
 
-// One phase's counted values grouped as repetitions -> blocks -> values in time order.
+// One phase's counted values grouped as repetitions -> rounds -> values in time order (a round's
+// block of this phase; an empty vector where the round has no counted block of it).
 using BlockedSamples = std::vector<std::vector<std::vector<double>>>;
 
-// P95(C) / P95(E) - 1 over the pooled values, with the 95% CI of the hierarchical block bootstrap
-// (harness/stats/bootstrap.h): repetitions, then blocks, then moving blocks of samples, C and E independently.
+// P95(C) / P95(E) - 1 over the pooled values, with the 95% interval of the round bootstrap
+// (harness/stats/bootstrap.h): repetitions, then rounds (E and C of a round together when paired),
+// then moving blocks of samples.
 Estimate p95_slowdown(const BlockedSamples& colocated, const BlockedSamples& exclusive, std::uint64_t seed,
-                      int resamples = 1000, const std::function<bool()>& stop = {});
+                      int resamples = 1000, const std::function<bool()>& stop = {}, Pairing pairing = Pairing::paired);
 double median_slowdown(const std::vector<double>& colocated, const std::vector<double>& exclusive);  // median(C)/median(E) - 1
 double partition_cost(const std::vector<double>& alone, const std::vector<double>& exclusive);       // median(A)/median(E)
 double interference(const std::vector<double>& colocated, const std::vector<double>& alone);         // median(C)/median(A)

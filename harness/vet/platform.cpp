@@ -147,7 +147,8 @@ CheckResult p95_against_baseline(const ExclusivePhase& here, const ExclusivePhas
     return c;
   }
   // This platform is the colocated side C, the exclusive card the E side.
-  const Estimate est = p95_slowdown({here.judged_blocks}, {base->judged_blocks}, 1);
+  // Two runs of different machines share no rounds: each side draws its own (blocks as clusters).
+  const Estimate est = p95_slowdown({here.judged_blocks}, {base->judged_blocks}, 1, 1000, {}, Pairing::independent);
   const VerdictResult v = slowdown_verdict(base->judged_count(), here.judged_count(), est, cutoff);
   c.status = v.verdict == Verdict::pass ? CheckOutcome::pass : v.verdict == Verdict::fail ? CheckOutcome::fail
                                                                                           : CheckOutcome::unknown;

@@ -3,6 +3,7 @@
 #include "harness/analysis/analysis.h"
 #include "harness/stats/bootstrap.h"
 #include "harness/stats/metrics.h"
+#include "harness/stats/sequential.h"
 #include "harness/stats/stats.h"
 #include "reports/json_writer.h"
 #include "reports/html_writer.h"
@@ -59,7 +60,7 @@ void BM_P95SlowdownBootstrap(benchmark::State& state) {
 }
 BENCHMARK(BM_P95SlowdownBootstrap)->Arg(3000)->Unit(benchmark::kMillisecond);
 
-// The hierarchical moving-block bootstrap (harness/stats/bootstrap.h): 3 repetitions x 3 blocks x 3,000
+// The round bootstrap (harness/stats/bootstrap.h) with 3 repetitions x 3 rounds x 3,000
 // samples per side, 1,000 resamples, P95. Blocks are AR(1) (rho 0.7) log-normal series, so the
 // run lengths are the ones the rule picks for autocorrelated samples.
 ib::BlockedSamples make_blocked(std::size_t reps, std::size_t blocks, std::size_t n, std::uint64_t seed) {
@@ -81,10 +82,34 @@ void BM_HierarchicalBootstrap(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   const auto c = make_blocked(3, 3, n, 7);
   const auto e = make_blocked(3, 3, n, 8);
-  for (auto _ : state) benchmark::DoNotOptimize(ib::percentile_ratio_ci(c, e, 95.0, 1, 1000));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(ib::percentile_ratio_estimate(c, e, ib::Pairing::paired, 95.0, 1, 1000));
   state.SetItemsProcessed(state.iterations() * 1000);  // replicates
 }
 BENCHMARK(BM_HierarchicalBootstrap)->Arg(3000)->Unit(benchmark::kMillisecond);
+
+// One stopping look (harness/analysis/deciding.h) costs one paired round bootstrap per tenant: 1,000
+// resamples over 20 rounds of `n` samples per side (n = 150: 3,000 a side, a 10 s GPU phase of 3 ms
+// samples; n = 3,000: 60,000 a side, sub-millisecond samples or per-request latencies), and the
+// look's boundary. Compared in docs/performance.md with the time of a round.
+void BM_PairedBootstrapLook(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const auto c = make_blocked(1, 20, n, 9);
+  const auto e = make_blocked(1, 20, n, 10);
+  const auto z = ib::obrien_fleming_boundaries(ib::planned_looks(10, 2, 30), ib::kSequentialAlpha);
+  for (auto _ : state) {
+    const auto est = ib::interval_at(ib::percentile_ratio_estimate(c, e, ib::Pairing::paired, 95.0, 1, 1000), z[5]);
+    benchmark::DoNotOptimize(ib::slowdown_verdict(20 * n, 20 * n, est, 0.4));
+  }
+  state.SetItemsProcessed(state.iterations() * 1000);  // replicates
+}
+BENCHMARK(BM_PairedBootstrapLook)->Arg(150)->Arg(3000)->Unit(benchmark::kMillisecond);
+
+// The boundaries of a run's looks (once per scenario): 11 looks, 10 to 30 rounds.
+void BM_ObrienFlemingBoundaries(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(ib::obrien_fleming_boundaries(ib::planned_looks(10, 2, 30)));
+}
+BENCHMARK(BM_ObrienFlemingBoundaries)->Unit(benchmark::kMillisecond);
 
 void BM_JsonWrite1M(benchmark::State& state) {
   ib::Results r;

@@ -28,6 +28,26 @@ def pytest_configure(config):
 LENIENT = ("--max-foreign-cpus", "64", "--max-steal-cpus", "64")
 
 
+# Subcommands other than `run`: their options are their own.
+SUBCOMMANDS = {"list", "probe", "sustain", "baseline", "vet", "selftest", "compare", "history", "report", "cleanup",
+               "worker"}
+
+# The tests of the harness's mechanics (phases, blocks, outputs, faults, signals) run the fixed length
+# of 3 rounds they were written for: a run that goes on until decided would spend their time on
+# resampling what they do not judge. The tests of deciding (test_deciding.py) name their own options,
+# and any test that passes --rounds or --until keeps them.
+MECHANICS = ("--rounds", "3", "--until", "fixed")
+
+
+def with_mechanics(args):
+    args = [str(a) for a in args]
+    if args and (args[0] in SUBCOMMANDS or args[0] in ("--help", "--version")):
+        return args
+    if any(a in ("--rounds", "--until") for a in args):
+        return args
+    return [*args, *MECHANICS]
+
+
 class Runner:
     """Runs interference-bench with a unique tag in its environment, so leftover workers can be found."""
 
@@ -46,11 +66,11 @@ class Runner:
         return path
 
     def run(self, *args, timeout=120):
-        return subprocess.run([BINARY, *map(str, args)], capture_output=True, text=True, timeout=timeout,
+        return subprocess.run([BINARY, *with_mechanics(args)], capture_output=True, text=True, timeout=timeout,
                               env=self.env, stdin=subprocess.DEVNULL)
 
     def popen(self, *args):
-        return subprocess.Popen([BINARY, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        return subprocess.Popen([BINARY, *with_mechanics(args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, env=self.env, stdin=subprocess.DEVNULL)
 
     def suite(self, name, scenario_docs):

@@ -61,7 +61,7 @@ def test_a_quiet_block_is_clean_and_each_block_records_its_load(runner, tmp_path
 
 def test_rounds_and_order_are_options(runner, tmp_path):
     doc = scenario("two", [compute("a"), compute("b")], duration=0.8)
-    _, res = run(runner, tmp_path, doc, *LENIENT, "--rounds", "4", "--round-order", "shuffle", "--seed", "3")
+    _, res = run(runner, tmp_path, doc, *LENIENT, "--rounds", "4", "--until", "fixed", "--round-order", "shuffle", "--seed", "3")
     runinfo = res["runs"][0]
     assert runinfo["rounds"] == 4 and runinfo["round_order"] == "shuffle"
     per_round = {}

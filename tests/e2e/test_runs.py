@@ -210,7 +210,7 @@ def test_the_bootstrap_is_reproducible_from_the_seed(runner, tmp_path):
     assert res["meta"]["bootstrap"] == {"seed": 7, "resamples": 1000}
     est = res["runs"][0]["tenants"][1]["metrics"]["p95_slowdown"]
     assert est["seed"] == 8  # seed + tenant index
-    assert est["resamples"] == 1000 and est["method"].startswith("hierarchical block bootstrap")
+    assert est["resamples"] == 1000 and est["method"].startswith("paired round bootstrap")
     # Another run with the same seed seeds its bootstraps the same way (same data, same CI: unit-tested).
     runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "o2", "--seed", "7", *LENIENT)
     res2 = load_results(tmp_path / "o2")

@@ -1,5 +1,4 @@
-// Hierarchical moving-block bootstrap (harness/stats/bootstrap.h; DESIGN.md section 4, "Confidence
-// intervals"). Exact values are worked out in the comments; the statistical tests use seeded synthetic
+// Paired round bootstrap (harness/stats/bootstrap.h; DESIGN.md section 4, "Confidence intervals"). Exact values are worked out in the comments; the statistical tests use seeded synthetic
 // data with a known answer and are sized so that a broken implementation fails them (see each test).
 #include "harness/stats/bootstrap.h"
 #include "harness/core/errors.h"
@@ -79,6 +78,32 @@ BlockedSamples make_phase(Normals& g, const Layout& l, double rho, double k,
 
 double width(const Estimate& e) { return e.ci_high - e.ci_low; }
 
+// One repetition of `rounds` rounds, each with an E block and a C block of n_min..n_max samples whose
+// level is the round's plateau: 1 or `plateau`, at random (a machine with two speeds, as this VM's CPU:
+// both blocks of a round see the same one). C's level is k_c times E's, so the pooled C is k_c times
+// the pooled E in distribution and the true P95 ratio is exactly k_c.
+struct RoundData {
+  BlockedSamples E, C;
+};
+RoundData plateau_rounds(Normals& g, std::size_t reps, std::size_t rounds, std::size_t n_min, std::size_t n_max,
+                         double rho, double k_c, double plateau) {
+  RoundData d{BlockedSamples(reps), BlockedSamples(reps)};
+  for (std::size_t r = 0; r < reps; ++r)
+    for (std::size_t k = 0; k < rounds; ++k) {
+      const double level = g.bits() % 2 ? plateau : 1.0;
+      const auto size = [&] { return n_min + static_cast<std::size_t>(g.bits() % (n_max - n_min + 1)); };
+      d.E[r].push_back(lognormal_ar1(g, size(), rho, level));
+      d.C[r].push_back(lognormal_ar1(g, size(), rho, k_c * level));
+    }
+  return d;
+}
+
+// The 95% interval of P95(C)/P95(E) - 1 (the estimate the verdicts use).
+Estimate ci(const BlockedSamples& C, const BlockedSamples& E, std::uint64_t seed, int resamples,
+            Pairing pairing = Pairing::paired, std::size_t block_length = 0) {
+  return percentile_ratio_estimate(C, E, pairing, 95.0, seed, resamples, block_length);
+}
+
 // ---------------------------------------------------------------- lag1_autocorrelation
 
 TEST(Bootstrap, Lag1AutocorrelationHandComputed) {
@@ -138,16 +163,23 @@ TEST(Bootstrap, MovingBlockLengthIsLongerForAutocorrelatedData) {
 
 // ---------------------------------------------------------------- the resampler's structure
 
+std::vector<double> side(const RoundResampler& plan, std::size_t s, const std::vector<std::vector<Piece>>& pieces) {
+  std::vector<double> out;
+  plan.materialize(s, pieces[s], out);
+  return out;
+}
+
 TEST(Bootstrap, ResamplerDrawsContiguousRunsWithinOneBlock) {
   // One block 0..99, forced run length 7: the output has the block's 100 samples in runs of 7
   // consecutive values (the last cut to 100 - 14 * 7 = 2), each run inside the block.
   BlockedSamples data(1, std::vector<std::vector<double>>(1, std::vector<double>(100)));
   for (std::size_t i = 0; i < 100; ++i) data[0][0][i] = static_cast<double>(i);
-  const HierarchicalResampler plan(data, 7);
+  const RoundResampler plan({&data}, Pairing::paired, 7);
   std::mt19937_64 rng(3);
-  std::vector<double> out;
+  std::vector<std::vector<Piece>> pieces;
   for (int rep = 0; rep < 20; ++rep) {
-    plan.draw(rng, out);
+    plan.draw(rng, pieces);
+    const auto out = side(plan, 0, pieces);
     ASSERT_EQ(out.size(), 100u);
     for (std::size_t i = 0; i < out.size(); ++i) {
       if (i % 7 == 0) EXPECT_LE(out[i], 93.0);  // a whole run of 7 fits after its start
@@ -156,294 +188,372 @@ TEST(Bootstrap, ResamplerDrawsContiguousRunsWithinOneBlock) {
   }
 }
 
-TEST(Bootstrap, ResamplerPicksRepetitionsThenBlocksWithinThem) {
-  // Repetition r, block b holds values 1000 r + 100 b + [0, 10 + b): every slot of the output is one
-  // block of one repetition, all blocks of a slot group come from one repetition, and with enough
-  // draws repetitions and blocks repeat (drawn with replacement).
-  BlockedSamples data(2);
-  for (int r = 0; r < 2; ++r)
-    for (int b = 0; b < 3; ++b) {
+// Repetition r, round k: E holds 1000 r + 100 k + [0, 10 + k), C the same + 0.5. A paired replicate
+// takes, for every drawn round, E's block and C's block of that same round: the two sides' sequences of
+// (repetition, round) are equal, rounds of a slot come from one repetition, and draws repeat.
+BlockedSamples labelled(int reps, int rounds, double offset) {
+  BlockedSamples data(static_cast<std::size_t>(reps));
+  for (int r = 0; r < reps; ++r)
+    for (int k = 0; k < rounds; ++k) {
       std::vector<double> x;
-      for (int i = 0; i < 10 + b; ++i) x.push_back(1000.0 * r + 100.0 * b + i);
-      data[r].push_back(x);
+      for (int i = 0; i < 10 + k; ++i) x.push_back(1000.0 * r + 100.0 * k + i + offset);
+      data[static_cast<std::size_t>(r)].push_back(x);
     }
-  const HierarchicalResampler plan(data);
-  std::mt19937_64 rng(5);
-  std::vector<double> out;
-  bool repeated_rep = false, repeated_block = false;
-  for (int draw = 0; draw < 50; ++draw) {
-    plan.draw(rng, out);
-    std::size_t pos = 0;
-    std::vector<int> reps_seen;
-    for (int slot = 0; slot < 2; ++slot) {
-      const int rep = static_cast<int>(out.at(pos) / 1000.0);
-      std::vector<int> blocks_seen;
-      for (int k = 0; k < 3; ++k) {
-        const int block = static_cast<int>((out.at(pos) - 1000.0 * rep) / 100.0);
-        const std::size_t n = static_cast<std::size_t>(10 + block);
-        for (std::size_t i = 0; i < n; ++i) {
-          ASSERT_EQ(static_cast<int>(out.at(pos + i) / 1000.0), rep);
-          ASSERT_EQ(static_cast<int>((out.at(pos + i) - 1000.0 * rep) / 100.0), block);
-        }
-        pos += n;
-        repeated_block |= std::count(blocks_seen.begin(), blocks_seen.end(), block) > 0;
-        blocks_seen.push_back(block);
-      }
-      repeated_rep |= std::count(reps_seen.begin(), reps_seen.end(), rep) > 0;
-      reps_seen.push_back(rep);
-    }
-    EXPECT_EQ(pos, out.size());
-  }
-  EXPECT_TRUE(repeated_rep);
-  EXPECT_TRUE(repeated_block);
+  return data;
 }
 
-// ---------------------------------------------------------------- point value, edge cases
+// The (repetition, round) of each block in a materialized side, in order.
+std::vector<std::pair<int, int>> rounds_drawn(const std::vector<double>& out) {
+  std::vector<std::pair<int, int>> seen;
+  for (std::size_t pos = 0; pos < out.size();) {
+    const int rep = static_cast<int>(out[pos] / 1000.0), k = static_cast<int>((out[pos] - 1000.0 * rep) / 100.0);
+    const std::size_t n = static_cast<std::size_t>(10 + k);
+    for (std::size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(static_cast<int>(out.at(pos + i) / 1000.0), rep);
+      EXPECT_EQ(static_cast<int>((out.at(pos + i) - 1000.0 * rep) / 100.0), k);
+    }
+    seen.push_back({rep, k});
+    pos += n;
+  }
+  return seen;
+}
+
+TEST(Bootstrap, PairedResamplerTakesBothBlocksOfEachDrawnRound) {
+  const BlockedSamples E = labelled(2, 4, 0.0), C = labelled(2, 4, 0.5);
+  const RoundResampler plan({&C, &E}, Pairing::paired);
+  std::mt19937_64 rng(5);
+  std::vector<std::vector<Piece>> pieces;
+  bool repeated = false;
+  for (int draw = 0; draw < 50; ++draw) {
+    plan.draw(rng, pieces);
+    const auto c = rounds_drawn(side(plan, 0, pieces)), e = rounds_drawn(side(plan, 1, pieces));
+    ASSERT_EQ(c, e) << "a round's colocated block without its exclusive block";
+    ASSERT_EQ(c.size(), 8u);  // 2 repetitions x 4 rounds
+    for (std::size_t slot = 0; slot < 2; ++slot)
+      for (std::size_t k = 1; k < 4; ++k) EXPECT_EQ(c[slot * 4 + k].first, c[slot * 4].first);
+    for (std::size_t i = 0; i < c.size(); ++i)
+      repeated |= std::count(c.begin(), c.end(), c[i]) > 1;
+  }
+  EXPECT_TRUE(repeated);
+}
+
+TEST(Bootstrap, IndependentSidesDrawTheirOwnRounds) {
+  const BlockedSamples E = labelled(1, 6, 0.0), C = labelled(1, 6, 0.5);
+  const RoundResampler plan({&C, &E}, Pairing::independent);
+  std::mt19937_64 rng(6);
+  std::vector<std::vector<Piece>> pieces;
+  int differ = 0;
+  for (int draw = 0; draw < 20; ++draw) {
+    plan.draw(rng, pieces);
+    differ += rounds_drawn(side(plan, 0, pieces)) != rounds_drawn(side(plan, 1, pieces));
+  }
+  EXPECT_GE(differ, 18);
+}
+
+TEST(Bootstrap, PairedSidesOfDifferentShapesAreRefused) {
+  const BlockedSamples a = labelled(1, 3, 0.0), b = labelled(1, 4, 0.0), c = labelled(2, 3, 0.0);
+  EXPECT_THROW(RoundResampler({&a, &b}, Pairing::paired), std::invalid_argument);
+  EXPECT_THROW(RoundResampler({&a, &c}, Pairing::paired), std::invalid_argument);
+  EXPECT_NO_THROW(RoundResampler({&a, &b}, Pairing::independent));
+}
+
+TEST(Bootstrap, ARoundWithOneSideEmptyIsStillACluster) {
+  // Round 1 lost its exclusive block (excluded): drawing it adds colocated values only.
+  BlockedSamples E = labelled(1, 3, 0.0), C = labelled(1, 3, 0.5);
+  E[0][1].clear();
+  const RoundResampler plan({&C, &E}, Pairing::paired);
+  std::mt19937_64 rng(7);
+  std::vector<std::vector<Piece>> pieces;
+  for (int draw = 0; draw < 30; ++draw) {
+    plan.draw(rng, pieces);
+    const auto c = rounds_drawn(side(plan, 0, pieces)), e = rounds_drawn(side(plan, 1, pieces));
+    ASSERT_EQ(c.size(), 3u);
+    std::vector<std::pair<int, int>> c_without_round1;
+    for (const auto& x : c)
+      if (x.second != 1) c_without_round1.push_back(x);
+    EXPECT_EQ(e, c_without_round1);
+  }
+}
+
+TEST(Bootstrap, PieceQuantileEqualsTheQuantileOfTheMaterializedReplicate) {
+  // The fast path (counts below a window, copies in it) and the fall-back (materialize) against
+  // percentile_select of the replicate's values, for quantiles across the range and plateau data whose
+  // replicates' P95 often falls below the window.
+  Normals g(17);
+  const RoundData d = plateau_rounds(g, 2, 12, 20, 90, 0.6, 1.3, 2.5);
+  const RoundResampler plan({&d.C, &d.E}, Pairing::paired);
+  std::mt19937_64 rng(9);
+  std::vector<std::vector<Piece>> pieces;
+  std::vector<double> scratch, values;
+  for (double q : {0.0, 5.0, 50.0, 80.0, 95.0, 99.0, 100.0}) {
+    const PieceQuantile c_q(plan, 0, q), e_q(plan, 1, q);
+    for (int draw = 0; draw < 200; ++draw) {
+      plan.draw(rng, pieces);
+      plan.materialize(0, pieces[0], values);
+      EXPECT_EQ(c_q(pieces[0], scratch), percentile_select(values, q)) << q;
+      plan.materialize(1, pieces[1], values);
+      EXPECT_EQ(e_q(pieces[1], scratch), percentile_select(values, q)) << q;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- point value, interval, edge cases
 
 TEST(Bootstrap, PointValueIsTheRatioOfPooledPercentiles) {
   // Pooled E = [1..10]: P95 = 9 + 0.55 * 1 = 9.55; pooled C = [2,4,...,18,30]: P95 = 18 + 0.55 * 12 = 24.6;
-  // 24.6 / 9.55 - 1 = 1.575916230366492, however the samples are split into repetitions and blocks.
-  const BlockedSamples E = {{{3, 1, 2}, {10}}, {{4, 5, 6, 7, 8, 9}}};
-  const BlockedSamples C = {{{30, 2, 4, 6, 8}}, {{10, 12}, {14, 16, 18}}};
-  const Estimate e = percentile_ratio_ci(C, E, 95.0, 7, 200);
+  // 24.6 / 9.55 - 1 = 1.575916230366492, however the samples are split into repetitions and rounds.
+  const BlockedSamples E = {{{3, 1, 2}, {10}}, {{4, 5, 6, 7, 8, 9}, {}}};
+  const BlockedSamples C = {{{30, 2, 4, 6, 8}, {}}, {{10, 12}, {14, 16, 18}}};
+  const Estimate e = ci(C, E, 7, 200);
   EXPECT_NEAR(e.value, 1.575916230366492, kTol);
   EXPECT_EQ(e.resamples, 200);
   EXPECT_EQ(e.seed, 7u);
-  EXPECT_DOUBLE_EQ(e.confidence, 0.95);
-  EXPECT_LE(e.ci_low, e.ci_high);
+  EXPECT_EQ(e.pairing, Pairing::paired);
+  EXPECT_NEAR(e.confidence, 0.95, 1e-9);
+  EXPECT_LE(e.ci_low, e.value);
+  EXPECT_GE(e.ci_high, e.value);
 }
 
-TEST(Bootstrap, EmptyBlocksAndRepetitionsAreSkipped) {
+TEST(Bootstrap, IntervalIsNormalOnTheLogRatio) {
+  // value 0.5, log_se 0.1, few clusters (runs within blocks: the quantile is z): log(1.5) = 0.405465;
+  // -/+ 1.96 * 0.1 -> exp(0.209465) - 1 = 0.233023 and exp(0.601465) - 1 = 0.824784; at z = 3:
+  // exp(0.105465) - 1 = 0.111227 and exp(0.705465) - 1 = 1.024788.
+  Estimate e{0.5, 0, 0, 0.95, 1000, 1};
+  e.log_se = 0.1;
+  const Estimate a = interval_at(e, kZ95);
+  EXPECT_NEAR(a.ci_low, 0.233023, 1e-6);
+  EXPECT_NEAR(a.ci_high, 0.824784, 1e-6);
+  EXPECT_NEAR(a.confidence, 0.95, 1e-9);
+  EXPECT_EQ(a.quantile, kZ95);
+  const Estimate b = interval_at(e, 3.0);
+  EXPECT_NEAR(b.ci_low, 0.111227, 1e-6);
+  EXPECT_NEAR(b.ci_high, 1.024788, 1e-6);
+  EXPECT_NEAR(b.confidence, 0.997300, 1e-6);
+  EXPECT_EQ(b.z, 3.0);
+  // 10 rounds resampled whole: Student's t with 9 degrees of freedom at the same tail, 2.262157:
+  // exp(0.405465 -/+ 0.2262157) - 1 = 0.196319 and 0.880769.
+  e.clusters = 10;
+  e.whole_rounds = true;
+  const Estimate t = interval_at(e, kZ95);
+  EXPECT_NEAR(t.quantile, 2.262157, 1e-6);
+  EXPECT_NEAR(t.ci_low, 0.196319, 1e-6);
+  EXPECT_NEAR(t.ci_high, 0.880769, 1e-6);
+  e.log_se = std::nan("");
+  EXPECT_TRUE(std::isnan(interval_at(e, kZ95).ci_low));
+}
+
+TEST(Bootstrap, StudentTQuantilesFromTables) {
+  EXPECT_NEAR(student_t_quantile(0.975, 1), 12.706205, 1e-5);
+  EXPECT_NEAR(student_t_quantile(0.975, 9), 2.262157, 1e-6);
+  EXPECT_NEAR(student_t_quantile(0.975, 19), 2.093024, 1e-6);
+  EXPECT_NEAR(student_t_quantile(0.995, 29), 2.756386, 1e-6);
+  EXPECT_NEAR(student_t_quantile(0.975, 1e6), 1.959966, 1e-5);
+  EXPECT_NEAR(student_t_quantile(0.025, 9), -2.262157, 1e-6);
+  EXPECT_NEAR(student_t_cdf(2.262157, 9), 0.975, 1e-7);
+  EXPECT_NEAR(student_t_cdf(0.0, 5), 0.5, 1e-12);
+  EXPECT_TRUE(std::isnan(student_t_quantile(1.0, 9)));
+  EXPECT_TRUE(std::isnan(student_t_quantile(0.5, 0)));
+}
+
+TEST(Bootstrap, StandardErrorIsTheStddevOfTheLogReplicatesScaledForTheClusters) {
+  // 12 rounds, resampled whole: log_se = stddev(replicates) * sqrt(12 / 11), the interval at t_11.
+  Normals g(41);
+  const RoundData d = plateau_rounds(g, 1, 12, 100, 200, 0.6, 1.3, 1.5);
+  const std::vector<double> reps = log_ratio_replicates(d.C, d.E, Pairing::paired, 95.0, 8, 400);
+  ASSERT_EQ(reps.size(), 400u);
+  const Estimate e = ci(d.C, d.E, 8, 400);
+  EXPECT_EQ(e.clusters, 12);
+  EXPECT_NEAR(e.log_se, stddev(reps) * std::sqrt(12.0 / 11.0), 1e-15);
+  EXPECT_NEAR(e.quantile, student_t_quantile(0.975, 11), 1e-9);
+  EXPECT_NEAR(std::log1p(e.ci_high) - std::log1p(e.value), e.quantile * e.log_se, 1e-12);
+  EXPECT_NEAR(std::log1p(e.value) - std::log1p(e.ci_low), e.quantile * e.log_se, 1e-12);
+}
+
+TEST(Bootstrap, EnoughRoundsAreResampledWholeFewerInRuns) {
+  Normals g(43);
+  const RoundData many = plateau_rounds(g, 1, kMinRoundsResampledWhole, 50, 50, 0.5, 1.3, 1.0);
+  const RoundData few = plateau_rounds(g, 1, kMinRoundsResampledWhole - 1, 50, 50, 0.5, 1.3, 1.0);
+  const RoundResampler whole({&many.C, &many.E}, Pairing::paired), runs({&few.C, &few.E}, Pairing::paired);
+  EXPECT_TRUE(whole.whole_rounds());
+  EXPECT_FALSE(runs.whole_rounds());
+  std::mt19937_64 rng(1);
+  std::vector<std::vector<Piece>> pieces;
+  whole.draw(rng, pieces);
+  for (const Piece& p : pieces[0]) EXPECT_TRUE(p.start == 0 && p.take == 50);
+  runs.draw(rng, pieces);
+  EXPECT_GT(pieces[0].size(), few.C[0].size());  // several runs per block
+  // A block length asked for is used whatever the number of rounds.
+  EXPECT_FALSE(RoundResampler({&many.C, &many.E}, Pairing::paired, 5).whole_rounds());
+}
+
+TEST(Bootstrap, EmptyRoundsAndRepetitionsAreSkipped) {
   Normals g(21);
-  const BlockedSamples C = make_phase(g, {2, 2, 50, 80}, 0.5, 1.3);
-  const BlockedSamples E = make_phase(g, {2, 2, 50, 80}, 0.5, 1.0);
-  // The same data with empty blocks and repetitions interleaved: the same plan, so the same draws.
-  BlockedSamples C2 = {{}, {{}, C[0][0], {}, C[0][1]}, {{}}, C[1]};
-  BlockedSamples E2 = {E[0], {}, {E[1][0], {}, E[1][1], {}}};
-  const Estimate a = percentile_ratio_ci(C, E, 95.0, 9, 300);
-  const Estimate b = percentile_ratio_ci(C2, E2, 95.0, 9, 300);
+  const RoundData d = plateau_rounds(g, 2, 3, 50, 80, 0.5, 1.3, 1.0);
+  // Independent sides: empty rounds and repetitions interleaved give the same plan, so the same draws.
+  BlockedSamples C2 = {{}, {{}, d.C[0][0], {}, d.C[0][1], d.C[0][2]}, {{}}, d.C[1]};
+  BlockedSamples E2 = {d.E[0], {}, {d.E[1][0], {}, d.E[1][1], {}, d.E[1][2]}};
+  const Estimate a = ci(d.C, d.E, 9, 300, Pairing::independent);
+  const Estimate b = ci(C2, E2, 9, 300, Pairing::independent);
   EXPECT_EQ(a.value, b.value);
   EXPECT_EQ(a.ci_low, b.ci_low);
   EXPECT_EQ(a.ci_high, b.ci_high);
+  // Paired: a round empty on both sides is no cluster.
+  BlockedSamples C3 = d.C, E3 = d.E;
+  C3[0].insert(C3[0].begin() + 1, std::vector<double>{});
+  E3[0].insert(E3[0].begin() + 1, std::vector<double>{});
+  EXPECT_EQ(ci(d.C, d.E, 9, 300).ci_low, ci(C3, E3, 9, 300).ci_low);
 }
 
 TEST(Bootstrap, NoSamplesOrNoResamples) {
   const BlockedSamples some = {{{1.0, 2.0, 3.0}}};
   for (const BlockedSamples& none : {BlockedSamples{}, BlockedSamples{{}}, BlockedSamples{{{}, {}}}}) {
-    const Estimate a = percentile_ratio_ci(none, some, 95.0, 1);
-    const Estimate b = percentile_ratio_ci(some, none, 95.0, 1);
+    const Estimate a = ci(none, some, 1, 1000, Pairing::independent);
+    const Estimate b = ci(some, none, 1, 1000, Pairing::independent);
     for (const Estimate& e : {a, b}) {
       EXPECT_TRUE(std::isnan(e.value));
       EXPECT_TRUE(std::isnan(e.ci_low));
       EXPECT_TRUE(std::isnan(e.ci_high));
     }
-    EXPECT_TRUE(percentile_ratio_replicates(none, some, 95.0, 1).empty());
+    EXPECT_TRUE(log_ratio_replicates(none, some, Pairing::independent, 95.0, 1).empty());
   }
-  // resamples <= 0: the value only. [2,4,6] / [1,2,3] at P50 -> 4 / 2 - 1 = 1.
+  // fewer than 2 resamples: the value only. [2,4,6] / [1,2,3] at P50 -> 4 / 2 - 1 = 1.
   const BlockedSamples twice = {{{2.0, 4.0, 6.0}}};
-  for (int resamples : {0, -5}) {
-    const Estimate e = percentile_ratio_ci(twice, some, 50.0, 1, resamples);
+  for (int resamples : {0, 1, -5}) {
+    const Estimate e = percentile_ratio_estimate(twice, some, Pairing::paired, 50.0, 1, resamples);
     EXPECT_NEAR(e.value, 1.0, kTol);
     EXPECT_TRUE(std::isnan(e.ci_low));
     EXPECT_TRUE(std::isnan(e.ci_high));
-    EXPECT_TRUE(percentile_ratio_replicates(twice, some, 50.0, 1, resamples).empty());
+    EXPECT_TRUE(std::isnan(e.log_se));
   }
-  // A confidence outside (0, 1): no interval.
-  EXPECT_TRUE(std::isnan(percentile_ratio_ci(twice, some, 50.0, 1, 100, 1.0).ci_low));
-  EXPECT_TRUE(std::isnan(percentile_ratio_ci(twice, some, 50.0, 1, 100, 0.0).ci_high));
 }
 
 TEST(Bootstrap, ConstantSidesGiveAPointInterval) {
-  // Every resample of a constant phase is that constant: every replicate is 3 / 2 - 1 = 0.5.
-  const BlockedSamples C = {{std::vector<double>(40, 3.0), std::vector<double>(30, 3.0)},
-                            {std::vector<double>(50, 3.0)}};
+  // Every resample of a constant phase is that constant: every replicate is log(3 / 2), log_se 0.
+  const BlockedSamples C = {{std::vector<double>(40, 3.0), std::vector<double>(30, 3.0)}, {std::vector<double>(50, 3.0)}};
   const BlockedSamples E = {{std::vector<double>(60, 2.0)}};
-  const Estimate e = percentile_ratio_ci(C, E, 95.0, 4, 100);
+  const Estimate e = ci(C, E, 4, 100, Pairing::independent);
   EXPECT_NEAR(e.value, 0.5, kTol);
+  EXPECT_NEAR(e.log_se, 0.0, kTol);
   EXPECT_NEAR(e.ci_low, 0.5, kTol);
   EXPECT_NEAR(e.ci_high, 0.5, kTol);
 }
 
-// ---------------------------------------------------------------- seeds and the interval's level
-
 TEST(Bootstrap, SameSeedSameCiOtherSeedDifferent) {
   Normals g(31);
-  const BlockedSamples C = make_phase(g, {2, 3, 300, 400}, 0.7, 1.3);
-  const BlockedSamples E = make_phase(g, {2, 3, 300, 400}, 0.7, 1.0);
-  const Estimate a = percentile_ratio_ci(C, E, 95.0, 42, 500);
-  const Estimate b = percentile_ratio_ci(C, E, 95.0, 42, 500);
-  const Estimate c = percentile_ratio_ci(C, E, 95.0, 43, 500);
+  const RoundData d = plateau_rounds(g, 2, 10, 300, 400, 0.7, 1.3, 1.2);
+  const Estimate a = ci(d.C, d.E, 42, 500), b = ci(d.C, d.E, 42, 500), c = ci(d.C, d.E, 43, 500);
   EXPECT_EQ(a.ci_low, b.ci_low);
   EXPECT_EQ(a.ci_high, b.ci_high);
-  EXPECT_EQ(percentile_ratio_replicates(C, E, 95.0, 42, 500), percentile_ratio_replicates(C, E, 95.0, 42, 500));
+  EXPECT_EQ(log_ratio_replicates(d.C, d.E, Pairing::paired, 95.0, 42, 500),
+            log_ratio_replicates(d.C, d.E, Pairing::paired, 95.0, 42, 500));
   EXPECT_TRUE(a.ci_low != c.ci_low || a.ci_high != c.ci_high);
   EXPECT_EQ(a.value, c.value);  // the point value does not depend on the seed
 }
 
-TEST(Bootstrap, CiEndpointsArePercentilesOfTheReplicates) {
-  Normals g(41);
-  const BlockedSamples C = make_phase(g, {2, 2, 200, 300}, 0.6, 1.3);
-  const BlockedSamples E = make_phase(g, {2, 2, 200, 300}, 0.6, 1.0);
-  std::vector<double> reps = percentile_ratio_replicates(C, E, 95.0, 8, 400);
-  ASSERT_EQ(reps.size(), 400u);
-  std::sort(reps.begin(), reps.end());
-  const Estimate e95 = percentile_ratio_ci(C, E, 95.0, 8, 400);
-  // Equal to the last bit: the tails are computed as exactly 2.5 and 97.5 (and 5 and 95 below).
-  EXPECT_EQ(e95.ci_low, percentile_sorted(reps, 2.5));
-  EXPECT_EQ(e95.ci_high, percentile_sorted(reps, 97.5));
-  const Estimate e90 = percentile_ratio_ci(C, E, 95.0, 8, 400, 0.90);
-  EXPECT_EQ(e90.ci_low, percentile_sorted(reps, 5.0));
-  EXPECT_EQ(e90.ci_high, percentile_sorted(reps, 95.0));
-  EXPECT_DOUBLE_EQ(e90.confidence, 0.90);
-}
-
-TEST(Bootstrap, CiSpansTheNormalQuantilesOfTheReplicates) {
-  // i.i.d. data and large n: the replicates are near-normal, so a 95% percentile interval spans
-  // 2 * 1.96 = 3.92 replicate standard deviations (a 90% one 3.29, which [3.6, 4.2] rejects).
-  Normals g(51);
-  const BlockedSamples C = make_phase(g, {1, 1, 6000, 6000}, 0.0, 1.3);
-  const BlockedSamples E = make_phase(g, {1, 1, 6000, 6000}, 0.0, 1.0);
-  const std::vector<double> reps = percentile_ratio_replicates(C, E, 95.0, 2, 2000);
-  const Estimate e = percentile_ratio_ci(C, E, 95.0, 2, 2000);
-  const double spans = width(e) / stddev(reps);
-  std::printf("[ bootstrap ] 95%% CI width / stddev(replicates) = %.3f\n", spans);
-  EXPECT_GE(spans, 3.6);
-  EXPECT_LE(spans, 4.2);
-  const double spans90 = width(percentile_ratio_ci(C, E, 95.0, 2, 2000, 0.90)) / stddev(reps);
-  EXPECT_GE(spans90, 3.0);
-  EXPECT_LE(spans90, 3.55);
-}
-
 // ---------------------------------------------------------------- coverage with a known answer
 
-// Over 200 seeded data sets (1 repetition x 3 independent blocks x 400-700 samples per phase,
-// E = exp(Z), C = 1.3 exp(Z'), so the true P95 slowdown is exactly 0.3), the fraction of 95% CIs
-// that contain 0.3. 400 resamples per CI (not 1000) keeps the test to a few seconds.
-//
-// The method is conservative here: with exchangeable blocks, resampling the blocks and the samples
-// within them counts the within-block noise twice (variance x (1 + (B-1)/B); with B = 3 a nominal
-// 95% interval covers about 98.9%). Over 2000 data sets it covers 98.3% (i.i.d.) and 97.6% (AR).
-// 200 sets estimate that to about +-1 percentage point, so some seed windows land above 0.99: the
-// AR window starting at 5000 gives 0.995. The seed bases below give 0.980 and 0.980, near the
-// 2000-set figures; a change in how the bootstrap consumes random numbers can move them by a point.
-double coverage(double rho, std::uint64_t seed_base) {
+// Over 200 seeded data sets of one repetition x 20 rounds x 100-200 samples per block and side, AR(1)
+// rho 0.5 within blocks, every round on one of two speed plateaus (x1 or x1.6, shared by its E and C
+// blocks), C 1.3 times E: the fraction of 95% intervals that contain the true P95 slowdown 0.3.
+// 300 resamples per interval keeps the test to a few seconds.
+struct Coverage {
+  double covered, mean_width;
+};
+Coverage coverage(Pairing pairing, double plateau, std::uint64_t seed_base) {
   constexpr int kSets = 200;
-  const Layout layout{1, 3, 400, 700};
   int covered = 0;
+  double widths = 0.0;
   for (int s = 0; s < kSets; ++s) {
     Normals g(seed_base + static_cast<std::uint64_t>(s));
-    const BlockedSamples E = make_phase(g, layout, rho, 1.0);
-    const BlockedSamples C = make_phase(g, layout, rho, 1.3);
-    const Estimate e = percentile_ratio_ci(C, E, 95.0, static_cast<std::uint64_t>(s), 400);
+    const RoundData d = plateau_rounds(g, 1, 20, 100, 200, 0.5, 1.3, plateau);
+    const Estimate e = ci(d.C, d.E, static_cast<std::uint64_t>(s), 300, pairing);
     covered += e.ci_low <= 0.3 && 0.3 <= e.ci_high;
+    widths += width(e);
   }
-  return static_cast<double>(covered) / kSets;
+  return {static_cast<double>(covered) / kSets, widths / kSets};
 }
 
-TEST(Bootstrap, CoverageOnIidData) {
-  const double cov = coverage(0.0, 1000);
-  std::printf("[ bootstrap ] coverage (a) i.i.d.: %.3f\n", cov);
-  EXPECT_GE(cov, 0.90);
-  EXPECT_LE(cov, 0.99);
+TEST(Bootstrap, PairedRoundsCoverTheTruthOnATwoSpeedMachine) {
+  const Coverage paired = coverage(Pairing::paired, 1.6, 1000);
+  std::printf("[ bootstrap ] paired rounds, two plateaus: coverage %.3f, mean width %.3f\n", paired.covered,
+              paired.mean_width);
+  EXPECT_GE(paired.covered, 0.90);
+  EXPECT_LE(paired.covered, 0.99);
 }
 
-TEST(Bootstrap, CoverageOnAr1Data) {
-  const double cov = coverage(0.7, 5400);
-  std::printf("[ bootstrap ] coverage (b) AR(1) rho 0.7: %.3f\n", cov);
-  EXPECT_GE(cov, 0.90);
-  EXPECT_LE(cov, 0.99);
+TEST(Bootstrap, IndependentSidesOnATwoSpeedMachineAreFarWiderAndOverCover) {
+  // The same data resampled with E and C apart (the old method, or rounds taken without their
+  // blocks): the plateau a round's E and C share counts as noise twice. The interval is much wider
+  // and covers nearly always: the coverage test above rejects it.
+  const Coverage paired = coverage(Pairing::paired, 1.6, 1000), apart = coverage(Pairing::independent, 1.6, 1000);
+  std::printf("[ bootstrap ] independent sides, two plateaus: coverage %.3f, mean width %.3f (paired %.3f)\n",
+              apart.covered, apart.mean_width, paired.mean_width);
+  EXPECT_GT(apart.covered, 0.99);
+  EXPECT_GT(apart.mean_width, 2.0 * paired.mean_width);
+}
+
+TEST(Bootstrap, PairedRoundsCoverOnASteadyMachineToo) {
+  const Coverage steady = coverage(Pairing::paired, 1.0, 3000);
+  std::printf("[ bootstrap ] paired rounds, one speed: coverage %.3f\n", steady.covered);
+  EXPECT_GE(steady.covered, 0.90);
+  EXPECT_LE(steady.covered, 0.99);
 }
 
 // ---------------------------------------------------------------- what broken variants would do
 
-// The broken variant: C resampled by the same hierarchical plan, E held at its full samples.
-Estimate colocated_only_ci(const BlockedSamples& C, const BlockedSamples& E, std::uint64_t seed, int resamples) {
-  const HierarchicalResampler plan(C);
-  std::vector<double> e = pool_samples(E);
-  const double p95_e = percentile_select(e, 95.0);
-  std::mt19937_64 rng(seed);
-  std::vector<double> c, reps;
-  for (int i = 0; i < resamples; ++i) {
-    plan.draw(rng, c);
-    reps.push_back(percentile_select(c, 95.0) / p95_e - 1.0);
-  }
-  std::sort(reps.begin(), reps.end());
-  return {0.0, percentile_sorted(reps, 2.5), percentile_sorted(reps, 97.5), 0.95, resamples, seed};
-}
-
-TEST(Bootstrap, ResamplingBothSidesIsAboutSqrtTwoWiderThanOneSide) {
-  // C and E equally noisy (same layout, same rho, C scaled by 1.3, which the log-ratio does not
-  // see): the variance of the ratio is twice C's alone, so the interval is about sqrt(2) wider.
-  // Averaged over data sets, since one set's block-level variance has few degrees of freedom.
-  double both = 0.0, one = 0.0;
-  for (std::uint64_t s = 0; s < 20; ++s) {
-    Normals g(7000 + s);
-    const BlockedSamples E = make_phase(g, {1, 3, 1000, 1000}, 0.5, 1.0);
-    const BlockedSamples C = make_phase(g, {1, 3, 1000, 1000}, 0.5, 1.3);
-    both += width(percentile_ratio_ci(C, E, 95.0, s, 400));
-    one += width(colocated_only_ci(C, E, s, 400));
-  }
-  std::printf("[ bootstrap ] width both sides / C only = %.3f\n", both / one);
-  EXPECT_GE(both / one, 1.25);
-  EXPECT_LE(both / one, 1.6);
-}
-
-TEST(Bootstrap, MovingBlocksWidenTheCiOnAutocorrelatedData) {
-  // One block per phase, AR(1) rho 0.7: runs of moving_block_length() (17 here) keep the dependence
-  // that i.i.d. resampling (run length 1) throws away; for the P95 the variance is about 2.3 times
-  // larger (less than the mean's (1 + rho) / (1 - rho) = 5.7: tail exceedances are less correlated).
+TEST(Bootstrap, WithFewRoundsMovingBlocksWidenTheCiOnAutocorrelatedData) {
+  // Three rounds (too few to resample alone), AR(1) rho 0.7 within blocks: runs of
+  // moving_block_length() keep the dependence that i.i.d. resampling (run length 1) throws away.
   double blocks = 0.0, iid = 0.0;
   for (std::uint64_t s = 0; s < 10; ++s) {
     Normals g(8000 + s);
-    const BlockedSamples E = make_phase(g, {1, 1, 3000, 3000}, 0.7, 1.0);
-    const BlockedSamples C = make_phase(g, {1, 1, 3000, 3000}, 0.7, 1.3);
-    blocks += width(percentile_ratio_ci(C, E, 95.0, s, 400));
-    iid += width(percentile_ratio_ci(C, E, 95.0, s, 400, 0.95, 1));
+    const RoundData d = plateau_rounds(g, 1, 3, 1000, 1000, 0.7, 1.3, 1.0);
+    blocks += width(ci(d.C, d.E, s, 300));
+    iid += width(ci(d.C, d.E, s, 300, Pairing::paired, 1));
   }
-  std::printf("[ bootstrap ] width moving blocks / i.i.d. on AR(1) 0.7 = %.3f\n", blocks / iid);
-  EXPECT_GT(blocks / iid, 1.4);
+  std::printf("[ bootstrap ] 3 rounds: width moving blocks / i.i.d. on AR(1) 0.7 = %.3f\n", blocks / iid);
+  EXPECT_GT(blocks / iid, 1.3);
 }
 
 TEST(Bootstrap, RepetitionEffectWidensTheCi) {
-  // 3 repetitions x 3 blocks whose levels differ by repetition (x1.00, x1.04, x1.08, on both sides):
-  // resampling repetitions carries that spread into the interval. The same blocks pooled into one
-  // repetition are resampled as 9 exchangeable blocks, which averages the effect over more units.
+  // 3 repetitions whose interference differs (C x1.30, x1.38, x1.46 over E): resampling repetitions
+  // carries that spread into the interval; the same rounds pooled into one repetition average it away.
   double hier = 0.0, pooled = 0.0;
   for (std::uint64_t s = 0; s < 10; ++s) {
     Normals g(9000 + s);
-    const BlockedSamples E = make_phase(g, {3, 3, 500, 500}, 0.5, 1.0, {1.00, 1.04, 1.08});
-    const BlockedSamples C = make_phase(g, {3, 3, 500, 500}, 0.5, 1.3, {1.08, 1.00, 1.04});
-    BlockedSamples E1(1), C1(1);
-    for (const auto& rep : E) E1[0].insert(E1[0].end(), rep.begin(), rep.end());
-    for (const auto& rep : C) C1[0].insert(C1[0].end(), rep.begin(), rep.end());
-    hier += width(percentile_ratio_ci(C, E, 95.0, s, 400));
-    pooled += width(percentile_ratio_ci(C1, E1, 95.0, s, 400));
+    RoundData d{BlockedSamples(3), BlockedSamples(3)};
+    for (std::size_t r = 0; r < 3; ++r) {
+      const RoundData one = plateau_rounds(g, 1, 6, 300, 300, 0.5, 1.30 + 0.08 * static_cast<double>(r), 1.0);
+      d.E[r] = one.E[0];
+      d.C[r] = one.C[0];
+    }
+    RoundData p{BlockedSamples(1), BlockedSamples(1)};
+    for (std::size_t r = 0; r < 3; ++r) {
+      p.E[0].insert(p.E[0].end(), d.E[r].begin(), d.E[r].end());
+      p.C[0].insert(p.C[0].end(), d.C[r].begin(), d.C[r].end());
+    }
+    hier += width(ci(d.C, d.E, s, 300));
+    pooled += width(ci(p.C, p.E, s, 300));
   }
   std::printf("[ bootstrap ] width 3 repetitions / pooled into one = %.3f\n", hier / pooled);
   EXPECT_GT(hier / pooled, 1.3);
 }
 
-}  // namespace
-}  // namespace ib
-
-namespace ib {
-namespace {
-
 // ---------------------------------------------------------------- stopping
 
 TEST(Bootstrap, AStopRequestEndsTheResamplingAtTheNextCheck) {
   Normals g(51);
-  const BlockedSamples C = make_phase(g, {1, 2, 100, 100}, 0.5, 1.2);
-  const BlockedSamples E = make_phase(g, {1, 2, 100, 100}, 0.5, 1.0);
+  const RoundData d = plateau_rounds(g, 1, 4, 100, 100, 0.5, 1.2, 1.0);
   int asked = 0;
   // Asked before replicates 0, 64, 128, ...: saying yes at the third question stops before replicate 128.
   const StopCheck stop_at_third = [&asked] { return ++asked == 3; };
-  EXPECT_THROW(percentile_ratio_replicates(C, E, 95.0, 7, 1000, 0, stop_at_third), Interrupted);
+  EXPECT_THROW(log_ratio_replicates(d.C, d.E, Pairing::paired, 95.0, 7, 1000, 0, stop_at_third), Interrupted);
   EXPECT_EQ(asked, 3);
   // A check that never says stop changes nothing: the same replicates as without one.
   const StopCheck never = [] { return false; };
-  EXPECT_EQ(percentile_ratio_replicates(C, E, 95.0, 7, 300, 0, never), percentile_ratio_replicates(C, E, 95.0, 7, 300));
-  EXPECT_THROW(percentile_ratio_ci(C, E, 95.0, 7, 1000, 0.95, 0, [] { return true; }), Interrupted);
+  EXPECT_EQ(log_ratio_replicates(d.C, d.E, Pairing::paired, 95.0, 7, 300, 0, never),
+            log_ratio_replicates(d.C, d.E, Pairing::paired, 95.0, 7, 300));
+  EXPECT_THROW(percentile_ratio_estimate(d.C, d.E, Pairing::paired, 95.0, 7, 1000, 0, [] { return true; }), Interrupted);
 }
 
 }  // namespace

@@ -51,23 +51,27 @@ ojson metric_json(const MetricChange& m) {
           {"ci_high", number(m.change.ci_high)},
           {"confidence", m.change.confidence},
           {"change_kind", is_slowdown(m.metric) ? "new - base (slowdown points)" : "new / base - 1"},
+          {"resolution", number(m.resolution)},
+          {"base_resolution", number(m.base_resolution)},
+          {"new_resolution", number(m.next_resolution)},
           {"verdict", to_string(m.verdict)},
           {"reason", m.reason}};
 }
 
 void tenant_rows(std::ostringstream& os, const Comparison& c) {
-  os << "| scenario | mode | tenant | n E/C base, new | p95_slowdown base → new | p95 change (points) [95% CI] | "
-        "median change (points) [95% CI] | throughput change [95% CI] | verdict |\n";
-  os << "|---|---|---|---|---|---|---|---|---|\n";
+  os << "| scenario | mode | tenant | n E/C base, new | p95_slowdown base → new | p95 change (points) [95% CI] | resolves +/- "
+        "(points) | median change (points) [95% CI] | throughput change [95% CI] | verdict |\n";
+  os << "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& t : c.tenants) {
     os << "| " << t.id.scenario << " | " << t.id.mode << " | " << t.id.tenant << " | " << t.base_exclusive_n << "/"
        << t.base_colocated_n << ", " << t.next_exclusive_n << "/" << t.next_colocated_n << " | ";
     if (t.metrics.size() == 3) {
       const MetricChange& p95 = t.metrics[0];
-      os << figure(p95.metric, p95.base) << " → " << figure(p95.metric, p95.next);
-      for (const auto& m : t.metrics) os << " | " << change_cell(m);
+      os << figure(p95.metric, p95.base) << " → " << figure(p95.metric, p95.next) << " | " << change_cell(p95) << " | "
+         << (std::isfinite(p95.resolution) ? formatted("%.1f", p95.resolution * 100.0) : std::string("n/a"));
+      for (std::size_t k = 1; k < t.metrics.size(); ++k) os << " | " << change_cell(t.metrics[k]);
     } else {
-      os << "n/a | n/a | n/a | n/a";
+      os << "n/a | n/a | n/a | n/a | n/a";
     }
     os << " | **" << to_string(t.verdict) << "** |\n";
   }
@@ -81,7 +85,8 @@ std::string comparison_markdown(const Comparison& c) {
   os << "BASE " << c.base_file << ", NEW " << c.next_file << ". A change is a regression beyond "
      << formatted("%.1f", c.max_regression * 100.0) << " slowdown points (or " << formatted("%.1f", c.max_regression * 100.0)
      << "% less colocated throughput); worse when the whole 95% CI lies beyond it (bootstrap seed " << c.seed << ", "
-     << c.resamples << " resamples).\n\n";
+     << c.resamples << " resamples; each file's rounds resampled with their exclusive and colocated blocks together). "
+        "\"resolves\" is the half-width of the P95 change's interval: the smallest change this pair of runs can tell.\n\n";
   tenant_rows(os, c);
   os << "\n";
   for (const auto& t : c.tenants)

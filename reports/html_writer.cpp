@@ -338,18 +338,28 @@ std::string ci_text(const TenantAggregate& a) {
   return signed_percent(e.value) + " [" + signed_percent(e.ci_low) + ", " + signed_percent(e.ci_high) + "]";
 }
 
+std::string stopped_text(const Decision& d) {
+  return std::string(d.decided ? "decided" : to_string(d.stopped_by)) + " after " + std::to_string(d.rounds) + " rounds, " +
+         formatted("%.0f s", d.seconds);
+}
+
 void aggregate_table(std::ostringstream& os, const Results& results) {
   os << "<table><tr><th>scenario</th><th>mode</th><th>tenant</th><th>workload</th><th>reps</th>"
-        "<th>P95 slowdown [95% CI]</th><th>median slowdown</th><th>cutoff</th><th>verdict</th><th>why</th></tr>\n";
+        "<th>P95 slowdown [CI]</th><th>CI level</th><th>resolves +/-</th><th>median slowdown</th><th>cutoff</th>"
+        "<th>verdict</th><th>stopped</th><th>why</th></tr>\n";
   for (const TenantAggregate& a : results.aggregates) {
     const ojson cutoff = cutoff_of(results, a);
     const std::string v = to_string(a.verdict);
     os << "<tr><td>" << html_escape(a.scenario) << "</td><td>" << html_escape(a.mode) << "</td><td>"
        << html_escape(a.tenant) << "</td><td>" << html_escape(a.workload) << "</td><td class=\"num\">" << a.repetitions
        << "</td><td class=\"num\">" << html_escape(ci_text(a)) << "</td><td class=\"num\">"
+       << (a.metrics ? html_escape(formatted("%.4g%%", a.metrics->p95_slowdown.confidence * 100.0)) : "n/a")
+       << "</td><td class=\"num\">"
+       << (a.decision ? html_escape(formatted("%.1f points", a.decision->resolution * 100.0)) : "n/a") << "</td><td class=\"num\">"
        << (a.metrics ? html_escape(signed_percent(a.metrics->median_slowdown)) : "n/a") << "</td><td class=\"num\">"
        << (cutoff.is_number() ? html_escape(percent(cutoff.get<double>())) : "n/a") << "</td><td class=\"" << v << "\">"
-       << v << "</td><td>" << html_escape(a.verdict_reason) << "</td></tr>\n";
+       << v << "</td><td>" << (a.decision ? html_escape(stopped_text(*a.decision)) : "n/a") << "</td><td>"
+       << html_escape(a.verdict_reason) << "</td></tr>\n";
   }
   os << "</table>\n";
 }

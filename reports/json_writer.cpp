@@ -189,6 +189,16 @@ ojson estimate_json(const Estimate& e) {
           {"seed", e.seed}};
 }
 
+// Warnings as their texts, and their kinds in a parallel array (schema 2.2).
+void warnings_json(ojson& j, const std::vector<Warning>& warnings) {
+  j["warnings"] = ojson::array();
+  j["warning_kinds"] = ojson::array();
+  for (const Warning& w : warnings) {
+    j["warnings"].push_back(w.text);
+    j["warning_kinds"].push_back(to_string(w.kind));
+  }
+}
+
 ojson stopping_json(const Stopping& s) {
   ojson boundaries = ojson::array();
   for (double z : s.boundaries) boundaries.push_back(number(z));
@@ -296,7 +306,7 @@ ojson aggregate_to_json(const TenantAggregate& a) {
   j["verdict"] = verdict_name(a.verdict);
   j["verdict_reason"] = a.verdict_reason;
   j["decision"] = a.decision ? decision_json(*a.decision) : ojson(nullptr);
-  j["warnings"] = a.warnings;
+  warnings_json(j, a.warnings);
   return j;
 }
 
@@ -328,7 +338,7 @@ ojson tenant_json(const TenantResult& t, bool raw) {
   }
   jt["verdict"] = verdict_name(t.verdict);
   jt["verdict_reason"] = t.verdict_reason;
-  jt["warnings"] = t.warnings;
+  warnings_json(jt, t.warnings);
   return jt;
 }
 

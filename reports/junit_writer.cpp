@@ -27,16 +27,22 @@ std::string evidence(const TenantAggregate& a, double cutoff) {
   if (a.metrics) {
     const Estimate& e = a.metrics->p95_slowdown;
     os << "value: " << number_text(e.value) << "\n"
-       << "ci95: [" << number_text(e.ci_low) << ", " << number_text(e.ci_high) << "]\n"
+       << "ci: [" << number_text(e.ci_low) << ", " << number_text(e.ci_high) << "]\n"
        << "basis: " << a.metrics->basis << "\n"
+       << "confidence: " << number_text(e.confidence) << "\n"
        << "n: exclusive " << a.metrics->n_exclusive << ", colocated " << a.metrics->n_colocated << "\n";
+    if (a.decision)
+      os << "stopped: " << (a.decision->decided ? "decided" : to_string(a.decision->stopped_by)) << " after "
+         << a.decision->rounds << " rounds, " << number_text(a.decision->seconds) << " s (look " << a.decision->look << " of "
+         << a.decision->looks_planned << ")\n"
+         << "resolves: +/-" << number_text(a.decision->resolution) << " (half-width of the interval)\n";
   } else {
     os << "value: n/a\n";
   }
   os << "threshold: " << number_text(cutoff) << " (the whole CI above it fails, across it is inconclusive)\n"
      << "repetitions: " << a.repetitions << " (" << a.repetitions_measured << " measured)\n"
      << "reason: " << a.verdict_reason << "\n";
-  for (const auto& w : a.warnings) os << "warning: " << w << "\n";
+  for (const auto& w : a.warnings) os << "warning: " << w.text << "\n";
   return os.str();
 }
 

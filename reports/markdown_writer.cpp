@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 namespace ib {
@@ -20,10 +21,19 @@ const TenantResult* tenant_of(const RunResult& run, const std::string& name) {
   return nullptr;
 }
 
-// The verdicts that count: one row per (scenario, mode, tenant) over its repetitions.
+// How far a verdict got: "decided after 12 rounds, 31 s" or "budget: 30 rounds, 80 s".
+std::string how_far(const Decision& d) {
+  std::string what = d.decided ? "decided" : d.stopped_by == StoppedBy::fixed ? "fixed" : to_string(d.stopped_by);
+  return what + ": " + std::to_string(d.rounds) + " rounds, " + formatted("%.0f s", d.seconds);
+}
+
+// The verdicts that count: one row per (scenario, mode, tenant) over its repetitions. The interval is
+// at the level the verdict was judged at (its look's), and "resolves" is its half-width: the slowdown
+// this run can tell apart.
 void aggregate_table(std::ostringstream& os, const Results& r) {
-  os << "| scenario | mode | tenant | reps | n excl/coloc | p95_slowdown [95% CI] | median_slowdown | coverage | cutoff | verdict |\n";
-  os << "|---|---|---|---|---|---|---|---|---|---|\n";
+  os << "| scenario | mode | tenant | reps | n excl/coloc | p95_slowdown [CI] | CI level | resolves +/- | median_slowdown | coverage "
+        "| cutoff | verdict | stopped |\n";
+  os << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& a : r.aggregates) {
     double cutoff = kDefaultCutoff;
     std::optional<double> coverage;
@@ -35,11 +45,13 @@ void aggregate_table(std::ostringstream& os, const Results& r) {
     os << "| " << a.scenario << " | " << a.mode << " | " << a.tenant << " | " << a.repetitions << " | ";
     if (a.metrics)
       os << a.metrics->n_exclusive << "/" << a.metrics->n_colocated << (a.metrics->basis == "request_latency" ? " req" : "")
-         << " | " << ci(a.metrics->p95_slowdown) << " | " << signed_percent(a.metrics->median_slowdown);
+         << " | " << ci(a.metrics->p95_slowdown) << " | " << formatted("%.4g%%", a.metrics->p95_slowdown.confidence * 100.0)
+         << " | " << (a.decision ? formatted("%.1f", a.decision->resolution * 100.0) + " pts" : std::string("n/a")) << " | "
+         << signed_percent(a.metrics->median_slowdown);
     else
-      os << "n/a | n/a | n/a";
+      os << "n/a | n/a | n/a | n/a | n/a";
     os << " | " << (coverage ? formatted("%.3f", *coverage) : std::string("n/a")) << " | " << formatted("%.0f%%", cutoff * 100.0)
-       << " | **" << verdict_name(a.verdict) << "** |\n";
+       << " | **" << verdict_name(a.verdict) << "** | " << (a.decision ? how_far(*a.decision) : std::string("n/a")) << " |\n";
   }
 }
 
@@ -98,6 +110,32 @@ std::string device_line(const DeviceRecord& d) {
   return line + " on " + d.node;
 }
 
+// How the runs decided when to stop, and what a block's status means.
+std::string rounds_line(const Results& r) {
+  const RunResult& run = r.runs.front();
+  std::string line;
+  if (r.meta.until == StopRule::decided)
+    line = "Rounds: " + std::to_string(run.stopping.first_rounds) + " (" + run.round_order +
+           ") before the first look, then a look after every pair of rounds until every verdict is decided" +
+           (r.meta.resolution > 0 ? " or resolved to +/-" + formatted("%.1f", r.meta.resolution * 100.0) + " points" : "") +
+           ", at most " + std::to_string(run.stopping.max_rounds) +
+           "; looking spends alpha 0.03 over the looks (O'Brien-Fleming), so an early look's interval is wider than 95%.";
+  else
+    line = "Rounds per repetition: " + std::to_string(run.rounds) + " (" + run.round_order + "), a fixed length.";
+  return line + " A block is contaminated above " + formatted("%.2f", r.meta.max_foreign_cpus) + " foreign CPUs or " +
+         formatted("%.2f", r.meta.max_steal_cpus) + " stolen CPUs, an exclusive block with a tail burst is an outlier " +
+         "(each re-run up to " + std::to_string(r.meta.max_reruns) +
+         " times per repetition). Verdicts on the interval: pass when it lies at or below the cutoff, fail above, "
+         "inconclusive across it.";
+}
+
+std::string totals_line(const RunSummary& s) {
+  return "**" + std::string(s.pass ? "PASS" : "NOT PASS") + "**: " + std::to_string(s.passed) + " pass, " +
+         std::to_string(s.failed) + " fail, " + std::to_string(s.inconclusive) + " inconclusive, " + std::to_string(s.baseline) +
+         " baseline, " + std::to_string(s.waived) + " waived, " + std::to_string(s.errors) + " error" +
+         (s.interrupted ? " (interrupted)" : "") + " — exit code " + std::to_string(s.exit_code) + "\n";
+}
+
 }  // namespace
 
 std::string markdown_summary(const Results& r) {
@@ -107,32 +145,65 @@ std::string markdown_summary(const Results& r) {
   os << "\n\n";
   if (!r.meta.backend_note.empty()) os << "> " << r.meta.backend_note << "\n\n";
   for (const auto& d : r.meta.devices) os << "Device: " << device_line(d) << "\n\n";
-  if (!r.runs.empty())
-    os << "Rounds per repetition: " << r.runs.front().rounds << " (" << r.runs.front().round_order
-       << "); a block is contaminated above " << formatted("%.2f", r.meta.max_foreign_cpus) << " foreign CPUs or "
-       << formatted("%.2f", r.meta.max_steal_cpus) << " stolen CPUs (re-run up to " << r.meta.max_reruns
-       << " times per repetition). Verdicts on the 95% CI: pass when it lies at or below the cutoff, fail above, "
-          "inconclusive across it.\n\n";
+  if (!r.runs.empty()) os << rounds_line(r) << "\n\n";
   aggregate_table(os, r);
   os << "\n";
   for (const auto& a : r.aggregates) {
     if (a.verdict != Verdict::pass)
       os << "- " << a.scenario << " (" << a.mode << "), " << a.tenant << ": " << verdict_name(a.verdict) << " — " << a.verdict_reason << "\n";
-    for (const auto& w : a.warnings) os << "- warning (" << a.scenario << ", " << a.mode << ", " << a.tenant << "): " << w << "\n";
+    for (const auto& w : a.warnings) os << "- warning (" << a.scenario << ", " << a.mode << ", " << a.tenant << "): " << w.text << "\n";
   }
   os << "\n### Repetitions\n\n";
   repetition_table(os, r);
   os << "\n";
   for (const auto& run : r.runs) run_notes(os, run);
-  const auto& s = r.summary;
-  os << "\n**" << (s.pass ? "PASS" : "NOT PASS") << "**: " << s.passed << " pass, " << s.failed << " fail, " << s.inconclusive
-     << " inconclusive, " << s.baseline << " baseline, " << s.waived << " waived, " << s.errors << " error"
-     << (s.interrupted ? " (interrupted)" : "") << " — exit code " << s.exit_code << "\n";
+  os << "\n" << totals_line(r.summary);
+  return os.str();
+}
+
+std::string terminal_summary(const Results& r) {
+  std::ostringstream os;
+  os << "## interference-bench " << r.meta.version << " — backend " << r.meta.backend;
+  if (!r.meta.suite.empty()) os << ", suite " << r.meta.suite;
+  os << "\n\n";
+  if (!r.meta.backend_note.empty()) os << "> " << r.meta.backend_note << "\n\n";
+  for (const auto& d : r.meta.devices) os << "Device: " << device_line(d) << "\n\n";
+  if (!r.runs.empty()) os << rounds_line(r) << "\n\n";
+  aggregate_table(os, r);
+  os << "\n";
+  // Per tenant: why it is not a pass, and the warnings that change how its verdict reads; the others
+  // only counted (summary.md has them all).
+  std::map<WarningKind, int> others;
+  for (const auto& a : r.aggregates) {
+    std::vector<const Warning*> shown;
+    for (const auto& w : a.warnings)
+      if (changes_how_a_verdict_reads(w.kind)) shown.push_back(&w);
+      else ++others[w.kind];
+    if (a.verdict == Verdict::pass && shown.empty()) continue;
+    os << "- " << a.scenario << " (" << a.mode << "), " << a.tenant << ": " << verdict_name(a.verdict);
+    if (a.verdict != Verdict::pass) os << " — " << a.verdict_reason;
+    os << "\n";
+    for (const Warning* w : shown) os << "  - " << w->text << "\n";
+  }
+  if (!others.empty()) {
+    int n = 0;
+    std::string kinds;
+    for (const auto& [kind, count] : others) {
+      n += count;
+      kinds += (kinds.empty() ? "" : ", ") + std::to_string(count) + " " + to_string(kind);
+    }
+    os << "- " << n << " more warning(s) in summary.md (" << kinds << ")\n";
+  }
+  for (const auto& run : r.runs)
+    if (run.status != RunStatus::ok)
+      os << "- " << run.scenario << " (" << run.mode << ") rep " << run.repetition << ": **" << to_string(run.status) << "** — "
+         << run.message << "\n";
+  os << "\n" << totals_line(r.summary);
   return os.str();
 }
 
 void TerminalSummary::finalize(const Results& results) {
-  out_ << markdown_summary(results) << "\nresults: " << results_path_ << "\n";
+  out_ << terminal_summary(results) << "\nresults: " << results_path_ << "\n";
 }
 
 }  // namespace ib

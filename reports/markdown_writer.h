@@ -9,7 +9,13 @@
 
 namespace ib {
 
+// Everything: the verdicts with how far they got, every warning, each repetition, every block that
+// did not count.
 std::string markdown_summary(const Results& results);
+// What a person reads at the end of a run: the verdicts, and per tenant the reason it is not a pass
+// and the warnings that change how its verdict reads (blocks not counted, a tail burst, drift,
+// throttling, coverage); the others counted, with summary.md named for them.
+std::string terminal_summary(const Results& results);
 
 // summary.md (see ResultsFile).
 class MarkdownSummaryFile : public ResultsFile {

@@ -71,6 +71,23 @@ void aggregate_families(std::ostringstream& os, const Results& r) {
   Family median(os, "interference_bench_median_slowdown", "median(colocated)/median(exclusive) - 1 over all repetitions");
   for (const auto& a : r.aggregates)
     if (a.metrics) median.sample(tenant_labels(r, a.scenario, a.mode, a.tenant, a.workload), a.metrics->median_slowdown);
+  // How far each verdict got (DESIGN.md section 4, "Deciding"): a nightly dashboard sees a run that
+  // no longer resolves what it used to before it sees a verdict change.
+  Family resolution(os, "interference_bench_p95_slowdown_resolution",
+                    "half-width of the P95 slowdown's interval: the slowdown this run resolves (slowdown units)");
+  Family ci_low(os, "interference_bench_p95_slowdown_ci_low", "lower end of the P95 slowdown's interval");
+  Family ci_high(os, "interference_bench_p95_slowdown_ci_high", "upper end of the P95 slowdown's interval");
+  Family rounds(os, "interference_bench_rounds", "rounds the verdict was judged on, over its repetitions");
+  Family decided(os, "interference_bench_decided", "1 when the verdict was decided (pass or fail), else 0");
+  for (const auto& a : r.aggregates) {
+    if (!a.metrics || !a.decision) continue;
+    const Labels l = tenant_labels(r, a.scenario, a.mode, a.tenant, a.workload);
+    resolution.sample(l, a.decision->resolution);
+    ci_low.sample(l, a.metrics->p95_slowdown.ci_low);
+    ci_high.sample(l, a.metrics->p95_slowdown.ci_high);
+    rounds.sample(l, a.decision->rounds);
+    decided.sample(l, a.decision->decided ? 1.0 : 0.0);
+  }
   Family verdict(os, "interference_bench_verdict",
                  "1 for the tenant's verdict over all repetitions (label verdict), 0 for the other verdict words");
   for (const auto& a : r.aggregates)

@@ -447,6 +447,22 @@ PhaseResult read_phase(const Field& f) {
   return p;
 }
 
+// Texts, with their kinds where the file has them (schema 2.2); an older file's are `other`.
+std::vector<Warning> read_warnings(const Field& f) {
+  std::vector<Warning> out;
+  const std::vector<std::string> texts = f["warnings"].strings();
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    Warning w;
+    w.text = texts[i];
+    if (f.has("warning_kinds")) {
+      if (f["warning_kinds"].size() != texts.size()) f["warning_kinds"].fail("not one kind per warning");
+      w.kind = f["warning_kinds"][i].word<WarningKind>();
+    }
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
 Estimate read_estimate(const Field& f) {
   Estimate e{};
   e.value = f["value"].number();
@@ -495,7 +511,7 @@ TenantResult read_tenant(const Field& f) {
   t.metrics = read_metrics(f["metrics"]);
   t.verdict = f["verdict"].word<Verdict>();
   t.verdict_reason = f["verdict_reason"].string();
-  t.warnings = f["warnings"].strings();
+  t.warnings = read_warnings(f);
   return t;
 }
 
@@ -611,7 +627,7 @@ TenantAggregate read_aggregate(const Field& f) {
   a.verdict = f["verdict"].word<Verdict>();
   a.verdict_reason = f["verdict_reason"].string();
   if (f.has("decision")) a.decision = read_decision(f["decision"]);
-  a.warnings = f["warnings"].strings();
+  a.warnings = read_warnings(f);
   return a;
 }
 

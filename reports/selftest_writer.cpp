@@ -26,6 +26,12 @@ ojson known_answer_json(const KnownAnswer& k) {
           {"ok", k.status == KnownAnswerStatus::ok},
           {"inconclusive", k.status == KnownAnswerStatus::inconclusive},
           {"evidence", k.evidence},
+          {"resolution", k.resolution ? json_number(*k.resolution) : ojson(nullptr)},
+          {"stopped", k.aggregate && k.aggregate->decision
+                          ? ojson{{"by", to_string(k.aggregate->decision->stopped_by)},
+                                  {"rounds", k.aggregate->decision->rounds},
+                                  {"seconds", json_number(k.aggregate->decision->seconds)}}
+                          : ojson(nullptr)},
           {"aggregate", k.aggregate ? aggregate_to_json(*k.aggregate) : ojson(nullptr)}};
 }
 
@@ -46,12 +52,20 @@ ojson selftest_to_json(const SelftestReport& r) {
 
 std::string selftest_markdown(const SelftestReport& r) {
   std::ostringstream os;
-  os << "## interference-bench selftest\n\n| known answer | expected | result | evidence |\n|---|---|---|---|\n";
-  for (const auto& k : r.known_answers)
-    os << "| " << k.name << " | " << k.expected << " | **" << status_word(k.status) << "** | " << k.evidence << " |\n";
+  os << "## interference-bench selftest\n\n| known answer | expected | result | resolves +/- | stopped | evidence |\n"
+        "|---|---|---|---|---|---|\n";
+  for (const auto& k : r.known_answers) {
+    const auto& d = k.aggregate ? k.aggregate->decision : std::nullopt;
+    os << "| " << k.name << " | " << k.expected << " | **" << status_word(k.status) << "** | "
+       << (k.resolution ? formatted("%.1f points", *k.resolution * 100.0) : std::string("n/a")) << " | "
+       << (d ? std::string(d->decided ? "decided" : to_string(d->stopped_by)) + " after " + std::to_string(d->rounds) +
+                   " rounds, " + formatted("%.0f s", d->seconds)
+             : std::string("n/a"))
+       << " | " << k.evidence << " |\n";
+  }
   os << "\nSmallest P95 slowdown this machine resolves now: "
      << (r.resolvable_p95_slowdown ? signed_percent(*r.resolvable_p95_slowdown) : std::string("n/a"))
-     << " (the idle case's 95% CI bound; its true slowdown is 0).\n\nexit code " << r.exit_code << "\n";
+     << " (the idle case's interval bound; its true slowdown is 0).\n\nexit code " << r.exit_code << "\n";
   return os.str();
 }
 

@@ -420,35 +420,58 @@ std::optional<std::string> drift_warning(const RunResult& run, const TenantResul
          percent(run.cutoff / 4) + "); the machine changed during the run";
 }
 
+// The colocated blocks in which this tenant's tail burst (flag_tail_bursts), named: kept, since a
+// neighbour may have caused it, but the reader learns which block drove the tail.
+void tail_burst_warnings(const RunResult& run, TenantResult& t) {
+  const auto i = tenant_index(run, t.name);
+  if (!i) return;
+  std::vector<int> idx;
+  std::vector<BlockTail> tails;
+  for (int k : tail_reference(run, Phase::colocated, t.name, INT_MAX))
+    if (const auto tail = block_tail(run, *i, k)) idx.push_back(k), tails.push_back(*tail);
+  for (std::size_t j = 0; j < idx.size(); ++j) {
+    const BlockRecord& b = run.blocks[static_cast<std::size_t>(idx[j])];
+    if (std::find(b.tail_bursts.begin(), b.tail_bursts.end(), t.name) == b.tail_bursts.end()) continue;
+    t.warnings.push_back({WarningKind::tail_burst, "colocated block " + std::to_string(b.index) + " (round " +
+                                                       std::to_string(b.round + 1) + ") drove the tail: " + tail_reason(tails, j) +
+                                                       "; kept (a neighbour may have caused it)"});
+  }
+}
+
 void phase_warnings(const RunResult& run, TenantResult& t) {
   const auto name = [&](const PhaseResult* p) { return p == &t.exclusive ? "exclusive" : p == &t.alone ? "alone" : "colocated"; };
+  const auto add = [&](WarningKind k, std::string text) { t.warnings.push_back({k, std::move(text)}); };
   for (const PhaseResult* p : {&t.exclusive, &t.alone})
     if (p->measured() && p->source != PhaseSource::exclusive && p->stats.cv > kNoisyBaselineCv)
-      t.warnings.push_back(std::string("noisy baseline: the ") + name(p) + " phase has a sample_cv of " + percent(p->stats.cv) +
-                           " (above " + percent(kNoisyBaselineCv) + "); slowdowns below that level are not resolvable");
+      add(WarningKind::noisy_baseline, std::string("noisy baseline: the ") + name(p) + " phase has a sample_cv of " +
+                                           percent(p->stats.cv) + " (above " + percent(kNoisyBaselineCv) +
+                                           "); slowdowns below that level are not resolvable");
   for (const PhaseResult* p : {&t.exclusive, &t.alone, &t.colocated}) {
     if (!p->measured() || p->source == PhaseSource::exclusive) continue;
     if (p->throttle && p->throttle->throttled_samples > 0)
-      t.warnings.push_back(percent(p->throttle->throttled_fraction) + " of the " + name(p) + " samples ran throttled (reasons seen: " +
-                           reason_names(p->throttle->reasons_seen) + "); flagged and kept in the statistics");
+      add(WarningKind::throttled, percent(p->throttle->throttled_fraction) + " of the " + name(p) +
+                                      " samples ran throttled (reasons seen: " + reason_names(p->throttle->reasons_seen) +
+                                      "); flagged and kept in the statistics");
     const double flagged = p->stats.n ? static_cast<double>(p->outliers) / static_cast<double>(p->stats.n) : 0.0;
     // An open-loop sample lasts its slice of the arrival schedule, so its duration is nearly constant and
     // MAD flags on it say nothing; such a tenant is judged on per-request latency.
     const bool open_loop = !p->latencies_s.empty();
     if (!open_loop && flagged > 0.10)
-      t.warnings.push_back(std::string("multi-modal: ") + percent(flagged) + " of the " + name(p) +
-                           " samples are MAD-flagged, so the distribution has more than one mode (not a few outliers); kept");
+      add(WarningKind::multi_modal, std::string("multi-modal: ") + percent(flagged) + " of the " + name(p) +
+                                        " samples are MAD-flagged, so the distribution has more than one mode (not a few outliers); kept");
     else if (!open_loop && p->outliers > 0)
-      t.warnings.push_back(std::to_string(p->outliers) + " outlier sample(s) flagged (MAD) in the " + name(p) +
-                           " phase; kept in the statistics");
+      add(WarningKind::outliers, std::to_string(p->outliers) + " outlier sample(s) flagged (MAD) in the " + name(p) +
+                                     " phase; kept in the statistics");
     if (p->blocks > p->blocks_counted)
-      t.warnings.push_back(std::to_string(p->blocks - p->blocks_counted) + " of " + std::to_string(p->blocks) + " " + name(p) +
-                           " block(s) contaminated by foreign load and not counted (see runs[].blocks)");
+      add(WarningKind::blocks_not_counted, std::to_string(p->blocks - p->blocks_counted) + " of " + std::to_string(p->blocks) +
+                                               " " + name(p) +
+                                               " block(s) not counted: contaminated by foreign load or a tail burst (see runs[].blocks)");
   }
+  tail_burst_warnings(run, t);
   if (t.colocated.coverage_mean && *t.colocated.coverage_mean < 0.9)
-    t.warnings.push_back("coverage: colocated samples overlapped their neighbours " + percent(*t.colocated.coverage_mean) +
-                         " of their time on average (below 90%); the neighbours were not always running");
-  if (const auto d = drift_warning(run, t)) t.warnings.push_back(*d);
+    add(WarningKind::coverage, "coverage: colocated samples overlapped their neighbours " + percent(*t.colocated.coverage_mean) +
+                                   " of their time on average (below 90%); the neighbours were not always running");
+  if (const auto d = drift_warning(run, t)) add(WarningKind::drift, *d);
 }
 
 struct Basis {

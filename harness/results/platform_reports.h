@@ -128,6 +128,7 @@ struct KnownAnswer {
   KnownAnswerStatus status = KnownAnswerStatus::inconclusive;  // inconclusive: the run could not say
   std::string evidence;
   std::optional<TenantAggregate> aggregate;  // the victim's, from the run's results.json
+  std::optional<double> resolution;          // the half-width of its P95 slowdown's interval (Decision)
 };
 
 struct SelftestReport {

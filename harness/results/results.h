@@ -54,6 +54,27 @@ struct EnumWords<Pairing> {
   static constexpr std::array<const char*, 2> words = {"paired", "independent"};
 };
 
+// What a warning is about (DESIGN.md section 4). The kinds that change how a verdict is read (blocks
+// not counted, a tail burst, drift, throttling, coverage) are shown on the terminal; all are in
+// summary.md and the JSON.
+enum class WarningKind { blocks_not_counted, tail_burst, drift, throttled, coverage, noisy_baseline, multi_modal, outliers, other };
+template <>
+struct EnumWords<WarningKind> {
+  static constexpr std::array<const char*, 9> words = {"blocks_not_counted", "tail_burst",  "drift",
+                                                       "throttled",          "coverage",    "noisy_baseline",
+                                                       "multi_modal",        "outliers",    "other"};
+};
+inline bool changes_how_a_verdict_reads(WarningKind k) {
+  return k == WarningKind::blocks_not_counted || k == WarningKind::tail_burst || k == WarningKind::drift ||
+         k == WarningKind::throttled || k == WarningKind::coverage;
+}
+
+struct Warning {
+  WarningKind kind = WarningKind::other;
+  std::string text;
+  bool operator==(const Warning& o) const { return kind == o.kind && text == o.text; }
+};
+
 // How a run decides when to stop measuring (--until; DESIGN.md section 4, "Deciding").
 enum class StopRule { decided, fixed };
 template <>
@@ -227,7 +248,7 @@ struct TenantAggregate {
   Verdict verdict = Verdict::error;
   std::string verdict_reason;
   std::optional<Decision> decision;  // when there are metrics
-  std::vector<std::string> warnings;
+  std::vector<Warning> warnings;
 };
 
 struct TenantResult {
@@ -244,7 +265,7 @@ struct TenantResult {
   std::optional<TenantMetrics> metrics;  // when exclusive and colocated were both measured
   Verdict verdict = Verdict::error;
   std::string verdict_reason;
-  std::vector<std::string> warnings;
+  std::vector<Warning> warnings;
 };
 
 inline PhaseResult& phase_of(TenantResult& t, Phase p) {

@@ -24,6 +24,8 @@ using nlohmann::json;
 namespace {
 
 constexpr double kPairRatioLow = 1.7, kPairRatioHigh = 2.3;
+// Each known answer's run: its first look after a third of its share of the budget, its last at all of it.
+constexpr double kSelftestBudgetFactor = 3.0;
 
 // The two scenarios. Host: compute tenants of about 13 ms samples (longer than the scheduler's slice,
 // so sharing a core shows in every sample), pinned to the first CPU we may use; the idle neighbour
@@ -64,11 +66,14 @@ std::optional<TenantAggregate> run_victim(const PlatformOptions& o, const json& 
   std::filesystem::create_directories(dir);
   const std::string file = dir + ".scenario.json";
   write_file_atomic(file, scenario.dump(2) + "\n");
-  const double timeout = 3.0 * scenario.at("duration_s").get<double>() + 120.0;
-  // Ten rounds of short blocks: a machine whose speed changes every second or so (a VM's CPU) then puts
-  // exclusive and colocated blocks alike on each of its speeds.
+  const double first = scenario.at("duration_s").get<double>(), most = kSelftestBudgetFactor * first;
+  const double timeout = 3.0 * most + 120.0;
+  // Ten rounds of short blocks (a machine whose speed changes every second or so, a VM's CPU, then puts
+  // exclusive and colocated blocks alike on each of its speeds), then pairs of rounds until decided,
+  // within the step's share of the budget: a clear answer is known at the first look.
   const ChildRun run = run_self(o, {"--backend", o.backend, "--device", std::to_string(o.device), "--scenario", file,
-                                    "--telemetry-hz", o.backend == "cuda" ? "10" : "0", "--rounds", "10"},
+                                    "--telemetry-hz", o.backend == "cuda" ? "10" : "0", "--rounds", "10", "--until",
+                                    "decided", "--max-duration", std::to_string(most)},
                                 dir, timeout);
   exit_code = run.exit_code;
   if (!run.results) return std::nullopt;
@@ -94,6 +99,7 @@ KnownAnswer judge_shared(const std::optional<TenantAggregate>& agg) {
                std::to_string(kPairRatioLow).substr(0, 3) + "-" + std::to_string(kPairRatioHigh).substr(0, 3) +
                " and verdict fail";
   k.aggregate = agg;
+  if (agg && agg->decision) k.resolution = agg->decision->resolution;
   if (!agg || !agg->metrics || !std::isfinite(agg->metrics->median_slowdown)) {
     k.status = KnownAnswerStatus::inconclusive;
     k.evidence = not_measured(agg);
@@ -112,6 +118,7 @@ KnownAnswer judge_idle(const std::optional<TenantAggregate>& agg) {
   k.name = "idle_neighbour";
   k.expected = "a tenant beside an idle neighbour: verdict not fail";
   k.aggregate = agg;
+  if (agg && agg->decision) k.resolution = agg->decision->resolution;
   if (!agg || !agg->metrics) {
     k.status = KnownAnswerStatus::inconclusive;
     k.evidence = not_measured(agg);
@@ -124,7 +131,7 @@ KnownAnswer judge_idle(const std::optional<TenantAggregate>& agg) {
   return k;
 }
 
-// The smallest slowdown told apart from none: the largest magnitude the idle case's 95% CI reaches
+// The smallest slowdown told apart from none: the largest magnitude the idle case's interval reaches
 // (its true slowdown is 0, so anything beyond that bound is resolved).
 std::optional<double> resolvable_slowdown(const KnownAnswer& idle) {
   if (!idle.aggregate || !idle.aggregate->metrics) return std::nullopt;
@@ -148,9 +155,10 @@ int selftest_command(const PlatformOptions& o) {
   const OutputDir folder("--out", o.out.empty() ? OutputDir::unique_default("interference-bench-results/selftest-") : o.out,
                          {"selftest.json", "selftest.md"}, o.force);
   const std::string& out = folder.path();
-  // Two scenarios of three phases (two exclusive, one colocated) each, 15 s kept for start-up and analysis.
+  // Two scenarios of three phases (two exclusive, one colocated) each, 15 s kept for start-up and analysis;
+  // `duration` is the first look's share, a third of each phase's most.
   const double warmup = 0.3;
-  const double duration = std::clamp((o.selftest_budget_s - 15.0) / 6.0, 1.0, 300.0);
+  const double duration = std::clamp((o.selftest_budget_s - 15.0) / 6.0 / kSelftestBudgetFactor, 1.0, 300.0);
   int shared_rc = 0, idle_rc = 0;
   const auto stopped = [&o] { return o.stop && o.stop(); };
   const KnownAnswer shared = judge_shared(run_victim(o, shared_scenario(o.backend, warmup, duration), out, shared_rc));

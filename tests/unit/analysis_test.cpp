@@ -93,9 +93,9 @@ RunResult run_of(std::vector<TenantResult> tenants, const std::string& mode = "m
   return r;
 }
 
-int count_containing(const std::vector<std::string>& v, const std::string& needle) {
+int count_containing(const std::vector<Warning>& v, const std::string& needle) {
   int n = 0;
-  for (const auto& s : v) n += s.find(needle) != std::string::npos;
+  for (const auto& w : v) n += w.text.find(needle) != std::string::npos;
   return n;
 }
 
@@ -335,11 +335,12 @@ TEST(FinalizeRun, NoisyBaselineWarning) {
                                  make_phase(alternate(0.99, 1.01, 72)))});
   finalize_run(run, 1, 20);
   const auto& w = run.tenants[0].warnings;
-  ASSERT_EQ(w.size(), 1u) << (w.empty() ? "" : w[0]);
-  EXPECT_NE(w[0].find("noisy baseline"), std::string::npos) << w[0];
-  EXPECT_NE(w[0].find("exclusive phase"), std::string::npos) << w[0];
-  EXPECT_NE(w[0].find("3.02%"), std::string::npos) << w[0];
-  EXPECT_NE(w[0].find("above 2%"), std::string::npos) << w[0];
+  ASSERT_EQ(w.size(), 1u) << (w.empty() ? "" : w[0].text);
+  EXPECT_EQ(w[0].kind, WarningKind::noisy_baseline);
+  EXPECT_NE(w[0].text.find("noisy baseline"), std::string::npos) << w[0].text;
+  EXPECT_NE(w[0].text.find("exclusive phase"), std::string::npos) << w[0].text;
+  EXPECT_NE(w[0].text.find("3.02%"), std::string::npos) << w[0].text;
+  EXPECT_NE(w[0].text.find("above 2%"), std::string::npos) << w[0].text;
 }
 
 TEST(FinalizeRun, NoisyAloneWarnsToo) {
@@ -348,14 +349,14 @@ TEST(FinalizeRun, NoisyAloneWarnsToo) {
   finalize_run(run, 1, 20);
   const auto& w = run.tenants[0].warnings;
   ASSERT_EQ(w.size(), 1u);
-  EXPECT_NE(w[0].find("alone phase"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].text.find("alone phase"), std::string::npos) << w[0].text;
 }
 
 TEST(FinalizeRun, QuietBaselineNoWarning) {
   RunResult run = run_of({tenant("t", make_phase(alternate(0.99, 1.01, 72)), make_phase(alternate(0.99, 1.01, 72)),
                                  make_phase(alternate(1.5, 1.6, 72)))});  // colocated noise is not a baseline
   finalize_run(run, 1, 20);
-  EXPECT_TRUE(run.tenants[0].warnings.empty()) << run.tenants[0].warnings[0];
+  EXPECT_TRUE(run.tenants[0].warnings.empty()) << run.tenants[0].warnings[0].text;
 }
 
 TEST(FinalizeRun, TimesliceNoisyExclusiveWarnsOnce) {

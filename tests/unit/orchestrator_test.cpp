@@ -79,6 +79,76 @@ void expect_all_reaped(const fake::World& world) {
   }
 }
 
+// ---------------------------------------------------------------- running until decided
+
+Stopping until_decided(int first, int max) {
+  Stopping st;
+  st.until = StopRule::decided;
+  st.first_rounds = first;
+  st.max_rounds = max;
+  for (int n = first; n <= max; n += 2) st.looks.push_back(n);
+  for (std::size_t k = 0; k < st.looks.size(); ++k) st.boundaries.push_back(4.0 - 0.5 * static_cast<double>(k));
+  return st;
+}
+
+TEST(Orchestrator, ARunUntilDecidedStopsAtTheLookThatDecides) {
+  FakeRun f;
+  f.options.rounds = 4;
+  std::vector<int> seen;
+  const LookFn look = [&](const RunResult& so_far, int k) -> std::optional<StoppedBy> {
+    seen.push_back(so_far.rounds);
+    EXPECT_EQ(so_far.stopping.z, 4.0 - 0.5 * k);  // the look's boundary is the one it judges at
+    if (k == 1) return StoppedBy::decided;
+    return std::nullopt;
+  };
+  Orchestrator o(f.options);
+  const RunResult r = o.run(scenario({"a", "b"}, 4.0), 1, until_decided(4, 10), look);
+  ASSERT_EQ(r.status, RunStatus::ok) << r.message;
+  EXPECT_EQ(seen, (std::vector<int>{4, 6}));
+  EXPECT_EQ(r.rounds, 6);
+  EXPECT_EQ(r.blocks.size(), 18u);  // 6 rounds of exclusive a, exclusive b, colocated
+  EXPECT_EQ(r.stopping.looks_taken, 2);
+  EXPECT_EQ(r.stopping.z, 3.5);
+  EXPECT_EQ(r.stopping.stopped_by, StoppedBy::decided);
+  for (const GoCommand& go : f.only("a")->gos()) EXPECT_DOUBLE_EQ(go.seconds, 1.0);  // 4 s over the first 4 rounds
+  // The rounds after the first were planned as they began: every phase finished all of its blocks.
+  for (const TenantResult& t : r.tenants)
+    for (const PhaseResult* p : {&t.exclusive, &t.colocated}) {
+      EXPECT_EQ(p->outcome.status, WorkerStatus::ok) << t.name;
+      EXPECT_EQ(p->duration_s.size(), 24u);  // 4 samples in each of 6 blocks
+    }
+  expect_all_reaped(f.world);
+}
+
+TEST(Orchestrator, ARunThatNeverDecidesStopsAtItsBudget) {
+  FakeRun f;
+  f.options.rounds = 4;
+  int asked = 0;
+  const LookFn never = [&](const RunResult&, int) -> std::optional<StoppedBy> {
+    ++asked;
+    return std::nullopt;
+  };
+  Orchestrator o(f.options);
+  const RunResult r = o.run(scenario({"a", "b"}, 4.0), 1, until_decided(4, 10), never);
+  ASSERT_EQ(r.status, RunStatus::ok) << r.message;
+  EXPECT_EQ(asked, 3);  // at 4, 6 and 8 rounds; at 10 the budget ends the run
+  EXPECT_EQ(r.rounds, 10);
+  EXPECT_EQ(r.blocks.size(), 30u);
+  EXPECT_EQ(r.stopping.looks_taken, 4);
+  EXPECT_EQ(r.stopping.z, 2.5);  // the last look's boundary
+  EXPECT_EQ(r.stopping.stopped_by, StoppedBy::budget);
+  // ABBA over all ten rounds.
+  EXPECT_EQ(r.blocks[27].phase, Phase::colocated);
+  EXPECT_EQ(r.blocks[29].phase, Phase::exclusive);
+  // Without a plan: the options' rounds, a fixed length.
+  FakeRun g;
+  g.options.rounds = 2;
+  const RunResult fixed = g.run(scenario({"a"}, 2.0));
+  EXPECT_EQ(fixed.rounds, 2);
+  EXPECT_EQ(fixed.stopping.stopped_by, StoppedBy::fixed);
+  EXPECT_EQ(fixed.stopping.looks, std::vector<int>{2});
+}
+
 // ---------------------------------------------------------------- release
 
 TEST(Orchestrator, ReleasesEveryWorkerForItsBlocksOnceAllAreReady) {

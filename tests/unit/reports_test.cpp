@@ -139,6 +139,7 @@ TEST(JsonWriter, VerdictNamesAndWarnings) {
   EXPECT_EQ(tenants[0].at("verdict"), "pass");
   EXPECT_EQ(tenants[0].at("verdict_reason"), "within");
   EXPECT_EQ(tenants[0].at("warnings"), nlohmann::ordered_json::array({"noisy baseline: test"}));
+  EXPECT_EQ(tenants[0].at("warning_kinds"), nlohmann::ordered_json::array({"noisy_baseline"}));
   EXPECT_EQ(tenants[1].at("verdict"), "error");
   EXPECT_EQ(tenants[0].at("params").at("n"), 64);
   EXPECT_DOUBLE_EQ(tenants[0].at("work_per_sample").at("value").get<double>(), 524288.0);
@@ -238,7 +239,32 @@ TEST(ResultsFiles, TheTerminalGetsTheSummaryOnceAtTheEnd) {
   writers.runs(sample_results());
   EXPECT_EQ(terminal.str(), "");
   writers.finalize(sample_results());
-  EXPECT_EQ(terminal.str(), markdown_summary(sample_results()) + "\nresults: out/results.json\n");
+  EXPECT_EQ(terminal.str(), terminal_summary(sample_results()) + "\nresults: out/results.json\n");
+}
+
+TEST(TerminalSummary, KeyWarningsPerTenantTheRestCounted) {
+  Results r = sample_results();
+  r.aggregates[0].warnings = {{WarningKind::noisy_baseline, "noisy baseline: a"},
+                              {WarningKind::blocks_not_counted, "2 of 10 exclusive block(s) not counted"},
+                              {WarningKind::outliers, "3 outlier sample(s)"},
+                              {WarningKind::drift, "drift: the exclusive median changed by 12%"},
+                              {WarningKind::tail_burst, "colocated block 7 (round 3) drove the tail"}};
+  const std::string t = terminal_summary(r), md = markdown_summary(r);
+  // Grouped under the tenant, in the order the analysis gave them, the rest counted by kind.
+  EXPECT_NE(t.find("- pair (timeslice), alpha: pass\n  - 2 of 10 exclusive block(s) not counted\n  - drift: the exclusive "
+                   "median changed by 12%\n  - colocated block 7 (round 3) drove the tail\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("- 2 more warning(s) in summary.md (1 noisy_baseline, 1 outliers)"), std::string::npos) << t;
+  EXPECT_EQ(t.find("noisy baseline: a"), std::string::npos) << t;
+  EXPECT_NE(t.find("- pair (timeslice), beta: error — repetition 1: worker crashed"), std::string::npos) << t;
+  // summary.md keeps every warning, and the repetitions.
+  for (const auto& w : r.aggregates[0].warnings) EXPECT_NE(md.find(w.text), std::string::npos) << w.text;
+  EXPECT_NE(md.find("### Repetitions"), std::string::npos);
+  EXPECT_EQ(t.find("### Repetitions"), std::string::npos);
+  // A quiet pass takes no line beyond its row.
+  r.aggregates[0].warnings.clear();
+  EXPECT_EQ(terminal_summary(r).find("- pair (timeslice), alpha"), std::string::npos);
 }
 
 // ---------------------------------------------------------------- markdown_summary
@@ -254,10 +280,14 @@ int count_lines_starting(const std::string& text, const std::string& prefix) {
 TEST(MarkdownWriter, OneAggregateRowPerTenantWithBoldVerdict) {
   const std::string md = markdown_summary(sample_results());
   // The verdicts that count, one row per (scenario, mode, tenant): n 3/3, the CI, median slowdown.
-  EXPECT_NE(md.find("| pair | timeslice | alpha | 1 | 3/3 | +25.0% [+10.0%, +40.0%] | +20.0% | n/a | 40% | **pass** |"),
+  // The interval's level and the slowdown it resolves (its half-width), and how far the verdict got.
+  EXPECT_NE(md.find("| pair | timeslice | alpha | 1 | 3/3 | +25.0% [+10.0%, +40.0%] | 95% | 15.0 pts | +20.0% | n/a | 40% | "
+                    "**pass** | decided: 12 rounds, 31 s |"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| pair | timeslice | beta | 1 | n/a | n/a | n/a | n/a | 40% | **error** |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| pair | timeslice | beta | 1 | n/a | n/a | n/a | n/a | n/a | n/a | 40% | **error** | n/a |"),
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("- pair (timeslice), beta: error — repetition 1: worker crashed"), std::string::npos) << md;
   // Each repetition's row: blocks counted, P95s, CI.
   EXPECT_NE(md.find("| pair | timeslice | 1/2 | alpha | 0/0, 0/0 | 3.000 | 6.000 | +25.0% [+10.0%, +40.0%] | pass |"),
@@ -353,7 +383,8 @@ TEST(JunitWriter, OneTestcasePerTenantVerdict) {
   EXPECT_EQ(tcs[0].name, "alpha (host-compute)");
   EXPECT_EQ(tcs[0].outcome, "failure");
   EXPECT_EQ(tcs[0].message, "p95_slowdown 0.25 [0.1, 0.4] against cutoff 0.4: the whole CI lies above the cutoff");
-  EXPECT_NE(tcs[0].text.find("metric: p95_slowdown\nvalue: 0.25\nci95: [0.1, 0.4]\n"), std::string::npos) << tcs[0].text;
+  EXPECT_NE(tcs[0].text.find("metric: p95_slowdown\nvalue: 0.25\nci: [0.1, 0.4]\n"), std::string::npos) << tcs[0].text;
+  EXPECT_NE(tcs[0].text.find("stopped: decided after 12 rounds, 31.4 s (look 2 of 11)\nresolves: +/-0.15"), std::string::npos) << tcs[0].text;
   EXPECT_NE(tcs[0].text.find("threshold: 0.4"), std::string::npos);
   EXPECT_EQ(tcs[1].outcome, "error");
   EXPECT_EQ(tcs[1].message, "repetition 1: worker crashed");
@@ -419,6 +450,11 @@ TEST(PrometheusWriter, FamiliesWithHelpTypeAndTheResultsValues) {
   EXPECT_NE(text.find("interference_bench_p95_slowdown" + labels + "} 0.25\n"), std::string::npos) << text;
   EXPECT_NE(text.find("interference_bench_median_slowdown" + labels + "} 0.2\n"), std::string::npos) << text;
   EXPECT_NE(text.find("interference_bench_verdict" + labels + ",verdict=\"pass\"} 1\n"), std::string::npos) << text;
+  // How far the verdict got.
+  EXPECT_NE(text.find("interference_bench_p95_slowdown_resolution" + labels + "} 0.15\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("interference_bench_p95_slowdown_ci_high" + labels + "} 0.4\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("interference_bench_rounds" + labels + "} 12\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("interference_bench_decided" + labels + "} 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("interference_bench_verdict" + labels + ",verdict=\"fail\"} 0\n"), std::string::npos) << text;
   // Per repetition and phase; window_cv is NaN (null in the JSON): no sample.
   EXPECT_NE(text.find("interference_bench_throughput" + labels + ",repetition=\"1\",phase=\"exclusive\"} "),
@@ -450,6 +486,9 @@ TEST(CompareWriter, MarkdownAndJsonSayWhatTheStructsSay) {
   p95.change = Estimate{0.5, 0.45, 0.55, 0.95, 1000, 1};
   p95.verdict = ChangeClass::worse;
   p95.reason = "why";
+  p95.resolution = 0.05;
+  p95.base_resolution = 0.03;
+  p95.next_resolution = 0.04;
   MetricChange median = p95, thr = p95;
   median.metric = ComparedMetric::median_slowdown;
   thr.metric = ComparedMetric::throughput;
@@ -462,7 +501,7 @@ TEST(CompareWriter, MarkdownAndJsonSayWhatTheStructsSay) {
   c.worse = 1;
   c.exit_code = 1;
   const std::string md = comparison_markdown(c);
-  EXPECT_NE(md.find("| pair | timeslice | victim | 100/100, 100/100 | +10.0% → +60.0% | +50.0 [+45.0, +55.0] worse | "
+  EXPECT_NE(md.find("| pair | timeslice | victim | 100/100, 100/100 | +10.0% → +60.0% | +50.0 [+45.0, +55.0] worse | 5.0 | "
                     "+50.0 [+45.0, +55.0] worse | -25.0% [-30.0%, -20.0%] worse | **worse** |"),
             std::string::npos)
       << md;
@@ -474,6 +513,8 @@ TEST(CompareWriter, MarkdownAndJsonSayWhatTheStructsSay) {
   const auto j = comparison_to_json(c);
   EXPECT_EQ(j.at("tenants")[0].at("params").at("n"), 64);
   EXPECT_EQ(j.at("tenants")[0].at("metrics").at("throughput").at("ci_high"), -0.2);
+  EXPECT_EQ(j.at("tenants")[0].at("metrics").at("p95_slowdown").at("resolution"), 0.05);
+  EXPECT_EQ(j.at("tenants")[0].at("metrics").at("p95_slowdown").at("new_resolution"), 0.04);
   EXPECT_EQ(j.at("tenants")[0].at("verdict"), "worse");
   EXPECT_EQ(j.at("only_in_new")[0].at("tenant"), "new-one");
   EXPECT_EQ(j.at("summary").at("exit_code"), 1);

@@ -1,12 +1,15 @@
 // Rounds and blocks (DESIGN.md section 3): the block order, foreign-load accounting and contamination,
 // coverage of colocated samples, the overlap window of a block, and the aggregate over repetitions.
 #include "harness/analysis/analysis.h"
+#include "harness/analysis/deciding.h"
 #include "harness/run/foreign_load.h"
+#include "harness/stats/sequential.h"
 #include "harness/run/orchestrator.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <set>
 
 namespace ib {
@@ -242,7 +245,8 @@ TEST(FinalizeRun, APhaseWithoutCleanBlocksIsInconclusiveNeverAPass) {
   const TenantResult& t = run.tenants[0];
   EXPECT_EQ(t.verdict, Verdict::inconclusive) << t.verdict_reason;
   EXPECT_NE(t.verdict_reason.find("none of the 3 exclusive blocks was clean"), std::string::npos) << t.verdict_reason;
-  EXPECT_NE(t.warnings.front().find("3 of 3 exclusive block(s) contaminated"), std::string::npos);
+  EXPECT_EQ(t.warnings.front().kind, WarningKind::blocks_not_counted);
+  EXPECT_NE(t.warnings.front().text.find("3 of 3 exclusive block(s) not counted"), std::string::npos);
 }
 
 TEST(FinalizeRun, CleanBlocksAloneAreJudged) {
@@ -262,11 +266,11 @@ TEST(FinalizeRun, DriftBetweenTheFirstAndLastRoundIsAWarning) {
   summarize_blocks(run);
   finalize_run(run, 1, 100);
   int drift = 0;
-  for (const auto& w : run.tenants[0].warnings) drift += w.rfind("drift:", 0) == 0;
+  for (const auto& w : run.tenants[0].warnings) drift += w.kind == WarningKind::drift && w.text.rfind("drift:", 0) == 0;
   EXPECT_EQ(drift, 1);
   RunResult steady = run_with_blocks(3, 100, 1.0);
   finalize_run(steady, 1, 100);
-  for (const auto& w : steady.tenants[0].warnings) EXPECT_NE(w.rfind("drift:", 0), 0u) << w;
+  for (const auto& w : steady.tenants[0].warnings) EXPECT_NE(w.kind, WarningKind::drift) << w.text;
 }
 
 TEST(Aggregate, JudgesAllRepetitionsTogether) {
@@ -308,6 +312,140 @@ TEST(Aggregate, AnErrorInAnyRepetitionIsTheAggregatesError) {
   const auto agg = aggregate_repetitions({&r1, &r2}, 5, 50);
   EXPECT_EQ(agg[0].verdict, Verdict::error);
   EXPECT_EQ(agg[0].verdict_reason.rfind("repetition 2: ", 0), 0u) << agg[0].verdict_reason;
+}
+
+
+// ---------------------------------------------------------------- tail bursts
+
+TEST(TailBursts, TheRuleByHand) {
+  // L = log P95: 2.3026 2.3514 2.2824 2.3224 2.9957, median 2.3224, MAD 0.029: limit
+  // max(3.5 * 1.4826 * 0.029, log 1.1) = 0.1505; block 4 is 0.673 above. T = log(P95 / median): 0.2231
+  // 0.2473 0.2155 0.2305 0.9163, median 0.2305, MAD 0.015: limit max(0.0778, 0.0953) = 0.0953; block 4 is
+  // 0.686 above. Only block 4 is far above on both.
+  const std::vector<BlockTail> tails = {{10, 8}, {10.5, 8.2}, {9.8, 7.9}, {10.2, 8.1}, {20, 8}};
+  EXPECT_EQ(tail_bursts(tails, 0.40), (std::vector<bool>{false, false, false, false, true}));
+  // A block slower as a whole (a plateau: median and P95 both doubled) is not a burst.
+  const std::vector<BlockTail> plateau = {{10, 8}, {10.5, 8.2}, {9.8, 7.9}, {10.2, 8.1}, {20, 16}};
+  EXPECT_EQ(tail_bursts(plateau, 0.40), std::vector<bool>(5, false));
+  // A tail only slightly longer (x1.08, below the floor of cutoff / 4 = 10%) is not either, however even
+  // the others are.
+  const std::vector<BlockTail> even = {{10, 8}, {10, 8}, {10, 8}, {10, 8}, {10.8, 8}};
+  EXPECT_EQ(tail_bursts(even, 0.40), std::vector<bool>(5, false));
+  // Four blocks are too few to tell.
+  EXPECT_EQ(tail_bursts({{10, 8}, {10.5, 8.2}, {9.8, 7.9}, {20, 8}}, 0.40), std::vector<bool>(4, false));
+}
+
+// The last 10 of a block's 100 samples 2.5 times longer: its P95 far above its median.
+void burst(PhaseResult& p, int block) {
+  int seen = 0;
+  for (std::size_t i = 0; i < p.duration_s.size(); ++i)
+    if (p.block[i] == block && ++seen > 90) p.duration_s[i] *= 2.5;
+}
+
+TEST(TailBursts, AnExclusiveBurstIsAnOutlierAndAColocatedOneIsNamed) {
+  RunResult run = run_with_blocks(6, 100, 1.0);
+  burst(run.tenants[0].exclusive, 4);   // round 3's exclusive block
+  burst(run.tenants[0].colocated, 9);   // round 5's colocated block
+  summarize_blocks(run);
+  EXPECT_EQ(run.blocks[4].status, BlockStatus::outlier);
+  EXPECT_EQ(run.blocks[4].tail_bursts, std::vector<std::string>{"t"});
+  EXPECT_NE(run.blocks[4].reason.find("tail burst"), std::string::npos) << run.blocks[4].reason;
+  EXPECT_EQ(run.blocks[9].status, BlockStatus::clean);  // it may be interference: kept
+  EXPECT_EQ(run.blocks[9].tail_bursts, std::vector<std::string>{"t"});
+  for (int k : {0, 1, 2, 3, 5, 6, 7, 8, 10, 11}) EXPECT_TRUE(run.blocks[k].tail_bursts.empty()) << k;
+  EXPECT_EQ(run.tenants[0].exclusive.stats.n, 500u);   // the outlier's 100 samples not counted
+  EXPECT_EQ(run.tenants[0].colocated.stats.n, 600u);
+  // Summarised again (a look, then the end): the same, not one more block flagged.
+  summarize_blocks(run);
+  EXPECT_EQ(run.tenants[0].exclusive.stats.n, 500u);
+  EXPECT_EQ(run.blocks[9].tail_bursts.size(), 1u);
+  run.tenants[0].alone = run.tenants[0].exclusive;
+  run.tenants[0].alone.source = PhaseSource::exclusive;
+  finalize_run(run, 1, 100);
+  int named = 0;
+  for (const auto& w : run.tenants[0].warnings)
+    named += w.kind == WarningKind::tail_burst && w.text.rfind("colocated block 9 (round 5) drove the tail", 0) == 0;
+  EXPECT_EQ(named, 1);
+}
+
+TEST(TailBursts, ABlockJustMeasuredIsJudgedAgainstTheEarlierOnes) {
+  RunResult run = run_with_blocks(6, 100, 1.0);
+  burst(run.tenants[0].exclusive, 2);
+  burst(run.tenants[0].exclusive, 8);
+  // Block 2 is the phase's second block: too few to tell at the time. Block 8 is its fifth.
+  EXPECT_EQ(tail_burst_now(run, 2), "");
+  const std::string why = tail_burst_now(run, 8);
+  EXPECT_NE(why.find("t: tail burst: P95"), std::string::npos) << why;
+  EXPECT_EQ(run.blocks[8].tail_bursts, std::vector<std::string>{"t"});
+  EXPECT_EQ(tail_burst_now(run, 6), "");  // a plain block, with block 2 among its references
+}
+
+// ---------------------------------------------------------------- deciding
+
+TEST(Deciding, AFixedRunHasOneLookAtNinetyFivePercent) {
+  StoppingOptions o;
+  o.until = StopRule::fixed;
+  o.rounds = 10;
+  o.duration_s = 4.0;
+  const Stopping st = plan_stopping(o, 1, 1, 0);
+  EXPECT_EQ(st.until, StopRule::fixed);
+  EXPECT_EQ(st.max_rounds, 10);
+  EXPECT_EQ(st.looks, std::vector<int>{10});
+  EXPECT_EQ(st.boundaries, std::vector<double>{kZ95});
+  EXPECT_EQ(st.stopped_by, StoppedBy::fixed);
+  // Without resampling there is nothing to decide on: fixed whatever --until says.
+  o.until = StopRule::decided;
+  o.resamples = 0;
+  EXPECT_EQ(plan_stopping(o, 1, 1, 0).until, StopRule::fixed);
+}
+
+TEST(Deciding, TheLastRepetitionLooksEveryPairOfRoundsUpToItsBudget) {
+  StoppingOptions o;
+  o.rounds = 10;
+  o.duration_s = 4.0;  // 0.4 s blocks; the default budget 3 x 4 s = 30 rounds
+  EXPECT_EQ(budget_rounds(o), 30);
+  const Stopping one = plan_stopping(o, 1, 1, 0);
+  EXPECT_EQ(one.until, StopRule::decided);
+  EXPECT_EQ(one.looks, planned_looks(10, 2, 30));
+  EXPECT_EQ(one.boundaries, obrien_fleming_boundaries(planned_looks(10, 2, 30), kSequentialAlpha));
+  EXPECT_EQ(one.z, one.boundaries.back());
+  // Three repetitions: the first two are fixed restarts; the last counts their 20 rounds in its looks.
+  EXPECT_EQ(plan_stopping(o, 1, 3, 0).until, StopRule::fixed);
+  EXPECT_EQ(plan_stopping(o, 2, 3, 10).looks, std::vector<int>{20});
+  const Stopping last = plan_stopping(o, 3, 3, 20);
+  EXPECT_EQ(last.looks, planned_looks(30, 2, 50));
+  EXPECT_EQ(last.earlier_rounds, 20);
+  // --max-duration 6 s: 15 rounds of 0.4 s; one below --duration still gives the first 10.
+  o.max_duration_s = 6.0;
+  EXPECT_EQ(budget_rounds(o), 15);
+  o.max_duration_s = 1.0;
+  EXPECT_EQ(budget_rounds(o), 10);
+}
+
+// run_with_blocks with every sample scaled by exp(0.2 N(0, 1)), seeded: rounds that differ.
+RunResult noisy_run(int rounds, double c_scale, std::uint64_t seed) {
+  RunResult run = run_with_blocks(rounds, 100, c_scale);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> z(0.0, 0.2);
+  for (PhaseResult* p : {&run.tenants[0].exclusive, &run.tenants[0].colocated})
+    for (double& d : p->duration_s) d *= std::exp(z(rng));
+  summarize_blocks(run);
+  return run;
+}
+
+TEST(Deciding, ALookStopsWhenEveryVerdictIsDecidedOrResolved) {
+  LookSettings s;
+  s.resamples = 300;
+  EXPECT_EQ(look_at({}, noisy_run(10, 1.0, 1), 3.0, s), StoppedBy::decided);  // C like E: a clear pass
+  EXPECT_EQ(look_at({}, noisy_run(10, 4.0, 2), 3.0, s), StoppedBy::decided);  // four times slower: a clear fail
+  const RunResult at_cutoff = noisy_run(10, 1.4, 3);
+  EXPECT_EQ(look_at({}, at_cutoff, 3.0, s), std::nullopt);  // straddles the cutoff: go on
+  s.resolution = 5.0;  // any interval is narrow enough
+  EXPECT_EQ(look_at({}, at_cutoff, 3.0, s), StoppedBy::resolution);
+  // The look judges the repetitions so far together: an earlier one that is undecided keeps it going.
+  LookSettings plain;
+  plain.resamples = 300;
+  EXPECT_EQ(look_at({&at_cutoff}, noisy_run(10, 1.4, 4), 3.0, plain), std::nullopt);
 }
 
 }  // namespace

@@ -99,7 +99,7 @@ inline Results sample_results() {
   a.metrics = m;
   a.verdict = Verdict::pass;
   a.verdict_reason = "within";
-  a.warnings = {"noisy baseline: test"};
+  a.warnings = {{WarningKind::noisy_baseline, "noisy baseline: test"}};
 
   TenantResult b;
   b.name = "beta";
@@ -123,8 +123,19 @@ inline Results sample_results() {
   ag.repetition_verdicts = {"pass"};
   ag.verdict = Verdict::pass;
   ag.verdict_reason = "within";
-  ag.warnings = {"noisy baseline: test"};
+  ag.warnings = {{WarningKind::noisy_baseline, "noisy baseline: test"}};
+  Decision d;
+  d.decided = true;
+  d.rounds = 12;
+  d.seconds = 31.4;
+  d.look = 2;
+  d.looks_planned = 11;
+  d.z = 3.3;
+  d.stopped_by = StoppedBy::decided;
+  d.resolution = 0.15;
+  ag.decision = d;
   TenantAggregate bg = ag;
+  bg.decision.reset();
   bg.tenant = "beta";
   bg.workload = "host-copy";
   bg.metrics.reset();

@@ -1,0 +1,102 @@
+"""Running until decided (DESIGN.md section 4, "Deciding"): the default run looks after its first rounds
+and every pair after, and stops when its verdicts are decided, resolved to --resolution, or its budget
+(--max-duration) is spent; every verdict says how far it got. These tests name --until, so the
+mechanics defaults of conftest.py are not added."""
+
+import pytest
+
+from conftest import LENIENT, compute, load_results, scenario
+
+
+def idle(name):
+    return {"name": name, "workload": "host-idle", "params": {"sample_ms": 2.0}}
+
+
+def run(runner, tmp_path, doc, *extra, timeout=180):
+    f = runner.write_json("s.json", doc)
+    out = tmp_path / "out"
+    r = runner.run("--backend", "host", "--scenario", f, "--out", out, *LENIENT, *extra, timeout=timeout)
+    return r, load_results(out), out
+
+
+@pytest.mark.serial
+def test_an_idle_neighbour_is_decided_at_the_first_look(runner, tmp_path):
+    # A victim beside a neighbour that sleeps: nothing competes, the P95 slowdown is near 0, far below
+    # the 40% cutoff, so the first look (after the default 10 rounds) decides it.
+    doc = scenario("quiet", [compute("victim", n=32, reps=2), idle("sleeper")], duration=2.0)
+    r, res, out = run(runner, tmp_path, doc, "--until", "decided")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert res["meta"]["stopping"] == {"until": "decided", "rounds": 10, "max_duration_s": None, "resolution": 0.0}
+    st = res["runs"][0]["stopping"]
+    assert st["until"] == "decided" and st["first_rounds"] == 10 and st["max_rounds"] == 30
+    assert st["looks"] == list(range(10, 31, 2)) and len(st["boundaries"]) == 11
+    assert st["boundaries"] == sorted(st["boundaries"], reverse=True)  # strict early, lenient late
+    assert st["looks_taken"] == 1 and st["stopped_by"] == "decided" and st["z"] == st["boundaries"][0]
+    assert res["runs"][0]["rounds"] == 10
+    victim = next(a for a in res["aggregates"] if a["tenant"] == "victim")
+    assert victim["verdict"] == "pass"
+    d = victim["decision"]
+    assert d["decided"] is True and d["rounds"] == 10 and d["look"] == 1 and d["looks_planned"] == 11
+    assert d["stopped_by"] == "decided" and d["seconds"] > 1.0
+    est = victim["metrics"]["p95_slowdown"]
+    assert est["z"] == st["z"] and est["pairing"] == "paired" and est["clusters"] == 10 and est["whole_rounds"] is True
+    assert abs(d["resolution"] - (est["ci_high"] - est["ci_low"]) / 2) < 1e-12
+    assert est["confidence"] > 0.95  # the first look's interval is wider than a fixed 95% one
+    # The terminal says how far it got; the plan's worst case was said before starting.
+    assert "| quiet | timeslice | victim | 1 |" in r.stdout and "decided: 10 rounds" in r.stdout
+    assert "runs until its verdicts are decided" in r.stderr and "worst case about" in r.stderr
+
+
+def test_a_verdict_that_cannot_be_decided_stops_at_the_budget_with_its_resolution(runner, tmp_path):
+    # Samples of about 30 ms in 50 ms blocks: fewer than the 72 values a P95 verdict needs however long
+    # the budget lets it run, so no look decides; the run stops at --max-duration (1.5 s per phase = 30
+    # rounds of 0.05 s) and exits 5, saying what it resolves.
+    doc = scenario("slow", [compute("a", n=256, reps=8), compute("b", n=256, reps=8)], duration=0.5, warmup=0.05)
+    r, res, _ = run(runner, tmp_path, doc, "--until", "decided", "--max-duration", "1.5")
+    assert r.returncode == 5, r.stdout + r.stderr
+    st = res["runs"][0]["stopping"]
+    assert st["max_rounds"] == 30 and res["runs"][0]["rounds"] == 30
+    assert st["stopped_by"] == "budget" and st["looks_taken"] == len(st["looks"]) == 11
+    for a in res["aggregates"]:
+        assert a["verdict"] == "inconclusive" and "at least 72 values" in a["verdict_reason"]
+        assert a["decision"]["decided"] is False and a["decision"]["stopped_by"] == "budget"
+        assert a["decision"]["rounds"] == 30
+        assert a["decision"]["resolution"] is None or a["decision"]["resolution"] > 0
+    assert res["summary"]["exit_code"] == 5
+    assert "budget: 30 rounds" in r.stdout
+
+
+def test_a_resolution_that_is_enough_stops_an_undecided_run_early(runner, tmp_path):
+    # The same undecidable pair with --resolution 10 (any interval is that narrow): the first look at
+    # which both tenants have an interval stops it, long before the budget, still inconclusive (exit 5),
+    # said to have stopped by resolution.
+    doc = scenario("slow", [compute("a", n=256, reps=8), compute("b", n=256, reps=8)], duration=0.5, warmup=0.05)
+    r, res, _ = run(runner, tmp_path, doc, "--until", "decided", "--max-duration", "1.5", "--resolution", "10")
+    assert r.returncode == 5, r.stdout + r.stderr
+    st = res["runs"][0]["stopping"]
+    assert st["stopped_by"] == "resolution"
+    assert res["runs"][0]["rounds"] == st["looks"][st["looks_taken"] - 1] < st["max_rounds"]
+    assert res["meta"]["stopping"]["resolution"] == 10.0
+    assert {a["decision"]["stopped_by"] for a in res["aggregates"]} == {"resolution"}
+
+
+def test_fixed_length_and_exclusive_mode_never_look(runner, tmp_path):
+    doc = scenario("fixed", [compute("a", n=32, reps=2), compute("b", n=32, reps=2)], duration=0.8)
+    r, res, _ = run(runner, tmp_path, doc, "--until", "fixed", "--rounds", "4")
+    st = res["runs"][0]["stopping"]
+    assert st == {**st, "until": "fixed", "looks": [4], "looks_taken": 1, "stopped_by": "fixed"}
+    assert st["boundaries"] == [pytest.approx(1.959964, abs=1e-6)]
+    for a in res["aggregates"]:
+        assert a["metrics"]["p95_slowdown"]["confidence"] == pytest.approx(0.95)
+    base = scenario("base", [compute("a", n=32, reps=2)], mode="exclusive", duration=0.4)
+    r, res, _ = run(runner, tmp_path / "x", base, "--until", "decided")
+    assert r.returncode == 0, r.stderr
+    assert res["runs"][0]["stopping"]["until"] == "fixed" and res["runs"][0]["rounds"] == 10
+
+
+def test_bad_stopping_options_are_refused_in_one_line(runner, tmp_path):
+    f = runner.write_json("s.json", scenario("x", [compute("a")]))
+    for args, text in ((["--until", "forever"], "--until"), (["--max-duration", "nan"], "--max-duration"),
+                       (["--resolution", "-1"], "--resolution"), (["--max-duration", "0"], "--max-duration")):
+        r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "o", *args)
+        assert r.returncode == 2 and text in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)

@@ -182,7 +182,7 @@ TEST(PlatformWriter, SelftestJsonAndMarkdown) {
   r.budget_s = 30;
   r.duration_s = 2.5;
   r.exit_code = 1;
-  KnownAnswer wrong{"shared_resource", "fail", KnownAnswerStatus::wrong, "ratio 1.1", test::sample_results().aggregates[0]};
+  KnownAnswer wrong{"shared_resource", "fail", KnownAnswerStatus::wrong, "ratio 1.1", test::sample_results().aggregates[0], 0.15};
   KnownAnswer unsure{"idle_neighbour", "not fail", KnownAnswerStatus::inconclusive, "not measured: no results", {}};
   r.known_answers = {wrong, unsure};
   const auto j = selftest_to_json(r);
@@ -193,7 +193,12 @@ TEST(PlatformWriter, SelftestJsonAndMarkdown) {
   EXPECT_TRUE(j["known_answers"][1]["aggregate"].is_null());
   EXPECT_TRUE(j["resolvable_p95_slowdown"].is_null());
   const std::string md = selftest_markdown(r);
-  EXPECT_TRUE(contains(md, "| shared_resource | fail | **WRONG** | ratio 1.1 |\n")) << md;
+  // Each known answer's resolution and how far its run got.
+  EXPECT_TRUE(contains(md, "| shared_resource | fail | **WRONG** | 15.0 points | decided after 12 rounds, 31 s | ratio 1.1 |\n"))
+      << md;
+  EXPECT_TRUE(contains(md, "| idle_neighbour | not fail | **inconclusive** | n/a | n/a | not measured: no results |\n")) << md;
+  EXPECT_EQ(j["known_answers"][0]["resolution"], 0.15);
+  EXPECT_EQ(j["known_answers"][0]["stopped"]["rounds"], 12);
   EXPECT_TRUE(contains(md, "resolves now: n/a (the idle case's")) << md;
   r.resolvable_p95_slowdown = 0.052;
   EXPECT_TRUE(contains(selftest_markdown(r), "resolves now: +5.2% (")) << selftest_markdown(r);

@@ -609,7 +609,7 @@ void add_run_options(CLI::App& app, RunOptions& o) {
                  "reached or --max-duration is spent; fixed: --rounds rounds")
       ->check(CLI::IsMember({"decided", "fixed"}));
   app.add_option("--max-duration", o.max_duration,
-                 "Most seconds of measurement per phase when running until decided (default 3 x --duration)")
+                 "Most seconds of measurement per phase when running until decided (default 2 x --duration)")
       ->check(number_in(kMinDurationS, kMaxDurationS));
   app.add_option("--resolution", o.resolution,
                  "Stop also when every undecided verdict's P95 slowdown interval is this narrow (half-width, e.g. 0.05 "

@@ -402,18 +402,18 @@ TEST(Deciding, AFixedRunHasOneLookAtNinetyFivePercent) {
 TEST(Deciding, TheLastRepetitionLooksEveryPairOfRoundsUpToItsBudget) {
   StoppingOptions o;
   o.rounds = 10;
-  o.duration_s = 4.0;  // 0.4 s blocks; the default budget 3 x 4 s = 30 rounds
-  EXPECT_EQ(budget_rounds(o), 30);
+  o.duration_s = 4.0;  // 0.4 s blocks; the default budget 2 x 4 s = 20 rounds
+  EXPECT_EQ(budget_rounds(o), 20);
   const Stopping one = plan_stopping(o, 1, 1, 0);
   EXPECT_EQ(one.until, StopRule::decided);
-  EXPECT_EQ(one.looks, planned_looks(10, 2, 30));
-  EXPECT_EQ(one.boundaries, obrien_fleming_boundaries(planned_looks(10, 2, 30), kSequentialAlpha));
+  EXPECT_EQ(one.looks, planned_looks(10, 2, 20));
+  EXPECT_EQ(one.boundaries, obrien_fleming_boundaries(planned_looks(10, 2, 20), kSequentialAlpha));
   EXPECT_EQ(one.z, one.boundaries.back());
   // Three repetitions: the first two are fixed restarts; the last counts their 20 rounds in its looks.
   EXPECT_EQ(plan_stopping(o, 1, 3, 0).until, StopRule::fixed);
   EXPECT_EQ(plan_stopping(o, 2, 3, 10).looks, std::vector<int>{20});
   const Stopping last = plan_stopping(o, 3, 3, 20);
-  EXPECT_EQ(last.looks, planned_looks(30, 2, 50));
+  EXPECT_EQ(last.looks, planned_looks(30, 2, 40));
   EXPECT_EQ(last.earlier_rounds, 20);
   // --max-duration 6 s: 15 rounds of 0.4 s; one below --duration still gives the first 10.
   o.max_duration_s = 6.0;

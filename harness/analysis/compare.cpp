@@ -64,15 +64,30 @@ struct SidePlan {
   }
 };
 
-// The replicates of the three changes and of each side's three figures, one vector per metric.
+// How a standard deviation of replicates becomes a 95% half-width (as the run's own intervals,
+// bootstrap.h): with enough rounds resampled whole, times sqrt(C / (C - 1)) and Student's t with C - 1
+// degrees of freedom, C the rounds; else 1.96.
+double spread_factor(const RoundResampler& plan) {
+  const double c = static_cast<double>(plan.clusters());
+  if (!plan.whole_rounds() || c < 2) return kZ95;
+  return std::sqrt(c / (c - 1.0)) * student_t_quantile(normal_cdf(kZ95), c - 1.0);
+}
+
+// The replicates of the three changes and of each side's three figures, one vector per metric, and the
+// factors that turn their standard deviations into 95% half-widths (the change's: the side with fewer
+// rounds decides).
 struct Replicates {
   std::array<std::vector<double>, 3> change, base, next;
+  double change_factor = kZ95, base_factor = kZ95, next_factor = kZ95;
 };
 
 Replicates change_replicates(const TenantSamples& base, const TenantSamples& next, const CompareOptions& o) {
   Replicates reps;
   const SidePlan b(base), n(next);
   if (o.resamples <= 0 || b.empty() || n.empty()) return reps;
+  reps.base_factor = spread_factor(b.plan);
+  reps.next_factor = spread_factor(n.plan);
+  reps.change_factor = std::max(reps.base_factor, reps.next_factor);
   std::mt19937_64 rng(o.seed);
   std::vector<std::vector<Piece>> pieces;
   std::vector<double> e, c, d;
@@ -91,18 +106,17 @@ Replicates change_replicates(const TenantSamples& base, const TenantSamples& nex
   return reps;
 }
 
-// Half the width of the 2.5 .. 97.5 percentile interval of the replicates; NaN without them.
-double half_width(std::vector<double> reps) {
-  if (reps.empty() || std::any_of(reps.begin(), reps.end(), [](double v) { return std::isnan(v); })) return kNaN;
-  std::sort(reps.begin(), reps.end());
-  return (percentile_sorted(reps, 97.5) - percentile_sorted(reps, 2.5)) / 2.0;
+// factor x the standard deviation of the replicates; NaN without them (or with a NaN among them).
+double half_width(const std::vector<double>& reps, double factor) {
+  if (reps.size() < 2 || std::any_of(reps.begin(), reps.end(), [](double v) { return std::isnan(v); })) return kNaN;
+  return factor * stddev(reps);
 }
 
-void set_ci(Estimate& e, std::vector<double> reps) {
-  if (reps.empty() || std::any_of(reps.begin(), reps.end(), [](double v) { return std::isnan(v); })) return;
-  std::sort(reps.begin(), reps.end());
-  e.ci_low = percentile_sorted(reps, 2.5);
-  e.ci_high = percentile_sorted(reps, 97.5);
+// The change's 95% interval: normal on the difference, its half-width from the replicates.
+void set_ci(Estimate& e, double half) {
+  if (!std::isfinite(half) || !std::isfinite(e.value)) return;
+  e.ci_low = e.value - half;
+  e.ci_high = e.value + half;
 }
 
 std::string points(double v) { return std::isfinite(v) ? formatted("%+.1f", v * 100.0) : std::string("n/a"); }
@@ -191,10 +205,10 @@ std::vector<MetricChange> compare_samples(const TenantSamples& base, const Tenan
     c.base = base_values[m];
     c.next = next_values[m];
     c.change = Estimate{point[m], kNaN, kNaN, 0.95, o.resamples, o.seed};
-    c.resolution = half_width(reps.change[m]);
-    c.base_resolution = half_width(std::move(reps.base[m]));
-    c.next_resolution = half_width(std::move(reps.next[m]));
-    set_ci(c.change, std::move(reps.change[m]));
+    c.resolution = half_width(reps.change[m], reps.change_factor);
+    c.base_resolution = half_width(reps.base[m], reps.base_factor);
+    c.next_resolution = half_width(reps.next[m], reps.next_factor);
+    set_ci(c.change, c.resolution);
     c.verdict = classify_change(c.change, o.max_regression, c.metric != ComparedMetric::throughput);
     c.reason = class_reason(c, o.max_regression);
     if (c.metric == ComparedMetric::p95_slowdown && !enough_for_p95) {  // the reason that matters first

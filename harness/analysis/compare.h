@@ -48,8 +48,10 @@ ChangeClass worst_class(const std::vector<ChangeClass>& classes);
 
 // p95_slowdown, median_slowdown and throughput of NEW against BASE. The bootstrap draws, per replicate
 // and in this order, a replicate of BASE (its rounds, each round's E, C and D together), then one of
-// NEW, from one generator seeded with `o.seed` (harness/stats/bootstrap.h); the CI is the 2.5 .. 97.5
-// percentile of the replicates' changes. P95 needs kMinSamplesP95 values in every E and C, else it is inconclusive.
+// NEW, from one generator seeded with `o.seed` (harness/stats/bootstrap.h). The CI is normal on the
+// change: change -/+ q sd(replicates), q = 1.96, or with enough rounds resampled whole (as the runs' own
+// intervals) sqrt(C / (C - 1)) times Student's t with C - 1 degrees of freedom, C the rounds of the file
+// with fewer. P95 needs kMinSamplesP95 values in every E and C, else it is inconclusive.
 std::vector<MetricChange> compare_samples(const TenantSamples& base, const TenantSamples& next, const CompareOptions& o);
 
 // Every tenant of BASE matched with NEW by (scenario, mode, tenant name, workload, params), over the

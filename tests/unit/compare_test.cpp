@@ -117,6 +117,48 @@ TEST(CompareSamples, ColocatedTimesOneAndAHalfAreWorse) {
   EXPECT_NE(m[0].reason.find("worse than 5.0 points"), std::string::npos) << m[0].reason;
 }
 
+// Ten rounds whose speed alternates x1 / x2 (the E and C blocks of a round share it), C = factor(k) E.
+TenantSamples plateau_rounds(const std::vector<double>& factors) {
+  TenantSamples s;
+  s.E.resize(1);
+  s.C.resize(1);
+  for (std::size_t k = 0; k < factors.size(); ++k) {
+    std::vector<double> e, c;
+    for (int i = 1; i <= 20; ++i) {
+      e.push_back((k % 2 ? 2.0 : 1.0) * i);
+      c.push_back(factors[k] * e.back());
+    }
+    s.E[0].push_back(e);
+    s.C[0].push_back(c);
+  }
+  s.D = s.C;
+  s.work_per_sample = 1.0;
+  return s;
+}
+
+TEST(CompareSamples, RoundsArePairedAndAnInconclusiveChangeNamesTheWiderSide) {
+  // BASE: every round's C is 1.2 times its E, so any replicate of paired rounds has a P95 slowdown of
+  // exactly +20% however many slow rounds it drew: BASE resolves exactly. Drawn apart, the plateaus
+  // make it vary.
+  const TenantSamples base = plateau_rounds(std::vector<double>(10, 1.2));
+  const auto self = compare_samples(base, base, CompareOptions{0.05, 1, 300});
+  EXPECT_NEAR(self[0].base_resolution, 0.0, 1e-12);
+  EXPECT_NEAR(self[0].resolution, 0.0, 1e-12);
+  EXPECT_EQ(self[0].verdict, ChangeClass::same) << self[0].reason;
+  TenantSamples apart = base;
+  apart.pairing = Pairing::independent;
+  EXPECT_GT(compare_samples(apart, apart, CompareOptions{0.05, 1, 300})[0].base_resolution, 0.05);
+  // NEW: its slow rounds at x1.05 or x1.35: its P95 slowdown (set by the slow rounds' tails) varies
+  // from replicate to replicate between about +5% and +35%; the change is inconclusive, and the reason
+  // says NEW's interval is the one to narrow.
+  const TenantSamples next = plateau_rounds({1.2, 1.05, 1.2, 1.35, 1.2, 1.05, 1.2, 1.35, 1.2, 1.05});
+  const auto m = compare_samples(base, next, CompareOptions{0.05, 1, 300});
+  EXPECT_EQ(m[0].verdict, ChangeClass::inconclusive) << m[0].reason;
+  EXPECT_GT(m[0].next_resolution, m[0].base_resolution);
+  EXPECT_NEAR(m[0].resolution, (m[0].change.ci_high - m[0].change.ci_low) / 2, 1e-12);
+  EXPECT_NE(m[0].reason.find("NEW's interval is the wider"), std::string::npos) << m[0].reason;
+}
+
 TEST(CompareSamples, SeededAndDeterministic) {
   const TenantSamples base = samples({1, 2, 3, 4, 5, 6, 7, 8}, {2, 3, 5, 7, 11, 13, 17, 19}, 1.0);
   const TenantSamples next = samples({1, 2, 3, 4, 5, 6, 7, 9}, {2, 3, 5, 7, 11, 13, 17, 23}, 1.0);

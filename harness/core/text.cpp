@@ -23,7 +23,12 @@ std::string fixed_percent(double fraction, int decimals) {
   return std::isfinite(fraction) ? fmt::format("{:.{}f}%", fraction * 100.0, decimals) : "n/a";
 }
 
-std::string printable(const std::string& s, std::size_t max_chars) {
+namespace {
+bool continues_utf8(const std::string& s, std::size_t i) {
+  return i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80;
+}
+
+std::string escaped(const std::string& s) {
   std::string out;
   for (const char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
@@ -32,11 +37,29 @@ std::string printable(const std::string& s, std::size_t max_chars) {
     else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
     else out += ch;
   }
+  return out;
+}
+}  // namespace
+
+std::string printable(const std::string& s, std::size_t max_chars) {
+  const std::string out = escaped(s);
   if (out.size() <= max_chars) return out;
   const std::string tail = "... (" + std::to_string(s.size()) + " characters)";
   std::size_t cut = max_chars > tail.size() ? max_chars - tail.size() : 0;
-  while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  while (cut > 0 && continues_utf8(out, cut)) --cut;  // not inside a UTF-8 character
   return out.substr(0, cut) + tail;
+}
+
+std::string printable_path(const std::string& path, std::size_t max_chars) {
+  const std::string out = escaped(path);
+  const std::string gap = "/.../";
+  if (out.size() <= max_chars || max_chars <= gap.size() + 2) return printable(path, max_chars);
+  // A third of the room for the start (where the path is rooted), the rest for its end.
+  std::size_t head = (max_chars - gap.size()) / 3;
+  std::size_t tail_from = out.size() - (max_chars - gap.size() - head);
+  while (head > 0 && continues_utf8(out, head)) --head;
+  while (continues_utf8(out, tail_from)) ++tail_from;
+  return out.substr(0, head) + gap + out.substr(tail_from);
 }
 
 std::string formatted(const char* printf_format, double v) {

@@ -80,7 +80,7 @@ class Checker {
   // "<file>: <field path>: <what was expected>", each part shortened (the line is cut to one short
   // line where it is printed).
   [[noreturn]] void fail(const std::string& path, const std::string& message) const {
-    throw InputError(printable(file_, 100) + ": " + (path.empty() ? "" : printable(path, 60) + ": ") + message);
+    throw InputError(printable_path(file_) + ": " + (path.empty() ? "" : printable(path, 60) + ": ") + message);
   }
 
   void only_keys(const json& obj, const std::string& path, const std::vector<std::string>& allowed) const {
@@ -305,8 +305,8 @@ void check_unique_scenario_names(const std::vector<Scenario>& scenarios) {
   for (std::size_t i = 0; i < scenarios.size(); ++i)
     for (std::size_t k = 0; k < i; ++k)
       if (scenarios[i].name == scenarios[k].name)
-        throw InputError(printable(scenarios[i].file, 80) + ": name: \"" + scenarios[i].name +
-                         "\" is also the name of " + printable(scenarios[k].file, 80) +
+        throw InputError(printable_path(scenarios[i].file) + ": name: \"" + scenarios[i].name +
+                         "\" is also the name of " + printable_path(scenarios[k].file) +
                          " (scenario names must be unique in a run: they name its results and logs)");
 }
 

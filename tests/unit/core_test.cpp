@@ -57,6 +57,18 @@ TEST(Text, PrintableEscapesControlCharactersAndCutsLongValues) {
   EXPECT_EQ(printable(accents, 23), "aaa... (63 characters)");
 }
 
+// A long path keeps its file name: a test once failed only where the temporary folder's path was long,
+// because the end-cut message lost "s1.json".
+TEST(Text, PrintablePathCutsInTheMiddleAndKeepsTheFileName) {
+  EXPECT_EQ(printable_path("/tmp/s1.json", 40), "/tmp/s1.json");
+  const std::string path = "/tmp/pytest-of-root/pytest-1139/test_two_scenarios_of_one_nam0/suites/twice/s1.json";
+  const std::string cut = printable_path(path, 40);
+  EXPECT_EQ(cut.size(), 40u);
+  EXPECT_EQ(cut, "/tmp/pytest/.../am0/suites/twice/s1.json");
+  // Control characters are escaped before the cut, as in printable().
+  EXPECT_EQ(printable_path("/a\nb/" + std::string(100, 'x') + "/f\x1b.json", 30), "/a\\nb/xx/.../xxxxxx/f\\x1b.json");
+}
+
 TEST(JsonInput, DuplicateKeysAreRefusedWithTheirPath) {
   EXPECT_EQ(refusal(R"({"a": 1, "a": 2})"), R"(f.json: key "a" given twice)");
   EXPECT_EQ(refusal(R"({"t": [{"x": 1}, {"x": 1, "y": {"k": 1, "k": 2}}]})"), R"(f.json: t[1].y: key "k" given twice)");

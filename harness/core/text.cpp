@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/printf.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace ib {
@@ -50,16 +51,25 @@ std::string printable(const std::string& s, std::size_t max_chars) {
   return out.substr(0, cut) + tail;
 }
 
-std::string printable_path(const std::string& path, std::size_t max_chars) {
-  const std::string out = escaped(path);
-  const std::string gap = "/.../";
-  if (out.size() <= max_chars || max_chars <= gap.size() + 2) return printable(path, max_chars);
-  // A third of the room for the start (where the path is rooted), the rest for its end.
-  std::size_t head = (max_chars - gap.size()) / 3;
+namespace {
+// `out` (already escaped) cut to `max_chars` by dropping its middle for `gap`; `head_chars` of the room
+// keep the start, the rest the end. Never splits a UTF-8 character.
+std::string cut_middle(const std::string& out, std::size_t max_chars, const std::string& gap, std::size_t head_chars) {
+  std::size_t head = std::min(head_chars, max_chars - gap.size());
   std::size_t tail_from = out.size() - (max_chars - gap.size() - head);
   while (head > 0 && continues_utf8(out, head)) --head;
   while (continues_utf8(out, tail_from)) ++tail_from;
   return out.substr(0, head) + gap + out.substr(tail_from);
+}
+}  // namespace
+
+std::string printable_path(const std::string& path, std::size_t max_chars) {
+  const std::string gap = "/.../";
+  if (max_chars <= gap.size() + 2) return printable(path, max_chars);
+  const std::string out = escaped(path);
+  if (out.size() <= max_chars) return out;
+  // A third of the room for the start (where the path is rooted), the rest for its end.
+  return cut_middle(out, max_chars, gap, (max_chars - gap.size()) / 3);
 }
 
 std::string formatted(const char* printf_format, double v) {

@@ -8,6 +8,7 @@
 #include "harness/core/files.h"
 #include "harness/core/host.h"
 #include "harness/core/output_dir.h"
+#include "harness/core/output_paths.h"
 #include "harness/core/stop_signals.h"
 #include "harness/core/text.h"
 #include "harness/analysis/analysis.h"
@@ -311,9 +312,27 @@ struct OutputFiles {
   ResultsWriters writers;
 };
 
-OutputFiles make_output_files(const RunOptions& o) {
+// The run's outputs against the one rule for written files (core/output_paths.h): its own results.json
+// and summary.md, the extra outputs, the history it appends to; its inputs the scenario files and the
+// baseline. Before the folder is made, so a refusal leaves nothing.
+void check_run_outputs(const RunOptions& o, const std::string& dir, const std::vector<Scenario>& scenarios) {
+  OutputPlan plan;
+  plan.own_folder = dir;
+  plan.force = o.force;
+  plan.outputs = {{"--out", dir + "/results.json"}, {"--out", dir + "/summary.md"}};
+  for (const auto& [option, path] : {std::pair<const char*, const std::string&>{"--junit", o.junit},
+                                     {"--prometheus", o.prometheus}, {"--html", o.html}})
+    if (!path.empty()) plan.outputs.push_back({option, path});
+  if (!o.history.empty()) plan.outputs.push_back({"--history", o.history, true});
+  for (const Scenario& s : scenarios) plan.inputs.push_back({o.scenario.empty() ? "--suite" : "--scenario", s.file});
+  if (!o.baseline.empty()) plan.inputs.push_back({"--baseline", o.baseline});
+  check_output_paths(plan);
+}
+
+OutputFiles make_output_files(const RunOptions& o, const std::vector<Scenario>& scenarios) {
   OutputFiles out;
   out.dir = o.out.empty() ? OutputDir::unique_default("interference-bench-results/") : o.out;
+  check_run_outputs(o, out.dir, scenarios);
   out.folder = std::make_unique<OutputDir>("--out", out.dir, std::vector<std::string>{"results.json", "summary.md"}, o.force);
   make_dirs(out.dir + "/logs");
   out.json = out.dir + "/results.json";
@@ -475,7 +494,7 @@ int run_benchmarks(const RunOptions& o, const std::vector<std::string>& argv, co
   Meta meta = make_meta(o, argv, backend);
   const std::vector<Scenario> scenarios = load_scenarios(o, registry, backend, meta);
   stop.throw_if_requested();  // nothing made yet: nothing to keep
-  OutputFiles out = make_output_files(o);
+  OutputFiles out = make_output_files(o, scenarios);
   Journal journal(default_state_dir());  // outlives what it records: removed once all is undone
   OrchestratorOptions oo;
   oo.modes.journal = &journal;
@@ -544,7 +563,7 @@ struct CleanupCommand {
 void add_cleanup_command(CLI::App& app, CleanupCommand& c) {
   c.sub = app.add_subcommand("cleanup", "Undo what killed runs left: the MIG instances, MPS daemons and temporary "
                                         "folders their journals record (nothing else)");
-  c.sub->add_option("--state-dir", c.state_dir, "Where runs keep their journals (default " + c.state_dir + ")");
+  c.sub->add_option("--state-dir", c.state_dir, "Where runs keep their journals (default " + c.state_dir + ")")->check(non_empty());
   c.sub->add_flag("--dry-run", c.dry_run, "Say what would be undone, undo nothing");
 }
 
@@ -585,7 +604,7 @@ void add_run_options(CLI::App& app, RunOptions& o) {
         return names;
       }()));
   auto* scen = app.add_option("--scenario", o.scenario, "Scenario file (JSON)")->check(CLI::ExistingFile);
-  app.add_option("--suite", o.suite, "Suite name from scenarios/suites (default: quick)")->excludes(scen);
+  app.add_option("--suite", o.suite, "Suite name from scenarios/suites (default: quick)")->excludes(scen)->check(non_empty());
   app.add_option("--backend", o.backend, "cuda (default), host (CPU workloads) or auto (cuda if a GPU is usable, else host)")
       ->check(CLI::IsMember({"cuda", "host", "auto"}));
   app.add_option("--device", o.device, "CUDA device index (overrides the scenario's)")->check(CLI::Range(0, 63));
@@ -593,7 +612,7 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--warmup", o.warmup, "Seconds of warm-up per worker")->check(number_in(kMinWarmupS, kMaxWarmupS));
   app.add_option("--repeat", o.repeat, "Repetitions (separate process restarts)")->check(CLI::Range(1, kMaxRepetitions));
   app.add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(number_in(0.0, kMaxCutoff, true));
-  app.add_option("--out", o.out, "Output folder (default interference-bench-results/<UTC time>)");
+  app.add_option("--out", o.out, "Output folder (default interference-bench-results/<UTC time>)")->check(non_empty());
   app.add_flag("--no-raw", o.no_raw, "Leave the raw per-sample arrays out of the JSON");
   app.add_flag("--force", o.force, "Replace the results (and logs) an existing --out folder holds");
   app.add_option("--timeout-margin", o.timeout_margin,
@@ -630,19 +649,19 @@ void add_run_options(CLI::App& app, RunOptions& o) {
                  "NVML telemetry rate beside every phase (default 10 with --backend cuda, off with host; 0: off)")
       ->check(number_in(0.0, 1000.0));
   app.add_option("--mps-pipe-dir", o.mps_pipe_dir, "mode mps: use the MPS daemon already running there (never stopped)")
-      ->check(CLI::ExistingDirectory);
+      ->check(CLI::ExistingDirectory)->check(non_empty());
   app.add_option("--baseline", o.baseline, "mode mig: take the exclusive phase from this results.json of an exclusive run")
-      ->check(CLI::ExistingFile);
+      ->check(non_empty())->check(CLI::ExistingFile);
   app.add_option("--mig-create", o.mig_create,
                  "mode mig (root): create these MIG instances (e.g. 3g.71gb,3g.71gb) and destroy exactly them at the end")
       ->delimiter(',')
       ->check(mig_profile_name());  // each profile: an option that follows is never taken for one
-  app.add_option("--junit", o.junit, "Also write JUnit XML here: one testcase per tenant verdict");
+  app.add_option("--junit", o.junit, "Also write JUnit XML here: one testcase per tenant verdict")->check(non_empty());
   app.add_option("--prometheus", o.prometheus,
-                 "Also write Prometheus text here (node-exporter textfile collector format)");
+                 "Also write Prometheus text here (node-exporter textfile collector format)")->check(non_empty());
   app.add_option("--history", o.history,
-                 "Append this run to a history database (SQLite; created if missing) after results.json is written");
-  app.add_option("--html", o.html, "Also write the HTML report (one self-contained file) here");
+                 "Append this run to a history database (SQLite; created if missing) after results.json is written")->check(non_empty());
+  app.add_option("--html", o.html, "Also write the HTML report (one self-contained file) here")->check(non_empty());
 }
 
 }  // namespace

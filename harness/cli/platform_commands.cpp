@@ -41,15 +41,15 @@ CLI::App* add_sustain_command(CLI::App& app, PlatformOptions& o) {
   add_device_options(sub, o);
   add_backend_options(sub, o);
   sub->add_option("--duration", o.duration_s, "Seconds (default 300)")->check(number_in(kMinDurationS, kMaxDurationS));
-  sub->add_option("--out", o.out, "Output folder");
+  sub->add_option("--out", o.out, "Output folder")->check(non_empty());
   sub->add_option("--min-clock-fraction", o.min_clock_fraction, "FAIL below this x max SM clock (default 0.70)")
       ->check(number_in(0.0, 1.0));
   sub->add_option("--max-reason-fraction", o.max_reason_fraction, "FAIL above this fraction of 0xE8 readings (0.01)")
       ->check(number_in(0.0, 1.0));
   sub->add_option("--max-throughput-drop", o.max_throughput_drop, "WARN above this last/first-minute drop (0.05)")
       ->check(number_in(0.0, 1.0));
-  sub->add_option("--junit", o.junit, "Also write the verdict as JUnit XML here");
-  sub->add_option("--history", o.history, "Append the verdict to this history database (SQLite) after sustain.json is written");
+  sub->add_option("--junit", o.junit, "Also write the verdict as JUnit XML here")->check(non_empty());
+  sub->add_option("--history", o.history, "Append the verdict to this history database (SQLite) after sustain.json is written")->check(non_empty());
   return sub;
 }
 
@@ -57,7 +57,7 @@ CLI::App* add_baseline_command(CLI::App& app, PlatformOptions& o) {
   CLI::App* sub = app.add_subcommand("baseline", "On an exclusive card: write the baseline file that vet --baseline compares with");
   add_device_options(sub, o);
   add_backend_options(sub, o);
-  sub->add_option("--out", o.out, "Baseline file to write (results JSON)")->required();
+  sub->add_option("--out", o.out, "Baseline file to write (results JSON)")->required()->check(non_empty());
   sub->add_option("--duration", o.duration_s, "Seconds per workload (default 20)")->check(number_in(kMinDurationS, kMaxDurationS));
   sub->preparse_callback([&o](std::size_t) { o.duration_s = 20.0; });
   return sub;
@@ -69,15 +69,15 @@ CLI::App* add_vet_command(CLI::App& app, PlatformOptions& o) {
   add_backend_options(sub, o);
   sub->add_option("--budget", o.budget_s, "Seconds for the whole vet (default 600; 60 works)")->check(number_in(20.0, 86400.0));
   sub->add_option("--baseline", o.baseline, "Baseline file from `baseline` on an exclusive card of the same model")
-      ->check(CLI::ExistingFile);
+      ->check(non_empty())->check(CLI::ExistingFile);
   sub->add_option("--price-exclusive", o.price_exclusive, "Price per hour of the exclusive option")->check(number_in(0.0, 1e12));
   sub->add_option("--price-shared", o.price_shared, "Price per hour of the shared option (this platform)")
       ->check(number_in(0.0, 1e12));
   sub->add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(number_in(0.0, kMaxCutoff, true));
-  sub->add_option("--out", o.out, "Output folder");
-  sub->add_option("--junit", o.junit, "Also write the checks as JUnit XML here (one testcase per check)");
-  sub->add_option("--html", o.html, "Also write the checklist with its evidence as one HTML page here");
-  sub->add_option("--history", o.history, "Append the checklist to this history database (SQLite) after vet.json is written");
+  sub->add_option("--out", o.out, "Output folder")->check(non_empty());
+  sub->add_option("--junit", o.junit, "Also write the checks as JUnit XML here (one testcase per check)")->check(non_empty());
+  sub->add_option("--html", o.html, "Also write the checklist with its evidence as one HTML page here")->check(non_empty());
+  sub->add_option("--history", o.history, "Append the checklist to this history database (SQLite) after vet.json is written")->check(non_empty());
   return sub;
 }
 
@@ -87,7 +87,7 @@ CLI::App* add_selftest_command(CLI::App& app, PlatformOptions& o) {
   add_backend_options(sub, o);
   sub->add_option("--budget", o.selftest_budget_s, "Seconds for the whole self-test (default 60)")
       ->check(number_in(20.0, 3600.0));
-  sub->add_option("--out", o.out, "Output folder");
+  sub->add_option("--out", o.out, "Output folder")->check(non_empty());
   return sub;
 }
 

@@ -5,6 +5,7 @@
 #include "harness/core/errors.h"
 #include "harness/core/exit_codes.h"
 #include "harness/core/files.h"
+#include "harness/core/output_paths.h"
 #include "harness/core/text.h"
 #include "reports/compare_writer.h"
 #include "reports/history.h"
@@ -74,7 +75,7 @@ void add_compare_command(CLI::App& app, CompareCommand& c) {
       ->required()
       ->expected(1, 2);
   c.command->add_option("--against-history", c.history,
-                        "Compare NEW with the last --window runs of its tenants recorded in this history database");
+                        "Compare NEW with the last --window runs of its tenants recorded in this history database")->check(non_empty());
   c.command->add_option("--window", c.window, "Recorded runs to compare with (default 7)")->check(CLI::Range(1, 1000));
   c.command
       ->add_option("--max-regression", c.max_regression,
@@ -126,9 +127,10 @@ int compare_command(CompareCommand c) {
 void add_report_command(CLI::App& app, ReportCommand& c) {
   c.command = app.add_subcommand("report", "Render outputs again from a saved results.json (runs nothing)");
   c.command->add_option("results", c.results, "A results.json")->required();
-  c.command->add_option("--junit", c.junit, "Write JUnit XML here (one testcase per tenant verdict)");
-  c.command->add_option("--prometheus", c.prometheus, "Write Prometheus text (node-exporter textfile collector) here");
-  c.command->add_option("--html", c.html, "Write the HTML report (charts, no network) to this file");
+  c.command->add_option("--junit", c.junit, "Write JUnit XML here (one testcase per tenant verdict)")->check(non_empty());
+  c.command->add_option("--prometheus", c.prometheus, "Write Prometheus text (node-exporter textfile collector) here")->check(non_empty());
+  c.command->add_option("--html", c.html, "Write the HTML report (charts, no network) to this file")->check(non_empty());
+  c.command->add_flag("--force", c.force, "Replace output files that exist already");
 }
 
 void check_html_available(const std::string& option) {
@@ -139,6 +141,14 @@ int report_command(const ReportCommand& c) {
   if (c.junit.empty() && c.prometheus.empty() && c.html.empty())
     throw InputError("report: nothing to write: give --html FILE, --junit FILE or --prometheus FILE");
   if (!c.html.empty()) check_html_available("report --html");
+  // report has no folder of its own: an existing output file is replaced only with --force.
+  OutputPlan plan;
+  plan.force = c.force;
+  plan.inputs = {{"RESULTS", c.results}};
+  for (const auto& [option, path] : {std::pair<const char*, const std::string&>{"--html", c.html},
+                                     {"--junit", c.junit}, {"--prometheus", c.prometheus}})
+    if (!path.empty()) plan.outputs.push_back({option, path});
+  check_output_paths(plan);
   const ResultsDocument doc = read_results_file(c.results);
   if (!c.html.empty()) write_file_atomic(c.html, html_report(doc.results));
   if (!c.junit.empty()) write_file_atomic(c.junit, junit_xml(doc.results));

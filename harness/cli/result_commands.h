@@ -36,6 +36,7 @@ struct ReportCommand {
   CLI::App* command = nullptr;
   std::string results;
   std::string junit, prometheus, html;
+  bool force = false;  // --force: replace output files that exist
 };
 void add_report_command(CLI::App& app, ReportCommand& c);
 // Re-renders the outputs asked for from a saved results.json; exit 0 when they were written, 3 for

@@ -43,6 +43,13 @@ inline CLI::Validator unsigned_integer() {
       "UINT");
 }
 
+// A path or name: an empty one is refused (`--suite ''` ran the whole quick suite, `--junit ''` was
+// ignored without a word).
+inline CLI::Validator non_empty() {
+  return CLI::Validator([](std::string& text) -> std::string { return text.empty() ? "expected a path or name, got an empty string" : ""; },
+                        "TEXT");
+}
+
 // A MIG GPU-instance profile name as nvidia-smi writes it ("1g.18gb", "1g.35gb+me", "3g.71gb").
 inline CLI::Validator mig_profile_name() {
   return CLI::Validator(

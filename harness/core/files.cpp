@@ -46,6 +46,11 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   // A fresh temporary name (mkostemp: created with O_EXCL, so a file or symlink planted under a
   // predictable name is never written through), then rename, which replaces `path` itself even
   // when `path` is a symlink.
+  // The last guard under check_output_paths (core/output_paths.h): a rename would replace a device,
+  // FIFO or socket node with a regular file (as root, /dev/null itself).
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+    throw OutputError(path, "cannot write " + path + ": not a regular file (only a regular file or a new path is written)");
   std::string tmpl = path + ".tmp.XXXXXX";
   const int fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
   if (fd < 0) refuse(path, errno);

@@ -7,6 +7,7 @@
 #include "harness/core/files.h"
 #include "harness/core/host.h"
 #include "harness/core/output_dir.h"
+#include "harness/core/output_paths.h"
 #include "harness/core/stop_signals.h"
 #include "harness/core/text.h"
 #include "harness/nvml/nvml.h"
@@ -360,12 +361,29 @@ int record_platform_history(const PlatformOptions& o, HistoryRun run, const std:
 
 CheckResult sustained_load_check(const std::string& sustain_json);
 
+// A platform command's outputs against the one rule for written files (core/output_paths.h): the
+// files it writes in its own folder `out`, --junit, --html, the history it appends to; its input the
+// baseline. Before the folder is made, so a refusal leaves nothing.
+void check_platform_outputs(const PlatformOptions& o, const std::string& out, const std::vector<std::string>& own_files) {
+  OutputPlan plan;
+  plan.own_folder = out;
+  plan.force = o.force;
+  for (const std::string& f : own_files) plan.outputs.push_back({"--out", out + "/" + f});
+  if (!o.junit.empty()) plan.outputs.push_back({"--junit", o.junit});
+  if (!o.html.empty()) plan.outputs.push_back({"--html", o.html});
+  if (!o.history.empty()) plan.outputs.push_back({"--history", o.history, true});
+  if (!o.baseline.empty()) plan.inputs.push_back({"--baseline", o.baseline});
+  check_output_paths(plan);
+}
+
 }  // namespace
 
 int sustain_command(const PlatformOptions& o) {
   load_nvml_for("sustain");
   const std::string start_time = utc_now("%Y-%m-%dT%H:%M:%SZ");
-  const OutputDir folder("--out", o.out.empty() ? default_out("sustain") : o.out, {"sustain.json"}, o.force);
+  const std::string out_dir = o.out.empty() ? default_out("sustain") : o.out;
+  check_platform_outputs(o, out_dir, {"sustain.json"});
+  const OutputDir folder("--out", out_dir, {"sustain.json"}, o.force);
   const std::string& out = folder.path();
   const std::string scenario = write_scenario(out, sustain_scenario(o.backend, o.duration_s));
   // One round: a sustained load must not pause between blocks (the clocks would recover in the gaps).
@@ -397,6 +415,10 @@ int baseline_command(const PlatformOptions& o) {
                      "; give the file to write");
   if (std::filesystem::exists(st) && !o.force)
     throw InputError("baseline --out " + o.out + ": exists; give a new file, or --force to replace it");
+  OutputPlan plan;  // and never a device, FIFO or socket, even with --force (core/output_paths.h)
+  plan.force = o.force;
+  plan.outputs = {{"baseline --out", o.out}};
+  check_output_paths(plan);
   // The measuring run's own folder: it takes the lock itself (run_self passes --force: the folder is
   // this file's, replaced with it).
   const std::string dir = o.out + ".d";
@@ -630,7 +652,9 @@ int vet_command(const PlatformOptions& o) {
   if (o.price_exclusive.has_value() != o.price_shared.has_value())
     throw InputError("vet: give both --price-exclusive and --price-shared, or neither");
   const Baseline baseline = o.baseline.empty() ? Baseline{} : read_baseline(o.baseline);
-  OutputDir folder("--out", o.out.empty() ? default_out("vet") : o.out, {"vet.json", "vet.md"}, o.force);
+  const std::string out_dir = o.out.empty() ? default_out("vet") : o.out;
+  check_platform_outputs(o, out_dir, {"vet.json", "vet.md"});
+  OutputDir folder("--out", out_dir, {"vet.json", "vet.md"}, o.force);
   const std::string& out = folder.path();
   const VetPlan plan = plan_vet(o);
   VetReport report = new_vet_report(o, plan, out);

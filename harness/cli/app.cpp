@@ -545,6 +545,11 @@ int run_benchmarks(const RunOptions& o, const std::vector<std::string>& argv, co
 
 // `cleanup`: 0 when everything recorded was undone (or nothing was left), 3 when something could not be.
 int cleanup_command(const std::string& state_dir, bool dry_run) {
+  // A missing folder holds no journal (nothing to undo); anything else that is not a folder is a mistake.
+  std::error_code ec;
+  const auto st = std::filesystem::status(state_dir, ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_directory(st))
+    throw InputError("cleanup --state-dir " + printable_path(state_dir) + ": not a folder (give the folder runs keep their journals in)");
   const CleanupResult r = cleanup_left_behind(state_dir, [] { return Nvml::load(); }, dry_run);
   for (const auto& d : r.done) std::cout << d << "\n";
   for (const auto& p : r.problems) std::cerr << "interference-bench cleanup: " << p << "\n";

@@ -4,6 +4,7 @@
 #include <fmt/printf.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 namespace ib {
@@ -70,6 +71,12 @@ std::string printable_path(const std::string& path, std::size_t max_chars) {
   if (out.size() <= max_chars) return out;
   // A third of the room for the start (where the path is rooted), the rest for its end.
   return cut_middle(out, max_chars, gap, (max_chars - gap.size()) / 3);
+}
+
+std::string file_name_part(const std::string& name) {
+  std::string out;
+  for (const char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+  return out;
 }
 
 std::string formatted(const char* printf_format, double v) {

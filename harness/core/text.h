@@ -24,5 +24,8 @@ std::string printable(const std::string& s, std::size_t max_chars = 60);
 // A file path as printable() writes it, but a long one is cut in the middle ("/tmp/a/.../suites/x/s1.json")
 // so that the file's own name, the part a reader needs, is kept.
 std::string printable_path(const std::string& path, std::size_t max_chars = 100);
+// `name` as it appears in file names (worker logs): every character but letters, digits, '-' and '.'
+// written '_'. Two names with one file name part would share a log: scenarios refuse that at load.
+std::string file_name_part(const std::string& name);
 
 }  // namespace ib

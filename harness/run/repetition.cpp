@@ -1,6 +1,7 @@
 #include "harness/run/repetition.h"
 
 #include "harness/analysis/analysis.h"
+#include "harness/core/text.h"
 #include "harness/modes/mps_daemon.h"
 
 #include <sys/stat.h>
@@ -28,12 +29,6 @@ std::string last_log_line(const std::string& path) {
     if (!line.empty()) last = line;
   if (last.size() > 300) last = last.substr(0, 300) + "...";
   return last;
-}
-
-std::string sanitize(const std::string& s) {
-  std::string o;
-  for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
-  return o;
 }
 
 // A worker's MPS settings are the harness's decision alone: the CUDA_MPS_* variables of the user's
@@ -100,7 +95,7 @@ std::vector<std::string> RepetitionRun::worker_args(const std::vector<std::size_
 }
 
 std::string RepetitionRun::log_path(const WorkerSet& set, const std::string& who) const {
-  return o_.log_dir + "/" + sanitize(s_.name) + "-" + r_.mode + "-r" + std::to_string(r_.repetition) + "-" + set.name +
+  return o_.log_dir + "/" + file_name_part(s_.name) + "-" + r_.mode + "-r" + std::to_string(r_.repetition) + "-" + set.name +
          "-" + who + ".log";
 }
 
@@ -153,7 +148,7 @@ bool RepetitionRun::wait_until_ready(Worker& w, const std::string& who) {
 
 // Starts one worker process and waits until it is ready (or failed, waived, timed out, interrupted).
 bool RepetitionRun::start_worker(std::size_t set, const std::vector<std::size_t>& tenants) {
-  const std::string who = tenants.size() > 1 ? "all" : sanitize(s_.tenants[tenants[0]].name);  // for logs, progress
+  const std::string who = tenants.size() > 1 ? "all" : file_name_part(s_.tenants[tenants[0]].name);  // for logs, progress
   Worker& w = add_worker(set, tenants, who);
   return launch(w, tenants) && wait_until_ready(w, who);
 }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <regex>
 #include <sstream>
 
@@ -266,6 +267,10 @@ void check_tenant_is_unique(const Checker& ck, const Scenario& s, const Tenant& 
   for (std::size_t k = 0; k < s.tenants.size(); ++k) {
     const Tenant& other = s.tenants[k];
     if (other.name == tenant.name) ck.fail(tp + ".name", "duplicate tenant name \"" + tenant.name + "\"");
+    if (file_name_part(other.name) == file_name_part(tenant.name))
+      ck.fail(tp + ".name", "\"" + tenant.name + "\" and tenants[" + std::to_string(k) + "] \"" + other.name +
+                                "\" have one log file name (\"" + file_name_part(tenant.name) +
+                                "\"): names must differ in letters, digits, '-' or '.'");
     if (tenant.placement.mig_instance && other.placement.mig_instance == tenant.placement.mig_instance)
       ck.fail(tp + ".placement.mig_instance", "impossible placement: MIG instance " +
                                                   std::to_string(*tenant.placement.mig_instance) +
@@ -304,13 +309,32 @@ Scenario load_scenario(const std::string& path, const ScenarioOverrides& overrid
 void check_unique_scenario_names(const std::vector<Scenario>& scenarios) {
   for (std::size_t i = 0; i < scenarios.size(); ++i)
     for (std::size_t k = 0; k < i; ++k)
-      if (scenarios[i].name == scenarios[k].name)
+      if (file_name_part(scenarios[i].name) == file_name_part(scenarios[k].name) && scenarios[i].name != scenarios[k].name)
+        throw InputError(printable_path(scenarios[i].file) + ": name: \"" + scenarios[i].name + "\" shares its log file name \"" +
+                         file_name_part(scenarios[i].name) + "\" with \"" + scenarios[k].name + "\" (" +
+                         printable(std::filesystem::path(scenarios[k].file).filename().string(), 60) +
+                         "); names must differ in letters, digits, '-' or '.'");
+      else if (scenarios[i].name == scenarios[k].name)
         throw InputError(printable_path(scenarios[i].file) + ": name: \"" + scenarios[i].name +
                          "\" is also the name of " + printable_path(scenarios[k].file) +
                          " (scenario names must be unique in a run: they name its results and logs)");
 }
 
 namespace {
+// The suite files in `dir`/suites, sorted.
+std::vector<std::string> suite_files(const std::string& dir) {
+  std::vector<std::string> files;
+  if (DIR* d = opendir((dir + "/suites").c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.size() > 5 && n.compare(n.size() - 5, 5, ".json") == 0) files.push_back(dir + "/suites/" + n);
+    }
+    closedir(d);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 SuiteInfo parse_suite(const std::string& dir, const std::string& file) {
   const json doc = read_json_file(file, "suite file");
   const Checker ck(file);
@@ -342,23 +366,16 @@ SuiteInfo load_suite(const std::string& dir, const std::string& name) {
   if (!std::regex_match(name, name_re)) throw InputError("--suite: invalid suite name \"" + printable(name, 40) + "\"");
   const std::string file = dir + "/suites/" + name + ".json";
   if (access(file.c_str(), R_OK) != 0) {
+    // The names from the files' names, none parsed: a broken suite beside it is not what is wrong here.
     std::vector<std::string> known;
-    for (const auto& s : list_suites(dir)) known.push_back(s.name);
+    for (const auto& f : suite_files(dir)) known.push_back(std::filesystem::path(f).stem().string());
     throw InputError("--suite: unknown suite \"" + name + "\" (known: " + join(known) + "; looked in " + dir + "/suites)");
   }
   return parse_suite(dir, file);
 }
 
 std::vector<SuiteInfo> list_suites(const std::string& dir) {
-  std::vector<std::string> files;
-  if (DIR* d = opendir((dir + "/suites").c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string n = e->d_name;
-      if (n.size() > 5 && n.compare(n.size() - 5, 5, ".json") == 0) files.push_back(dir + "/suites/" + n);
-    }
-    closedir(d);
-  }
-  std::sort(files.begin(), files.end());
+  const std::vector<std::string> files = suite_files(dir);
   std::vector<SuiteInfo> out;
   for (const auto& f : files) out.push_back(parse_suite(dir, f));
   return out;

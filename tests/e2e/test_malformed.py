@@ -192,6 +192,12 @@ CASES = [
      'tenants[0].params.action: expected one of crash, segfault, hang, exit, throw, none, got "explode"'),
     ("duplicate-names", tenants({"name": "x", **GOOD_TENANT}, {"name": "x", **GOOD_TENANT}),
      'tenants[1].name: duplicate tenant name "x"'),
+    # Issue 20: names that differ only in characters the log file names write '_' shared one log, and the
+    # valid scenario exited 4 with nothing measured.
+    ("names-one-log-plus", tenants({"name": "a+b", **GOOD_TENANT}, {"name": "a_b", **GOOD_TENANT}),
+     'tenants[1].name: "a_b" and tenants[0] "a+b" have one log file name ("a_b")'),
+    ("names-one-log-hash", tenants({"name": "t#1", **GOOD_TENANT}, {"name": "t+1", **GOOD_TENANT}),
+     'tenants[1].name: "t+1" and tenants[0] "t#1" have one log file name ("t_1")'),
     ("empty-name", tenants({"name": "", **GOOD_TENANT}), 'tenants[0].name: expected 1-64 characters of letters, digits'),
     ("bad-role", tenants({"role": "bystander", **GOOD_TENANT}),
      'tenants[0].role: expected one of victim, aggressor, got "bystander"'),
@@ -260,3 +266,23 @@ def test_a_malformed_suite_file_is_refused(runner, tmp_path):
     r = runner.run("--backend", "host", "--suite", "broken", "--out", tmp_path / "out")
     assert r.returncode == 2
     assert "broken.json: scenarios.tpu: unknown key" in r.stderr
+
+
+def test_scenarios_whose_names_share_a_log_file_name_are_refused(runner, tmp_path):
+    a = {"name": "s+1", "mode": "exclusive", "warmup_s": 0.1, "duration_s": 0.2, "tenants": [GOOD_TENANT]}
+    runner.suite("clash", [a, dict(a, name="s_1")])
+    r = runner.run("--backend", "host", "--suite", "clash", "--out", tmp_path / "out")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1, r.stderr
+    assert 's1.json: name: "s_1" shares its log file name "s_1" with "s+1" (s0.json)' in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_unknown_suite_is_named_even_beside_a_broken_one(runner, tmp_path):
+    # Issue 20: `--suite nosuch` named an unrelated broken suite file in the same folder.
+    runner.suite("ok", [])
+    runner.write_json("scenarios/suites/broken.json", {"name": "broken", "scenarios": {"tpu": []}})
+    r = runner.run("--backend", "host", "--suite", "nosuch", "--out", tmp_path / "out")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith('interference-bench: --suite: unknown suite "nosuch" (known: broken, ok;'), r.stderr
+    assert "tpu" not in r.stderr

@@ -278,6 +278,18 @@ def test_cleanup_undoes_exactly_what_a_killed_run_left(runner, tmp_path, nvml, m
     assert again.returncode == 0 and "nothing to undo" in again.stdout
 
 
+def test_cleanup_of_a_state_dir_that_is_a_file_is_refused(runner, tmp_path):
+    # Issue 20: it reported nothing to undo and exited 0, as if the journals had been looked at.
+    f = tmp_path / "not-a-folder"
+    f.write_text("x")
+    r = runner.run("cleanup", "--state-dir", f)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr == f"interference-bench: cleanup --state-dir {f}: not a folder (give the folder runs keep their journals in)\n"
+    assert f.read_text() == "x"
+    missing = runner.run("cleanup", "--state-dir", tmp_path / "none")
+    assert missing.returncode == 0 and "nothing to undo" in missing.stdout, missing.stdout + missing.stderr
+
+
 def test_cleanup_leaves_the_journal_of_a_live_run_alone(runner, tmp_path):
     f = runner.write_json("s.json", scenario("slow", [compute("a")], mode="exclusive", duration=30, warmup=0.02))
     out = tmp_path / "out"

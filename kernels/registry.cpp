@@ -48,6 +48,7 @@ std::string expected_text(const ParamSpec& p) {
       return t;
     }
     case ParamSpec::Type::string: {
+      if (!p.suffix.empty()) return "empty, or a file name ending in " + p.suffix;
       if (p.choices.empty()) return "string";
       std::string s = "one of ";
       for (size_t i = 0; i < p.choices.size(); ++i) s += (i ? ", " : "") + p.choices[i];
@@ -72,6 +73,12 @@ bool value_ok(const ParamSpec& p, const nlohmann::json& v) {
     }
     case ParamSpec::Type::string:
       if (!v.is_string()) return false;
+      if (!p.suffix.empty()) {
+        const std::string text = v.get<std::string>();
+        if (!text.empty() && (text.size() <= p.suffix.size() ||
+                              text.compare(text.size() - p.suffix.size(), p.suffix.size(), p.suffix) != 0))
+          return false;
+      }
       if (p.choices.empty()) return true;
       for (const auto& c : p.choices)
         if (c == v.get<std::string>()) return true;

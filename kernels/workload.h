@@ -107,6 +107,7 @@ struct ParamSpec {
   std::optional<double> max;
   std::vector<std::string> choices;          // string: allowed values (empty = any)
   std::string help;
+  std::string suffix = {};  // string: a non-empty value must end with this (empty = any); checked at load
 };
 
 struct WorkloadSpec {

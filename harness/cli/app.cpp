@@ -45,6 +45,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <map>
 #include <cstring>
 #include <ctime>
@@ -672,6 +673,15 @@ void add_run_options(CLI::App& app, RunOptions& o) {
 }  // namespace
 
 int run_app(int argc, char** argv) {
+  // The stop signals are blocked before anything else, so one sent in the first milliseconds (while
+  // the options are parsed) is answered like any other: exit 130, not its default action.
+  std::optional<StopSignals> stop_signals;
+  try {
+    stop_signals.emplace();
+  } catch (const std::exception& e) {
+    return fail(kExitCannotRun, std::string("cannot watch for stop signals: ") + e.what());
+  }
+  StopSignals& stop = *stop_signals;
   // A measuring step of `vet`/`sustain` ends (gracefully, via SIGTERM) when its parent does.
   if (std::getenv("INTERFERENCE_BENCH_CHILD")) prctl(PR_SET_PDEATHSIG, SIGTERM);
   std::vector<std::string> args(argv, argv + argc);
@@ -710,20 +720,25 @@ int run_app(int argc, char** argv) {
   try {
     app.parse(static_cast<int>(cargv.size()), cargv.data());
   } catch (const CLI::ParseError& e) {
+    if (stop.requested()) return fail(kExitInterrupted, "interrupted by " + Interrupted::signal_name(stop.signal()));
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     return fail(kExitBadInput, e.what());            // one line, like every other refusal
   }
 
   try {
+    stop.throw_if_requested();  // nothing has started: nothing to clean up
+    const bool stops_itself = *worker.sub || *list || *cleanup.sub || *history.sub ||
+                              (compare.command && *compare.command) || (report.command && *report.command);
+    // A worker is stopped by its harness, which waits for it; the commands over saved files change
+    // nothing outside them (their files are written atomically): a stop signal ends them with its
+    // default action. Every other command answers it in every stage (exit 130 after clean-up).
+    if (stops_itself) stop.release();
     const Registry registry = make_registry();
     if (*worker.sub) return worker_command(worker, registry);
     if (*list) return list_command(what, registry);
     if (*cleanup.sub) return cleanup_command(cleanup.state_dir, cleanup.dry_run);
-    // Commands over saved files change nothing outside them (their files are written atomically): a
-    // stop signal ends them with its default action.
     if (*history.sub) return history_command(history);
     if (const auto rc = run_result_command(compare, report)) return *rc;
-    StopSignals stop;  // from here on a stop signal is answered in every stage (exit 130 after clean-up)
     if (const auto rc = run_platform_command(platform, stop)) return *rc;
     return run_benchmarks(o, args, registry, stop);
   } catch (const Interrupted& e) {

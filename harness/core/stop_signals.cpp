@@ -47,6 +47,13 @@ StopSignals::~StopSignals() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+void StopSignals::release() {
+  const sigset_t set = stop_set();
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  (void)pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+}
+
 bool StopSignals::requested() {
   signalfd_siginfo info;
   for (;;) {

@@ -26,6 +26,10 @@ class StopSignals {
   bool requested();
   // The first stop signal that arrived, 0 before one did.
   int signal() const { return signal_; }
+  // Gives the stop signals back to their default action (unblocks them, closes the signalfd), for a
+  // command that needs no clean-up (a worker, `history`, `report`): call requested() first, or a
+  // pending signal takes its default action at once.
+  void release();
   // Throws Interrupted (core/errors.h) once requested().
   void throw_if_requested();
   // requested() as a callable, for the long computations that check it now and then.

@@ -344,7 +344,7 @@ void register_host_workloads(Registry& registry) {
                 {{"action", T::string, "crash", {}, {}, {"crash", "segfault", "hang", "exit", "throw", "none"}, "what to do"},
                  {"at_sample", T::integer, 10, 0, 1e9, {}, "sample number that faults (0: during setup)"},
                  {"sample_ms", T::number, 5.0, 0.1, 1000, {}, "spin time per sample"},
-                 {"count_file", T::string, "", {}, {}, {}, "file counting process starts (empty: every start faults)"},
+                 {"count_file", T::string, "", {}, {}, {}, "file counting process starts (empty: every start faults)", ".ib-fault-count"},
                  {"at_start", T::integer, 1, 1, 1000, {}, "with count_file: which process start faults"},
                  {"at_block", T::integer, 0, 0, 1000, {}, "count at_sample from this measured block's start (0: from the first sample)"},
                  {"children", T::integer, 0, 0, 8, {}, "processes forked in setup that only wait (and must not outlive the worker)"}},

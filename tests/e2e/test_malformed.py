@@ -188,6 +188,9 @@ CASES = [
      'tenants[0].params.mib: expected integer in [1, 16384], got "64"'),
     ("param-float-for-int", tenants({"workload": "host-copy", "params": {"reps": 1.5}}),
      "tenants[0].params.reps: expected integer in [1, 1000], got 1.5"),
+    # Issue 20: it passed validation and failed in the worker (exit 4, not 2).
+    ("count-file-suffix", tenants({"workload": "host-fault", "params": {"count_file": "/tmp/counts"}}),
+     'tenants[0].params.count_file: expected empty, or a file name ending in .ib-fault-count, got "/tmp/counts"'),
     ("param-bad-choice", tenants({"workload": "host-fault", "params": {"action": "explode"}}),
      'tenants[0].params.action: expected one of crash, segfault, hang, exit, throw, none, got "explode"'),
     ("duplicate-names", tenants({"name": "x", **GOOD_TENANT}, {"name": "x", **GOOD_TENANT}),

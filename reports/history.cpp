@@ -96,18 +96,26 @@ SQLite::Database open_for_writing(const std::string& path, const HistoryOptions&
   return db;
 }
 
-// Opens an existing file for reading; a missing one is bad input.
+// Opens an existing history database of ours for reading, read-only: reading never writes (no table
+// made, no journal mode switched, no migration, no journal file next to it). A missing file, something
+// that is not a regular file, a database that is not ours and one of an older schema are bad input.
 SQLite::Database open_for_reading(const std::string& path, const HistoryOptions& o) {
-  if (!std::filesystem::exists(path)) throw HistoryError(path, HistoryProblem::other, "history database: no such file");
-  SQLite::Database db(path, SQLite::OPEN_READWRITE, o.busy_timeout_ms);
-  db.execAndGet("PRAGMA journal_mode = WAL");
-  if (user_version(db) < kHistorySchemaVersion) {
-    SQLite::Transaction t(db, SQLite::TransactionBehavior::IMMEDIATE);
-    migrate(db, path);
-    t.commit();
-  } else if (user_version(db) > kHistorySchemaVersion) {
-    migrate(db, path);  // throws: newer schema
-  }
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(st)) throw HistoryError(path, HistoryProblem::other, "history database: no such file");
+  if (!std::filesystem::is_regular_file(st))
+    throw HistoryError(path, HistoryProblem::not_a_database, "history database: not a regular file");
+  SQLite::Database db(path, SQLite::OPEN_READONLY, o.busy_timeout_ms);
+  const int v = user_version(db);  // SQLITE_NOTADB for a file that is no database at all
+  if (v > kHistorySchemaVersion) migrate(db, path);  // throws: newer schema
+  if (v == 0 || !db.tableExists("runs") || !db.tableExists("tenants"))
+    throw HistoryError(path, HistoryProblem::not_a_database,
+                       "history database: not an interference-bench history (no schema version, or no runs and "
+                       "tenants tables)");
+  if (v < kHistorySchemaVersion)
+    throw HistoryError(path, HistoryProblem::other,
+                       "history database: schema version " + std::to_string(v) + " is older than this interference-bench's (" +
+                           std::to_string(kHistorySchemaVersion) + "); the next run with --history brings it up to date");
   return db;
 }
 

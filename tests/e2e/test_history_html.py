@@ -215,3 +215,28 @@ def test_sustain_records_its_verdict_and_a_garbage_history_keeps_its_exit_code(r
     # sustain's own code is 0 on pass or warn, 1 on fail or inconclusive: 0 becomes 3, 1 stays 1
     assert r2.returncode == (3 if own["verdict"] in ("pass", "warn") else 1), (r2.returncode, own["verdict"])
     assert bad.read_bytes() == b"not sqlite at all" * 100
+
+
+def test_history_never_writes_a_database_it_reads(runner, tmp_path):
+    # Issue 20: `history DB` on an unrelated SQLite file added our four tables and switched it to WAL;
+    # on an empty file it made a database; on /dev/zero it left /dev/zero-journal behind.
+    import sqlite3
+    folder = tmp_path / "dbs"
+    folder.mkdir()
+    theirs = folder / "theirs.db"
+    con = sqlite3.connect(theirs)
+    con.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
+    con.execute("INSERT INTO notes VALUES (1, 'mine')")
+    con.commit()
+    con.close()
+    empty = folder / "empty.db"
+    empty.write_bytes(b"")
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    for db, why in ((theirs, "not an interference-bench history"), (empty, "not an interference-bench history"),
+                    ("/dev/zero", "not a regular file")):
+        r = runner.run("history", db)
+        assert r.returncode == 2, r.stdout + r.stderr
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"{db}: history database: {why}" in lines[0], lines
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert not os.path.exists("/dev/zero-journal")

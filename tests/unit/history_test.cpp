@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -153,11 +155,78 @@ TEST(History, MigratesAVersion1FileKeepingItsRows) {
   EXPECT_EQ(alpha[1].run.results_file, "new");
 }
 
-TEST(History, ReadingAVersion1FileMigratesItToo) {
+// The files in `dir` (names only), to see that reading made none.
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string read_error(const std::string& db, HistoryProblem expected) {
+  try {
+    history_trend(db, {});
+  } catch (const HistoryError& e) {
+    EXPECT_EQ(e.problem(), expected) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+// Issue 20: reading migrated an older file (and so wrote it); a read command never writes.
+TEST(History, ReadingAVersion1FileRefusesItAndLeavesItAsItWas) {
   HistoryDir dir;
   write_version_1(dir.db());
-  EXPECT_EQ(history_trend(dir.db(), {}).size(), 1u);
-  EXPECT_EQ(history_schema_version(dir.db()), kHistorySchemaVersion);
+  const std::string before = read_all(dir.db());
+  const auto names = files_in(dir.path);
+  const std::string what = read_error(dir.db(), HistoryProblem::other);
+  EXPECT_NE(what.find("schema version 1 is older"), std::string::npos) << what;
+  EXPECT_EQ(read_all(dir.db()), before);
+  EXPECT_EQ(files_in(dir.path), names);
+  EXPECT_EQ(history_schema_version(dir.db()), 1);
+}
+
+// Issue 20: `history` on an unrelated SQLite file added our tables and switched it to WAL; on an
+// empty file it made a database; on /dev/zero it left /dev/zero-journal behind.
+TEST(History, ReadingAFileThatIsNotOursRefusesItAndWritesNothing) {
+  HistoryDir dir;
+  {
+    SQLite::Database other(dir.db(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    other.exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes VALUES (1, 'mine')");
+  }
+  const std::string before = read_all(dir.db());
+  const auto names = files_in(dir.path);
+  const std::string what = read_error(dir.db(), HistoryProblem::not_a_database);
+  EXPECT_EQ(what.rfind(dir.db() + ": history database: not an interference-bench history", 0), 0u) << what;
+  EXPECT_EQ(read_all(dir.db()), before);
+  EXPECT_EQ(files_in(dir.path), names) << "a journal or WAL file was left";
+  {
+    SQLite::Database other(dir.db(), SQLite::OPEN_READONLY);
+    EXPECT_EQ(other.execAndGet("PRAGMA journal_mode").getString(), "delete");
+    EXPECT_FALSE(other.tableExists("runs"));
+  }
+  const std::string empty = dir.path + "/empty.db";
+  std::ofstream(empty).close();
+  read_error(empty, HistoryProblem::not_a_database);
+  EXPECT_EQ(std::filesystem::file_size(empty), 0u);
+  EXPECT_NE(read_error("/dev/zero", HistoryProblem::not_a_database).find("not a regular file"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists("/dev/zero-journal"));
+}
+
+// Reading our own (WAL-mode) database changes none of its bytes. SQLite's read-only connection to a
+// WAL database makes its -shm and -wal files if they are missing (the shared index every connection
+// needs) and cannot remove them; the next writer's last close does. Nothing else appears.
+TEST(History, ReadingOurDatabaseChangesNothingInIt) {
+  HistoryDir dir;
+  record_run(dir.db(), night("2026-12-01T01:00:00Z", 0.25), "r");
+  const std::string before = read_all(dir.db());
+  EXPECT_FALSE(history_trend(dir.db(), {}).empty());
+  EXPECT_EQ(read_all(dir.db()), before);
+  for (const std::string& name : files_in(dir.path))
+    EXPECT_TRUE(name == "history.db" || name == "history.db-shm" || name == "history.db-wal") << name;
+  record_run(dir.db(), night("2026-12-02T01:00:00Z", 0.25), "r");
+  EXPECT_EQ(files_in(dir.path), std::vector<std::string>{"history.db"}) << "the writer's close removes them";
 }
 
 TEST(History, ANewerSchemaIsRefusedNotRewritten) {

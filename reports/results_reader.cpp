@@ -686,7 +686,13 @@ ResultsDocument results_from_json(const ojson& doc, const std::string& file) {
   return d;
 }
 
-ResultsDocument read_results_file(const std::string& path) { return results_from_json(parse_file(path, "results file"), path); }
+ResultsDocument read_results_file(const std::string& path) {
+  ResultsDocument d = results_from_json(parse_file(path, "results file"), path);
+  // A file of a run that stopped before its first scenario ended (a signal, a full disk): nothing in it
+  // to report, compare or take a baseline from (issue 20: `report` accepted one with exit 0).
+  if (d.results.runs.empty()) throw ResultsFileError(path, "runs", "no runs: nothing was measured in this file");
+  return d;
+}
 
 std::vector<std::string> results_file_modes(const std::string& path) {
   const ojson doc = parse_file(path, "results file");

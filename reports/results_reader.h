@@ -41,7 +41,7 @@ struct ResultsDocument {
 bool schema_version_readable(const std::string& version);
 
 // Reads a results.json of this schema major (schema_version_readable); schema_version keeps the
-// file's. Throws ResultsFileError.
+// file's. Throws ResultsFileError, also for a file without runs (nothing was measured in it).
 ResultsDocument read_results_file(const std::string& path);
 // The same from its parsed text; `file` names it in errors.
 ResultsDocument results_from_json(const nlohmann::ordered_json& doc, const std::string& file);

@@ -112,3 +112,21 @@ def test_an_empty_path_or_name_is_refused_in_one_line(runner, tmp_path):
         assert r.returncode == 2, (args, r.stdout + r.stderr)
         assert r.stderr == f"interference-bench: {option}: expected a path or name, got an empty string\n", (args, r.stderr)
         assert not (tmp_path / "out").exists()
+
+
+def test_a_results_file_without_runs_is_refused_by_every_reader(runner, tmp_path):
+    # Issue 20: a run stopped before its first scenario ended (a full disk, a signal) leaves a
+    # schema-valid results.json with runs: [], which `report` accepted with exit 0.
+    import json
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", quick(runner), "--out", tmp_path / "out")
+    assert r.returncode in (0, 5), r.stdout + r.stderr
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    doc["runs"], doc["aggregates"] = [], []
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps(doc))
+    for args in (["report", empty, "--junit", tmp_path / "j.xml"],
+                 ["compare", tmp_path / "out" / "results.json", empty]):
+        r = runner.run(*args)
+        assert r.returncode == 2, (args, r.stdout + r.stderr)
+        assert f"{empty}: runs: no runs: nothing was measured in this file" in r.stderr, r.stderr
+    assert not (tmp_path / "j.xml").exists()

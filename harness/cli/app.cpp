@@ -108,7 +108,12 @@ struct TempDir {
     char tmpl[] = "/tmp/ib-run-XXXXXX";
     if (!mkdtemp(tmpl)) throw CannotRunError(std::string("cannot create a temporary folder: ") + std::strerror(errno));
     path = tmpl;
-    journal.record({JournalEvent::temp_dir, 0, {}, path});
+    try {
+      journal.record({JournalEvent::temp_dir, 0, {}, path});
+    } catch (...) {  // not journalled, so not made: an unusable state folder leaves no /tmp/ib-run-* behind
+      ::rmdir(path.c_str());
+      throw;
+    }
   }
   ~TempDir() {
     std::error_code ec;

@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <stdexcept>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -317,17 +318,26 @@ TEST(HostWorkloads, LatencyCountsQueueing) {
   // The sample's ~200 requests arrive within its 20 us slice, so request k waits for the k before it:
   // latency is completion - intended arrival, and the last requests wait far longer than the first.
   // (Ratios of one run, so a loaded machine slows both ends alike.)
+  // A preemption of the thread before the first requests complete (17 ms once, on the loaded 2-core CI
+  // machine) adds the same delay to every request and hides the ratio, so the best of three samples is
+  // judged: an implementation that does not count queueing fails all three.
   auto w = create(r, "host-latency", json{{"n", 32}, {"requests", 200}, {"rate", 1e7}});
   ExecContext ctx;
   w->setup(ctx);
-  SampleOutput out;
-  w->run_sample(ctx, out);
-  ASSERT_GT(out.latencies_s.size(), 100u);
-  EXPECT_EQ(static_cast<double>(out.latencies_s.size()), out.counters.at("requests"));
   const auto mean = [](auto a, auto b) { return std::accumulate(a, b, 0.0) / static_cast<double>(b - a); };
-  const double first = mean(out.latencies_s.begin(), out.latencies_s.begin() + 10);
-  const double last = mean(out.latencies_s.end() - 10, out.latencies_s.end());
-  EXPECT_GT(last, 10 * first) << "first " << first << " s, last " << last << " s";  // about 35x
+  double best_ratio = 0.0;
+  std::string seen;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    SampleOutput out;
+    w->run_sample(ctx, out);
+    ASSERT_GT(out.latencies_s.size(), 100u);
+    EXPECT_EQ(static_cast<double>(out.latencies_s.size()), out.counters.at("requests"));
+    const double first = mean(out.latencies_s.begin(), out.latencies_s.begin() + 10);
+    const double last = mean(out.latencies_s.end() - 10, out.latencies_s.end());
+    best_ratio = std::max(best_ratio, last / first);
+    seen += " first " + std::to_string(first) + " s, last " + std::to_string(last) + " s;";
+  }
+  EXPECT_GT(best_ratio, 10.0) << seen;  // about 35x
 }
 
 TEST(HostWorkloads, CopyWorkPerSample) {

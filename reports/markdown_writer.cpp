@@ -136,10 +136,9 @@ std::string totals_line(const RunSummary& s) {
          (s.interrupted ? " (interrupted)" : "") + " — exit code " + std::to_string(s.exit_code) + "\n";
 }
 
-}  // namespace
-
-std::string markdown_summary(const Results& r) {
-  std::ostringstream os;
+// The title, backend note, devices, rounds and the verdict table: what summary.md and the terminal
+// both begin with.
+void header_and_verdicts(std::ostringstream& os, const Results& r) {
   os << "## interference-bench " << r.meta.version << " — backend " << r.meta.backend;
   if (!r.meta.suite.empty()) os << ", suite " << r.meta.suite;
   os << "\n\n";
@@ -148,6 +147,13 @@ std::string markdown_summary(const Results& r) {
   if (!r.runs.empty()) os << rounds_line(r) << "\n\n";
   aggregate_table(os, r);
   os << "\n";
+}
+
+}  // namespace
+
+std::string markdown_summary(const Results& r) {
+  std::ostringstream os;
+  header_and_verdicts(os, r);
   for (const auto& a : r.aggregates) {
     if (a.verdict != Verdict::pass)
       os << "- " << a.scenario << " (" << a.mode << "), " << a.tenant << ": " << verdict_name(a.verdict) << " — " << a.verdict_reason << "\n";
@@ -163,14 +169,7 @@ std::string markdown_summary(const Results& r) {
 
 std::string terminal_summary(const Results& r) {
   std::ostringstream os;
-  os << "## interference-bench " << r.meta.version << " — backend " << r.meta.backend;
-  if (!r.meta.suite.empty()) os << ", suite " << r.meta.suite;
-  os << "\n\n";
-  if (!r.meta.backend_note.empty()) os << "> " << r.meta.backend_note << "\n\n";
-  for (const auto& d : r.meta.devices) os << "Device: " << device_line(d) << "\n\n";
-  if (!r.runs.empty()) os << rounds_line(r) << "\n\n";
-  aggregate_table(os, r);
-  os << "\n";
+  header_and_verdicts(os, r);
   // Per tenant: why it is not a pass, and the warnings that change how its verdict reads; the others
   // only counted (summary.md has them all).
   std::map<WarningKind, int> others;

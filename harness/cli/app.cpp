@@ -80,7 +80,7 @@ struct RunOptions {
   std::string round_order = "abba";
   int max_reruns = 2;
   double max_foreign_cpus = 0.25;
-  double max_steal_cpus = 0.10;
+  double max_steal_cpus = default_max_steal_cpus();  // 5% of this machine's CPUs, at least 0.10
   std::string junit, prometheus;  // further outputs (--junit FILE, --prometheus FILE)
   std::string history;  // --history DB: appended to after results.json is written
   std::string html;     // --html FILE
@@ -288,7 +288,12 @@ void attach_nvml(const RunOptions& o, Backend backend, int device, ModeSetup& se
     oo.telemetry_hz = hz;
     meta.telemetry["source"] = setup.nvml->library_path();
   }
-  if (backend == Backend::cuda) oo.gpu_load_probe = make_gpu_load_probe(*setup.nvml, static_cast<unsigned>(device));
+  // The host backend checks the GPU too once it reads NVML (--telemetry-hz > 0): a rehearsal of the
+  // GPU side (fake NVML, fake MPS server) with no idle gap to wait for, since its workloads leave the GPU alone.
+  if (backend == Backend::cuda)
+    oo.gpu_load_probe = make_gpu_load_probe(*setup.nvml, static_cast<unsigned>(device));
+  else if (hz > 0.0)
+    oo.gpu_load_probe = make_gpu_load_probe(*setup.nvml, static_cast<unsigned>(device), 0.0);
 }
 
 std::vector<int> scenario_devices(const std::vector<Scenario>& scenarios) {
@@ -653,7 +658,8 @@ void add_run_options(CLI::App& app, RunOptions& o) {
                  "A block is contaminated when processes that are not this run's used more CPUs than this (default 0.25)")
       ->check(number_in(0.0, 4096.0));
   app.add_option("--max-steal-cpus", o.max_steal_cpus,
-                 "A block is contaminated when the hypervisor stole more CPUs than this (default 0.10)")
+                 "A block is contaminated when the hypervisor stole more CPUs than this, summed over the machine's "
+                 "CPUs (default 5% of them, at least 0.10: " + significant(o.max_steal_cpus, 2) + " here)")
       ->check(number_in(0.0, 4096.0));
   app.add_option("--resamples", o.resamples, "Bootstrap resamples for the P95 CI (default 1000)")->check(CLI::Range(0, 100000));
   app.add_option("--telemetry-hz", o.telemetry_hz,

@@ -2,6 +2,8 @@
 
 #include "harness/cli/validators.h"
 #include "harness/core/stop_signals.h"
+#include "harness/core/text.h"
+#include "harness/run/foreign_load.h"
 #include "harness/scenario/scenario.h"
 
 #include <CLI/CLI.hpp>
@@ -22,7 +24,10 @@ void add_backend_options(CLI::App* sub, PlatformOptions& o) {
   // The measuring runs' foreign-load control (see `run --help`), passed on to them.
   sub->add_option("--max-foreign-cpus", o.max_foreign_cpus, "A block is contaminated above this many foreign CPUs (0.25)")
       ->check(number_in(0.0, 4096.0));
-  sub->add_option("--max-steal-cpus", o.max_steal_cpus, "A block is contaminated above this many stolen CPUs (0.10)")
+  o.max_steal_cpus = default_max_steal_cpus();
+  sub->add_option("--max-steal-cpus", o.max_steal_cpus,
+                  "A block is contaminated above this many stolen CPUs, summed over the machine's (default 5% of "
+                  "them, at least 0.10: " + significant(o.max_steal_cpus, 2) + " here)")
       ->check(number_in(0.0, 4096.0));
   sub->add_flag("--force", o.force, "Replace the results an existing --out holds");
 }

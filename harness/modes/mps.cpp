@@ -29,6 +29,8 @@ Plan mps_plan(const Scenario& s, const ModeContext& ctx, int sequence) {
                                           : MpsDaemon::attach(ctx.mps_pipe_dir);
   p.config.mps = daemon->describe();
   p.resources = daemon;
+  // The server the daemon starts for our clients is listed by NVML as a compute process: ours.
+  p.helper_pids = [d = daemon.get()] { return d->server_pids(); };
   p.sets.push_back({"plain", one_process_per_tenant(s), [](std::size_t) { return std::vector<std::string>{}; }});
   WorkerSet clients{"mps", one_process_per_tenant(s),
                     [&s, d = daemon.get()](std::size_t i) { return mps_client_env(s, s.tenants[i], *d); }};

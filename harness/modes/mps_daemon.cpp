@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <sstream>
 
 namespace ib {
 
@@ -29,6 +30,32 @@ std::vector<std::string> MpsDaemon::client_env() const {
 
 bool MpsDaemon::answers() const {
   return run_helper_command({kMpsControl}, client_env(), "get_server_list\n", kControlTimeout, kInheritedMpsSettings).ok();
+}
+
+std::vector<pid_t> parse_server_list(const std::string& output) {
+  std::vector<pid_t> pids;
+  std::istringstream in(output);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto first = line.find_first_not_of(" \t\r");
+    const auto last = line.find_last_not_of(" \t\r");
+    if (first == std::string::npos) continue;
+    const std::string word = line.substr(first, last - first + 1);
+    if (word.size() > 9 || word.find_first_not_of("0123456789") != std::string::npos) continue;  // not a PID
+    const long pid = std::stol(word);
+    if (pid > 0) pids.push_back(static_cast<pid_t>(pid));
+  }
+  return pids;
+}
+
+std::vector<pid_t> MpsDaemon::server_pids() const {
+  try {
+    const CommandResult r = run_helper_command({kMpsControl}, client_env(), "get_server_list\n", kControlTimeout,
+                                               kInheritedMpsSettings);
+    return r.ok() ? parse_server_list(r.output) : std::vector<pid_t>{};
+  } catch (const std::exception&) {
+    return {};
+  }
 }
 
 std::unique_ptr<MpsDaemon> MpsDaemon::start(const std::string& pipe_dir, const std::string& log_dir, Journal* journal) {

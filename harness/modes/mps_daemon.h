@@ -6,6 +6,8 @@
 
 #include "harness/results/results.h"
 
+#include <sys/types.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +21,9 @@ inline constexpr const char* kMpsControl = "nvidia-cuda-mps-control";
 // all from what it starts and sets only its own: in the control daemon's environment a value becomes
 // every server's default, in a worker it would change the tenant's share.
 inline const std::vector<std::string> kInheritedMpsSettings = {"CUDA_MPS_*"};
+
+// The PIDs in the output of "get_server_list" (one per line; other lines are ignored).
+std::vector<pid_t> parse_server_list(const std::string& output);
 
 class MpsDaemon {
  public:
@@ -41,6 +46,10 @@ class MpsDaemon {
   void quit() noexcept;
   // "quit", "quit failed: ..." after quit(); "" before.
   const std::string& quit_result() const { return quit_result_; }
+  // The PIDs of the daemon's MPS servers ("get_server_list"; none before a client connected). NVML
+  // lists a server as a compute process of the GPU: it is this run's, not a neighbour. Never throws:
+  // a daemon that does not answer has no servers to report.
+  std::vector<pid_t> server_pids() const;
   // What every MPS client needs in its environment to reach this daemon.
   std::vector<std::string> client_env() const;
   // What the results record about it (mode_config.mps).

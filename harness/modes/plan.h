@@ -10,6 +10,8 @@
 #include "harness/results/results.h"
 #include "harness/scenario/scenario.h"
 
+#include <sys/types.h>
+
 #include <functional>
 #include <map>
 #include <memory>
@@ -78,6 +80,9 @@ struct Plan {
   // (e.g. alone := exclusive under time-slicing). May be empty.
   std::function<void(RunResult&)> before;
   std::function<void(RunResult&)> after;
+  // Processes of this run that are not workers (the MPS servers of its daemon), asked before each
+  // block: foreign-load control counts their CPU time and their GPU compute process as ours. May be empty.
+  std::function<std::vector<pid_t>()> helper_pids;
   // What the plan set up (an MPS daemon); released when the plan is destroyed, on every way out.
   std::shared_ptr<void> resources;
 };

@@ -65,6 +65,10 @@ CpuSnapshot cpu_snapshot(const std::vector<pid_t>& own) {
   return s;
 }
 
+double default_max_steal_cpus(long online_cpus) { return std::max(0.10, 0.05 * static_cast<double>(online_cpus)); }
+
+double default_max_steal_cpus() { return default_max_steal_cpus(sysconf(_SC_NPROCESSORS_ONLN)); }
+
 ForeignLoad foreign_load_between(const CpuSnapshot& a, const CpuSnapshot& b, double ticks_per_s) {
   ForeignLoad l;
   l.seconds = static_cast<double>(b.t_ns - a.t_ns) * 1e-9;
@@ -91,7 +95,8 @@ std::string contamination_reason(const ForeignLoad& load, const ForeignLoadLimit
       return buf;
     }
     if (load.steal_cpus > limits.max_steal_cpus + 1.0 / ticks_per_s / load.seconds) {
-      std::snprintf(buf, sizeof(buf), "the hypervisor stole %.2f CPUs (limit %.2f)", load.steal_cpus, limits.max_steal_cpus);
+      std::snprintf(buf, sizeof(buf), "the hypervisor stole %.2f CPUs, summed over the machine's CPUs (limit %.2f)",
+                    load.steal_cpus, limits.max_steal_cpus);
       return buf;
     }
   }

@@ -35,9 +35,15 @@ CpuSnapshot cpu_snapshot(const std::vector<pid_t>& own);
 // foreign = (busy - own) / elapsed, never below 0.
 ForeignLoad foreign_load_between(const CpuSnapshot& a, const CpuSnapshot& b, double ticks_per_s);
 
+// The default of --max-steal-cpus: 5% of the machine's online CPUs (steal is summed over all of them,
+// like /proc/stat's "cpu" line), at least 0.10 CPUs. A fixed 0.10 would be 5% of a 2-vCPU VM but 0.6%
+// of a 16-vCPU guest, where a hypervisor's usual background steal would contaminate every block.
+double default_max_steal_cpus(long online_cpus);
+double default_max_steal_cpus();  // of this machine (sysconf(_SC_NPROCESSORS_ONLN))
+
 struct ForeignLoadLimits {
   double max_foreign_cpus = 0.25;  // --max-foreign-cpus
-  double max_steal_cpus = 0.10;    // --max-steal-cpus
+  double max_steal_cpus = 0.10;    // --max-steal-cpus (CPUs summed over the machine)
   int max_gpu_processes = 0;       // foreign GPU compute processes allowed
   // Counters tick at 1/ticks_per_s; `processes` counters (the machine's and ours) may each be one
   // tick off, so this many ticks over the block's length are allowed on top of the limits.

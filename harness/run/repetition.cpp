@@ -208,7 +208,7 @@ void RepetitionRun::handle_message(Worker& w, const std::string& line) {
   }
   Slot& slot = w.slots[m.slot];
   switch (m.type()) {
-    case WorkerMessageType::ready: on_ready(slot, std::get<ReadyMessage>(std::move(m.body))); break;
+    case WorkerMessageType::ready: on_ready(w, slot, std::get<ReadyMessage>(std::move(m.body))); break;
     case WorkerMessageType::waived:
       slot.waived = true;
       slot.waive_reason = std::get<WaivedMessage>(m.body).reason;
@@ -224,13 +224,21 @@ void RepetitionRun::handle_message(Worker& w, const std::string& line) {
   }
 }
 
-void RepetitionRun::on_ready(Slot& slot, ReadyMessage&& m) {
+void RepetitionRun::on_ready(Worker& w, Slot& slot, ReadyMessage&& m) {
   TenantResult& t = r_.tenants[slot.tenant];
   slot.ready = true;
   slot.env = std::move(m.env);
   slot.resolved = std::move(m.resolved);
-  if (t.resolved_params.empty()) t.resolved_params = slot.resolved;  // what the later phases get
   t.work = {m.work, m.unit};
+  if (t.resolved_params.empty()) {
+    t.resolved_params = slot.resolved;  // what the later processes of the tenant are given
+    return;
+  }
+  // A later process was given what the first one resolved (gemm's algorithm, an open loop's rate) and
+  // must run exactly that: otherwise its phase measures another configuration, a bias without a sign.
+  if (slot.resolved != t.resolved_params && w.error.empty())
+    w.error = t.name + ": this process resolved " + slot.resolved.dump() + ", the tenant's first process " +
+              t.resolved_params.dump() + ": its phases would not run the same configuration";
 }
 
 void RepetitionRun::on_done(Slot& slot, const DoneMessage& m) {
@@ -260,6 +268,9 @@ std::vector<pid_t> RepetitionRun::own_pids() const {
   std::vector<pid_t> pids = {getpid()};
   for (const Worker& w : workers_)
     if (w.channel && !w.exited && w.channel->pid() > 0) pids.push_back(w.channel->pid());
+  if (plan_.helper_pids)
+    for (pid_t p : plan_.helper_pids())
+      if (std::find(pids.begin(), pids.end(), p) == pids.end()) pids.push_back(p);
   return pids;
 }
 
@@ -342,15 +353,15 @@ void RepetitionRun::collect_block(const BlockSpec& spec, int index) {
   if (spec.phase == Phase::colocated && hi >= lo) b.barrier_skew_s = static_cast<double>(hi - lo) * 1e-9;
 }
 
-void RepetitionRun::measure_foreign_load(BlockRecord& b, const CpuSnapshot& before) {
-  const CpuSnapshot after = cpu_snapshot(own_pids());
+void RepetitionRun::measure_foreign_load(BlockRecord& b, const CpuSnapshot& before, const std::vector<pid_t>& own) {
+  const CpuSnapshot after = cpu_snapshot(own);
   const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
   ForeignLoad gpu = b.load;  // the GPU fields were read before the release
   b.load = foreign_load_between(before, after, hz);
   b.load.gpu_foreign_processes = gpu.gpu_foreign_processes;
   b.load.gpu_idle_util_pct = gpu.gpu_idle_util_pct;
   b.load.gpu_foreign_memory_bytes = gpu.gpu_foreign_memory_bytes;
-  const std::string why = contamination_reason(b.load, o_.limits, hz, own_pids().size());
+  const std::string why = contamination_reason(b.load, o_.limits, hz, own.size());
   if (!why.empty()) {
     b.status = BlockStatus::contaminated;
     b.reason = why;
@@ -370,8 +381,11 @@ bool RepetitionRun::run_block(const BlockSpec& spec, int round, int attempt) {
   b.phase = spec.phase;
   b.attempt = attempt;
   for (std::size_t i : spec.tenants) b.tenants.push_back(s_.tenants[i].name);
-  if (o_.gpu_load_probe) o_.gpu_load_probe(b.load, own_pids());
-  const CpuSnapshot before = cpu_snapshot(own_pids());
+  // Asked once per block: the same processes before and after (an MPS server asked for twice might
+  // answer differently), and get_server_list is a helper command.
+  const std::vector<pid_t> own = own_pids();
+  if (o_.gpu_load_probe) o_.gpu_load_probe(b.load, own);
+  const CpuSnapshot before = cpu_snapshot(own);
   b.start_ns = clock_.now_ns();
   r_.blocks.push_back(b);
   release(spec, b.index);
@@ -383,7 +397,7 @@ bool RepetitionRun::run_block(const BlockSpec& spec, int round, int attempt) {
     stop_everything(interrupted_);
     return false;
   }
-  judge_block(done, spec, before);
+  judge_block(done, spec, before, own);
   if (done.status == BlockStatus::clean) return true;
   if (reruns_left_ <= 0) {
     if (done.status == BlockStatus::contaminated) done.status = BlockStatus::excluded;
@@ -397,8 +411,9 @@ bool RepetitionRun::run_block(const BlockSpec& spec, int round, int attempt) {
 
 // Foreign load, then (an exclusive or alone block: nothing of ours competed) a tail burst against the
 // tenant's earlier blocks of the phase: both make the block one to re-run (analysis.h, tail_burst_now).
-void RepetitionRun::judge_block(BlockRecord& b, const BlockSpec& spec, const CpuSnapshot& before) {
-  measure_foreign_load(b, before);
+void RepetitionRun::judge_block(BlockRecord& b, const BlockSpec& spec, const CpuSnapshot& before,
+                                const std::vector<pid_t>& own) {
+  measure_foreign_load(b, before, own);
   if (b.status != BlockStatus::clean || spec.phase == Phase::colocated) return;
   const std::string why = tail_burst_now(r_, b.index);
   if (why.empty()) return;

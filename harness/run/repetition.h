@@ -75,17 +75,17 @@ class RepetitionRun {
   bool run_round(const std::vector<std::size_t>& order, int round);
   bool stop_at_look(int rounds_done, int last);
   bool run_block(const BlockSpec& spec, int round, int attempt);
-  void judge_block(BlockRecord& b, const BlockSpec& spec, const CpuSnapshot& before);
+  void judge_block(BlockRecord& b, const BlockSpec& spec, const CpuSnapshot& before, const std::vector<pid_t>& own);
   void release(const BlockSpec& spec, int index);
   void collect_block(const BlockSpec& spec, int index);
   void wait_for_block(const BlockSpec& spec, int index);
-  void measure_foreign_load(BlockRecord& b, const CpuSnapshot& before);
+  void measure_foreign_load(BlockRecord& b, const CpuSnapshot& before, const std::vector<pid_t>& own);
   void pump(int timeout_ms);
   void read_reports(Worker& w);
   void reap_exited();
   void time_out(Worker& w);
   void handle_message(Worker& w, const std::string& line);
-  void on_ready(Slot& slot, ReadyMessage&& m);
+  void on_ready(Worker& w, Slot& slot, ReadyMessage&& m);
   void on_done(Slot& slot, const DoneMessage& m);
   void on_samples(Slot& slot, const SamplesMessage& m);
   void stop_everything(bool interrupted);
@@ -99,6 +99,7 @@ class RepetitionRun {
   void finish_phases();
   Slot& slot_of(const BlockSpec& spec, std::size_t tenant);
   bool any_failed() const;
+  // The harness, its live workers and the plan's helper processes (an MPS server).
   std::vector<pid_t> own_pids() const;
   std::vector<std::string> worker_args(const std::vector<std::size_t>& tenants, bool device_from_env) const;
   std::string log_path(const WorkerSet& set, const std::string& who) const;

@@ -170,3 +170,37 @@ def test_mps_pipe_dir_needs_mode_mps(runner, tmp_path):
     f = runner.write_json("s.json", scenario("ts", [compute("a")], duration=0.3))
     r = runner.run("--backend", "host", "--scenario", f, "--mps-pipe-dir", tmp_path, "--out", tmp_path / "out")
     assert r.returncode == 2 and "--mps-pipe-dir: only used with mode mps" in r.stderr
+
+
+FAKE_NVML = os.environ.get("FAKE_NVML_LIB", "")
+
+
+def mps_run_with_gpu_processes(runner, tmp_path, name, *processes):
+    """An MPS run whose fake NVML lists the workers (as a real NVML lists CUDA processes), the fake MPS
+    server and `processes`, with the GPU side of foreign-load control on (--telemetry-hz on the host)."""
+    servers = tmp_path / f"{name}-servers.pids"
+    runner.env["FAKE_MPS_SERVER_PIDS"] = str(servers)
+    listed = [{"children": True, "used_mb": 500}, {"pid_file": str(servers), "used_mb": 30}, *processes]
+    cfg = runner.write_json(f"{name}-nvml.json", {"devices": [{"name": "NVIDIA H200", "processes": listed}]})
+    runner.env.update(INTERFERENCE_BENCH_NVML=FAKE_NVML, FAKE_NVML_CONFIG=str(cfg))
+    f = runner.write_json(f"{name}.json", scenario(name, [compute("a"), compute("b")], mode="mps", duration=0.6,
+                                                   warmup=0.05))
+    out = tmp_path / name
+    r = runner.run("--backend", "host", "--telemetry-hz", "20", "--scenario", f, "--out", out, "--max-reruns", "0",
+                   *LENIENT)
+    assert r.returncode in (0, 1, 5), r.stderr
+    assert servers.read_text().split(), "the fake daemon started a server"
+    return load_results(out)["runs"][0]["blocks"]
+
+
+@pytest.mark.skipif(not FAKE_NVML, reason="FAKE_NVML_LIB not set (run through ctest)")
+def test_the_mps_server_is_this_runs_and_a_foreign_gpu_process_still_counts(runner, tmp_path, mps):
+    # NVML lists the MPS server as a compute process: it is ours (get_server_list), never a neighbour.
+    blocks = mps_run_with_gpu_processes(runner, tmp_path, "server")
+    assert blocks and [b["status"] for b in blocks] == ["clean"] * len(blocks), blocks
+    assert {b["foreign_load"]["gpu_foreign_processes"] for b in blocks} == {0}
+    # A process that is neither a worker nor the server still contaminates every block.
+    blocks = mps_run_with_gpu_processes(runner, tmp_path, "foreign", {"pid": 1, "used_mb": 1024})
+    assert {b["status"] for b in blocks} == {"excluded"}, blocks
+    assert {b["foreign_load"]["gpu_foreign_processes"] for b in blocks} == {1}
+    assert "1 GPU compute process(es) that are not this run's" in blocks[0]["reason"]

@@ -29,6 +29,10 @@
 //         "pcie": {"gen": 5, "width": 16, "max_gen": 5, "max_width": 16},  // a null member: NOT_SUPPORTED
 //         "nvlink": {"links": 18, "up": 18},                  // links 0..up-1 active; absent/null: NOT_SUPPORTED
 //         "processes": [{"pid": 4242, "used_mb": 1024, "gi": 1, "ci": 0}],  // null: NOT_SUPPORTED (default [])
+//                      // {"pid_file": PATH, "used_mb": ...}: one process per PID in PATH (one a line, read at
+//                      // each call; a missing file lists none): the fake MPS server's, written as it starts;
+//                      // {"children": true, "used_mb": ...}: one process per live child of the process calling
+//                      // NVML (the harness's workers, which a real NVML lists once they hold a CUDA context)
 //         "attributes_on_device": true                        // nvmlDeviceGetAttributes_v2 answers "sm" for the
 //                                                             // whole GPU (default: NOT_SUPPORTED, as NVML documents)
 //       }],
@@ -59,6 +63,9 @@
 
 #include "harness/nvml/nvml_abi.h"
 
+#include <dirent.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -70,6 +77,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -1148,11 +1156,57 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nv
   return NVML_SUCCESS;
 }
 
+}  // extern "C"
+
+namespace {
+// The PIDs of `parent`'s children that are not zombies (from /proc/<pid>/stat: state, ppid after the ')').
+std::vector<unsigned long> live_children_of(unsigned long parent) {
+  std::vector<unsigned long> out;
+  DIR* proc = opendir("/proc");
+  if (!proc) return out;
+  while (const dirent* e = readdir(proc)) {
+    char* end = nullptr;
+    const unsigned long pid = std::strtoul(e->d_name, &end, 10);
+    if (pid == 0 || *end != '\0') continue;
+    std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 1));
+    std::string state;
+    unsigned long ppid = 0;
+    if (fields >> state >> ppid && ppid == parent && state != "Z") out.push_back(pid);
+  }
+  closedir(proc);
+  return out;
+}
+}  // namespace
+
+extern "C" {
+
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
                                                      nvmlProcessInfo_t* infos) {
   FAKE_WHOLE_DEVICE("nvmlDeviceGetComputeRunningProcesses_v3", count);
-  json list;
-  if (int rc = fact(device_config(dev), "processes", json::array(), &list)) return rc;
+  json configured;
+  if (int rc = fact(device_config(dev), "processes", json::array(), &configured)) return rc;
+  json list = json::array();
+  for (const json& p : configured) {
+    std::vector<unsigned long> pids;
+    if (p.contains("pid_file")) {
+      std::ifstream in(p.at("pid_file").get<std::string>());
+      for (unsigned long pid = 0; in >> pid;) pids.push_back(pid);
+    } else if (p.value("children", false)) {
+      pids = live_children_of(static_cast<unsigned long>(getpid()));
+    } else {
+      list.push_back(p);
+      continue;
+    }
+    for (unsigned long pid : pids) {
+      json one = p;
+      one["pid"] = pid;
+      list.push_back(one);
+    }
+  }
   unsigned n = static_cast<unsigned>(list.size());
   if (*count < n) {
     *count = n;

@@ -43,11 +43,16 @@ struct Script {
   double piece_gap_s = 0.0;         // ... this far apart (a slow pipe)
   double late_s = 0.0;              // every "done" comes this much after the block's end
   bool ignores_end = false;         // does not exit on "end" (killed after the grace period)
+  // What the n-th process (0-based) that runs this workload reports as resolved in its "ready" (the
+  // last entry for later ones; none: {}).
+  std::vector<nlohmann::json> resolved_per_start;
 };
 
 // What happened to one worker, for the test to look at (kept after the orchestrator let go of it).
 struct Record {
   std::vector<std::string> workloads;  // its tenants (from --tenant), in slot order
+  std::vector<nlohmann::json> params;  // their params (from --tenant)
+  std::vector<nlohmann::json> resolved;  // what each slot reports as resolved (Script::resolved_per_start)
   Script script;
   std::vector<std::pair<std::int64_t, ControlMessage>> received;  // control messages, with their time
   std::int64_t started_at = 0;
@@ -206,6 +211,7 @@ inline void Worker::start() {
     ready.work = 1.0;
     ready.unit = "s";
     ready.env = {{"CUDA_VISIBLE_DEVICES", "fake"}};
+    ready.resolved = rec_->resolved[slot];
     say(at, {slot, ready});
   }
 }
@@ -323,7 +329,20 @@ inline ReadStatus Worker::read(std::int64_t t, std::vector<std::string>& lines) 
 inline std::unique_ptr<WorkerChannel> World::start(const SpawnSpec& spec) {
   auto rec = std::make_shared<Record>();
   for (std::size_t i = 0; i + 1 < spec.args.size(); ++i)
-    if (spec.args[i] == "--tenant") rec->workloads.push_back(nlohmann::json::parse(spec.args[i + 1]).at("workload"));
+    if (spec.args[i] == "--tenant") {
+      const nlohmann::json tenant = nlohmann::json::parse(spec.args[i + 1]);
+      rec->workloads.push_back(tenant.at("workload"));
+      rec->params.push_back(tenant.at("params"));
+    }
+  for (const std::string& w : rec->workloads) {
+    const auto runs_it = [&w](const std::shared_ptr<Record>& r) {
+      return std::find(r->workloads.begin(), r->workloads.end(), w) != r->workloads.end();
+    };
+    const auto earlier = static_cast<std::size_t>(std::count_if(records.begin(), records.end(), runs_it));
+    const auto s = scripts.find(w);
+    const auto& seq = s == scripts.end() ? std::vector<nlohmann::json>{} : s->second.resolved_per_start;
+    rec->resolved.push_back(seq.empty() ? nlohmann::json::object() : seq[std::min(earlier, seq.size() - 1)]);
+  }
   const auto it = rec->workloads.empty() ? scripts.end() : scripts.find(rec->workloads[0]);
   if (it != scripts.end()) rec->script = it->second;
   rec->started_at = now;

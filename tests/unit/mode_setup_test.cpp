@@ -1,5 +1,6 @@
 // MIG placement planning (harness/modes/mode_setup.cpp): every tenant its own instance, explicit
 // indices first, then profiles, then the rest; the largest instance; refusals naming the field.
+#include "harness/modes/mps_daemon.h"
 #include "harness/modes/mode_setup.h"
 
 #include "harness/core/errors.h"
@@ -177,3 +178,11 @@ TEST_F(PrepareModes, TheHostBackendDoesNotDependOnTheGpuState) {
 
 }  // namespace
 }  // namespace ib
+
+// nvidia-cuda-mps-control's "get_server_list" prints one server PID a line: those are the run's own GPU
+// processes (foreign-load control), anything else in the output is not a PID.
+TEST(MpsServerList, ReadsOnePidALineAndIgnoresTheRest) {
+  EXPECT_EQ(ib::parse_server_list("4242\n 17 \r\n"), (std::vector<pid_t>{4242, 17}));
+  EXPECT_EQ(ib::parse_server_list(""), std::vector<pid_t>{});
+  EXPECT_EQ(ib::parse_server_list("no server\n0\n-3\n12x\n99999999999\n7"), std::vector<pid_t>{7});
+}

@@ -202,6 +202,29 @@ TEST(Orchestrator, StreamsReleasesBothSlotsOfTheOneProcess) {
   expect_all_reaped(f.world);
 }
 
+// Every process of a tenant runs what its first process resolved (gemm's algorithm, an open loop's
+// rate): the later one is given it, and one that reports another configuration is the worker's error
+// (its phase would measure something else: a bias without a sign), not a silent comparison.
+TEST(Orchestrator, LaterProcessesAreGivenAndMustRunWhatTheFirstResolved) {
+  FakeRun f;
+  f.world.scripts["a"].resolved_per_start = {{{"algo", "id=1,tile=2"}}};
+  const RunResult ok = f.run(scenario({"a", "b"}, 2.0, 1.0, Mode::streams));
+  ASSERT_EQ(ok.status, RunStatus::ok) << ok.message;
+  const auto a = f.world.of("a");
+  ASSERT_EQ(a.size(), 2u);  // the plain process, then the streams process (a and b)
+  EXPECT_FALSE(a[0]->params[0].contains("algo"));
+  EXPECT_EQ(a[1]->params[0].at("algo"), "id=1,tile=2");
+  EXPECT_EQ(ok.tenants[0].resolved_params, (nlohmann::json{{"algo", "id=1,tile=2"}}));
+
+  FakeRun g;
+  g.world.scripts["a"].resolved_per_start = {{{"algo", "id=1,tile=2"}}, {{"algo", "id=1,tile=3"}}};
+  const RunResult bad = g.run(scenario({"a", "b"}, 2.0, 1.0, Mode::streams));
+  EXPECT_EQ(bad.status, RunStatus::error);
+  EXPECT_PRED2(contains, bad.message, "this process resolved {\"algo\":\"id=1,tile=3\"}, the tenant's first process "
+                                      "{\"algo\":\"id=1,tile=2\"}");
+  expect_all_reaped(g.world);
+}
+
 // ---------------------------------------------------------------- the watchdog
 
 TEST(Orchestrator, AWorkerNeverReadyIsKilledAtItsDeadlineAndTheOthersStopped) {

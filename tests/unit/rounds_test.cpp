@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <random>
 #include <set>
@@ -87,6 +89,23 @@ TEST(ForeignLoad, ForeignIsBusyMinusOursPerSecond) {
   const ForeignLoad m = foreign_load_between(a, c, 100.0);
   EXPECT_EQ(m.own_cpus, 0.0);
   EXPECT_NEAR(m.foreign_cpus, 0.5, kTol);
+}
+
+// Steal is summed over every CPU of the machine: the default limit is 5% of them (at least 0.10), so a
+// 16-vCPU guest's usual background steal does not contaminate every block as a fixed 0.10 would.
+TEST(ForeignLoad, TheDefaultStealLimitIsAShareOfTheMachine) {
+  EXPECT_DOUBLE_EQ(default_max_steal_cpus(2), 0.10);
+  EXPECT_DOUBLE_EQ(default_max_steal_cpus(16), 0.80);
+  EXPECT_DOUBLE_EQ(default_max_steal_cpus(1), 0.10);
+  EXPECT_DOUBLE_EQ(default_max_steal_cpus(), default_max_steal_cpus(sysconf(_SC_NPROCESSORS_ONLN)));
+  ForeignLoadLimits lim;
+  lim.max_steal_cpus = default_max_steal_cpus(16);
+  ForeignLoad l;
+  l.seconds = 1.0;
+  l.steal_cpus = 0.5;  // 3% of 16 CPUs
+  EXPECT_EQ(contamination_reason(l, lim, 100.0, 3), "");
+  l.steal_cpus = 0.9;
+  EXPECT_NE(contamination_reason(l, lim, 100.0, 3).find("summed over the machine's CPUs (limit 0.80)"), std::string::npos);
 }
 
 TEST(ForeignLoad, ContaminationThresholdsWithCounterResolution) {

@@ -8,7 +8,8 @@
 // worker.resolved as {"algo": "id=..,tile=..,..."}; the harness passes that to the tenant's later
 // phases, which then run exactly that algorithm (algo = that text: rebuilt with
 // cublasLtMatmulAlgoInit and checked with cublasLtMatmulAlgoCheck), so every phase runs the same
-// kernel rather than re-choosing on a GPU that neighbours may already be loading.
+// kernel rather than re-choosing on a GPU that neighbours may already be loading. The process that
+// chose it runs it rebuilt from the text too, so all of a tenant's processes run one algorithm object.
 // Work per sample: reps x 2mnk FLOP. Rotates among input sets so that the inputs of consecutive
 // GEMMs together exceed several times the L2 and the cache is not what is measured.
 // Correctness (setup): the configured GEMM is run once on the first and on the last input set into
@@ -170,15 +171,18 @@ class Gemm final : public Workload {
     workspace_ = DeviceBuffer(kLtWorkspaceBytes);
     plan_ = std::make_unique<LtMatmul>(handle_.get(), cfg_.dtype, /*trans_a=*/!cfg_.nn, /*trans_b=*/false, cfg_.m,
                                        cfg_.n, cfg_.k, kLtWorkspaceBytes);
-    if (cfg_.algo == "auto") {
-      use_fastest(s);
-    } else {
-      std::string err;
-      const auto given = parse_algo_config(cfg_.algo, err);
-      if (!given) throw WorkloadError("gemm: algo: " + err);
-      plan_->use(*given);
-    }
+    if (cfg_.algo == "auto") use_fastest(s);
+    // Every process of a tenant runs the algorithm rebuilt from its text, the one that chose it too:
+    // the heuristic's object may differ from the rebuilt one in opaque parts, and the exclusive phase
+    // (this process) would then run another kernel than the alone and colocated ones (given the text).
+    const std::string text = cfg_.algo == "auto" ? to_text(algo_config(plan_->algo())) : cfg_.algo;
+    std::string err;
+    const auto config = parse_algo_config(text, err);
+    if (!config) throw WorkloadError("gemm: algo: " + err);
+    plan_->use(*config);
     chosen_ = to_text(algo_config(plan_->algo()));
+    if (chosen_ != text)
+      throw WorkloadError("gemm: the algorithm built from \"" + text + "\" reads back as \"" + chosen_ + "\"");
     verify(0, s);
     if (sets > 1) verify(sets - 1, s);
   }

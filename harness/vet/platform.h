@@ -64,6 +64,9 @@ int baseline_command(const PlatformOptions& o);
 int vet_command(const PlatformOptions& o);
 // `selftest` (harness/vet/selftest.cpp): known answers that tell whether this machine can measure now.
 int selftest_command(const PlatformOptions& o);
+// The self-test's first known answer: two identical tenants time-sharing one resource (its scenario).
+inline constexpr int kSelftestGemmReps = 16;
+nlohmann::json selftest_shared_scenario(const std::string& backend, double warmup, double duration);
 
 // ---- the judgements of vet and sustain: pure functions over what the measuring steps read back ----
 

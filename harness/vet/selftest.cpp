@@ -27,12 +27,16 @@ constexpr double kPairRatioLow = 1.7, kPairRatioHigh = 2.3;
 // Each known answer's run: its first look after a third of its share of the budget, its last at all of it.
 constexpr double kSelftestBudgetFactor = 3.0;
 
+}  // namespace
+
 // The two scenarios. Host: compute tenants of about 13 ms samples (longer than the scheduler's slice,
 // so sharing a core shows in every sample), pinned to the first CPU we may use; the idle neighbour
-// sleeps. CUDA: two bf16 GEMMs time-sliced; the idle neighbour is an open-loop latency tenant at 1% load.
-json shared_scenario(const std::string& backend, double warmup, double duration) {
+// sleeps. CUDA: two bf16 GEMMs time-sliced, each sample 16 products of 8192^3 (about 25 ms on an H200,
+// many GPU time slices: with one product, about one slice, a sample takes g or g + slice and the median
+// ratio lands near 1 + slice/g instead of 2); the idle neighbour is an open-loop latency tenant at 1% load.
+json selftest_shared_scenario(const std::string& backend, double warmup, double duration) {
   const int cpu = available_cpus().empty() ? 0 : available_cpus().front();
-  json t = backend == "cuda" ? json{{"workload", "gemm"}}
+  json t = backend == "cuda" ? json{{"workload", "gemm"}, {"params", {{"reps", kSelftestGemmReps}}}}
                              : json{{"workload", "host-compute"}, {"params", {{"n", 128}, {"reps", 8}}},
                                     {"placement", {{"cpus", {cpu}}}}};
   json a = t, b = t;
@@ -44,8 +48,10 @@ json shared_scenario(const std::string& backend, double warmup, double duration)
           {"tenants", {a, b}}};
 }
 
+namespace {
+
 json idle_scenario(const std::string& backend, double warmup, double duration) {
-  json s = shared_scenario(backend, warmup, duration);
+  json s = selftest_shared_scenario(backend, warmup, duration);
   s["name"] = "selftest-idle";
   json& idle = s["tenants"][1];
   idle["name"] = "idle";
@@ -161,7 +167,7 @@ int selftest_command(const PlatformOptions& o) {
   const double duration = std::clamp((o.selftest_budget_s - 15.0) / 6.0 / kSelftestBudgetFactor, 1.0, 300.0);
   int shared_rc = 0, idle_rc = 0;
   const auto stopped = [&o] { return o.stop && o.stop(); };
-  const KnownAnswer shared = judge_shared(run_victim(o, shared_scenario(o.backend, warmup, duration), out, shared_rc));
+  const KnownAnswer shared = judge_shared(run_victim(o, selftest_shared_scenario(o.backend, warmup, duration), out, shared_rc));
   if (shared_rc == kExitInterrupted || stopped()) return kExitInterrupted;  // what finished is in its folder
   const KnownAnswer idle = judge_idle(run_victim(o, idle_scenario(o.backend, warmup, duration), out, idle_rc));
   if (idle_rc == kExitInterrupted || stopped()) return kExitInterrupted;

@@ -1,4 +1,5 @@
 """The command line: version, help, list, refusals with their exit codes."""
+import json
 import os
 import subprocess
 
@@ -257,3 +258,14 @@ def test_a_bad_baseline_option_is_refused_before_the_file_is_touched(runner, tmp
                        cwd=tmp_path, stdin=subprocess.DEVNULL)
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert not (tmp_path / "b.json").exists() and not (tmp_path / "b.json.d").exists()
+
+
+def test_the_shipped_cuda_scenarios_samples_span_many_gpu_time_slices():
+    # Under time-slicing a sample of about one slice takes either its own time or that plus a slice:
+    # the median ratio of two sharers lands near 1 + slice/sample, not 2. Every GEMM sample of the shipped
+    # CUDA scenarios is >= 16 products of 8192^3 (~25 ms on an H200), every copy sample >= 48 GiB-copies.
+    least = {"gemm": 16, "copy": 48}
+    for f in sorted((SOURCE_DIR / "scenarios" / "cuda").glob("*.json")):
+        for t in json.loads(f.read_text())["tenants"]:
+            if t["workload"] in least:
+                assert t.get("params", {}).get("reps", 1) >= least[t["workload"]], (f.name, t)

@@ -206,3 +206,18 @@ TEST(PlatformWriter, SelftestJsonAndMarkdown) {
 
 }  // namespace
 }  // namespace ib
+
+// The CUDA self-test's known answer (two time-sliced GEMMs: a time ratio near 2) needs samples of many
+// GPU time slices: one 8192^3 product (~1.6 ms on an H200) is about one slice, and its median ratio
+// lands near 1 + slice/g. Sixteen products per sample bring the quantisation under 0.1 of the ratio.
+TEST(Selftest, TheCudaPairsSamplesSpanManyTimeSlices) {
+  const nlohmann::json s = ib::selftest_shared_scenario("cuda", 1.0, 5.0);
+  ASSERT_EQ(s.at("tenants").size(), 2u);
+  for (const auto& t : s.at("tenants")) {
+    EXPECT_EQ(t.at("workload"), "gemm");
+    EXPECT_GE(t.at("params").at("reps").get<int>(), 16) << t.dump();
+    EXPECT_FALSE(t.at("params").contains("m")) << "the default 8192^3 product";
+  }
+  EXPECT_EQ(s.at("mode"), "timeslice");
+  EXPECT_EQ(ib::selftest_shared_scenario("host", 1.0, 5.0).at("tenants")[0].at("workload"), "host-compute");
+}

@@ -8,10 +8,12 @@
 #                            ldd resolves here except glibc, libstdc++/libgcc and the CUDA toolkit's
 #                            libraries. NCCL is not linked at all (allreduce and train-step load it at
 #                            run time, kernels/cuda/nccl_api.h): a program that links it is refused here.
-#   .device-bundle/prefix/   headers, static libraries and CMake package files of CLI11, nlohmann/json,
-#                            GoogleTest, Google Benchmark and SQLite: the fallback when the carried
+#   .device-bundle/prefix/   headers, libraries and CMake package files of every package CMakeLists.txt
+#                            finds (CLI11, nlohmann/json, fmt, pugixml, SQLiteCpp and SQLite, GoogleTest,
+#                            Google Benchmark) and Debian's Chart.js: the fallback when the carried
 #                            programs do not start there (device-check.sh then builds with
-#                            -DCMAKE_PREFIX_PATH=.device-bundle/prefix)
+#                            -DCMAKE_PREFIX_PATH=.device-bundle/prefix). tests/e2e/test_device_check.py
+#                            configures a host-only build from it with the system's paths switched off.
 #   .device-bundle/MANIFEST  git sha, date, sizes
 #   .device-bundle/SOURCES.sha256  checksums of the files the programs are built from, so that the
 #                            device check can tell carried programs built from other sources (stale):
@@ -32,14 +34,21 @@ B="${BUNDLE_DIR:-$ROOT/.device-bundle}"
 ARCH_LIB=/usr/lib/x86_64-linux-gnu
 
 PROGRAMS=("$BUILD/interference-bench" "$BUILD/kernels/cuda/interference-microbench" "$BUILD/tests/gpu/ib_cuda_gpu_tests")
-# What the programs are built from: every file the device gets (tracked, or untracked and not
-# ignored: the checkout travels so) but documentation, scripts and the Python
+# What the programs are built from: every tracked file but documentation, scripts and the Python
 # end-to-end tests (they change nothing in the programs). The device has no .git, so the checksums
-# travel and are checked there against the files of the checkout.
+# travel and are checked there against the files of the checkout. Untracked files are left out (a log
+# written into the checkout after bundling must not make the bundle stale); an untracked file that the
+# build could compile is refused here instead, so that nothing built goes unchecked.
+SOURCE_PATHS=(. ':!docs' ':!*.md' ':!scripts' ':!tests/e2e' ':!.ci' ':!.gitignore')
 source_checksums() {
-  (cd "$ROOT" && git ls-files -z -co --exclude-standard -- . ':!docs' ':!*.md' ':!scripts' ':!tests/e2e' ':!.ci' ':!.gitignore' \
-    | sort -z | xargs -0 sha256sum)
+  (cd "$ROOT" && git ls-files -z -- "${SOURCE_PATHS[@]}" | sort -z | xargs -0 sha256sum)
 }
+untracked_sources=$(cd "$ROOT" && git ls-files -o --exclude-standard -- "${SOURCE_PATHS[@]}" \
+  | grep -E '(\.(c|cc|cpp|cu|cuh|h|hpp|cmake|json)|CMakeLists\.txt|CMakePresets\.json)$' || true)
+if [ -n "$untracked_sources" ]; then
+  echo "device-bundle: untracked files the build may use would not be checked on the device: $(echo $untracked_sources); git add them (or remove them)" >&2
+  exit 1
+fi
 SUMS_BEFORE=$(mktemp)
 trap 'rm -f "$SUMS_BEFORE"' EXIT
 source_checksums > "$SUMS_BEFORE"
@@ -80,11 +89,15 @@ done
 # The fallback build's dependencies, in the same layout as under /usr so that the packages' CMake files
 # (which locate their prefix relative to themselves) work from there.
 cp -r /usr/include/CLI /usr/include/nlohmann /usr/include/gtest /usr/include/gmock /usr/include/benchmark \
+      /usr/include/fmt /usr/include/pugixml.hpp /usr/include/pugiconfig.hpp /usr/include/SQLiteCpp \
       /usr/include/sqlite3.h /usr/include/sqlite3ext.h "$B/prefix/include/"
 cp -P $ARCH_LIB/libgtest*.a $ARCH_LIB/libgmock*.a $ARCH_LIB/libbenchmark* $ARCH_LIB/libsqlite3.so* \
-      "$B/prefix/lib/x86_64-linux-gnu/"
-cp -r $ARCH_LIB/cmake/GTest $ARCH_LIB/cmake/benchmark "$B/prefix/lib/x86_64-linux-gnu/cmake/"
+      $ARCH_LIB/libfmt.so* $ARCH_LIB/libpugixml.* $ARCH_LIB/libSQLiteCpp.a "$B/prefix/lib/x86_64-linux-gnu/"
+cp -r $ARCH_LIB/cmake/GTest $ARCH_LIB/cmake/benchmark $ARCH_LIB/cmake/fmt $ARCH_LIB/cmake/pugixml \
+      $ARCH_LIB/cmake/SQLiteCpp "$B/prefix/lib/x86_64-linux-gnu/cmake/"
 cp -r /usr/share/cmake/CLI11 /usr/share/cmake/nlohmann_json "$B/prefix/share/cmake/"
+mkdir -p "$B/prefix/share/javascript/chart.js"   # inlined into the HTML report (CMakeLists.txt, IB_CHARTJS)
+cp /usr/share/javascript/chart.js/chart.min.js "$B/prefix/share/javascript/chart.js/"
 
 cp "$SUMS_BEFORE" "$B/SOURCES.sha256"
 

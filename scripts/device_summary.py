@@ -4,11 +4,14 @@
 Reads from the work folder WORK whatever the run produced (a missing part shows as n/a):
   STOPPED.txt, steps.log     why the check stopped early; the steps it skipped or that timed out
   runtime-info.json          interference-microbench --info: our CUDA/cuBLASLt versions, NCCL found where
-  microbench.json            Google Benchmark JSON of interference-microbench          (issue 3)
-  torch_ceilings.json        scripts/torch_ceilings.py, with PyTorch's own versions    (issue 3)
+  microbench-headline.json   Google Benchmark JSON of interference-microbench --ib-cases=headline (gemm
+                             bf16 tn/nn, copy sm/ce), microbench-rest.json the other cases  (issue 3)
+  torch-before.json, torch-after.json   scripts/torch_ceilings.py right before and right after the
+                             headline cases, with PyTorch's own versions: the ratios are to their mean,
+                             both are kept, and their difference is reported as drift     (issues 3, 19)
   cv-<name>/results.json     20 s exclusive phases: CV of sample time, latency         (issue 3)
   gpu-tests.json             GoogleTest JSON of ib_cuda_gpu_tests
-  modes/results.json         --suite quick --mode all                                  (issue 4)
+  modes-<mode>/results.json  --suite quick --mode timeslice, mps (first call), streams, mig (second)  (issue 4)
   probe.out                  probe --json                                              (issue 5)
   sampler-<w>-hz<h>-<i>/results.json   telemetry at 10 Hz vs off                       (issue 5)
   vet/vet.json, sustain/sustain.json   vet against the baseline, the sustained-load test (issue 5)
@@ -197,11 +200,46 @@ def checks_of(doc):
             for c in (doc or {}).get("checks", [])]
 
 
+MODE_RUNS = ("timeslice", "mps", "streams", "mig")
+
+
+def merged_microbench(work):
+    """The headline and the other microbench cases (two runs of interference-microbench) as one document."""
+    docs = [d for d in (load(os.path.join(work, f"microbench-{part}.json")) for part in ("headline", "rest")) if d]
+    if not docs:
+        return None
+    return {"context": docs[0].get("context"), "benchmarks": [b for d in docs for b in d.get("benchmarks", [])]}
+
+
+def torch_reference(work):
+    """PyTorch's ceilings measured right before and right after the bench's headline cases: the reference
+    figure is their mean, both are kept, and drift = after / before - 1 (a GPU warming up or throttling)."""
+    before, after = (load(os.path.join(work, f"torch-{label}.json")) for label in ("before", "after"))
+    present = [d for d in (before, after) if d]
+    if not present:
+        return None
+    ref = dict(present[0])
+    for key, unit in (("matmul_bf16", "tflops"), ("copy_d2d", "gbps_read_plus_written")):
+        figures = {label: (d or {}).get(key, {}).get(unit) for label, d in (("before", before), ("after", after))}
+        known = [v for v in figures.values() if v]
+        ref[key] = {unit: statistics.mean(known) if known else None, **figures,
+                    "drift": figures["after"] / figures["before"] - 1 if len(known) == 2 else None}
+    return ref
+
+
+def merged_modes(work):
+    """The runs of the quick suite under each mode (one results file per mode) as one document."""
+    docs = [d for d in (load(os.path.join(work, f"modes-{m}", "results.json")) for m in MODE_RUNS) if d]
+    if not docs:
+        return None
+    return {"summary": None, "runs": [r for d in docs for r in d.get("runs", [])]}
+
+
 def version_figures(work):
     """Our CUDA runtime/driver and cuBLASLt versions and where the libraries came from, beside
-    PyTorch's own (torch_ceilings.json), so a ratio to PyTorch says which cuBLAS each side ran."""
+    PyTorch's own (torch-before.json), so a ratio to PyTorch says which cuBLAS each side ran."""
     ours = load(os.path.join(work, "runtime-info.json"))
-    torch = load(os.path.join(work, "torch_ceilings.json"))
+    torch = torch_reference(work)
     out = {}
     if ours:
         out["ours"] = {k: ours.get(k) for k in ("cuda_runtime_version", "cuda_driver_version", "cublasLt_version",
@@ -245,14 +283,17 @@ def run_log_figures(work):
 
 
 def main(work):
-    micro = load(os.path.join(work, "microbench.json"))
-    torch = load(os.path.join(work, "torch_ceilings.json"))
+    micro = merged_microbench(work)
+    torch = torch_reference(work)
     s = {"targets": TARGETS, "figures": {}, "commands": {
-        "all": "OUT=$OUT scripts/device-check.sh   (work folder /tmp/device-check, logs in device-check-logs.tar.gz)",
-        "microbench": "build/kernels/cuda/interference-microbench --benchmark_out=WORK/microbench.json --benchmark_out_format=json",
-        "torch": "python3 scripts/torch_ceilings.py --out WORK/torch_ceilings.json",
+        "all": "OUT=$OUT PART=first|second scripts/device-check.sh   (work folder /tmp/device-check, logs in "
+               "device-check-logs.tar.gz)",
+        "microbench": "interference-microbench --ib-cases=headline|rest --benchmark_out=WORK/microbench-<cases>.json "
+                      "--benchmark_out_format=json",
+        "torch": "python3 scripts/torch_ceilings.py --label before|after --out WORK/torch-<label>.json",
         "cv": "build/interference-bench --mode exclusive --backend cuda --scenario scenarios/device/<name>.json --duration 20 --out WORK/cv-<name>",
-        "modes": "interference-bench --suite quick --backend cuda --mode all --duration 3 --warmup 1 --out WORK/modes",
+        "modes": "interference-bench --suite quick --backend cuda --mode <mode> --duration 3 --warmup 1 --until fixed "
+                 "--out WORK/modes-<mode>",
         "gpu_tests": "IB_REQUIRE_GPU=1 ib_cuda_gpu_tests --gtest_output=json:WORK/gpu-tests.json",
     }}
     f = s["figures"]
@@ -306,9 +347,10 @@ def main(work):
     if micro:
         f["microbench_errors"] = {b["name"]: b.get("error_message") for b in micro.get("benchmarks", [])
                                   if b.get("error_occurred")}
-    if torch:
+    if torch and torch["matmul_bf16"]["tflops"] and torch["copy_d2d"]["gbps_read_plus_written"]:
         f["torch_matmul_bf16_tflops"] = torch["matmul_bf16"]["tflops"]
         f["torch_copy_gbps_read_plus_written"] = torch["copy_d2d"]["gbps_read_plus_written"]
+        f["torch_before_after"] = {"matmul_bf16_tflops": torch["matmul_bf16"], "copy_d2d_gbps": torch["copy_d2d"]}
         if g and g.get("TFLOP/s"):
             f["gemm_bf16_vs_torch"] = g["TFLOP/s"] / torch["matmul_bf16"]["tflops"]
         if gnn and gnn.get("TFLOP/s"):
@@ -328,7 +370,7 @@ def main(work):
     gt = gpu_test_figures(load(os.path.join(work, "gpu-tests.json")))
     if gt is not None:
         f["gpu_tests"] = gt
-    modes = mode_figures(load(os.path.join(work, "modes", "results.json")))
+    modes = mode_figures(merged_modes(work))
     if modes is not None:
         f["modes"] = modes
     sampler = sampler_figures(work)
@@ -365,7 +407,11 @@ def main(work):
         rows.append((label, txt, verdict))
 
     show("gemm bf16 8192^3 TFLOP/s", f.get("gemm_bf16_8192_tflops"), fmt="{:.1f}")
-    show("torch matmul bf16 8192^3 TFLOP/s", f.get("torch_matmul_bf16_tflops"), fmt="{:.1f}")
+    show("torch matmul bf16 8192^3 TFLOP/s (mean of before and after)", f.get("torch_matmul_bf16_tflops"),
+         fmt="{:.1f}")
+    tba = f.get("torch_before_after") or {}
+    show("torch matmul drift (after / before - 1)", (tba.get("matmul_bf16_tflops") or {}).get("drift"),
+         fmt="{:+.4f}")
     show("gemm bf16 / torch (layout tn, the workload's default)", f.get("gemm_bf16_vs_torch"),
          TARGETS["gemm_bf16_vs_torch"])
     show("gemm bf16 nn (PyTorch's layout) TFLOP/s", f.get("gemm_bf16_nn_8192_tflops"), fmt="{:.1f}")
@@ -373,6 +419,7 @@ def main(work):
     show("copy sm GB/s (read+written)", f.get("copy_sm_gbps_read_plus_written"), fmt="{:.0f}")
     show("torch d2d copy GB/s (read+written)", f.get("torch_copy_gbps_read_plus_written"), fmt="{:.0f}")
     show("copy sm / torch", f.get("copy_sm_vs_torch"), TARGETS["copy_sm_vs_torch"])
+    show("torch copy drift (after / before - 1)", (tba.get("copy_d2d_gbps") or {}).get("drift"), fmt="{:+.4f}")
     show("copy ce GB/s (read+written)", f.get("copy_ce_gbps_read_plus_written"), fmt="{:.0f}")
     for dt in ("fp16", "tf32", "fp32", "fp8"):
         show(f"gemm {dt} 8192^3 TFLOP/s", f.get(f"gemm_{dt}_8192_tflops"), fmt="{:.1f}")
@@ -417,7 +464,7 @@ def main(work):
         md += ["", f"GPU tests: {gt['passed']} passed, {len(gt['failed'])} failed, {gt['skipped']} skipped"]
         md += [f"- FAILED `{x['test']}`: {x['message']}" for x in gt["failed"]]
     if modes:
-        md += ["", "quick suite, every mode (share = colocated / alone throughput of the same tenant):", "",
+        md += ["", "quick suite, per mode (share = colocated / alone throughput of the same tenant):", "",
                "| mode | scenario | status | tenant | workload | share | p95 slowdown | verdict |",
                "| --- | --- | --- | --- | --- | ---: | ---: | --- |"]
         for run in modes["runs"]:

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """Ceilings measured with PyTorch on the same GPU, for the ratios in scripts/device-check.sh.
 
-bf16 matmul 8192^3 on random data (2*8192^3 FLOP per product) and a device-to-device copy of a
-1 GiB tensor (bytes counted read + written, as the `copy` workload counts them). Each figure is
-timed with CUDA events after a warm-up; the median of the repeats is reported.
+bf16 matmul 8192^3 (2*8192^3 FLOP per product) and a device-to-device copy of a 1 GiB tensor (bytes
+counted read + written, as the `copy` workload counts them), like for like with the bench's cases:
+inputs uniform in [-1, 1) as the gemm workload fills them, a warm-up of at least 0.5 s (and 5 runs) as
+interference-microbench gives each case, then at least 100 timed products (copies), each timed with
+CUDA events; the median is reported. device-check.sh runs it right before and right after the bench's
+headline cases (--label before / after), so that a GPU warming up or throttling shows as the two
+figures' difference instead of a bias of the ratio.
 Beside the figures: PyTorch's version, the CUDA it was built for, and the cuBLASLt it actually loaded
 (its file and cublasLtGetVersion(), read through ctypes from the library in this process), so that
 the ratios name both sides' cuBLAS. device-check.sh runs this with the environment it was started
@@ -15,11 +19,21 @@ import json
 import os
 import statistics
 import sys
+import time
 
 
-def timed(fn, warmup, repeats, torch):
-    for _ in range(warmup):
+WARMUP_S, WARMUP_MIN = 0.5, 5
+
+
+def timed(fn, repeats, torch):
+    """Warm-up of at least WARMUP_S seconds and WARMUP_MIN runs, then `repeats` runs, each timed."""
+    start = time.monotonic()
+    runs = 0
+    while runs < WARMUP_MIN or time.monotonic() - start < WARMUP_S:
         fn()
+        runs += 1
+        if runs % 8 == 0:
+            torch.cuda.synchronize()  # the clock above must see GPU time, not queued launches
     torch.cuda.synchronize()
     times = []
     for _ in range(repeats):
@@ -74,7 +88,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--n", type=int, default=8192)
     ap.add_argument("--copy-mib", type=int, default=1024)
-    ap.add_argument("--repeats", type=int, default=30)
+    ap.add_argument("--repeats", type=int, default=100)
+    ap.add_argument("--label", default="", help="before / after: where in the device check it ran")
     args = ap.parse_args()
     # The environment PyTorch runs in: device-check.sh passes its own, unchanged (no project paths).
     ld_path = os.environ.get("LD_LIBRARY_PATH", "(unset)")
@@ -90,17 +105,18 @@ def main():
     dev = torch.device("cuda:0")
     torch.manual_seed(0)
     n = args.n
-    a = torch.randn(n, n, device=dev, dtype=torch.bfloat16)
-    b = torch.randn(n, n, device=dev, dtype=torch.bfloat16)
+    # uniform [-1, 1), as the gemm workload's fill_input (data-dependent power draws differ with the values)
+    a = torch.empty(n, n, device=dev, dtype=torch.bfloat16).uniform_(-1.0, 1.0)
+    b = torch.empty(n, n, device=dev, dtype=torch.bfloat16).uniform_(-1.0, 1.0)
     c = torch.empty(n, n, device=dev, dtype=torch.bfloat16)
-    mm_s, mm_all = timed(lambda: torch.matmul(a, b, out=c), 5, args.repeats, torch)
+    mm_s, mm_all = timed(lambda: torch.matmul(a, b, out=c), args.repeats, torch)
     flop = 2.0 * n * n * n
     del a, b, c
 
     elems = args.copy_mib * (1 << 20) // 4
     src = torch.rand(elems, device=dev, dtype=torch.float32)
     dst = torch.empty_like(src)
-    cp_s, cp_all = timed(lambda: dst.copy_(src), 5, args.repeats, torch)
+    cp_s, cp_all = timed(lambda: dst.copy_(src), args.repeats, torch)
     nbytes = 2.0 * elems * 4
     assert torch.equal(dst, src), "copy check failed"
 
@@ -111,7 +127,9 @@ def main():
         "matmul_bf16": {"n": n, "median_s": mm_s, "tflops": flop / mm_s / 1e12, "times_s": mm_all},
         "copy_d2d": {"mib": args.copy_mib, "median_s": cp_s, "gbps_read_plus_written": nbytes / cp_s / 1e9,
                      "gbps_one_direction": nbytes / 2 / cp_s / 1e9, "times_s": cp_all},
-        "method": "CUDA events, 5 warm-ups, median of %d repeats" % args.repeats,
+        "label": args.label,
+        "method": "inputs uniform [-1, 1); warm-up >= %.1f s and >= %d runs; CUDA events, median of %d repeats"
+                  % (WARMUP_S, WARMUP_MIN, args.repeats),
     }
     with open(args.out, "w") as f:
         json.dump(result, f, indent=2)

@@ -93,10 +93,14 @@ def assert_stopped(out, stdout, wall, reason):
     return stopped
 
 
-def test_the_programs_link_no_nccl():
+def test_the_programs_link_no_nccl_and_search_no_empty_rpath_entry():
     for p in PROGRAMS:
         ldd = subprocess.run(["ldd", str(p)], capture_output=True, text=True, check=True).stdout
         assert "libnccl" not in ldd, f"{p.name} links NCCL: it must be loaded at run time\n{ldd}"
+        # an empty RPATH/RUNPATH entry makes the loader search the current folder too
+        dyn = subprocess.run(["readelf", "-d", str(p)], capture_output=True, text=True, check=True).stdout
+        for paths in re.findall(r"R(?:UN)?PATH\)\s+Library r(?:un)?path: \[(.*)\]", dyn):
+            assert "" not in paths.split(":"), f"{p.name}: {paths}"
 
 
 def test_the_bundle_holds_the_programs_their_libraries_and_checksums(checkout):
@@ -172,36 +176,159 @@ def test_a_stale_bundle_stops_the_check(checkout, tmp_path):
         changed.write_text(original)
 
 
-def test_rehearse_all_runs_every_step_to_its_end_in_order(checkout, tmp_path):
+def bundle_from_a_clone(tmp_path, **env):
+    """A clone of the checkout (its committed files) with a bundle of this build made from it."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(SOURCE_DIR), str(clone)], check=True, timeout=120)
+    for f in (SOURCE_DIR / "scripts").iterdir():  # the scripts under test (not part of SOURCES.sha256)
+        shutil.copy2(f, clone / "scripts" / f.name)
+    (clone / "device-check.log").write_text("a log written into the checkout before bundling\n")
+    r = subprocess.run([str(clone / "scripts" / "device-bundle.sh")], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, NO_BUILD="1", BUILD_DIR=str(BUILD), **env))
+    return clone, r
+
+
+def test_untracked_files_do_not_make_a_bundle_stale_and_untracked_sources_are_refused(tmp_path):
+    clone, r = bundle_from_a_clone(tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    sums = (clone / ".device-bundle" / "SOURCES.sha256").read_text()
+    assert "device-check.log" not in sums and "harness/run/orchestrator.cpp" in sums
+    # the log grows after bundling, as it would between bundling and the device call
+    (clone / "device-check.log").write_text("more lines\n" * 100)
+    out, work, steps, stdout, wall = device_check(clone, tmp_path, 3, NVIDIA_SMI=fake_smi(tmp_path))
+    assert "using the carried programs" in steps, steps
+    # an untracked file the build could compile is refused at bundling, naming it
+    (clone / "harness" / "run" / "extra.cpp").write_text("// not added to git\n")
+    r = subprocess.run([str(clone / "scripts" / "device-bundle.sh")], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, NO_BUILD="1", BUILD_DIR=str(BUILD)))
+    assert r.returncode == 1 and "harness/run/extra.cpp" in r.stderr and "git add" in r.stderr, r.stderr
+
+
+FAILS_TO_START = """#!/bin/sh
+echo "interference-bench: error while loading shared libraries: libnotthere.so.1: cannot open shared object file" >&2
+exit 127
+"""
+RECORDING_CMAKE = """#!/bin/sh
+echo "$*" >> "{log}"
+exit 1
+"""
+
+
+def test_carried_programs_that_do_not_start_are_built_here_from_the_bundles_prefix(checkout, tmp_path):
+    bundle = tmp_path / "bundle"
+    shutil.copytree(checkout / ".device-bundle", bundle, symlinks=True)
+    (bundle / "bin" / "interference-bench").write_text(FAILS_TO_START)
+    files = sorted(str(p.relative_to(bundle)) for d in ("bin", "lib") for p in (bundle / d).rglob("*") if p.is_file())
+    sums = subprocess.run(["sha256sum", *files, "SOURCES.sha256", "MANIFEST"], cwd=bundle, check=True,
+                          capture_output=True, text=True).stdout
+    (bundle / "BUNDLE.sha256").write_text(sums)
+    cmake_log = tmp_path / "cmake-calls.txt"
+    fake_cmake = tmp_path / "cmake"
+    fake_cmake.write_text(RECORDING_CMAKE.format(log=cmake_log))
+    fake_cmake.chmod(0o755)
+    out, work, steps, stdout, wall = device_check(checkout, tmp_path, 3, NVIDIA_SMI=fake_smi(tmp_path),
+                                                  BUNDLE=str(bundle), CMAKE=str(fake_cmake))
+    assert "the carried interference-bench does not start here (interference-bench: error while loading" in steps
+    assert f"-DCMAKE_PREFIX_PATH={bundle}/prefix" in cmake_log.read_text()
+    assert_stopped(out, stdout, wall, "the build here could not be configured")
+
+
+def test_a_host_only_build_configures_from_the_bundle_alone(checkout, tmp_path):
+    # The H200 image has none of the Debian packages: with the system's paths switched off, every
+    # package CMakeLists.txt finds must come from the bundle's prefix.
+    prefix = checkout / ".device-bundle" / "prefix"
+    b = tmp_path / "build"
+    tools = [f"-DCMAKE_MAKE_PROGRAM={shutil.which('ninja')}", f"-DCMAKE_CXX_COMPILER={shutil.which('c++')}",
+             f"-DCMAKE_C_COMPILER={shutil.which('cc')}"]  # found on PATH, which is switched off below
+    r = subprocess.run(["cmake", "-S", str(checkout), "-B", str(b), "-G", "Ninja", "-DIB_WITH_CUDA=OFF", *tools,
+                        f"-DCMAKE_PREFIX_PATH={prefix}", "-DCMAKE_FIND_USE_CMAKE_SYSTEM_PATH=OFF",
+                        "-DCMAKE_FIND_USE_SYSTEM_ENVIRONMENT_PATH=OFF", "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF",
+                        "-DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF"], capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    cache = dict(line.split("=", 1) for line in (b / "CMakeCache.txt").read_text().splitlines()
+                 if "=" in line and not line.startswith(("//", "#")))
+    for package in ("nlohmann_json", "CLI11", "fmt", "pugixml", "SQLiteCpp", "GTest", "benchmark"):
+        assert cache[f"{package}_DIR:PATH"].startswith(str(prefix)), (package, cache[f"{package}_DIR:PATH"])
+    assert cache["IB_CHARTJS:FILEPATH"].startswith(str(prefix)), cache["IB_CHARTJS:FILEPATH"]
+
+
+FIRST = ["torch-before", "microbench-headline", "torch-after", "cv-gemm-bf16-exclusive", "cv-copy-sm-exclusive",
+         "cv-latency-half-load-exclusive", "modes-timeslice", "modes-mps", "selftest"]
+SECOND = ["microbench-rest", "gpu-tests", "probe", "modes-mig", "modes-streams", "sampler-gemm-bf16-hz10-1",
+          "sampler-copy-sm-hz10-4", "baseline", "vet", "sustain"]
+# BEFORE_STEP: what $OUT's log archive holds as each step starts, one file per step.
+LIST_OUT = """#!/bin/sh
+tar -tzf "$2/device-check-logs.tar.gz" > "{seen}/$1.members" 2>/dev/null
+"""
+
+
+def rehearse(checkout, tmp_path, part):
+    """PART=part to its end without a GPU; the step log and, per step, what $OUT held as it started."""
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    hook = tmp_path / "before-step"
+    hook.write_text(LIST_OUT.format(seen=seen))
+    hook.chmod(0o755)
+    out, work, steps, stdout, wall = device_check(checkout, tmp_path, 0, NVIDIA_SMI=fake_smi(tmp_path),
+                                                  REHEARSE_ALL="1", PART=part, BEFORE_STEP=str(hook))
+    return out, work, steps, seen
+
+
+def assert_in_order_and_published(steps, seen, order):
+    positions = [steps.index(f"{name} exit") for name in order]
+    assert positions == sorted(positions), steps  # the order of value
+    for i, name in enumerate(order):
+        members = (seen / f"{name}.members").read_text().split()
+        missing = [p for p in order[:i] if f"work/{p}.log" not in members]
+        assert not missing, f"{name} started before $OUT had the logs of {missing}"
+
+
+def test_the_first_call_brings_back_the_headline_figures_first_each_step_published_before_the_next(checkout,
+                                                                                                 tmp_path):
     if cuda_sees_a_gpu():
         pytest.skip("CUDA sees a GPU here: the check would measure for minutes")
-    out, work, steps, stdout, wall = device_check(checkout, tmp_path, 0, NVIDIA_SMI=fake_smi(tmp_path),
-                                                  REHEARSE_ALL="1")
-    order = ["microbench", "torch", "cv-gemm-bf16-exclusive", "cv-copy-sm-exclusive", "cv-latency-half-load-exclusive",
-             "gpu-tests", "modes", "probe", "sampler-gemm-bf16-hz10-1", "sampler-copy-sm-hz10-4", "baseline", "vet",
-             "sustain"]
-    positions = [steps.index(f"{name} exit") for name in order]
-    assert positions == sorted(positions), steps  # the order of value: workloads first, sustain last
+    out, work, steps, seen = rehearse(checkout, tmp_path, "first")
+    assert_in_order_and_published(steps, seen, [n for n in FIRST if n != "selftest"])
     assert "selftest exit" in steps or "SKIPPED selftest: interference-bench has no selftest subcommand" in steps
-    assert "no baseline file: vet runs without the P95 comparison" in steps  # no GPU: no baseline
+    assert not any(f"{name} exit" in steps for name in SECOND), steps  # the rest is the second call's
+    log = (work / "microbench-headline.log").read_text()
+    assert "--ib-cases=headline" in log and f"--benchmark_out={work}/microbench-headline.json" in log
+    assert "--label before" in (work / "torch-before.log").read_text()
     # the scenarios are the checkout's (the compiled-in path is this machine's): the run got as far
     # as looking for a GPU
-    assert "no CUDA GPU" in (work / "modes.log").read_text()
+    assert "no CUDA GPU" in (work / "modes-timeslice.log").read_text()
+    assert "--until fixed" in (work / "modes-mps.log").read_text()
     # PyTorch runs with the check's own environment: not the programs' library path
-    assert str(checkout / ".device-bundle" / "lib") not in (work / "torch.log").read_text()
+    assert str(checkout / ".device-bundle" / "lib") not in (work / "torch-before.log").read_text()
     assert str(checkout / ".device-bundle" / "lib") in steps  # ... which the programs do get
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["figures"]["gpu_tests"]["failed"], summary["figures"]["gpu_tests"]  # IB_REQUIRE_GPU=1
     assert summary["figures"]["mps_left_over"].startswith("none")
     assert "STOPPED.txt" not in os.listdir(out)
     assert "[device-check" in (out / "steps.log").read_text() and "done" in (out / "steps.log").read_text()
+
+
+def test_the_second_call_brings_back_the_rest_in_order(checkout, tmp_path):
+    if cuda_sees_a_gpu():
+        pytest.skip("CUDA sees a GPU here: the check would measure for minutes")
+    out, work, steps, seen = rehearse(checkout, tmp_path, "second")
+    assert_in_order_and_published(steps, seen, SECOND)
+    assert not any(f"{name} exit" in steps for name in FIRST), steps
+    assert "no baseline file: vet runs without the P95 comparison" in steps  # no GPU: no baseline
+    assert (work / "nvidia-smi-mig-lgip.txt").exists()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["figures"]["gpu_tests"]["failed"], summary["figures"]["gpu_tests"]  # IB_REQUIRE_GPU=1
+
+
+def test_an_unknown_part_stops_naming_the_parts(checkout, tmp_path):
+    out, _, _, stdout, wall = device_check(checkout, tmp_path, 3, PART="all")
+    assert_stopped(out, stdout, wall, "unknown PART=all (first or second)")
 
 
 def test_steps_that_no_longer_fit_are_skipped_and_said_so(checkout, tmp_path):
     if cuda_sees_a_gpu():
         pytest.skip("CUDA sees a GPU here")
     _, _, steps, _, wall = device_check(checkout, tmp_path, 0, NVIDIA_SMI=fake_smi(tmp_path), REHEARSE_ALL="1",
-                                        DEADLINE_S="60")
-    assert "SKIPPED modes: needs 120 s" in steps
+                                        DEADLINE_S="50", PART="second")
+    assert "SKIPPED modes-streams: needs 60 s" in steps
     assert "SKIPPED sampler" in steps and "SKIPPED sustain" in steps
     assert wall < 60

@@ -130,7 +130,7 @@ def test_gemm_layouts_copy_variants_and_versions_against_torch(tmp_path):
              "copy_d2d": {"gbps_read_plus_written": 4000.0}}
     info = {"cuda_runtime_version": 13000, "cuda_driver_version": 13000, "cublasLt_version": 130100,
             "loaded_libraries": [], "nccl": {"describe": "NCCL 2.28.9 from /y"}, "devices": {"count": 1}}
-    for name, doc in (("microbench.json", micro), ("torch_ceilings.json", torch), ("runtime-info.json", info)):
+    for name, doc in (("microbench-rest.json", micro), ("torch-before.json", torch), ("runtime-info.json", info)):
         (tmp_path / name).write_text(json.dumps(doc))
     assert ds.main(str(tmp_path)) == 0
     f = json.loads((tmp_path / "summary.json").read_text())["figures"]
@@ -157,3 +157,39 @@ def test_a_stop_and_the_skipped_steps_come_first(tmp_path):
     assert f["timed_out_steps"] == ["torch TIMED OUT after 90 s"]
     md = (tmp_path / "summary.md").read_text()
     assert md.startswith("**The check stopped early: no GPU visible to CUDA: no CUDA GPU found**")
+
+
+def write_json(path, doc):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
+
+
+def torch_doc(tflops, gbps):
+    return {"torch": "2.9", "matmul_bf16": {"tflops": tflops}, "copy_d2d": {"gbps_read_plus_written": gbps}}
+
+
+def test_the_torch_reference_is_the_mean_of_before_and_after_with_both_kept(tmp_path):
+    write_json(tmp_path / "torch-before.json", torch_doc(700.0, 8000.0))
+    write_json(tmp_path / "torch-after.json", torch_doc(690.0, 8100.0))
+    ref = ds.torch_reference(str(tmp_path))
+    assert ref["matmul_bf16"] == {"tflops": 695.0, "before": 700.0, "after": 690.0, "drift": 690.0 / 700.0 - 1}
+    assert ref["copy_d2d"]["gbps_read_plus_written"] == 8050.0 and ref["torch"] == "2.9"
+    (tmp_path / "torch-after.json").unlink()  # the call ended before the second measurement
+    ref = ds.torch_reference(str(tmp_path))
+    assert ref["matmul_bf16"]["tflops"] == 700.0 and ref["matmul_bf16"]["drift"] is None
+
+
+def test_the_headline_cases_count_even_when_the_rest_never_wrote_its_file(tmp_path):
+    head = {"context": {"host_name": "h200"}, "benchmarks": [
+        {"name": "gemm/dtype:bf16/k:8192/m:8192/n:8192/manual_time", "TFLOP/s": 680.0},
+        {"name": "copy/engine:sm/mib:1024/reps:8/manual_time", "GB/s": 7600.0}]}
+    write_json(tmp_path / "microbench-headline.json", head)
+    write_json(tmp_path / "torch-before.json", torch_doc(700.0, 8000.0))
+    write_json(tmp_path / "modes-timeslice" / "results.json", {"runs": [
+        run("gemm+gemm", "timeslice", tenant("v", "gemm", 800.0, 400.0), tenant("a", "gemm", 800.0, 400.0))]})
+    write_json(tmp_path / "modes-mps" / "results.json", {"runs": [
+        run("copy+copy", "mps", tenant("v", "copy", 4000.0, 2000.0), tenant("a", "copy", 4000.0, 2000.0))]})
+    assert ds.main(str(tmp_path)) == 0
+    f = json.loads((tmp_path / "summary.json").read_text())["figures"]
+    assert abs(f["gemm_bf16_vs_torch"] - 680.0 / 700.0) < 1e-12 and abs(f["copy_sm_vs_torch"] - 0.95) < 1e-12
+    assert set(f["modes"]["checks"]) == {"timeslice_gemm_gemm_shares", "mps_copy_copy_sum_over_alone"}

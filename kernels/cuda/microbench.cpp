@@ -7,11 +7,14 @@
 //   algbw_GB/s and busbw_GB/s = algbw x 2(n-1)/n (allreduce), req/s, p50_ms, p99_ms (latency, serve),
 //   and <counter>/s for every SampleOutput counter (steps/s, slo_met_requests/s = goodput, bus_bytes/s).
 // A workload that is not supported here is reported with SkipWithError(<reason>).
-// Warm-up: at least 3 samples and at least 200 ms before the timed iterations (a cold GPU's clocks
-// are still rising). Each case's label holds its params, what it resolved in setup (gemm's chosen
+// Warm-up: at least 3 samples and at least 500 ms before the timed iterations (a cold GPU's clocks
+// are still rising; the same as scripts/torch_ceilings.py gives PyTorch).
+// The headline cases (gemm bf16 8192^3 tn and nn, copy sm and ce: the ratios to PyTorch) come first;
+// --ib-cases=headline runs only them and --ib-cases=rest the others, so that the device check has their
+// JSON (Google Benchmark writes it at exit) even when a later case hangs past its step's timeout. Each case's label holds its params, what it resolved in setup (gemm's chosen
 // cuBLASLt algorithm) and, for allreduce on one GPU, "local copy, no communication". The JSON
 // context holds the CUDA runtime/driver and cuBLASLt versions and where NCCL was found.
-// Usage: interference-microbench [--benchmark_filter=REGEX] [--benchmark_format=json] ...
+// Usage: interference-microbench [--ib-cases=all|headline|rest] [--benchmark_filter=REGEX] [--benchmark_format=json] ...
 //        interference-microbench --info   (prints runtime_info() as JSON and exits: the device check's
 //                                          preflight, which also proves that the program starts)
 #include "harness/exec/executor.h"
@@ -36,12 +39,13 @@ namespace {
 using nlohmann::json;
 
 constexpr int kWarmupSamples = 3;
-constexpr std::chrono::milliseconds kWarmup{200};
+constexpr std::chrono::milliseconds kWarmup{500};
 
 struct Case {
   std::string workload;
   json params;
   int iterations;
+  bool headline = false;  // a ratio to PyTorch's ceiling is taken from it
 };
 
 // What the timed iterations of one case measured.
@@ -157,12 +161,14 @@ std::vector<Case> cases() {
   std::vector<Case> v;
   // Case names list the given params (sorted by key), so the defaults (layout tn, kernel v4) are
   // left out of the first cases: their names stay what scripts/device_summary.py looks for.
-  for (const char* dt : {"bf16", "fp16", "tf32", "fp32", "fp8"})
-    v.push_back({"gemm", {{"dtype", dt}, {"m", 8192}, {"n", 8192}, {"k", 8192}}, 50});
+  // The headline cases first: at least 100 products (copies: 400), as PyTorch's ceiling is timed.
+  v.push_back({"gemm", {{"dtype", "bf16"}, {"m", 8192}, {"n", 8192}, {"k", 8192}}, 100, true});
   // PyTorch's layout: its bf16 matmul is the ceiling the default (tn) is compared with.
-  v.push_back({"gemm", {{"dtype", "bf16"}, {"layout", "nn"}, {"m", 8192}, {"n", 8192}, {"k", 8192}}, 50});
+  v.push_back({"gemm", {{"dtype", "bf16"}, {"layout", "nn"}, {"m", 8192}, {"n", 8192}, {"k", 8192}}, 100, true});
+  for (const char* e : {"sm", "ce"}) v.push_back({"copy", {{"engine", e}, {"mib", 1024}, {"reps", 8}}, 50, true});
+  for (const char* dt : {"fp16", "tf32", "fp32", "fp8"})
+    v.push_back({"gemm", {{"dtype", dt}, {"m", 8192}, {"n", 8192}, {"k", 8192}}, 50});
   v.push_back({"gemm", {{"dtype", "bf16"}, {"m", 4096}, {"n", 4096}, {"k", 4096}, {"reps", 8}}, 50});
-  for (const char* e : {"sm", "ce"}) v.push_back({"copy", {{"engine", e}, {"mib", 1024}, {"reps", 8}}, 50});
   for (const char* k : {"v8", "v4-stream", "v8-stream", "v4-b512", "v8-b512", "v4-stream-b512", "v8-stream-b512"})
     v.push_back({"copy", {{"engine", "sm"}, {"kernel", k}, {"mib", 1024}, {"reps", 8}}, 50});
   for (const char* dir : {"h2d", "d2h"})
@@ -194,11 +200,25 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  // --ib-cases=headline|rest|all (ours, taken out before Google Benchmark reads the rest).
+  std::string which = "all";
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--ib-cases=", 11) == 0) which = argv[i] + 11;
+    else argv[kept++] = argv[i];
+  }
+  argc = kept;
+  argv[argc] = nullptr;
+  if (which != "all" && which != "headline" && which != "rest") {
+    std::fprintf(stderr, "interference-microbench: --ib-cases must be all, headline or rest, not '%s'\n", which.c_str());
+    return 2;
+  }
   const json info = ib::cuda::runtime_info();
   for (const char* key : {"cuda_runtime_version", "cuda_driver_version", "cublasLt_version", "loaded_libraries"})
     benchmark::AddCustomContext(std::string("ib_") + key, info.at(key).dump());
   benchmark::AddCustomContext("ib_nccl", info.at("nccl").at("describe").get<std::string>());
   for (const Case& c : cases()) {
+    if ((which == "headline" && !c.headline) || (which == "rest" && c.headline)) continue;
     benchmark::RegisterBenchmark(case_name(c).c_str(), [c](benchmark::State& st) { run_case(st, c); })
         ->UseManualTime()
         ->Iterations(c.iterations)

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import LENIENT, compute, load_results, scenario, wait_for
 from test_mig import gpu, nvml, read_ops  # noqa: F401 (fixture)
-from test_mps import calls, mps  # noqa: F401 (fixture)
+from test_mps import calls, mps, pipe_of  # noqa: F401 (fixture)
 from test_platform import configure, h200
 
 STOP_SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2]
@@ -248,6 +248,19 @@ def test_mig_create_touches_nothing_when_another_input_is_bad(runner, tmp_path, 
 # ---- journal and cleanup ----
 
 @pytest.mark.skipif(not ROOT, reason="--mig-create needs root")
+def fake_mps_server(pipe):
+    """The fake MPS server of the daemon in `pipe` and its one child (a sleep), as PIDs."""
+    server = int((Path(pipe) / "server.pid").read_text())
+    children = set()
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1]) == server:
+                children.add(int(proc.name))
+        except (OSError, ValueError):
+            pass
+    return {server} | children
+
+
 def test_cleanup_undoes_exactly_what_a_killed_run_left(runner, tmp_path, nvml, mps):  # noqa: F811
     state = nvml(gpu(instances=[]))
     # The set-up makes the MIG instance (for the second scenario), the first starts its private MPS
@@ -260,7 +273,8 @@ def test_cleanup_undoes_exactly_what_a_killed_run_left(runner, tmp_path, nvml, m
     wait_for((out / "logs" / "p-mps-r1-mps-a.log").exists, process=p)
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=30)
-    wait_for(lambda: runner.leftover_processes() == [])  # the workers see their control pipe close
+    # the workers see their control pipe close; the daemon's (fake) MPS server is cleanup's to stop
+    wait_for(lambda: set(runner.leftover_processes()) <= fake_mps_server(pipe_of(mps)))
     [journal] = runner.journals()
     entries = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
     temp = [e["path"] for e in entries if e["event"] == "temp_dir"][0]

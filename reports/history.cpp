@@ -265,6 +265,7 @@ std::int64_t write_transaction(const std::string& path, const HistoryOptions& o,
                                const std::function<std::int64_t(SQLite::Database&)>& body) {
   return guarded(path, [&] {
     return retry_while_busy(o, [&] {
+      if (o.write_attempts) ++*o.write_attempts;
       SQLite::Database db = open_for_writing(path, o);
       SQLite::Transaction t(db, SQLite::TransactionBehavior::IMMEDIATE);
       migrate(db, path);

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -43,6 +44,9 @@ class HistoryError : public std::runtime_error {
 
 struct HistoryOptions {
   int busy_timeout_ms = 60000;  // how long a writer waits for another one's transaction
+  // When set, counts the attempts of each write transaction (a retry after a busy answer is one more):
+  // the contention test reads it.
+  std::atomic<int>* write_attempts = nullptr;
 };
 
 // One row of `runs`: one invocation of run, vet or sustain.

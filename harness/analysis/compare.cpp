@@ -13,6 +13,12 @@
 
 namespace ib {
 
+double interval_factor(std::size_t clusters, bool whole_rounds) {
+  const double c = static_cast<double>(clusters);
+  if (!whole_rounds || c < 2) return kZ95;
+  return std::sqrt(c / (c - 1.0)) * student_t_quantile(normal_cdf(kZ95), c - 1.0);
+}
+
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -64,14 +70,7 @@ struct SidePlan {
   }
 };
 
-// How a standard deviation of replicates becomes a 95% half-width (as the run's own intervals,
-// bootstrap.h): with enough rounds resampled whole, times sqrt(C / (C - 1)) and Student's t with C - 1
-// degrees of freedom, C the rounds; else 1.96.
-double spread_factor(const RoundResampler& plan) {
-  const double c = static_cast<double>(plan.clusters());
-  if (!plan.whole_rounds() || c < 2) return kZ95;
-  return std::sqrt(c / (c - 1.0)) * student_t_quantile(normal_cdf(kZ95), c - 1.0);
-}
+double spread_factor(const RoundResampler& plan) { return interval_factor(plan.clusters(), plan.whole_rounds()); }
 
 // The replicates of the three changes and of each side's three figures, one vector per metric, and the
 // factors that turn their standard deviations into 95% half-widths (the change's: the side with fewer

@@ -52,6 +52,11 @@ ChangeClass worst_class(const std::vector<ChangeClass>& classes);
 // change: change -/+ q sd(replicates), q = 1.96, or with enough rounds resampled whole (as the runs' own
 // intervals) sqrt(C / (C - 1)) times Student's t with C - 1 degrees of freedom, C the rounds of the file
 // with fewer. P95 needs kMinSamplesP95 values in every E and C, else it is inconclusive.
+// How a standard deviation of replicates becomes a 95% half-width (as the run's own intervals,
+// bootstrap.h): with rounds resampled whole, times sqrt(C / (C - 1)) and Student's t with C - 1
+// degrees of freedom, C the rounds (clusters); otherwise, or with fewer than 2, 1.96.
+double interval_factor(std::size_t clusters, bool whole_rounds);
+
 std::vector<MetricChange> compare_samples(const TenantSamples& base, const TenantSamples& next, const CompareOptions& o);
 
 // Every tenant of BASE matched with NEW by (scenario, mode, tenant name, workload, params), over the

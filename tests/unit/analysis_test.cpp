@@ -378,6 +378,21 @@ TEST(FinalizeRun, OutlierWarning) {
   EXPECT_EQ(count_containing(run.tenants[0].warnings, "1 outlier sample(s) flagged (MAD) in the colocated phase"), 1);
 }
 
+// More than 10% of a phase's samples MAD-flagged is a second mode, not a few outliers: 9 of 60 at 3.0
+// (15%) warn multi-modal; 6 of 60 (exactly 10%) are outliers.
+TEST(FinalizeRun, MoreThanATenthFlaggedIsMultiModal) {
+  for (const int slow : {9, 6}) {
+    auto c = alternate(1.0, 1.02, 60);
+    for (int i = 0; i < slow; ++i) c[static_cast<std::size_t>(5 + 6 * i)] = 3.0;
+    RunResult run = run_of({tenant("t", make_phase(repeat(1.0, 72)), make_phase(repeat(1.0, 72)), make_phase(c))});
+    finalize_run(run, 1, 20);
+    EXPECT_EQ(run.tenants[0].colocated.outliers, static_cast<std::size_t>(slow));
+    EXPECT_EQ(count_containing(run.tenants[0].warnings, "multi-modal"), slow == 9 ? 1 : 0)
+        << slow << ": " << (run.tenants[0].warnings.empty() ? "" : run.tenants[0].warnings[0].text);
+    EXPECT_EQ(count_containing(run.tenants[0].warnings, "outlier sample(s) flagged"), slow == 6 ? 1 : 0) << slow;
+  }
+}
+
 TEST(FinalizeRun, StpAnttWhenAllTenantsHaveBothPhases) {
   // t0: A 1.0, C 1.25 -> A/C 0.8, C/A 1.25.   t1: A 2.0, C 4.0 -> A/C 0.5, C/A 2.
   // STP = 0.8 + 0.5 = 1.3; ANTT = (1.25 + 2) / 2 = 1.625.

@@ -149,6 +149,15 @@ TEST(Bootstrap, MovingBlockLengthRuleExactValues) {
   EXPECT_EQ(moving_block_length({}), 1u);
 }
 
+// Negative autocorrelation counts as none (rho clamped to [0, 0.95], not [-0.95, 0.95]): with few
+// samples, where ceil(cbrt(n)) is below the dependence term's 3, that term decides.
+TEST(Bootstrap, NegativeAutocorrelationGivesTheIndependentLengthNotAShorterOne) {
+  // Alternating 0,1 (p = 1), n = 8: rho = (7 - 2 * 7) / 8 = -0.875, clamped to 0: 3 * 1 / 1 = 3;
+  // ceil(cbrt(8)) = 2; cap 4 -> 3. Unclamped below 0: 3 * 0.125 / 1.875 = 0.2 -> 1, and 2 would win.
+  EXPECT_NEAR(lag1_autocorrelation(square_wave(8, 1)), -0.875, kTol);
+  EXPECT_EQ(moving_block_length(square_wave(8, 1)), 3u);
+}
+
 TEST(Bootstrap, MovingBlockLengthIsLongerForAutocorrelatedData) {
   Normals g(11);
   const auto iid = lognormal_ar1(g, 2000, 0.0, 1.0);
@@ -186,6 +195,22 @@ TEST(Bootstrap, ResamplerDrawsContiguousRunsWithinOneBlock) {
       else EXPECT_EQ(out[i], out[i - 1] + 1.0) << "position " << i;
     }
   }
+}
+
+// A run may start at every one of the n - run + 1 places where it fits, the last one included: with
+// runs of one sample, every sample of the block appears in the replicates (the last one too).
+TEST(Bootstrap, EveryStartIncludingTheLastIsDrawn) {
+  BlockedSamples data(1, std::vector<std::vector<double>>(1, std::vector<double>(10)));
+  for (std::size_t i = 0; i < 10; ++i) data[0][0][i] = static_cast<double>(i);
+  const RoundResampler plan({&data}, Pairing::paired, 1);
+  std::mt19937_64 rng(5);
+  std::vector<std::vector<Piece>> pieces;
+  std::vector<int> seen(10, 0);
+  for (int rep = 0; rep < 100; ++rep) {  // 1000 draws of 10 starts: P(one never drawn) = 10 x 0.9^1000
+    plan.draw(rng, pieces);
+    for (double v : side(plan, 0, pieces)) ++seen.at(static_cast<std::size_t>(v));
+  }
+  for (std::size_t i = 0; i < 10; ++i) EXPECT_GT(seen[i], 0) << "sample " << i << " never drawn";
 }
 
 // Repetition r, round k: E holds 1000 r + 100 k + [0, 10 + k), C the same + 0.5. A paired replicate

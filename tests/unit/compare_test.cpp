@@ -2,6 +2,7 @@
 // and whole comparisons whose CIs are bounded by the samples' ranges.
 #include "harness/analysis/compare.h"
 #include "harness/core/exit_codes.h"
+#include "harness/stats/metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -92,6 +93,42 @@ TenantSamples tight(double c_scale) {
   s.D = s.C;
   s.work_per_sample = 1.0;
   return s;
+}
+
+// n values per phase in two blocks, E ~ 1, C ~ 2.
+TenantSamples of_size(std::size_t n) {
+  TenantSamples s;
+  std::vector<double> e1, e2, c1, c2;
+  for (std::size_t i = 0; i < n; ++i) {
+    (i % 2 ? e2 : e1).push_back(1.0 + 0.001 * static_cast<double>(i % 10));
+    (i % 2 ? c2 : c1).push_back(2.0 + 0.001 * static_cast<double>((i * 3) % 10));
+  }
+  s.E = {{e1, e2}};
+  s.C = {{c1, c2}};
+  s.D = s.C;
+  s.work_per_sample = 1.0;
+  return s;
+}
+
+// With few rounds resampled whole, Student's t widens the interval: 10 rounds give
+// sqrt(10/9) x t(0.975; 9) = 1.0541 x 2.2622 = 2.3846, 3 rounds sqrt(3/2) x 4.3027 = 5.2697; rounds
+// in runs (not whole) or a single cluster get the normal 1.96.
+TEST(CompareSamples, FewWholeRoundsWidenTheIntervalByStudentsT) {
+  EXPECT_NEAR(interval_factor(10, true), std::sqrt(10.0 / 9.0) * 2.262157, 1e-4);
+  EXPECT_NEAR(interval_factor(3, true), std::sqrt(1.5) * 4.302653, 1e-3);
+  EXPECT_NEAR(interval_factor(10, false), 1.959964, 1e-5);
+  EXPECT_NEAR(interval_factor(1, true), 1.959964, 1e-5);
+}
+
+// A P95 needs kMinSamplesP95 (72) counted values in every phase of both runs: 72 is enough, 71 is not.
+TEST(CompareSamples, TheP95NeedsSeventyTwoValuesExactly) {
+  ASSERT_EQ(kMinSamplesP95, 72u);
+  const auto enough = compare_samples(of_size(72), of_size(72), CompareOptions{});
+  EXPECT_EQ(enough[0].reason.find("fewer than 72"), std::string::npos) << enough[0].reason;
+  EXPECT_EQ(enough[0].verdict, ChangeClass::same) << enough[0].reason;
+  const auto short_one = compare_samples(of_size(72), of_size(71), CompareOptions{});
+  EXPECT_NE(short_one[0].reason.find("fewer than 72 counted values"), std::string::npos) << short_one[0].reason;
+  EXPECT_EQ(short_one[0].verdict, ChangeClass::inconclusive);
 }
 
 TEST(CompareSamples, ASetAgainstItselfIsTheSame) {

@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <filesystem>
 #include <cstdio>
 #include <fstream>
@@ -277,6 +280,28 @@ TEST(History, AFileLockedPastTheBusyTimeoutIsAnErrorNamingIt) {
   }
   holder.exec("ROLLBACK");
   EXPECT_EQ(history_trend(dir.db(), {}).size(), 2u);  // the first run only
+}
+
+// The write lock is taken at BEGIN (IMMEDIATE), where the busy timeout waits for another writer: a
+// writer that began with a read (DEFERRED) would find its snapshot stale once the other one committed,
+// fail with SQLITE_BUSY_SNAPSHOT and need a second attempt. So a writer held up by another's
+// transaction lands in exactly one attempt.
+TEST(History, AWriterHeldUpByAnotherLandsInOneAttempt) {
+  HistoryDir dir;
+  record_run(dir.db(), night("x", 0.1), "r");
+  SQLite::Database holder(dir.db(), SQLite::OPEN_READWRITE);
+  holder.exec("BEGIN IMMEDIATE");
+  holder.exec("UPDATE runs SET host = host WHERE id = 1");  // a write: its commit makes a new snapshot
+  std::atomic<int> attempts{0};
+  std::thread writer([&] { record_run(dir.db(), night("y", 0.1), "r", HistoryOptions{60000, &attempts}); });
+  while (attempts.load() == 0) std::this_thread::yield();  // the writer is in its first attempt
+  // Only for the bug this test is for: time for a deferred writer to read before the commit (the
+  // right code lands in one attempt whatever the timing).
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  holder.exec("COMMIT");
+  writer.join();
+  EXPECT_EQ(attempts.load(), 1);
+  EXPECT_EQ(history_trend(dir.db(), {}).size(), 4u);  // both runs, two tenants each
 }
 
 // Each child appends `runs` runs and exits 0, or 1 with the error on stderr.

@@ -3,6 +3,7 @@
 #include "harness/core/errors.h"
 #include "harness/core/output_dir.h"
 #include "harness/core/stop_signals.h"
+#include "harness/modes/cleanup.h"
 #include "harness/modes/journal.h"
 
 #include <gtest/gtest.h>
@@ -78,6 +79,33 @@ TEST(Journal, IsWrittenLineByLineReadBackAndRemovedWhenAllIsUndone) {
   }
   ASSERT_TRUE(fs::exists(path)) << "something outstanding: the journal stays for cleanup";
   EXPECT_EQ(journal_paths(state.path + "/state"), std::vector<std::string>{path});
+}
+
+// cleanup removes only what it made: a journal naming "/tmp/ib-run-.../../<elsewhere>" is a problem,
+// not a remove_all; and a journal whose undo had a problem stays for the next cleanup.
+TEST(Cleanup, APathThatClimbsOutOfItsTempFolderIsNotRemovedAndItsJournalStays) {
+  TempFolder state;
+  char run_tmpl[] = "/tmp/ib-run-unit-XXXXXX";
+  const std::string run_dir = ::mkdtemp(run_tmpl);
+  TempFolder victim;
+  std::ofstream(victim.path + "/keep") << "x";
+  const std::string climbing = run_dir + "/../" + fs::path(victim.path).filename().string();
+  Journal j(state.path + "/state");
+  j.record({JournalEvent::temp_dir, 0, {}, climbing});
+  const CleanupResult r = cleanup_left_behind(state.path + "/state", [] { return std::unique_ptr<Nvml>(); }, false);
+  EXPECT_TRUE(fs::exists(victim.path + "/keep")) << "remove_all followed the '..'";
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_NE(r.problems[0].find("not removed (not /tmp/ib-run-*)"), std::string::npos) << r.problems[0];
+  EXPECT_TRUE(fs::exists(j.path())) << "a cleanup with a problem keeps the journal";
+  fs::remove_all(run_dir);
+}
+
+// An output folder the user made (empty) is theirs: a run that stops before writing leaves it.
+TEST(OutputDir, AFolderThatWasThereIsNeverRemoved) {
+  TempFolder t;
+  fs::create_directories(t.path + "/mine");
+  { OutputDir d("--out", t.path + "/mine", {"results.json"}, false); }
+  EXPECT_TRUE(fs::is_directory(t.path + "/mine"));
 }
 
 TEST(Journal, ALineCutByAKillEndsTheJournalAndADeadOwnerIsNotAlive) {

@@ -122,6 +122,9 @@ TEST(WorkerMessages, ABadReportSaysWhatWasWrongInAtMost200Characters) {
   EXPECT_PRED2(contains, problem(R"({"type":7})"), "unknown type 7");
   EXPECT_PRED2(contains, problem(R"({"slot":0})"), "no \"type\"");
   EXPECT_PRED2(contains, problem(R"({"type":"error","slot":-1})"), "slot -1");
+  // slots are 0 .. slots - 1: the count itself is past the end
+  EXPECT_PRED2(contains, problem(R"({"type":"error","slot":1,"message":"x"})"), "slot 1 is not one of the process's 1 tenant(s)");
+  EXPECT_PRED2(contains, problem(R"({"type":"error","slot":2,"message":"x"})", {2, 3}), "slot 2 is not one of the process's 2");
   EXPECT_PRED2(contains, problem(""), "not JSON");
   // A long value is shortened where it is quoted, and the whole message is bounded.
   const std::string long_type = problem(R"({"type":")" + std::string(10000, 't') + R"("})");

@@ -3,12 +3,15 @@
 
 #include "harness/core/errors.h"
 #include "harness/nvml/nvml_abi.h"
+#include "harness/modes/journal.h"
 #include "harness/modes/mode_setup.h"
+#include "harness/run/foreign_load.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -259,6 +262,36 @@ TEST_F(NvmlTest, MigGuardDestroysExactlyWhatItCreatedNewestFirst) {
   EXPECT_EQ(created[7]["op"], "destroy_gi");
   EXPECT_EQ(created[7]["gi"], created[0]["gi"]);
   EXPECT_EQ(nvml->mig_instances(0).size(), 1u);  // the configured one is untouched
+}
+
+// Every creation is journalled before it is made (mig_intent), so a run killed mid-creation leaves
+// an instance cleanup can name; then what became of it.
+TEST_F(NvmlTest, MigGuardJournalsItsIntentBeforeEachCreation) {
+  write_config(machine());
+  auto nvml = ib::Nvml::load();
+  ib::Journal journal((dir_ / "state").string());
+  EXPECT_THROW(ib::MigInstancesGuard(*nvml, 0, {"1g.18gb", "9g.999gb"}, &journal), ib::CannotRunError);
+  std::vector<ib::JournalEvent> events;
+  for (const auto& e : ib::read_journal(journal.path()).entries) events.push_back(e.event);
+  using E = ib::JournalEvent;
+  EXPECT_EQ(events, (std::vector<E>{E::mig_intent, E::mig_created, E::mig_intent, E::mig_not_created, E::mig_destroyed}));
+}
+
+// In a container's PID namespace NVML's pids match none of ours: the entries beyond our worker
+// processes (own minus the harness) are foreign, so one real neighbour still counts.
+TEST_F(NvmlTest, GpuLoadProbeCountsByNumberWhenNoPidMatches) {
+  write_config({{"devices", json::array({{{"name", "NVIDIA H200"},
+                                          {"processes", json::array({{{"pid", 900001}}, {{"pid", 900002}},
+                                                                     {{"pid", 900003}}})}}})}});
+  auto nvml = ib::Nvml::load();
+  const auto probe = ib::make_gpu_load_probe(*nvml, 0, 0.0);
+  ib::ForeignLoad load;
+  probe(load, {::getpid(), 11, 12});  // the harness and two workers, as this namespace numbers them
+  ASSERT_TRUE(load.gpu_foreign_processes.has_value());
+  EXPECT_EQ(*load.gpu_foreign_processes, 1);
+  ib::ForeignLoad quiet;
+  probe(quiet, {::getpid(), 11, 12, 13});  // three workers: all three listed are ours
+  EXPECT_EQ(*quiet.gpu_foreign_processes, 0);
 }
 
 TEST_F(NvmlTest, MigGuardUndoesAPartialCreate) {

@@ -365,6 +365,30 @@ std::vector<Testcase> testcases(const std::string& xml) {
   return out;
 }
 
+// The first testsuite's tests, failures and skipped attributes.
+std::vector<int> suite_counts(const std::string& xml) {
+  pugi::xml_document doc;
+  EXPECT_TRUE(doc.load_string(xml.c_str())) << xml;
+  const pugi::xml_node suite = doc.child("testsuites").child("testsuite");
+  return {suite.attribute("tests").as_int(-1), suite.attribute("failures").as_int(-1), suite.attribute("skipped").as_int(-1)};
+}
+
+// Waived tenants are skipped testcases, and the suite counts them with the inconclusive ones.
+TEST(JunitWriter, TheSuiteCountsWaivedTenantsAsSkipped) {
+  Results r = sample_results();
+  TenantAggregate w = r.aggregates[0];
+  w.tenant = "delta";
+  w.verdict = Verdict::waived;
+  w.verdict_reason = "needs 2 GPUs";
+  r.aggregates.push_back(w);
+  r.summary.waived = 1;
+  const std::string xml = junit_xml(r);
+  const auto tcs = testcases(xml);
+  ASSERT_EQ(tcs.size(), 3u);
+  EXPECT_EQ(tcs[2].outcome, "skipped");
+  EXPECT_EQ(suite_counts(xml)[2], 1);
+}
+
 TEST(JunitWriter, OneTestcasePerTenantVerdict) {
   Results r = sample_results();
   r.aggregates[0].verdict = Verdict::fail;
@@ -425,6 +449,22 @@ TEST(JunitWriter, VetChecksAreTestcases) {
   EXPECT_NE(tcs[1].text.find("check: neighbours\nstatus: fail\n"), std::string::npos) << tcs[1].text;
   EXPECT_EQ(tcs[2].outcome, "skipped");
   EXPECT_EQ(tcs[2].message, "unknown: not measured");
+  // The suite's counts: a warn passes (it is not skipped), an unknown is skipped.
+  const std::vector<CheckResult> more = {checks[0], checks[1], checks[2],
+                                         {"ecc", "ECC", CheckOutcome::warn, "off", "on", "DESIGN.md section 6"}};
+  EXPECT_EQ(suite_counts(checks_junit_xml("interference-bench vet", more)), (std::vector<int>{4, 1, 1}));
+}
+
+// An inconclusive sustained-load test is a skipped testcase and counted so by its suite; a fail a failure.
+TEST(JunitWriter, SustainCountsItsOneTestcase) {
+  SustainReport r;
+  r.verdict = LoadVerdict::inconclusive;
+  r.evidence = {"too few windows"};
+  EXPECT_EQ(suite_counts(sustain_junit_xml(r)), (std::vector<int>{1, 0, 1}));
+  r.verdict = LoadVerdict::fail;
+  EXPECT_EQ(suite_counts(sustain_junit_xml(r)), (std::vector<int>{1, 1, 0}));
+  r.verdict = LoadVerdict::pass;
+  EXPECT_EQ(suite_counts(sustain_junit_xml(r)), (std::vector<int>{1, 0, 0}));
 }
 
 // ---------------------------------------------------------------- Prometheus
@@ -432,6 +472,18 @@ TEST(JunitWriter, VetChecksAreTestcases) {
 TEST(PrometheusWriter, LabelValuesAreEscaped) {
   EXPECT_EQ(prometheus_label_value("plain"), "plain");
   EXPECT_EQ(prometheus_label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+}
+
+// Sample values are the shortest text that reads back as the same double: 0.123456789 as written,
+// 0.1 + 0.2 with the 17 digits it needs (never a rounded 6-digit "0.123457").
+TEST(PrometheusWriter, ValuesAreTheShortestExactText) {
+  Results r = sample_results();
+  ASSERT_TRUE(r.aggregates[0].metrics.has_value());
+  r.aggregates[0].metrics->p95_slowdown.value = 0.123456789;
+  r.aggregates[0].metrics->median_slowdown = 0.1 + 0.2;
+  const std::string text = prometheus_text(r);
+  EXPECT_NE(text.find("} 0.123456789\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("} 0.30000000000000004\n"), std::string::npos) << text;
 }
 
 TEST(PrometheusWriter, FamiliesWithHelpTypeAndTheResultsValues) {

@@ -53,6 +53,13 @@ TEST(RoundSchedule, ShuffleIsSeededAndAPermutationEachRound) {
   EXPECT_GT(distinct.size(), 1u) << "the order changes from round to round";
 }
 
+// Fisher-Yates down to i = 2: a round of two blocks is shuffled too (both orders occur).
+TEST(RoundSchedule, ShuffleReordersRoundsOfTwoBlocks) {
+  std::set<std::vector<std::size_t>> seen;
+  for (const auto& round : round_schedule(2, 20, RoundOrder::shuffle, 7)) seen.insert(round);
+  EXPECT_EQ(seen, (std::set<std::vector<std::size_t>>{{0, 1}, {1, 0}}));
+}
+
 TEST(RoundSchedule, OneRoundIsTheCanonicalOrder) {
   EXPECT_EQ(round_schedule(2, 1, RoundOrder::abba, 1), (std::vector<std::vector<std::size_t>>{{0, 1}}));
 }
@@ -290,6 +297,45 @@ TEST(FinalizeRun, DriftBetweenTheFirstAndLastRoundIsAWarning) {
   RunResult steady = run_with_blocks(3, 100, 1.0);
   finalize_run(steady, 1, 100);
   for (const auto& w : steady.tenants[0].warnings) EXPECT_NE(w.kind, WarningKind::drift) << w.text;
+  // A machine that got faster drifted too: the last round 20% quicker is a change of -16.7%.
+  RunResult faster = run_with_blocks(3, 100, 1.0);
+  for (std::size_t i = 0; i < faster.tenants[0].exclusive.duration_s.size(); ++i)
+    if (faster.tenants[0].exclusive.block[i] == 4) faster.tenants[0].exclusive.duration_s[i] /= 1.2;
+  summarize_blocks(faster);
+  finalize_run(faster, 1, 100);
+  int drift_faster = 0;
+  for (const auto& w : faster.tenants[0].warnings) drift_faster += w.kind == WarningKind::drift;
+  EXPECT_EQ(drift_faster, 1);
+}
+
+// Colocated samples that overlapped their neighbours less than 90% of their time on average: the
+// neighbours were not always running, and the reader is told.
+TEST(FinalizeRun, ColocatedCoverageBelowNinetyPercentIsAWarning) {
+  for (const double mean : {0.70, 0.89, 0.95}) {
+    RunResult run = run_with_blocks(3, 100, 1.0);
+    run.tenants[0].colocated.coverage_mean = mean;
+    finalize_run(run, 1, 50);
+    int coverage = 0;
+    for (const auto& w : run.tenants[0].warnings) coverage += w.kind == WarningKind::coverage;
+    EXPECT_EQ(coverage, mean < 0.9 ? 1 : 0) << mean;
+  }
+}
+
+// The mean and the 5th percentile of the counted colocated samples' coverage, by hand: b's fourth
+// sample [1.11, 1.13) is missing, so a's samples [1.10, 1.12) and [1.12, 1.14) are half covered.
+TEST(SummarizeBlocks, CoveragePercentileFiveIsTheLowTailNotTheHighOne) {
+  RunResult run = two_tenant_block();
+  PhaseResult& b = run.tenants[1].colocated;
+  b.start_ns.erase(b.start_ns.begin() + 3);
+  b.duration_s.erase(b.duration_s.begin() + 3);
+  b.block.erase(b.block.begin() + 3);
+  summarize_blocks(run);
+  const PhaseResult& a = run.tenants[0].colocated;
+  ASSERT_EQ(a.stats.n, 9u);
+  ASSERT_TRUE(a.coverage_mean && a.coverage_p5);
+  EXPECT_NEAR(*a.coverage_mean, 8.0 / 9.0, 1e-9);  // seven of 1.0, two of 0.5
+  EXPECT_NEAR(*a.coverage_p5, 0.5, 1e-9);          // h = 8 x 0.05 = 0.4 between the two 0.5s
+  EXPECT_LE(*a.coverage_p5, *a.coverage_mean);
 }
 
 TEST(Aggregate, JudgesAllRepetitionsTogether) {
@@ -321,6 +367,22 @@ TEST(Aggregate, RepetitionsThatDisagreeAreJudgedOnThePooledCiNotByAnyOne) {
   // The repetition effect widens the CI across the cutoff: inconclusive, not fail.
   EXPECT_EQ(agg[0].verdict, Verdict::inconclusive) << agg[0].verdict_reason;
   EXPECT_EQ(agg[0].repetition_verdicts, (std::vector<std::string>{"pass", "pass", "fail"}));
+}
+
+// One waived repetition (its exclusive phase could not run) does not hide the measured ones: the
+// aggregate is waived only when every repetition is.
+TEST(Aggregate, OneWaivedRepetitionLeavesTheMeasuredOnesToBeJudged) {
+  RunResult r1 = run_with_blocks(2, 40, 1.0), r2 = run_with_blocks(2, 40, 1.0);
+  finalize_run(r1, 1, 50);
+  r2.tenants[0].exclusive.outcome.status = WorkerStatus::waived;
+  r2.tenants[0].exclusive.outcome.message = "needs 2 GPUs";
+  finalize_run(r2, 1, 50);
+  ASSERT_EQ(r2.tenants[0].verdict, Verdict::waived);
+  const auto agg = aggregate_repetitions({&r1, &r2}, 5, 50);
+  EXPECT_EQ(agg[0].verdict, Verdict::pass) << agg[0].verdict_reason;
+  EXPECT_EQ(agg[0].repetitions_measured, 1);
+  const auto both = aggregate_repetitions({&r2, &r2}, 5, 50);
+  EXPECT_EQ(both[0].verdict, Verdict::waived);
 }
 
 TEST(Aggregate, AnErrorInAnyRepetitionIsTheAggregatesError) {

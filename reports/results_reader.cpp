@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <type_traits>
@@ -389,6 +390,31 @@ void read_telemetry(const Field& f, PhaseResult& p) {
   // The readings' count without the series (--no-raw) has nowhere to go: nothing reads it back.
 }
 
+// Saved samples are measurements, not only JSON: a start before the clock's zero, or a duration that
+// is not a positive, finite number of seconds (at most kMaxSampleS), was never measured.
+constexpr double kMaxSampleS = 1e6;
+
+std::string shown_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
+void check_measured(const Field& f, const PhaseResult& p) {
+  for (std::size_t i = 0; i < p.start_ns.size(); ++i)
+    if (p.start_ns[i] < 0) f["start_ns"][i].fail(std::to_string(p.start_ns[i]) + " is before the clock's zero: not a start time");
+  for (std::size_t i = 0; i < p.duration_s.size(); ++i) {
+    const double d = p.duration_s[i];
+    if (!(std::isfinite(d) && d > 0.0 && d <= kMaxSampleS))
+      f["duration_s"][i].fail(shown_number(d) + " is not a sample's duration (seconds, above 0 and at most " +
+                              shown_number(kMaxSampleS) + ")");
+  }
+  for (std::size_t i = 0; i < p.latencies_s.size(); ++i)
+    if (!(std::isfinite(p.latencies_s[i]) && p.latencies_s[i] >= 0.0 && p.latencies_s[i] <= kMaxSampleS))
+      f["latency_s"][i].fail(shown_number(p.latencies_s[i]) + " is not a request's latency (seconds, 0 to " +
+                             shown_number(kMaxSampleS) + ")");
+}
+
 void read_samples(const Field& f, PhaseResult& p) {
   p.start_ns = integer_array<std::int64_t>(f["start_ns"]);
   const std::size_t n = p.start_ns.size();
@@ -418,6 +444,7 @@ void read_samples(const Field& f, PhaseResult& p) {
     check_length(f["latency_count"], p.latency_count, n);
     p.latencies_s = f["latency_s"].numbers();
   }
+  check_measured(f, p);
 }
 
 PhaseResult read_phase(const Field& f) {
@@ -443,7 +470,11 @@ PhaseResult read_phase(const Field& f) {
     });
   if (f.has("telemetry")) read_telemetry(f["telemetry"], p);
   if (f.has("latency")) p.latency = read_summary(f["latency"], "cv");
-  if (f.has("samples")) read_samples(f["samples"], p);
+  if (f.has("samples")) {
+    read_samples(f["samples"], p);
+    if (p.start_ns.empty() && p.stats.n > 0)
+      f["samples"]["start_ns"].fail("no samples, where stats.n counts " + std::to_string(p.stats.n));
+  }
   return p;
 }
 
@@ -584,6 +615,20 @@ std::optional<Decision> read_decision(const Field& f) {
   return d;
 }
 
+// Every sample's block is one of the run's blocks (the analysis indexes them by it).
+void check_block_indices(const Field& f, const RunResult& r) {
+  const int blocks = static_cast<int>(r.blocks.size());
+  for (std::size_t t = 0; t < r.tenants.size(); ++t) {
+    const std::pair<const char*, const PhaseResult*> phases[] = {
+        {"exclusive", &r.tenants[t].exclusive}, {"alone", &r.tenants[t].alone}, {"colocated", &r.tenants[t].colocated}};
+    for (const auto& [name, p] : phases)
+      for (std::size_t i = 0; i < p->block.size(); ++i)
+        if (p->block[i] < 0 || p->block[i] >= blocks)
+          f["tenants"][t]["phases"][name]["samples"]["block"][i].fail(
+              std::to_string(p->block[i]) + " is not one of the run's " + std::to_string(blocks) + " blocks");
+  }
+}
+
 RunResult read_run(const Field& f) {
   RunResult r;
   r.scenario = f["scenario"].string();
@@ -611,6 +656,7 @@ RunResult read_run(const Field& f) {
   for (std::size_t i = 0; i < f["blocks"].size(); ++i) r.blocks.push_back(read_block(f["blocks"][i]));
   r.system = read_system(f["system"]);
   for (std::size_t i = 0; i < f["tenants"].size(); ++i) r.tenants.push_back(read_tenant(f["tenants"][i]));
+  check_block_indices(f, r);
   return r;
 }
 

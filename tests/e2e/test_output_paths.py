@@ -130,3 +130,30 @@ def test_a_results_file_without_runs_is_refused_by_every_reader(runner, tmp_path
         assert r.returncode == 2, (args, r.stdout + r.stderr)
         assert f"{empty}: runs: no runs: nothing was measured in this file" in r.stderr, r.stderr
     assert not (tmp_path / "j.xml").exists()
+
+
+IMPOSSIBLE = [("duration_s", -1.0, "duration_s[0]: -1 is not a sample's duration"),
+              ("duration_s", 0.0, "duration_s[0]: 0 is not a sample's duration"),
+              ("duration_s", 1e308, "duration_s[0]: 1e+308 is not a sample's duration"),
+              ("start_ns", -3, "start_ns[0]: -3 is before the clock's zero"),
+              ("block", 999, "block[0]: 999 is not one of the run's")]
+
+
+def test_saved_results_with_impossible_measurements_are_refused(runner, tmp_path):
+    # Issue 20: impossible values were read without complaint (compare exited 5, or 1 with
+    # "throughput -100%"; report exited 0). Now: exit 2, one line naming the file and the field.
+    import json
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", quick(runner), "--out", tmp_path / "out")
+    assert r.returncode in (0, 5), r.stdout + r.stderr
+    for field, value, says in IMPOSSIBLE:
+        doc = json.loads((tmp_path / "out" / "results.json").read_text())
+        doc["runs"][0]["tenants"][0]["phases"]["exclusive"]["samples"][field][0] = value
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps(doc))
+        for args in (["report", bad, "--junit", tmp_path / "j.xml"], ["compare", tmp_path / "out" / "results.json", bad]):
+            r = runner.run(*args)
+            assert r.returncode == 2, (field, args, r.stdout + r.stderr)
+            lines = r.stderr.strip().splitlines()
+            assert len(lines) == 1 and f"runs[0].tenants[0].phases.exclusive.samples.{says}" in lines[0], r.stderr
+            assert str(bad) in lines[0]
+        assert not (tmp_path / "j.xml").exists()

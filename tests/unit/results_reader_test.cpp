@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -567,6 +569,37 @@ TEST(ResultsReader, AFieldOfTheWrongTypeOrWordIsNamedByItsPath) {
   doc["runs"][0]["tenants"][0]["phases"]["colocated"]["samples"]["in_window"].erase(0);
   EXPECT_NE(error_of(doc).find("runs[0].tenants[0].phases.colocated.samples.in_window: 3 values where start_ns has 4"),
             std::string::npos);
+}
+
+// Saved results are measurements: a duration that is not a positive finite number of seconds, a start
+// before the clock's zero, a sample of a block the run does not have, or a phase that counts samples
+// it does not hold is one line naming the file and the field (exit 2 at the command line).
+TEST(ResultsReader, ImpossibleMeasurementsAreRefusedNamingTheField) {
+  const std::string samples = "runs[0].tenants[0].phases.colocated.samples.";
+  const auto refused = [&](const std::function<void(ojson&)>& change) {
+    ojson doc = results_to_json(every_field_results(), true);  // its colocated samples name their blocks
+    change(doc["runs"][0]["tenants"][0]["phases"]["colocated"]["samples"]);
+    return error_of(doc);
+  };
+  for (const double bad : {-1.0, 0.0, 1e308}) {
+    const std::string e = refused([&](ojson& s) { s["duration_s"][1] = bad; });
+    EXPECT_EQ(e.rfind("base.json: " + samples + "duration_s[1]: ", 0), 0u) << e;
+    EXPECT_NE(e.find("is not a sample's duration (seconds, above 0 and at most 1e+06)"), std::string::npos) << e;
+  }
+  EXPECT_NE(refused([](ojson& s) { s["start_ns"][0] = -5; }).find(samples + "start_ns[0]: -5 is before the clock's zero"),
+            std::string::npos);
+  const std::string block = refused([](ojson& s) { s["block"][2] = 99; });
+  EXPECT_NE(block.find(samples + "block[2]: 99 is not one of the run's 2 blocks"), std::string::npos) << block;
+  EXPECT_NE(refused([](ojson& s) { s["block"][0] = -1; }).find(samples + "block[0]: -1 is not one of"), std::string::npos);
+  const std::string empty = refused([](ojson& s) {
+    for (auto& [key, value] : s.items())
+      if (value.is_array()) value = ojson::array();
+      else if (value.is_object())
+        for (auto& [name, series] : value.items()) series = ojson::array();
+  });
+  EXPECT_NE(empty.find(samples + "start_ns: no samples, where stats.n counts "), std::string::npos) << empty;
+  // The unchanged file still reads.
+  EXPECT_NO_THROW(results_from_json(results_to_json(every_field_results(), true), "base.json"));
 }
 
 TEST(ResultsReader, AFileThatIsNotJsonOrMissingSaysSo) {

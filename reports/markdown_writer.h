@@ -24,6 +24,7 @@ class MarkdownSummaryFile : public ResultsFile {
 
  protected:
   std::string text(const Results& results) const override { return markdown_summary(results); }
+  bool written_without_runs() const override { return true; }  // it says why nothing ran
 };
 
 // The summary on the terminal at the end, and where the canonical results are.

@@ -9,8 +9,12 @@ void ResultsWriter::context(const Meta&) {}
 void ResultsWriter::runs(const Results&) {}
 void ResultsWriter::finalize(const Results&) {}
 
-void ResultsFile::runs(const Results& so_far) { write_file_atomic(path_, text(so_far)); }
-void ResultsFile::finalize(const Results& results) { write_file_atomic(path_, text(results)); }
+void ResultsFile::runs(const Results& so_far) {
+  if (!so_far.runs.empty() || written_without_runs()) write_file_atomic(path_, text(so_far));
+}
+void ResultsFile::finalize(const Results& results) {
+  if (!results.runs.empty() || written_without_runs()) write_file_atomic(path_, text(results));
+}
 
 void ResultsWriters::add(std::unique_ptr<ResultsWriter> writer) {
   writers_.push_back(std::move(writer));

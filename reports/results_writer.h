@@ -1,6 +1,7 @@
 // The interface every writer of a run's results implements (after google/benchmark's reporters:
 // context, runs, finalize). A run calls context once before anything runs, runs after every
-// repetition (and once before the first, with no runs yet), and finalize once at the end. A writer
+// repetition (and once before the first, with no runs yet: the output folder takes files), and
+// finalize once at the end. A writer
 // formats what it is given and never computes. A new output (JUnit, Prometheus, HTML) is one class
 // here and one line where the run lists its writers (harness/cli/app.cpp).
 #pragma once
@@ -27,7 +28,10 @@ class ResultsWriter {
 
 // A writer of one file, rewritten whole after every repetition and at the end: a temporary file, then
 // a rename (harness/core/files.h), so a reader never sees half a file and an interrupted run keeps
-// the last complete one.
+// the last complete one. A file for machines (results.json, JUnit, Prometheus, HTML) is written only
+// once it holds a run: a run stopped before its first one (a signal, a full disk, a daemon that
+// would not start) leaves none that a nightly job could take for an empty pass; the summary for people
+// says what happened whatever it is.
 class ResultsFile : public ResultsWriter {
  public:
   explicit ResultsFile(std::string path) : path_(std::move(path)) {}
@@ -38,6 +42,8 @@ class ResultsFile : public ResultsWriter {
  protected:
   // The whole content of the file for these results.
   virtual std::string text(const Results& results) const = 0;
+  // Whether the file is written while the results hold no run yet (the summary for people).
+  virtual bool written_without_runs() const { return false; }
 
  private:
   std::string path_;

@@ -128,8 +128,10 @@ def test_daemon_that_does_not_answer_is_quit_and_refused(runner, tmp_path, mps):
     assert r.returncode == 3
     assert "does not answer" in r.stderr
     assert calls(mps)[0] == "start" and calls(mps)[-1] == "quit"
-    # The daemon starts before any worker: the results file written at the start is there and valid.
-    load_results(tmp_path / "out")
+    # The daemon starts before any worker: nothing ran, so no results file (issue 20: one that holds no
+    # run could be taken for an empty pass); the summary says the run stopped.
+    assert not (tmp_path / "out" / "results.json").exists()
+    assert (tmp_path / "out" / "summary.md").exists()
 
 
 def test_daemon_that_cannot_start_gives_exit_3(runner, tmp_path, mps):

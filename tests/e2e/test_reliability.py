@@ -152,7 +152,7 @@ def test_two_runs_into_one_folder_the_second_is_refused(runner, tmp_path):
     f = runner.write_json("s.json", scenario("slow", [compute("a")], mode="exclusive", duration=30, warmup=0.02))
     out = tmp_path / "out"
     p = runner.popen(*LENIENT, "--backend", "host", "--scenario", f, "--out", out)
-    wait_for((out / "results.json").exists, process=p)
+    wait_for((out / "summary.md").exists, process=p)  # the folder is locked and written to
     second = runner.run(*LENIENT, "--backend", "host", "--scenario", quick(runner), "--out", out, "--force")
     assert second.returncode == 2 and "another interference-bench run is writing into this folder" in second.stderr
     p.send_signal(signal.SIGINT)
@@ -308,7 +308,7 @@ def test_cleanup_leaves_the_journal_of_a_live_run_alone(runner, tmp_path):
     f = runner.write_json("s.json", scenario("slow", [compute("a")], mode="exclusive", duration=30, warmup=0.02))
     out = tmp_path / "out"
     p = runner.popen(*LENIENT, "--backend", "host", "--scenario", f, "--out", out)
-    wait_for(lambda: runner.journals() != [] and (out / "results.json").exists(), process=p)
+    wait_for(lambda: runner.journals() != [] and (out / "summary.md").exists(), process=p)
     r = runner.run("cleanup")
     assert r.returncode == 0 and "1 of running runs left alone" in r.stdout
     assert len(runner.journals()) == 1

@@ -201,7 +201,8 @@ void expect_replaced_not_rewritten(const std::string& name, Writer make, const s
   const std::string path = dir.path + "/" + name, held = dir.path + "/held-" + name;
   auto file = make(path);
   Results first = sample_results();
-  first.runs.clear();
+  first.summary.exit_code = 130;  // another content than sample_results()'s
+  first.summary.interrupted = true;
   file.runs(first);
   ASSERT_EQ(read_all(path), first_text);
   ASSERT_EQ(::link(path.c_str(), held.c_str()), 0);
@@ -217,7 +218,8 @@ void expect_replaced_not_rewritten(const std::string& name, Writer make, const s
 
 TEST(ResultsFiles, ResultsJsonIsReplacedAfterEveryRepetitionNeverWrittenInPlace) {
   Results first = sample_results();
-  first.runs.clear();
+  first.summary.exit_code = 130;
+  first.summary.interrupted = true;
   expect_replaced_not_rewritten(
       "results.json", [](const std::string& p) { return JsonResultsFile(p, true); },
       results_to_json(first, true).dump(1) + "\n", results_to_json(sample_results(), true).dump(1) + "\n");
@@ -225,10 +227,30 @@ TEST(ResultsFiles, ResultsJsonIsReplacedAfterEveryRepetitionNeverWrittenInPlace)
 
 TEST(ResultsFiles, SummaryMdIsReplacedToo) {
   Results first = sample_results();
-  first.runs.clear();
+  first.summary.exit_code = 130;
+  first.summary.interrupted = true;
   expect_replaced_not_rewritten(
       "summary.md", [](const std::string& p) { return MarkdownSummaryFile(p); }, markdown_summary(first),
       markdown_summary(sample_results()));
+}
+
+// Files for machines are written only once they hold a run (a run stopped before its first one
+// leaves none a nightly job could take for an empty pass); summary.md says what happened anyway.
+TEST(ResultsFiles, NoResultsFileBeforeTheFirstRunButASummary) {
+  TempDir dir;
+  Results none = sample_results();
+  none.runs.clear();
+  none.aggregates.clear();
+  JsonResultsFile json(dir.path + "/results.json", true);
+  JunitResultsFile junit(dir.path + "/junit.xml");
+  MarkdownSummaryFile md(dir.path + "/summary.md");
+  for (ResultsWriter* w : std::initializer_list<ResultsWriter*>{&json, &junit, &md}) {
+    w->runs(none);
+    w->finalize(none);
+  }
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"summary.md"});
+  json.runs(sample_results());
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"results.json", "summary.md"}));
 }
 
 TEST(ResultsFiles, TheTerminalGetsTheSummaryOnceAtTheEnd) {

@@ -324,3 +324,18 @@ def test_a_device_nvml_does_not_see_is_exit_2_naming_what_there_is(runner, tmp_p
     assert r.returncode == 2, r.stderr
     assert r.stderr == "interference-bench: --device 5: NVML sees 1 GPU(s), 0..0\n"
     assert not (tmp_path / "vet").exists()
+
+
+@pytest.mark.serial  # alone, so that no other test's run makes or removes a /tmp/ib-run-* meanwhile
+def test_a_state_folder_that_cannot_take_the_journal_leaves_no_temporary_folder(runner, tmp_path):
+    # Issue 20: exit 3 rightly, but an empty /tmp/ib-run-* that no journal named was left (3 of 3 runs).
+    not_a_folder = tmp_path / "state-file"
+    not_a_folder.write_text("x")
+    runner.env["INTERFERENCE_BENCH_STATE_DIR"] = str(not_a_folder)
+    before = set(Path("/tmp").glob("ib-run-*"))
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", runner.write_json(
+        "s.json", scenario("q", [compute("a", n=16, reps=1)], mode="exclusive", duration=0.2, warmup=0.02)),
+        "--out", tmp_path / "out")
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and str(not_a_folder) in r.stderr, r.stderr
+    assert set(Path("/tmp").glob("ib-run-*")) - before == set()

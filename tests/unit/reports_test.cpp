@@ -496,15 +496,15 @@ TEST(PrometheusWriter, LabelValuesAreEscaped) {
   EXPECT_EQ(prometheus_label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
 }
 
-// Sample values are the shortest text that reads back as the same double: 0.123456789 as written,
-// 0.1 + 0.2 with the 17 digits it needs (never a rounded 6-digit "0.123457").
+// Sample values are the shortest text that reads back as the same double: 0.1343642 as written (not
+// a rounded "0.134364", nor the 17 digits "0.13436419999999999"), 0.1 + 0.2 with the 17 it needs.
 TEST(PrometheusWriter, ValuesAreTheShortestExactText) {
   Results r = sample_results();
   ASSERT_TRUE(r.aggregates[0].metrics.has_value());
-  r.aggregates[0].metrics->p95_slowdown.value = 0.123456789;
+  r.aggregates[0].metrics->p95_slowdown.value = 0.1343642;
   r.aggregates[0].metrics->median_slowdown = 0.1 + 0.2;
   const std::string text = prometheus_text(r);
-  EXPECT_NE(text.find("} 0.123456789\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("} 0.1343642\n"), std::string::npos) << text;
   EXPECT_NE(text.find("} 0.30000000000000004\n"), std::string::npos) << text;
 }
 

@@ -33,6 +33,11 @@ const std::vector<int>& StopSignals::numbers() {
   return kNumbers;
 }
 
+void StopSignals::block_early() noexcept {
+  const sigset_t set = stop_set();
+  (void)pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
 StopSignals::StopSignals() {
   const sigset_t set = stop_set();
   if (const int rc = pthread_sigmask(SIG_BLOCK, &set, nullptr); rc != 0)

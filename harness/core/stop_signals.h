@@ -20,6 +20,9 @@ class StopSignals {
 
   // The signals this class stops on.
   static const std::vector<int>& numbers();
+  // Blocks them in the calling thread without a signalfd: for the first moment of the program (a
+  // constructor in main.cpp), so that one arriving before StopSignals exists is held, not acted on.
+  static void block_early() noexcept;
   // Readable while a stop signal is pending: a wait polls it beside its own descriptors.
   int fd() const { return fd_; }
   // True once a stop signal arrived (reads what is pending, never waits; stays true).

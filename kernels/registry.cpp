@@ -93,6 +93,7 @@ bool value_ok(const ParamSpec& p, const nlohmann::json& v) {
 
 std::optional<Params> validate_params(const WorkloadSpec& spec, const nlohmann::json& given,
                                       std::string& error) {
+  if (spec.validate) return spec.validate(given, error);
   if (!given.is_object()) {
     error = ": expected an object of parameters, got " + std::string(given.type_name());
     return std::nullopt;

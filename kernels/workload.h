@@ -59,6 +59,14 @@ struct SampleOutput {
   // {"bus_bytes", 1.2e9}. The harness sums each over the counted samples of a phase and reports
   // the total and the rate (total / summed sample time), like Google Benchmark's rate counters.
   std::map<std::string, double> counters;
+  // Set by a workload whose sample is timed by someone else on CLOCK_MONOTONIC: a user's program
+  // reporting its steps (kernels/command). The host executor then takes the sample's start and
+  // duration from here instead of its own clock around run_sample.
+  struct ReportedTime {
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+  };
+  std::optional<ReportedTime> reported_time;
 };
 
 class Workload {
@@ -73,6 +81,10 @@ class Workload {
   // never restart per sample; a workload that was never told starts its schedule at its first
   // run_sample. Other workloads ignore it.
   virtual void begin_block(std::int64_t release_ns) { (void)release_ns; }
+  // Called after the warm-up and after each block's measurement, before the worker reports it: a
+  // workload that runs on its own between samples (a user's program) is paused here until the
+  // next begin_block, so it never runs beside another tenant's exclusive block. Others ignore it.
+  virtual void end_block() {}
   // Runs (host) or enqueues on ctx.stream (CUDA) exactly one sample of work.
   virtual void run_sample(const ExecContext& ctx, SampleOutput& out) = 0;
   // Called by the executor after the sample's end event completed (CUDA) or run_sample returned
@@ -118,6 +130,11 @@ struct WorkloadSpec {
   // Can this workload run here with these (validated) params? Not supported => `waived`.
   std::function<Support(const Params&, const ExecContext&)> supported;
   std::function<std::unique_ptr<Workload>(const Params&)> create;
+  // Params that are not a flat list of ParamSpecs (a command tenant's argv, env, metric): when set,
+  // validate_params calls this instead of checking `params`. Same contract as validate_params.
+  std::function<std::optional<Params>(const nlohmann::json&, std::string&)> validate = {};
+  // Runs on every backend (a user's command: timed on the host clock, placed by the environment).
+  bool any_backend = false;
 };
 
 // Workloads by name. Built explicitly at start-up (no static self-registration, no globals).

@@ -7,6 +7,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
   libpugixml-dev prometheus python3 python3-jsonschema python3-pytest python3-junitparser
   libsqlitecpp-dev libsqlite3-dev  # --history DB (reports/history.cpp)
+  libpcre2-dev                     # command tenants: the stdout metric's named-group regex (kernels/command)
   libjs-chart.js                   # inlined into the HTML report at build time (cmake/embed_chartjs.cmake)
   chromium                         # tests only: opens the HTML report headless (skipped, visibly, without it)
 )

@@ -28,6 +28,7 @@
 #include "harness/scenario/scenario.h"
 #include "harness/run/worker.h"
 #include "kernels/cuda/cuda_workloads.h"
+#include "kernels/command/command_workload.h"
 #include "kernels/host/host_workloads.h"
 #include "reports/html_writer.h"
 #include "reports/json_writer.h"
@@ -90,6 +91,7 @@ Registry make_registry() {
   Registry r;
   register_host_workloads(r);
   register_cuda_workloads(r);
+  register_command_workload(r);
   return r;
 }
 

@@ -23,7 +23,10 @@ class HostExecutor final : public Executor {
       w.run_sample(ctx, out);
       const std::int64_t t1 = monotonic_ns();
       w.check_sample();  // as the CUDA executor does, so every backend can fail a finished sample
-      sink(TimedSample{t0, static_cast<double>(t1 - t0) * 1e-9, std::move(out.latencies_s), std::move(out.counters)});
+      const std::int64_t start = out.reported_time ? out.reported_time->start_ns : t0;
+      const std::int64_t end = out.reported_time ? out.reported_time->end_ns : t1;
+      sink(TimedSample{start, static_cast<double>(end - start) * 1e-9, std::move(out.latencies_s),
+                       std::move(out.counters)});
     }
   }
 };

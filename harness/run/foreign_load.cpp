@@ -2,12 +2,14 @@
 
 #include "harness/core/clock.h"
 
+#include <dirent.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <thread>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -32,18 +34,57 @@ std::optional<unsigned long long> parse_proc_pid_cpu_ticks(const std::string& st
   if (close == std::string::npos) return std::nullopt;
   std::istringstream in(stat.substr(close + 1));
   std::string field;
-  unsigned long long utime = 0, stime = 0;
-  // After ')': state(3) ppid(4) ... utime is field 14, stime field 15.
-  for (int f = 3; f <= 15; ++f) {
-    if (!(in >> field)) return std::nullopt;
+  unsigned long long ticks = 0;
+  // After ')': state(3) ppid(4) ... utime is field 14, stime 15, and the children it reaped cutime 16,
+  // cstime 17 (a command tenant's wall runs, reaped by their worker, are this run's too).
+  for (int f = 3; f <= 17; ++f) {
+    if (!(in >> field)) {
+      if (f <= 15) return std::nullopt;
+      break;
+    }
     try {
-      if (f == 14) utime = std::stoull(field);
-      if (f == 15) stime = std::stoull(field);
+      if (f >= 14) ticks += std::stoull(field);
     } catch (const std::exception&) {
       return std::nullopt;
     }
   }
-  return utime + stime;
+  return ticks;
+}
+
+std::vector<pid_t> with_descendants(const std::vector<pid_t>& roots, const std::map<pid_t, pid_t>& parent_of) {
+  std::vector<pid_t> out = roots;
+  // Parents before children is not guaranteed by pid order: repeat until nothing is added.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& [pid, ppid] : parent_of)
+      if (std::find(out.begin(), out.end(), ppid) != out.end() && std::find(out.begin(), out.end(), pid) == out.end()) {
+        out.push_back(pid);
+        grew = true;
+      }
+  }
+  return out;
+}
+
+std::map<pid_t, pid_t> process_parents() {
+  std::map<pid_t, pid_t> parents;
+  DIR* d = opendir("/proc");
+  if (!d) return parents;
+  while (const dirent* e = readdir(d)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
+    std::string stat;
+    std::getline(in, stat);
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 1));
+    std::string state;
+    long ppid = 0;
+    if (fields >> state >> ppid) parents[static_cast<pid_t>(pid)] = static_cast<pid_t>(ppid);
+  }
+  closedir(d);
+  return parents;
 }
 
 namespace {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,8 +26,14 @@ struct CpuSnapshot {
 
 // Parses the "cpu " line of /proc/stat into busy and steal ticks; false when it is not one.
 bool parse_proc_stat_cpu(const std::string& line, unsigned long long& busy, unsigned long long& steal);
-// utime + stime (ticks) from the text of /proc/<pid>/stat; nullopt when it cannot be parsed.
+// utime + stime + cutime + cstime (ticks) from the text of /proc/<pid>/stat (the children it reaped
+// count as its own); nullopt when it cannot be parsed.
 std::optional<unsigned long long> parse_proc_pid_cpu_ticks(const std::string& stat);
+// `roots` and every process descending from one of them in `parent_of` (pid -> ppid): a command
+// tenant's program and what it started are the run's own processes, not foreign load.
+std::vector<pid_t> with_descendants(const std::vector<pid_t>& roots, const std::map<pid_t, pid_t>& parent_of);
+// pid -> ppid of every process in /proc.
+std::map<pid_t, pid_t> process_parents();
 
 // Reads the machine's counters and the CPU time of `own` (processes that vanished count what they had).
 CpuSnapshot cpu_snapshot(const std::vector<pid_t>& own);

@@ -128,7 +128,9 @@ bool RepetitionRun::launch(Worker& w, const std::vector<std::size_t>& tenants) {
     w.exited = w.eof = true;
     return false;
   }
-  w.deadline_ns = clock_.now_ns() + secs(s_.warmup_s + o_.timeout_margin_s);
+  double allowance_s = 0.0;  // a user's program may take long to start (tenant_allowances_s)
+  for (std::size_t i : tenants) allowance_s = std::max(allowance_s, tenant_allowances_s(s_.tenants[i]).ready_s);
+  w.deadline_ns = clock_.now_ns() + secs(s_.warmup_s + o_.timeout_margin_s + allowance_s);
   return true;
 }
 
@@ -271,7 +273,8 @@ std::vector<pid_t> RepetitionRun::own_pids() const {
   if (plan_.helper_pids)
     for (pid_t p : plan_.helper_pids())
       if (std::find(pids.begin(), pids.end(), p) == pids.end()) pids.push_back(p);
-  return pids;
+  // What our workers started (a command tenant's program, its children) is ours too.
+  return with_descendants(pids, process_parents());
 }
 
 void RepetitionRun::show_progress(const std::string& what) {
@@ -294,14 +297,16 @@ bool RepetitionRun::any_failed() const {
 // re-armed for the block (the warm-up's deadline has nothing to do with it).
 void RepetitionRun::release(const BlockSpec& spec, int index) {
   std::map<std::size_t, std::vector<std::size_t>> slots_of;  // worker -> its released slots
+  double allowance_s = 0.0;  // one sample of a user's program may last its step_timeout_s
   for (std::size_t i : spec.tenants) {
     Slot& slot = slot_of(spec, i);
     slot.done = false;
     slot.started_ns = 0;
     slots_of[seats_[spec.set][i].worker].push_back(seats_[spec.set][i].slot);
     ++started_[i][pi(spec.phase)];
+    allowance_s = std::max(allowance_s, tenant_allowances_s(s_.tenants[i]).step_s);
   }
-  const std::int64_t deadline = clock_.now_ns() + secs(block_s() + o_.rewarm_s + o_.timeout_margin_s);
+  const std::int64_t deadline = clock_.now_ns() + secs(block_s() + o_.rewarm_s + o_.timeout_margin_s + allowance_s);
   for (const auto& [k, slots] : slots_of) {
     Worker& w = workers_[k];
     w.deadline_ns = deadline;
@@ -519,8 +524,12 @@ void RepetitionRun::record_outcome(std::size_t i, Phase phase) {
     oc.message = failure_message(w);
   } else if (started_[i][p] == 0) {
     oc.status = WorkerStatus::not_run;
-  } else if (completed_[i][p] >= planned_[i][p]) {
+  } else if (completed_[i][p] >= planned_[i][p] && !(w.ended && !w.error.empty())) {
     oc.status = WorkerStatus::ok;  // every block of this phase finished (the worker may have failed later, elsewhere)
+  } else if (completed_[i][p] >= planned_[i][p]) {
+    // Every block finished, then its ending failed (a command that ignored SIGTERM): its error.
+    oc.status = WorkerStatus::error;
+    oc.message = "after its blocks: " + w.error;
   } else {
     oc.status = failure_status(w);
     oc.message = failure_message(w);

@@ -121,6 +121,7 @@ void measure_block(double rewarm_s, std::size_t slot, const GoCommand& cmd, Work
       workload, [&] { return !control.stopped(cmd.block) && now() < end; },
       [&](TimedSample&& s) { batcher.add(std::move(s)); });
   const std::int64_t measure_end = now();
+  workload.end_block();  // paused before "done": it must not run beside the next block's tenants
   batcher.flush();
   sink.send({slot, DoneMessage{cmd.block, start, measure_end, control.stopped(cmd.block)}});
 }
@@ -154,9 +155,9 @@ std::map<std::string, std::string> placement_environment() {
 // (reported).
 std::unique_ptr<Workload> prepare_tenant(const WorkerOptions& o, std::size_t slot, const Registry& registry,
                                          MessageSink& sink, Executor& executor, const WorkerControl& control) {
+  // (run_tenant made sure the workload is known.)
   const WorkerTenant& t = o.tenants[slot];
   const WorkloadSpec* spec = registry.find(t.workload);
-  if (!spec) throw WorkloadError("unknown workload " + t.workload);
   std::string perr;
   const auto params = validate_params(*spec, json::parse(t.params_json), perr);
   if (!params) throw WorkloadError("params." + perr);
@@ -178,6 +179,7 @@ std::unique_ptr<Workload> prepare_tenant(const WorkerOptions& o, std::size_t slo
   executor.run_samples(
       *workload, [&] { return warm_samples == 0 || (monotonic_ns() < warm_end && !control.ended()); },
       [&](TimedSample&&) { ++warm_samples; });
+  workload->end_block();
   const Work work = workload->work_per_sample();
   sink.send({slot, ReadyMessage{work.amount, work.unit, setup_s, warm_samples, placement_environment(),
                                 workload->resolved_params()}});
@@ -199,8 +201,12 @@ bool run_tenant(const WorkerOptions& o, std::size_t slot, const Registry& regist
   const WorkerTenant& t = o.tenants[slot];
   try {
     pin_to(t.cpus);
-    std::unique_ptr<Executor> executor =
-        o.backend == Backend::cuda ? make_cuda_executor(o.device) : make_host_executor();
+    const WorkloadSpec* spec = registry.find(t.workload);
+    if (!spec) throw WorkloadError("unknown workload " + t.workload);
+    // A workload of every backend (a user's command) is timed on the host clock whatever the backend.
+    std::unique_ptr<Executor> executor = o.backend == Backend::cuda && !spec->any_backend
+                                             ? make_cuda_executor(o.device)
+                                             : make_host_executor();
     std::unique_ptr<Workload> workload = prepare_tenant(o, slot, registry, sink, *executor, control);
     if (!workload) return true;
     const NowFn now = monotonic_ns;

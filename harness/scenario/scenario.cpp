@@ -216,9 +216,30 @@ void parse_settings(const Checker& ck, const json& doc, const ScenarioOverrides&
   if (ov.cutoff) s.cutoff = *ov.cutoff;
 }
 
+// A user's program (`command` instead of `workload` and `params`): the registered "command" workload,
+// its params the command object, validated by it (kernels/command/command_spec.h).
+const WorkloadSpec& command_workload(const Checker& ck, const json& t, const std::string& tp, const ValidationContext& ctx,
+                                     Tenant& tenant) {
+  for (const char* other : {"workload", "params"})
+    if (t.contains(other)) ck.fail(tp + "." + other, "a tenant has either \"workload\" (with \"params\") or \"command\", not both");
+  const WorkloadSpec* spec = ctx.registry ? ctx.registry->find(kCommandWorkload) : nullptr;
+  if (!spec) ck.fail(tp + ".command", "this build has no command tenants");
+  std::string perr;
+  auto params = validate_params(*spec, t.at("command"), perr);
+  if (!params) {
+    const std::size_t colon = perr.find(": ");
+    const std::string key = perr.substr(0, colon);
+    ck.fail(tp + ".command" + (key.empty() ? "" : "." + key), perr.substr(colon + 2));
+  }
+  tenant.workload = kCommandWorkload;
+  tenant.params = *params;
+  return *spec;
+}
+
 // The registered workload a tenant names, on this backend, with its params validated.
 const WorkloadSpec& tenant_workload(const Checker& ck, const json& t, const std::string& tp, const ValidationContext& ctx,
                                     Tenant& tenant) {
+  if (t.contains("command")) return command_workload(ck, t, tp, ctx, tenant);
   tenant.workload = ck.string(ck.required(t, tp, "workload"), tp + ".workload");
   const WorkloadSpec* spec = ctx.registry ? ctx.registry->find(tenant.workload) : nullptr;
   if (!spec) {
@@ -246,10 +267,13 @@ Tenant parse_tenant(const Checker& ck, const json& t, std::size_t i, const Scena
                     bool lenient_placement) {
   const std::string tp = "tenants[" + std::to_string(i) + "]";
   if (!t.is_object()) ck.fail(tp, "expected an object (a tenant), got " + Checker::describe(t));
-  ck.only_keys(t, tp, {"name", "role", "workload", "params", "placement"});
+  ck.only_keys(t, tp, {"name", "role", "workload", "params", "command", "placement"});
   Tenant tenant;
   tenant_workload(ck, t, tp, ctx, tenant);
   tenant.name = tenant.workload + "#" + std::to_string(i);
+  if (tenant.workload == kCommandWorkload && s.mode == Mode::streams)
+    ck.fail(tp + ".command", "mode streams runs tenants as threads of one process; a command is a process of its own "
+                             "(use timeslice, mps or mig)");
   if (t.contains("name")) tenant.name = ck.safe_name(t.at("name"), tp + ".name", tenant_name_rule(), kTenantNameRule);
   if (t.contains("role")) {
     tenant.role = ck.string(t.at("role"), tp + ".role");
@@ -279,6 +303,11 @@ void check_tenant_is_unique(const Checker& ck, const Scenario& s, const Tenant& 
 }
 
 }  // namespace
+
+TenantAllowances tenant_allowances_s(const Tenant& t) {
+  if (t.workload != kCommandWorkload || !t.params.is_object()) return {};
+  return {t.params.value("ready_timeout_s", 0.0), t.params.value("step_timeout_s", 0.0)};
+}
 
 Scenario parse_scenario(const json& doc, const std::string& file, const ScenarioOverrides& ov,
                         const ValidationContext& ctx) {

@@ -35,6 +35,9 @@ struct Placement {
   nlohmann::json raw = nlohmann::json::object();    // as given, for the results
 };
 
+// The workload a scenario's `command` tenant runs (kernels/command).
+constexpr const char* kCommandWorkload = "command";
+
 struct Tenant {
   std::string name;        // defaults to "<workload>#<index>"
   std::string role;        // "victim", "aggressor" or "" (unspecified)
@@ -42,6 +45,14 @@ struct Tenant {
   Params params;           // validated, defaults filled in
   Placement placement;
 };
+
+// What a tenant adds to the harness's watchdog: a command's ready_timeout_s to its start and its
+// step_timeout_s to each block (a sample cannot be cut short); 0 for our workloads.
+struct TenantAllowances {
+  double ready_s = 0.0;
+  double step_s = 0.0;
+};
+TenantAllowances tenant_allowances_s(const Tenant& t);
 
 struct Scenario {
   std::string file;        // where it came from ("" when built in code)

@@ -80,8 +80,21 @@ TEST(ForeignLoad, ParsesProcPidStatWithSpacesAndParensInTheName) {
   // Fields after the name: state(3) ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime(14) stime(15)
   const std::string stat = "1234 (a (weird) name) R 1 2 3 4 5 6 7 8 9 10 250 70 0 0 20 0 1 0";
   EXPECT_EQ(parse_proc_pid_cpu_ticks(stat), std::optional<unsigned long long>(320));
+  // Reaped children's time (cutime 16, cstime 17) is the process's own: a command tenant's wall runs.
+  EXPECT_EQ(parse_proc_pid_cpu_ticks("1234 (w) S 1 2 3 4 5 6 7 8 9 10 250 70 5 6 20 0 1 0"),
+            std::optional<unsigned long long>(331));
   EXPECT_FALSE(parse_proc_pid_cpu_ticks("garbage").has_value());
   EXPECT_FALSE(parse_proc_pid_cpu_ticks("1 (x) R 1 2").has_value());
+}
+
+TEST(ForeignLoad, DescendantsOfOurProcessesAreOurs) {
+  // 10 (harness) -> 20 (worker) -> 30 (program) -> 40 (its child); 50 -> 60 foreign; 35's parent 40
+  // comes before 40's in pid order.
+  const std::map<pid_t, pid_t> parents = {{20, 10}, {30, 20}, {35, 40}, {40, 30}, {50, 1}, {60, 50}};
+  auto own = with_descendants({10}, parents);
+  std::sort(own.begin(), own.end());
+  EXPECT_EQ(own, (std::vector<pid_t>{10, 20, 30, 35, 40}));
+  EXPECT_EQ(with_descendants({60}, parents), std::vector<pid_t>{60});
 }
 
 TEST(ForeignLoad, ForeignIsBusyMinusOursPerSecond) {

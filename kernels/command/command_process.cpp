@@ -1,0 +1,286 @@
+#include "kernels/command/command_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace ib {
+
+namespace {
+
+std::int64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+// The worker's environment with `extra` on top, as "K=V" strings.
+std::vector<std::string> environment_with(const std::map<std::string, std::string>& extra) {
+  std::map<std::string, std::string> all;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string kv = *e;
+    const std::size_t eq = kv.find('=');
+    if (eq != std::string::npos) all[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : extra) all[k] = v;
+  std::vector<std::string> out;
+  for (const auto& [k, v] : all) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (auto& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// posix_spawn of the program in a new process group, signals reset, stdin /dev/null, stdout and
+// stderr on `out_fd`, descriptors from 3 up closed.
+pid_t spawn_program(const std::vector<std::string>& argv, const std::string& cwd,
+                    const std::map<std::string, std::string>& env, int out_fd) {
+  std::vector<std::string> args = argv, envs = environment_with(env);
+  std::vector<char*> cargs = c_strings(args), cenv = c_strings(envs);
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_init(&fa);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  sigdelset(&all, SIGKILL);
+  sigdelset(&all, SIGSTOP);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setsigmask(&attr, &none);   // the harness blocks its stop signals; the program must not
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);  // the worker's report pipe above all
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+  pid_t pid = -1;
+  const bool search = argv[0].find('/') == std::string::npos;
+  const int rc = search ? posix_spawnp(&pid, cargs[0], &fa, &attr, cargs.data(), cenv.data())
+                        : posix_spawn(&pid, cargs[0], &fa, &attr, cargs.data(), cenv.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0)
+    throw std::runtime_error("cannot start \"" + argv[0] + "\"" + (cwd.empty() ? "" : " in " + cwd) + ": " +
+                             std::strerror(rc));
+  return pid;
+}
+
+// The keeper (see the header): forked from a threaded process, so only async-signal-safe calls.
+[[noreturn]] void keeper_main(int lifeline, pid_t group) {
+  setpgid(0, 0);  // out of the worker's group, which the watchdog kills
+  sigset_t all;
+  sigfillset(&all);
+  sigprocmask(SIG_SETMASK, &all, nullptr);
+  if (syscall(SYS_close_range, 0u, static_cast<unsigned>(lifeline) - 1u, 0u) != 0 && lifeline > 0)
+    for (int fd = 0; fd < lifeline; ++fd) close(fd);
+  if (syscall(SYS_close_range, static_cast<unsigned>(lifeline) + 1u, ~0u, 0u) != 0)
+    for (int fd = lifeline + 1; fd < 4096; ++fd) close(fd);
+  char c;
+  while (read(lifeline, &c, 1) != 0 && errno == EINTR) {
+  }
+  kill(-group, SIGKILL);
+  _exit(0);
+}
+
+ProgramExit exit_from(const siginfo_t& info) {
+  ProgramExit e;
+  e.exited = true;
+  if (info.si_code == CLD_EXITED) {
+    e.code = info.si_status;
+    e.describe = "exit code " + std::to_string(info.si_status);
+  } else {
+    e.code = 128 + info.si_status;
+    e.describe = std::string("killed by signal ") + std::to_string(info.si_status) + " (" + strsignal(info.si_status) + ")";
+  }
+  return e;
+}
+
+}  // namespace
+
+CommandProcess::CommandProcess(const std::vector<std::string>& argv, const std::string& cwd,
+                               const std::map<std::string, std::string>& env, int log_fd, LineSink on_line)
+    : log_fd_(log_fd), on_line_(std::move(on_line)) {
+  int out[2], life[2];
+  if (pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("no pipe for the program: ") + std::strerror(errno));
+  if (pipe2(life, O_CLOEXEC) != 0) {
+    close(out[0]);
+    close(out[1]);
+    throw std::runtime_error(std::string("no pipe for the program's keeper: ") + std::strerror(errno));
+  }
+  try {
+    pid_ = spawn_program(argv, cwd, env, out[1]);
+  } catch (...) {
+    for (int fd : {out[0], out[1], life[0], life[1]}) close(fd);
+    throw;
+  }
+  close(out[1]);
+  keeper_ = fork();
+  if (keeper_ == 0) keeper_main(life[0], pid_);
+  close(life[0]);
+  lifeline_fd_ = life[1];
+  if (keeper_ < 0) {  // no keeper: the program must not run unguarded
+    kill(-pid_, SIGKILL);
+    close(out[0]);
+    kill_and_reap();
+    throw std::runtime_error(std::string("cannot start the program's keeper: ") + std::strerror(errno));
+  }
+  output_thread_ = std::thread([this, fd = out[0]] { drain_output(fd); });
+}
+
+CommandProcess::~CommandProcess() { kill_and_reap(); }
+
+void CommandProcess::kill_and_reap() {
+  if (!reaped_ && pid_ > 0) kill(-pid_, SIGKILL);
+  // The keeper kills the group once more (the leader is not yet reaped, so its id cannot be reused).
+  if (lifeline_fd_ >= 0) close(lifeline_fd_);
+  lifeline_fd_ = -1;
+  if (keeper_ > 0) waitpid(keeper_, nullptr, 0);
+  keeper_ = -1;
+  if (!reaped_ && pid_ > 0) {
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    reaped_ = true;
+  }
+  // The group is dead, so the pipe's writers are gone, unless a process left the group (setsid)
+  // with our stdout: the output thread gives up on its own after a second (drain_output).
+  if (output_thread_.joinable()) output_thread_.join();
+}
+
+ProgramExit CommandProcess::poll_exit() {
+  if (exit_.exited || reaped_) return exit_;
+  siginfo_t info{};
+  if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_)
+    exit_ = exit_from(info);
+  return exit_;
+}
+
+ProgramExit CommandProcess::wait_exit(double timeout_s) {
+  const std::int64_t deadline = now_ns() + static_cast<std::int64_t>(timeout_s * 1e9);
+  // A pidfd wakes us the moment it exits (a wall sample's end); without one (an old kernel, a
+  // seccomp filter) a 1 ms poll.
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
+  for (;;) {
+    if (poll_exit().exited || now_ns() >= deadline) break;
+    const int left_ms = static_cast<int>(std::max<std::int64_t>(1, (deadline - now_ns()) / 1000000));
+    if (pidfd >= 0) {
+      pollfd p{pidfd, POLLIN, 0};
+      poll(&p, 1, left_ms);
+    } else {
+      const timespec tick{0, 1'000'000};
+      nanosleep(&tick, nullptr);
+    }
+  }
+  if (pidfd >= 0) close(pidfd);
+  return exit_;
+}
+
+void CommandProcess::pause() { kill(-pid_, SIGSTOP); }
+void CommandProcess::resume() { kill(-pid_, SIGCONT); }
+
+bool CommandProcess::terminate(double timeout_s) {
+  if (poll_exit().exited) return true;
+  kill(-pid_, SIGCONT);
+  kill(-pid_, SIGTERM);
+  if (wait_exit(timeout_s).exited) return true;
+  kill(-pid_, SIGKILL);
+  return false;
+}
+
+std::vector<std::string> CommandProcess::tail() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return {tail_.begin(), tail_.end()};
+}
+
+std::string CommandProcess::tail_text() const {
+  const auto lines = tail();
+  if (lines.empty()) return "; no output";
+  std::string s = "; last output:";
+  for (const auto& l : lines) s += " | " + l;
+  return s;
+}
+
+bool CommandProcess::output_closed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return output_closed_;
+}
+
+void CommandProcess::drain_output(int fd) {
+  std::string partial;
+  bool cut = false;  // the current line passed kMaxLineBytes: the rest of it is dropped
+  std::int64_t gone_since = 0;  // when the group was seen dead (reaped_ is set under no lock: read pid instead)
+  char buf[65536];
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    const int n = poll(&p, 1, 200);
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) {
+      // Nothing for 200 ms: once the group is gone, wait at most a second for a stray writer.
+      if (kill(-pid_, 0) != 0) {
+        if (gone_since == 0) gone_since = now_ns();
+        if (now_ns() - gone_since > 1'000'000'000) break;
+      }
+      continue;
+    }
+    const ssize_t got = read(fd, buf, sizeof(buf));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    const std::int64_t at = now_ns();
+    if (log_fd_ >= 0 && logged_bytes_ < kMaxLogBytes) {
+      const std::size_t keep = std::min<std::size_t>(static_cast<std::size_t>(got), kMaxLogBytes - logged_bytes_);
+      if (write(log_fd_, buf, keep) < 0) {
+      }
+      logged_bytes_ += keep;
+      if (logged_bytes_ == kMaxLogBytes) {
+        const char note[] = "\n[interference-bench: the program's output beyond 16 MiB is not kept]\n";
+        if (write(log_fd_, note, sizeof(note) - 1) < 0) {
+        }
+      }
+    }
+    for (ssize_t i = 0; i < got; ++i) {
+      const char c = buf[i];
+      if (c != '\n' && c != '\r') {  // '\r' too: progress bars (tqdm) redraw one line with it
+        if (partial.size() < kMaxLineBytes) partial.push_back(c);
+        else cut = true;
+        continue;
+      }
+      if (partial.empty()) continue;  // "\r\n", blank lines
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        tail_.push_back(partial.size() <= 200 ? partial : partial.substr(0, 200) + "...");
+        if (tail_.size() > kTailLines) tail_.pop_front();
+      }
+      if (on_line_ && !cut) on_line_(partial, at);
+      partial.clear();
+      cut = false;
+    }
+  }
+  if (!partial.empty()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    tail_.push_back(partial.size() <= 200 ? partial : partial.substr(0, 200) + "...");
+    if (tail_.size() > kTailLines) tail_.pop_front();
+  }
+  close(fd);
+  std::lock_guard<std::mutex> lock(mutex_);
+  output_closed_ = true;
+}
+
+}  // namespace ib

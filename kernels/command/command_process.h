@@ -1,0 +1,87 @@
+// A user's program run by a worker: started without a shell in its own process group, its stdout and
+// stderr read continuously (so it never blocks on a full pipe) into the worker's log (bounded) and a
+// tail of its last lines, and ended with its whole group on every path.
+//
+// Why a keeper: the harness's watchdog SIGKILLs the worker's process group, and a harness that dies
+// takes its workers with it (PR_SET_PDEATHSIG); neither reaches the program's own group. So each
+// program gets a tiny keeper process (forked, in a group of its own, blocking all signals it can)
+// that holds the read end of a pipe only the worker writes: when the worker is gone, however it went,
+// the keeper reads end of file and SIGKILLs the program's group.
+#pragma once
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ib {
+
+// How a program ended, in words for an error ("exit code 3", "killed by signal 9").
+struct ProgramExit {
+  bool exited = false;  // false: still running
+  int code = 0;         // exit code, or 128 + signal
+  std::string describe;
+};
+
+class CommandProcess {
+ public:
+  static constexpr std::size_t kTailLines = 20;
+  static constexpr std::size_t kMaxLineBytes = 4096;        // a longer line is cut (the rest ignored)
+  static constexpr std::size_t kMaxLogBytes = 16u << 20;    // copied to the worker's log, then counted
+
+  // Called from the output thread for every complete line, with its CLOCK_MONOTONIC arrival time.
+  using LineSink = std::function<void(const std::string& line, std::int64_t at_ns)>;
+
+  // Starts argv (PATH search when argv[0] has no '/'), in `cwd` when not empty, with the worker's
+  // environment plus `env`, stdin /dev/null, every other descriptor closed, every signal default
+  // and unblocked. Throws std::runtime_error naming the program when it cannot be started.
+  CommandProcess(const std::vector<std::string>& argv, const std::string& cwd,
+                 const std::map<std::string, std::string>& env, int log_fd, LineSink on_line = {});
+  ~CommandProcess();  // SIGKILL to the group, keeper released, everything reaped
+  CommandProcess(const CommandProcess&) = delete;
+  CommandProcess& operator=(const CommandProcess&) = delete;
+
+  pid_t pid() const { return pid_; }  // also its process group
+  // Whether it has exited (the leader; its group may live on), without reaping it.
+  ProgramExit poll_exit();
+  // Waits up to timeout_s for the leader to exit.
+  ProgramExit wait_exit(double timeout_s);
+  void pause();   // SIGSTOP to the group
+  void resume();  // SIGCONT to the group
+  // SIGCONT + SIGTERM to the group; SIGKILL when the leader is still there after timeout_s. True when
+  // it ended on SIGTERM (or before), false when it had to be killed.
+  bool terminate(double timeout_s);
+  // The last lines of its output (each cut to 200 characters), oldest first.
+  std::vector<std::string> tail() const;
+  // "; last output: | a | b" for an error message, or "; no output".
+  std::string tail_text() const;
+  // The output thread saw end of file (every holder of the pipe closed it).
+  bool output_closed() const;
+
+ private:
+  void drain_output(int fd);
+  void kill_and_reap();
+
+  pid_t pid_ = -1;
+  pid_t keeper_ = -1;
+  int lifeline_fd_ = -1;  // write end; the keeper reads the other
+  int log_fd_ = -1;
+  bool reaped_ = false;
+  ProgramExit exit_;
+  LineSink on_line_;
+  std::thread output_thread_;
+  mutable std::mutex mutex_;
+  std::deque<std::string> tail_;
+  bool output_closed_ = false;
+  std::size_t logged_bytes_ = 0;
+};
+
+}  // namespace ib

@@ -1,0 +1,49 @@
+"""A toy training loop for the command-tenant tests: each step is a fixed amount of pure-Python CPU
+work (the same on every machine, its time is what the neighbours change).
+
+usage: toy_train.py heartbeat|stdout|wall [--work N] [--steps N]
+  heartbeat: reports every step with the shipped client (clients/python), runs until ended
+  stdout:    prints "step K took X.XXX ms" for every step, runs until ended
+  wall:      runs --steps steps and exits (one wall sample)
+"""
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "clients", "python"))
+from interference_bench_heartbeat import Heartbeat  # noqa: E402
+
+
+def one_step(n):
+    x = 0
+    for i in range(n):
+        x += i * i
+    return x
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("metric", choices=["heartbeat", "stdout", "wall"])
+    ap.add_argument("--work", type=int, default=300000)
+    ap.add_argument("--steps", type=int, default=0)
+    a = ap.parse_args()
+    if a.metric == "heartbeat":
+        hb = Heartbeat()
+        while True:
+            one_step(a.work)
+            hb.step(work=a.work)
+    elif a.metric == "stdout":
+        k = 0
+        while True:
+            t0 = time.monotonic()
+            one_step(a.work)
+            k += 1
+            print("step %d took %.3f ms" % (k, (time.monotonic() - t0) * 1e3), flush=True)
+    else:
+        for _ in range(a.steps):
+            one_step(a.work)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,373 @@
+// The command tenant's parts (kernels/command): the command object's checks, the stdout metric's
+// pattern, the heartbeat protocol (parser, server, the shipped C++ client), the program's process
+// group and its keeper, the wall metric.
+#include "clients/cpp/interference_bench_heartbeat.h"
+#include "harness/exec/executor.h"
+#include "kernels/command/command_process.h"
+#include "kernels/command/command_spec.h"
+#include "kernels/command/command_workload.h"
+#include "kernels/command/heartbeat.h"
+#include "kernels/command/step_pattern.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace ib {
+namespace {
+
+using nlohmann::json;
+
+std::string command_error(const json& given) {
+  std::string error;
+  EXPECT_FALSE(validate_command(given, error).has_value()) << given.dump();
+  return error;
+}
+
+TEST(CommandSpecTest, FillsEveryDefaultAndReadsBackTheSame) {
+  std::string error;
+  const auto p = validate_command({{"argv", {"python3", "train.py"}}}, error);
+  ASSERT_TRUE(p) << error;
+  EXPECT_EQ((*p)["metric"], "heartbeat");
+  EXPECT_EQ((*p)["ready_timeout_s"], 60.0);
+  EXPECT_EQ((*p)["step_timeout_s"], 30.0);
+  EXPECT_EQ((*p)["stop_timeout_s"], 2.0);
+  EXPECT_EQ((*p)["step_unit"], "step");
+  EXPECT_TRUE((*p)["run_length_h"].is_null());
+  // The worker validates the normalised params again: they must pass unchanged.
+  const auto again = validate_command(*p, error);
+  ASSERT_TRUE(again) << error;
+  EXPECT_EQ(*again, *p);
+  const CommandSpec c = command_from_params(*p);
+  EXPECT_EQ(c.argv, (std::vector<std::string>{"python3", "train.py"}));
+  EXPECT_EQ(c.metric, CommandMetric::heartbeat);
+  EXPECT_FALSE(c.run_length_h.has_value());
+}
+
+TEST(CommandSpecTest, ParsesTheStdoutMetricAndTheAdviceInputs) {
+  std::string error;
+  const auto p = validate_command({{"argv", {"srv"}},
+                                   {"metric", {{"stdout", "(?P<rate>[0-9.]+) tokens/s"}}},
+                                   {"run_length_h", 12},
+                                   {"interruptible", false},
+                                   {"price_per_hour", {{"exclusive", 4.0}, {"shared", 1.5}}}},
+                                  error);
+  ASSERT_TRUE(p) << error;
+  const CommandSpec c = command_from_params(*p);
+  EXPECT_EQ(c.metric, CommandMetric::stdout_match);
+  EXPECT_EQ(c.pattern, "(?P<rate>[0-9.]+) tokens/s");
+  EXPECT_EQ(c.run_length_h, 12.0);
+  EXPECT_EQ(c.interruptible, false);
+}
+
+TEST(CommandSpecTest, RefusesWhatCannotRunWithTheKeyThatIsWrong) {
+  EXPECT_EQ(command_error(json::object()), "argv: required (the program and its arguments)");
+  EXPECT_EQ(command_error(json::array()).rfind(": expected an object", 0), 0u);
+  EXPECT_NE(command_error({{"argv", json::array()}}).find("argv: expected a non-empty list"), std::string::npos);
+  EXPECT_NE(command_error({{"argv", "python3 train.py"}}).find("argv: expected a non-empty list of strings"),
+            std::string::npos);
+  EXPECT_EQ(command_error({{"argv", {"a", 3}}}), "argv[1]: expected a string, got 3");
+  EXPECT_EQ(command_error({{"argv", {""}}}), "argv[0]: expected a program name, got \"\"");
+  EXPECT_NE(command_error({{"argv", {"a"}}, {"shell", true}}).find("shell: unknown key of a command"), std::string::npos);
+  EXPECT_NE(command_error({{"argv", {"a"}}, {"metric", "tokens"}}).find("metric: expected \"heartbeat\""),
+            std::string::npos);
+  EXPECT_NE(command_error({{"argv", {"a"}}, {"metric", {{"stdout", "(?P<ms>[0-9"}}}}).find("metric.stdout: not a valid"),
+            std::string::npos);
+  EXPECT_NE(command_error({{"argv", {"a"}}, {"metric", {{"stdout", "([0-9]+) ms"}}}}).find("exactly one named group"),
+            std::string::npos);
+  EXPECT_NE(command_error({{"argv", {"a"}}, {"metric", {{"stdout", "(?P<ms>[0-9]+)/(?P<s>[0-9]+)"}}}})
+                .find("exactly one named group"),
+            std::string::npos);
+  EXPECT_NE(command_error({{"argv", {"a"}}, {"metric", {{"stdout", "(?P<time>[0-9]+)"}}}}).find("\"time\"; expected one of s"),
+            std::string::npos);
+  EXPECT_NE(command_error({{"argv", {"a"}}, {"prepare", {"make"}}}).find("prepare: only with metric \"wall\""),
+            std::string::npos);
+  EXPECT_NE(command_error({{"argv", {"a"}}, {"metric", "wall"}, {"work_unit", "token"}}).find("work_unit: only with"),
+            std::string::npos);
+  EXPECT_NE(command_error({{"argv", {"a"}}, {"stop_timeout_s", 10}}).find("stop_timeout_s: expected a number of seconds"),
+            std::string::npos);
+  EXPECT_NE(command_error({{"argv", {"a"}}, {"env", {{"A=B", "x"}}}}).find("is not an environment variable name"),
+            std::string::npos);
+  EXPECT_NE(command_error({{"argv", {"a"}}, {"env", {{"A", 1}}}}).find("env.A: expected a string"), std::string::npos);
+  EXPECT_NE(command_error({{"argv", {"a"}}, {"price_per_hour", {{"shared", 0}}}}).find("price_per_hour.shared"),
+            std::string::npos);
+  EXPECT_NE(command_error({{"argv", {"a"}}, {"interruptible", "no"}}).find("interruptible: expected true or false"),
+            std::string::npos);
+}
+
+TEST(StepPatternTest, ConvertsEachUnitToSecondsOrARate) {
+  std::string error;
+  const auto ms = StepPattern::compile("took (?P<ms>[0-9.]+) ms", error);
+  ASSERT_TRUE(ms) << error;
+  const auto v = ms->match("step 12 took 12.5 ms");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->kind, StepValueKind::seconds);
+  EXPECT_DOUBLE_EQ(v->duration_s(), 0.0125);
+  EXPECT_FALSE(ms->match("step 13 starting"));
+  const auto us = StepPattern::compile("(?P<us>\\d+)us", error);
+  ASSERT_TRUE(us);
+  EXPECT_DOUBLE_EQ(us->match("lat 250us")->duration_s(), 250e-6);
+  // tqdm's progress bar: a rate in steps per second; one step lasts its inverse.
+  const auto rate = StepPattern::compile("(?P<rate>[0-9.]+)it/s", error);
+  ASSERT_TRUE(rate);
+  const auto r = rate->match(" 42%|####      | 21/50 [00:01<00:01, 20.00it/s]");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->kind, StepValueKind::rate);
+  EXPECT_DOUBLE_EQ(r->duration_s(), 0.05);
+  EXPECT_FALSE(rate->match("  0%|          | 0/50 [00:00<?, 0.00it/s]"));  // no step yet
+  const auto s = StepPattern::compile("(?P<s>\\S+) s/step", error);
+  ASSERT_TRUE(s);
+  EXPECT_FALSE(s->match("nan s/step"));
+  EXPECT_FALSE(s->match("1e999 s/step"));
+  EXPECT_DOUBLE_EQ(s->match("0.25 s/step")->duration_s(), 0.25);
+}
+
+TEST(HeartbeatLineTest, ParsesTheThreeClientLinesAndNamesWhatIsWrong) {
+  std::string error;
+  auto m = parse_heartbeat_line("hello 1", error);
+  ASSERT_TRUE(m && std::holds_alternative<HeartbeatHello>(*m));
+  m = parse_heartbeat_line("step 100 250", error);
+  ASSERT_TRUE(m && std::holds_alternative<HeartbeatStep>(*m));
+  EXPECT_EQ(std::get<HeartbeatStep>(*m).start_ns, 100);
+  EXPECT_EQ(std::get<HeartbeatStep>(*m).end_ns, 250);
+  EXPECT_FALSE(std::get<HeartbeatStep>(*m).work.has_value());
+  m = parse_heartbeat_line("step 100 250 512.5", error);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(std::get<HeartbeatStep>(*m).work, 512.5);
+  m = parse_heartbeat_line("paused", error);
+  ASSERT_TRUE(m && std::holds_alternative<HeartbeatPaused>(*m));
+  EXPECT_FALSE(parse_heartbeat_line("hello 2", error));
+  EXPECT_NE(error.find("version"), std::string::npos);
+  EXPECT_FALSE(parse_heartbeat_line("step 250 100", error));
+  EXPECT_NE(error.find("ends before it starts"), std::string::npos);
+  EXPECT_FALSE(parse_heartbeat_line("step -5 100", error));
+  EXPECT_FALSE(parse_heartbeat_line("step 1.5 100", error));
+  EXPECT_FALSE(parse_heartbeat_line("step 1 2 -3", error));
+  EXPECT_FALSE(parse_heartbeat_line("step 1 2 nan", error));
+  EXPECT_FALSE(parse_heartbeat_line("step 1 2 3 4", error));
+  EXPECT_FALSE(parse_heartbeat_line("stop it", error));
+  EXPECT_NE(error.find("not a heartbeat line"), std::string::npos);
+}
+
+// The server and the shipped C++ client in one process: hello, go, steps that join end to start,
+// pause answered by paused, go again.
+TEST(HeartbeatTest, TheCppClientSpeaksTheProtocolAndBlocksWhilePaused) {
+  HeartbeatServer server;
+  std::atomic<int> steps_done{0};
+  std::atomic<bool> stop{false};
+  std::thread client([&] {
+    interference_bench::Heartbeat hb(server.address().c_str());
+    for (int i = 0; !stop; ++i) {
+      hb.step(i == 0 ? 7.0 : -1.0);
+      ++steps_done;
+    }
+    hb.step();  // one step after the pause
+    ++steps_done;
+  });
+  ASSERT_TRUE(server.accept_from(getpgrp(), 5000));
+  std::string line;
+  ASSERT_EQ(server.next_line(line, 5000), HeartbeatServer::Read::line);
+  EXPECT_EQ(line, "hello 1");
+  ASSERT_TRUE(server.send("go"));
+  std::string error;
+  std::int64_t last_end = 0;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(server.next_line(line, 5000), HeartbeatServer::Read::line);
+    const auto m = parse_heartbeat_line(line, error);
+    ASSERT_TRUE(m && std::holds_alternative<HeartbeatStep>(*m)) << line;
+    const auto& s = std::get<HeartbeatStep>(*m);
+    if (i == 0) EXPECT_EQ(s.work, 7.0);
+    if (i > 0) EXPECT_EQ(s.start_ns, last_end);  // contiguous: no step lost between two heartbeats
+    last_end = s.end_ns;
+  }
+  ASSERT_TRUE(server.send("pause"));
+  // The steps in flight (the client runs on while the server reads), then "paused".
+  while (server.next_line(line, 5000) == HeartbeatServer::Read::line && line != "paused") {
+    const auto m = parse_heartbeat_line(line, error);
+    ASSERT_TRUE(m && std::holds_alternative<HeartbeatStep>(*m)) << line;
+    EXPECT_EQ(std::get<HeartbeatStep>(*m).start_ns, last_end);
+    last_end = std::get<HeartbeatStep>(*m).end_ns;
+  }
+  ASSERT_EQ(line, "paused");
+  const int at_pause = steps_done.load();
+  // Paused: no step comes until "go".
+  EXPECT_EQ(server.next_line(line, 200), HeartbeatServer::Read::timeout);
+  EXPECT_EQ(steps_done.load(), at_pause);
+  stop = true;
+  ASSERT_TRUE(server.send("go"));
+  client.join();
+  EXPECT_EQ(steps_done.load(), at_pause + 2);  // the step that was paused, and one more
+  ASSERT_EQ(server.next_line(line, 5000), HeartbeatServer::Read::line);
+  const auto after = parse_heartbeat_line(line, error);
+  ASSERT_TRUE(after && std::holds_alternative<HeartbeatStep>(*after)) << line;
+  EXPECT_GT(std::get<HeartbeatStep>(*after).start_ns, last_end);  // the pause is no step's time
+  EXPECT_EQ(server.next_line(line, 5000), HeartbeatServer::Read::closed);
+}
+
+// A process of another group cannot talk for the program.
+TEST(HeartbeatTest, RefusesAConnectionFromOutsideTheProgramsGroup) {
+  HeartbeatServer server;
+  const pid_t stranger = fork();
+  if (stranger == 0) {
+    setpgid(0, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    const std::string name = server.address().substr(6);  // after "unix:@"
+    std::memcpy(addr.sun_path + 1, name.data(), name.size());
+    const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size())) == 0) {
+      const char hello[] = "hello 1\n";
+      (void)!send(fd, hello, sizeof(hello) - 1, MSG_NOSIGNAL);
+      char c;
+      (void)!read(fd, &c, 1);  // until the harness closes it
+    }
+    _exit(0);
+  }
+  EXPECT_FALSE(server.accept_from(getpgrp(), 1000));
+  int status = 0;
+  // It ends because the server closed its connection (a read that returns, not a hang).
+  EXPECT_EQ(waitpid(stranger, &status, 0), stranger);
+  EXPECT_TRUE(WIFEXITED(status));
+}
+
+bool group_alive(pid_t pgid) { return kill(-pgid, 0) == 0; }
+
+// Polls a condition (not a sleep standing in for synchronisation), at most `seconds`.
+template <class F>
+bool eventually(F f, double seconds = 10.0) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (f()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return f();
+}
+
+TEST(CommandProcessTest, KeepsTheTailAndEndsOnSigterm) {
+  pid_t pgid = -1;
+  {
+    CommandProcess p({"/bin/sh", "-c", "echo one; echo two >&2; printf 'three\\r'; exec sleep 30"}, "", {}, -1);
+    pgid = p.pid();
+    ASSERT_TRUE(eventually([&] { return p.tail().size() == 3; }));
+    EXPECT_EQ(p.tail(), (std::vector<std::string>{"one", "two", "three"}));
+    EXPECT_EQ(p.tail_text(), "; last output: | one | two | three");
+    EXPECT_FALSE(p.poll_exit().exited);
+    EXPECT_TRUE(p.terminate(2.0));
+    EXPECT_TRUE(p.poll_exit().exited);
+    EXPECT_EQ(p.poll_exit().code, 128 + SIGTERM);
+  }
+  EXPECT_FALSE(group_alive(pgid));
+}
+
+TEST(CommandProcessTest, AProgramThatIgnoresSigtermIsKilledWithItsChildren) {
+  // The shell ignores TERM and so does the child it starts (SIG_IGN is inherited across exec).
+  CommandProcess p({"/bin/sh", "-c", "trap '' TERM; sleep 30 & sleep 30; wait"}, "", {}, -1);
+  const pid_t pgid = p.pid();
+  EXPECT_FALSE(p.terminate(0.3));
+  EXPECT_TRUE(eventually([&] { return p.poll_exit().exited; }));
+  EXPECT_TRUE(eventually([&] { return !group_alive(pgid) || p.poll_exit().exited; }));
+}
+
+TEST(CommandProcessTest, NamesAProgramThatCannotStart) {
+  try {
+    CommandProcess p({"no-such-program-ib"}, "", {}, -1);
+    FAIL() << "started";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot start \"no-such-program-ib\""), std::string::npos) << e.what();
+  }
+  try {
+    CommandProcess p({"/bin/true"}, "/no/such/folder", {}, -1);
+    FAIL() << "started";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("in /no/such/folder"), std::string::npos) << e.what();
+  }
+}
+
+// The worker that started a program is SIGKILLed (the harness's watchdog, a crash): its keeper
+// kills the program's group.
+TEST(CommandProcessTest, TheKeeperKillsTheGroupWhenItsWorkerDies) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t worker = fork();
+  if (worker == 0) {
+    close(fds[0]);
+    CommandProcess p({"/bin/sh", "-c", "sleep 30 & exec sleep 30"}, "", {}, -1);
+    const pid_t pgid = p.pid();
+    (void)!write(fds[1], &pgid, sizeof(pgid));
+    pause();
+    _exit(0);
+  }
+  close(fds[1]);
+  pid_t pgid = -1;
+  ASSERT_EQ(read(fds[0], &pgid, sizeof(pgid)), static_cast<ssize_t>(sizeof(pgid)));
+  close(fds[0]);
+  EXPECT_TRUE(group_alive(pgid));
+  kill(worker, SIGKILL);
+  waitpid(worker, nullptr, 0);
+  EXPECT_TRUE(eventually([&] { return !group_alive(pgid); }));
+}
+
+std::unique_ptr<Workload> command(const json& given) {
+  Registry r;
+  register_command_workload(r);
+  std::string error;
+  const auto params = validate_params(*r.find("command"), given, error);
+  EXPECT_TRUE(params) << error;
+  return r.find("command")->create(*params);
+}
+
+TEST(CommandWorkloadTest, AWallSampleIsOneRunTimedByTheProgramsExit) {
+  auto w = command({{"argv", {"/bin/sh", "-c", "sleep 0.05"}}, {"metric", "wall"}});
+  w->setup({});
+  SampleOutput out;
+  w->run_sample({}, out);
+  ASSERT_TRUE(out.reported_time);
+  const double s = static_cast<double>(out.reported_time->end_ns - out.reported_time->start_ns) * 1e-9;
+  EXPECT_GE(s, 0.05);
+  EXPECT_LT(s, 5.0);
+  EXPECT_EQ(w->work_per_sample().unit, "step");
+  w->teardown();
+}
+
+TEST(CommandWorkloadTest, AFailingWallRunOrPrepareIsTheWorkloadsError) {
+  auto w = command({{"argv", {"/bin/sh", "-c", "echo broken; exit 3"}}, {"metric", "wall"}});
+  w->setup({});
+  SampleOutput out;
+  try {
+    w->run_sample({}, out);
+    FAIL() << "no error";
+  } catch (const WorkloadError& e) {
+    EXPECT_NE(std::string(e.what()).find("failed (exit code 3); last output: | broken"), std::string::npos) << e.what();
+  }
+  auto p = command({{"argv", {"/bin/true"}}, {"metric", "wall"}, {"prepare", {"/bin/false"}}});
+  p->setup({});
+  EXPECT_THROW(p->run_sample({}, out), WorkloadError);
+}
+
+// The host executor takes a sample's time from the workload when it reports one.
+TEST(CommandWorkloadTest, TheHostExecutorUsesAReportedTime) {
+  struct Reported final : Workload {
+    void setup(const ExecContext&) override {}
+    void run_sample(const ExecContext&, SampleOutput& out) override {
+      out.reported_time = SampleOutput::ReportedTime{1000, 1000 + 2'500'000};
+    }
+    Work work_per_sample() const override { return {1, "step"}; }
+    void teardown() override {}
+  } w;
+  std::vector<TimedSample> got;
+  int n = 0;
+  make_host_executor()->run_samples(w, [&] { return n++ < 2; }, [&](TimedSample&& s) { got.push_back(std::move(s)); });
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].start_ns, 1000);
+  EXPECT_DOUBLE_EQ(got[0].duration_s, 0.0025);
+}
+
+}  // namespace
+}  // namespace ib

@@ -85,6 +85,11 @@ struct RunOptions {
   std::string junit, prometheus;  // further outputs (--junit FILE, --prometheus FILE)
   std::string history;  // --history DB: appended to after results.json is written
   std::string html;     // --html FILE
+  // The one-line form: --victim-command [--victim-metric M] [--aggressors A,B] -- PROGRAM ARGS...
+  bool victim_command = false;
+  std::vector<std::string> victim_argv;  // what follows --
+  std::string victim_metric;
+  std::string aggressors;
 };
 
 Registry make_registry() {
@@ -206,6 +211,38 @@ Meta make_meta(const RunOptions& o, const std::vector<std::string>& argv, Backen
   return meta;
 }
 
+// "a,b" -> {"a", "b"} (empty parts dropped).
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::string part;
+  for (char c : text + ",") {
+    if (c != ',') {
+      part += c;
+    } else if (!part.empty()) {
+      out.push_back(part);
+      part.clear();
+    }
+  }
+  return out;
+}
+
+// The one-line form's options make sense only together, and not with a scenario or suite.
+void check_victim_command_options(const RunOptions& o) {
+  if (!o.victim_command) {
+    if (!o.victim_metric.empty()) throw InputError("--victim-metric: only with --victim-command");
+    if (!o.aggressors.empty()) throw InputError("--aggressors: only with --victim-command");
+    if (!o.victim_argv.empty())
+      throw InputError("unexpected argument \"" + printable(o.victim_argv[0], 40) +
+                       "\" (a program to measure goes after --victim-command --)");
+    return;
+  }
+  if (o.victim_argv.empty())
+    throw InputError("--victim-command: expected the command after -- (e.g. --victim-command -- python3 train.py)");
+  if (!o.scenario.empty() || !o.suite.empty())
+    throw InputError("--victim-command: not with --scenario or --suite (its scenarios are the command beside each of "
+                     "--aggressors)");
+}
+
 // Loads and validates every scenario before anything runs.
 std::vector<Scenario> load_scenarios(const RunOptions& o, const Registry& registry, Backend backend, Meta& meta) {
   ScenarioOverrides ov;
@@ -218,7 +255,10 @@ std::vector<Scenario> load_scenarios(const RunOptions& o, const Registry& regist
   ov.cutoff = o.cutoff;
   ValidationContext vctx{&registry, backend, available_cpus()};
   std::vector<Scenario> scenarios;
-  if (!o.scenario.empty()) {
+  if (o.victim_command) {
+    VictimCommand v{o.victim_argv, o.victim_metric.empty() ? "heartbeat" : o.victim_metric, split_list(o.aggressors)};
+    scenarios = victim_command_scenarios(v, ov, vctx);
+  } else if (!o.scenario.empty()) {
     scenarios.push_back(load_scenario(o.scenario, ov, vctx));
   } else {
     const std::string suite_name = o.suite.empty() ? "quick" : o.suite;
@@ -337,7 +377,8 @@ void check_run_outputs(const RunOptions& o, const std::string& dir, const std::v
                                      {"--prometheus", o.prometheus}, {"--html", o.html}})
     if (!path.empty()) plan.outputs.push_back({option, path});
   if (!o.history.empty()) plan.outputs.push_back({"--history", o.history, true});
-  for (const Scenario& s : scenarios) plan.inputs.push_back({o.scenario.empty() ? "--suite" : "--scenario", s.file});
+  if (!o.victim_command)  // the one-line form's scenarios are built in memory: no file to protect
+    for (const Scenario& s : scenarios) plan.inputs.push_back({o.scenario.empty() ? "--suite" : "--scenario", s.file});
   if (!o.baseline.empty()) plan.inputs.push_back({"--baseline", o.baseline});
   check_output_paths(plan);
 }
@@ -505,6 +546,7 @@ int run_benchmarks(const RunOptions& o, const std::vector<std::string>& argv, co
   if (!o.html.empty()) check_html_available("--html");
   Backend backend = Backend::host;
   Meta meta = make_meta(o, argv, backend);
+  check_victim_command_options(o);
   const std::vector<Scenario> scenarios = load_scenarios(o, registry, backend, meta);
   stop.throw_if_requested();  // nothing made yet: nothing to keep
   OutputFiles out = make_output_files(o, scenarios);
@@ -681,6 +723,16 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--history", o.history,
                  "Append this run to a history database (SQLite; created if missing) after results.json is written")->check(non_empty());
   app.add_option("--html", o.html, "Also write the HTML report (one self-contained file) here")->check(non_empty());
+  app.add_flag("--victim-command", o.victim_command,
+               "Measure your own program (given after --) beside each of --aggressors, as a command tenant");
+  app.add_option("--victim-metric", o.victim_metric,
+                 "With --victim-command: heartbeat (default; the shipped clients), wall, or stdout:REGEX")
+      ->check(non_empty());
+  app.add_option("--aggressors", o.aggressors,
+                 "With --victim-command: neighbours, comma-separated (default gemm,copy,latency; host: "
+                 "host-compute,host-copy)")
+      ->check(non_empty());
+  app.add_option("command", o.victim_argv, "With --victim-command: the program and its arguments, after --");
 }
 
 }  // namespace

@@ -335,6 +335,54 @@ Scenario load_scenario(const std::string& path, const ScenarioOverrides& overrid
   return parse_scenario(read_json_file(path, "scenario file"), path, overrides, ctx);
 }
 
+std::vector<std::string> default_aggressors(Backend backend) {
+  if (backend == Backend::cuda) return {"gemm", "copy", "latency"};
+  return {"host-compute", "host-copy"};
+}
+
+namespace {
+
+// --victim-metric's text as a command's "metric".
+json victim_metric(const std::string& text) {
+  if (text == "heartbeat" || text == "wall") return text;
+  if (text.rfind("stdout:", 0) == 0) return json{{"stdout", text.substr(7)}};
+  throw InputError("--victim-metric: expected heartbeat, wall or stdout:REGEX, got \"" + printable(text, 40) + "\"");
+}
+
+}  // namespace
+
+std::vector<Scenario> victim_command_scenarios(const VictimCommand& v, const ScenarioOverrides& ov,
+                                               const ValidationContext& ctx) {
+  json command = {{"argv", v.argv}, {"metric", victim_metric(v.metric)}};
+  if (const WorkloadSpec* spec = ctx.registry ? ctx.registry->find(kCommandWorkload) : nullptr) {
+    std::string error;  // said by the option that carries it, not by a scenario the user never wrote
+    if (!validate_params(*spec, command, error)) {
+      const bool metric = error.rfind("metric", 0) == 0;
+      throw InputError(std::string(metric ? "--victim-metric: " : "--victim-command: ") +
+                       error.substr(error.find(": ") + 2));
+    }
+  }
+  std::vector<Scenario> out;
+  for (const std::string& a : v.aggressors.empty() ? default_aggressors(ctx.backend) : v.aggressors) {
+    const WorkloadSpec* spec = ctx.registry ? ctx.registry->find(a) : nullptr;
+    if (!spec || spec->any_backend || spec->backend != ctx.backend) {
+      std::vector<std::string> known;
+      if (ctx.registry)
+        for (const auto* w : ctx.registry->all())
+          if (w->backend == ctx.backend && !w->any_backend) known.push_back(w->name);
+      throw InputError("--aggressors: unknown workload \"" + printable(a, 40) + "\" for the " +
+                       backend_name(ctx.backend) + " backend (known: " + join(known) + ")");
+    }
+    const json doc = {{"name", "command+" + a},
+                      {"description", "the user's command beside " + a + " (--victim-command)"},
+                      {"mode", "timeslice"},
+                      {"tenants", {{{"name", "command"}, {"role", "victim"}, {"command", command}},
+                                   {{"name", a}, {"role", "aggressor"}, {"workload", a}}}}};
+    out.push_back(parse_scenario(doc, "--victim-command", ov, ctx));
+  }
+  return out;
+}
+
 void check_unique_scenario_names(const std::vector<Scenario>& scenarios) {
   for (std::size_t i = 0; i < scenarios.size(); ++i)
     for (std::size_t k = 0; k < i; ++k)

@@ -92,6 +92,20 @@ struct ValidationContext {
   std::vector<int> available_cpus;  // CPUs this process may run on
 };
 
+// The one-line form `run --victim-command -- PROGRAM ARGS...`: the user's command as the victim beside
+// each aggressor in turn (one scenario per aggressor, "command+<workload>", the workloads' defaults).
+struct VictimCommand {
+  std::vector<std::string> argv;
+  std::string metric = "heartbeat";          // --victim-metric: heartbeat | wall | stdout:REGEX
+  std::vector<std::string> aggressors;       // --aggressors (empty: default_aggressors)
+};
+// gemm, copy, latency on a GPU; host-compute, host-copy on the host.
+std::vector<std::string> default_aggressors(Backend backend);
+// Builds and validates the scenarios (mode timeslice unless overridden); throws InputError naming
+// the option that is wrong (--victim-metric, --aggressors).
+std::vector<Scenario> victim_command_scenarios(const VictimCommand& v, const ScenarioOverrides& overrides,
+                                               const ValidationContext& ctx);
+
 // Parses and validates one scenario document; throws InputError naming `file` and the field path.
 Scenario parse_scenario(const nlohmann::json& doc, const std::string& file, const ScenarioOverrides& overrides,
                         const ValidationContext& ctx);

@@ -1,0 +1,205 @@
+"""Command tenants (DESIGN.md section 11): a user's program measured like one of our workloads, through
+the shipped heartbeat clients, its stdout or its wall time; its faults recorded as the tenant's error
+with the tail of its output, its whole process group gone. The runner fixture asserts after every test
+that no process carrying the test's tag (the program and its children inherit it) is left."""
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import BINARY, LENIENT, SOURCE_DIR, load_results, scenario, wait_for
+
+TOY = str(SOURCE_DIR / "tests" / "command" / "toy_train.py")
+FAULTY = str(SOURCE_DIR / "tests" / "command" / "faulty.py")
+TOY_STEP = os.environ.get("IB_TOY_STEP", str(Path(BINARY).parent / "tests" / "ib_toy_step"))
+STDOUT_MS = {"stdout": r"took (?P<ms>[0-9.]+) ms"}
+
+
+def command_tenant(name, argv, metric="heartbeat", role="victim", **extra):
+    return {"name": name, "role": role, "command": {"argv": argv, "metric": metric, **extra}}
+
+
+def toy(name, metric, **extra):
+    if metric == "cpp":
+        return command_tenant(name, [TOY_STEP], **extra)
+    argv = [sys.executable, TOY, metric] + (["--steps", "2"] if metric == "wall" else [])
+    return command_tenant(name, argv, STDOUT_MS if metric == "stdout" else metric, **extra)
+
+
+def run(runner, tmp_path, doc, *extra, timeout=240):
+    f = runner.write_json("s.json", doc)
+    out = tmp_path / "out"
+    r = runner.run("--backend", "host", "--scenario", f, "--out", out, *extra, timeout=timeout)
+    return r, load_results(out)
+
+
+def aggregate(res, tenant):
+    return next(a for a in res["aggregates"] if a["tenant"] == tenant)
+
+
+def pinned(tenant, cpu=0):
+    return {**tenant, "placement": {"cpus": [cpu]}}
+
+
+# ------------------------------------------------------------------ known answers (real processes)
+
+@pytest.mark.serial
+@pytest.mark.measurement
+@pytest.mark.parametrize("metric", ["heartbeat", "stdout", "wall", "cpp"])
+def test_a_toy_loop_sharing_one_core_with_a_compute_neighbour_fails_near_double(runner, tmp_path, metric):
+    # The toy training loop and host-compute pinned to CPU 0: the kernel gives each half the core, so a
+    # step takes about twice as long (median slowdown near +100%): a fail, whichever way it is measured.
+    doc = scenario("mine", [pinned(toy("train", metric)),
+                            pinned({"name": "twin", "role": "aggressor", "workload": "host-compute",
+                                    "params": {"n": 128, "reps": 8}})], duration=2.0, warmup=0.5)
+    r, res = run(runner, tmp_path, doc, "--until", "decided", *LENIENT)
+    assert r.returncode == 1, r.stdout + r.stderr
+    a = aggregate(res, "train")
+    assert a["verdict"] == "fail", a["verdict_reason"]
+    assert 0.5 < a["metrics"]["median_slowdown"] < 1.7, a["metrics"]["median_slowdown"]
+    t = res["runs"][0]["tenants"][0]
+    assert t["workload"] == "command" and t["params"]["metric"] == (STDOUT_MS if metric == "stdout" else
+                                                                     "wall" if metric == "wall" else "heartbeat")
+    assert t["work_per_sample"] == {"value": 1.0, "unit": "step"}
+
+
+@pytest.mark.serial
+@pytest.mark.measurement
+def test_the_toy_loop_beside_an_idle_neighbour_is_not_slowed(runner, tmp_path):
+    # The same loop beside host-idle on the same core: nothing competes, never a fail.
+    doc = scenario("mine-idle", [pinned(toy("train", "heartbeat")),
+                                 pinned({"name": "sleeper", "role": "aggressor", "workload": "host-idle",
+                                         "params": {"sample_ms": 2.0}})], duration=2.0, warmup=0.5)
+    r, res = run(runner, tmp_path, doc, "--until", "decided", *LENIENT)
+    assert r.returncode in (0, 5), r.stdout + r.stderr
+    a = aggregate(res, "train")
+    assert a["verdict"] in ("pass", "inconclusive"), a["verdict_reason"]
+    assert abs(a["metrics"]["median_slowdown"]) < 0.2, a["metrics"]["median_slowdown"]
+
+
+# ------------------------------------------------------------------ mechanics
+
+def test_heartbeat_steps_join_end_to_start_and_carry_their_work(runner, tmp_path):
+    # Within a block no step is lost: each step starts where the previous one ended (the client's
+    # timestamps); the per-step work comes back as a counter named by work_unit.
+    doc = scenario("hb", [toy("train", "heartbeat", work_unit="op"),
+                          {"name": "n", "role": "aggressor", "workload": "host-idle", "params": {"sample_ms": 1.0}}],
+                   duration=0.6)
+    r, res = run(runner, tmp_path, doc, *LENIENT)
+    assert r.returncode in (0, 1, 5), r.stdout + r.stderr
+    t = res["runs"][0]["tenants"][0]
+    ex = t["phases"]["exclusive"]
+    assert ex["worker"]["status"] == "ok"
+    assert ex["counters"]["op"]["total"] == 300000.0 * ex["stats"]["n"]
+    starts, durs = ex["samples"]["start_ns"], ex["samples"]["duration_s"]
+    blocks = ex["samples"]["block"]
+    joined = [k for k in range(1, len(starts)) if blocks[k] == blocks[k - 1]]
+    assert joined, "no two samples in one block"
+    for k in joined:
+        assert abs(starts[k - 1] + durs[k - 1] * 1e9 - starts[k]) < 2.0, k
+
+
+@pytest.mark.parametrize("kind,status,says", [
+    ("exit-early", "error", "(exit code 3); last output: | faulty.py exit-early starting | giving up after 30 steps"),
+    ("never-ready", "error", "did not connect to INTERFERENCE_BENCH_HEARTBEAT within ready_timeout_s 2 s"),
+    ("hang", "error", "reported no step for step_timeout_s 1 s (hung?); last output: | faulty.py hang starting | hanging now"),
+    ("flood", "error", "(exit code 4); last output: | xxxx"),
+    ("malformed", "error", "sent a malformed heartbeat line \"stop it 12\""),
+    ("close-socket", "error", "closed the heartbeat connection during a step but runs on"),
+    ("fork-children", "error", "(exit code 5); last output: | faulty.py fork-children starting | leaving my children"),
+    ("ignore-term", "error", "after its blocks: command \"%s\" ignored SIGTERM for 2 s and was killed" % Path(sys.executable).name),
+])
+def test_a_faulty_program_is_the_tenants_error_and_its_group_is_gone(runner, tmp_path, kind, status, says):
+    prog = command_tenant("prog", [sys.executable, FAULTY, kind], ready_timeout_s=2, step_timeout_s=1)
+    doc = scenario("fault-" + kind, [prog, {"name": "twin", "role": "aggressor", "workload": "host-compute",
+                                            "params": {"n": 64, "reps": 4}}], duration=0.6)
+    r, res = run(runner, tmp_path, doc, *LENIENT)
+    assert r.returncode == 4, r.stdout + r.stderr
+    t = res["runs"][0]["tenants"][0]
+    worker = t["phases"]["exclusive"]["worker"]
+    assert worker["status"] == status, worker
+    assert says in worker["message"], worker["message"]
+    assert t["verdict"] == "error"
+    assert "no INTERFERENCE_BENCH" not in r.stderr
+    if kind == "flood":  # 40 MiB written: the log keeps 16 MiB and says so; the tail is bounded
+        log = Path(worker["log"])
+        assert log.stat().st_size < 17 * 2**20
+        assert "output beyond 16 MiB is not kept" in log.read_text(errors="replace")
+        assert len(worker["message"]) < 6000
+
+
+def test_a_sigkilled_harness_leaves_no_program_behind(runner, tmp_path):
+    # SIGKILL the harness while the program runs: its worker dies (PR_SET_PDEATHSIG), and the keeper
+    # that watched the worker kills the program's group.
+    f = runner.write_json("s.json", scenario("killed", [toy("train", "heartbeat"),
+                                                        {"name": "n", "workload": "host-idle",
+                                                         "params": {"sample_ms": 1.0}}], duration=30))
+    p = runner.popen("--backend", "host", "--scenario", f, "--out", tmp_path / "out", *LENIENT)
+    wait_for(lambda: any("toy_train.py" in Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
+                         for pid in runner.leftover_processes() if Path(f"/proc/{pid}/cmdline").exists()),
+             timeout=60, process=p)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    wait_for(lambda: runner.leftover_processes() == [], timeout=20)
+    r = runner.run("cleanup", "--state-dir", runner.state_dir)  # the temp folder its journal names
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_one_line_form_runs_my_command_beside_each_aggressor(runner, tmp_path):
+    out = tmp_path / "out"
+    r = runner.run("run", "--backend", "host", "--out", out, "--duration", "0.6", "--warmup", "0.2", *LENIENT,
+                   "--aggressors", "host-compute,host-copy", "--victim-metric", "stdout:took (?P<ms>[0-9.]+) ms",
+                   "--victim-command", "--", sys.executable, TOY, "stdout", "--work", "20000")
+    assert r.returncode in (0, 1, 5), r.stdout + r.stderr
+    res = load_results(out)
+    names = [run["scenario"] for run in res["runs"]]
+    assert names == ["command+host-compute", "command+host-copy"], names
+    for run in res["runs"]:
+        victim, aggressor = run["tenants"]
+        assert victim["name"] == "command" and victim["role"] == "victim" and victim["workload"] == "command"
+        assert victim["params"]["argv"] == [sys.executable, TOY, "stdout", "--work", "20000"]
+        assert victim["params"]["metric"] == {"stdout": "took (?P<ms>[0-9.]+) ms"}
+        assert aggressor["role"] == "aggressor" and aggressor["workload"] == run["scenario"].split("+")[1]
+        assert victim["phases"]["exclusive"]["worker"]["status"] == "ok"
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--victim-command"], "--victim-command: expected the command after --"),
+    (["--victim-metric", "wall"], "--victim-metric: only with --victim-command"),
+    (["--victim-command", "--victim-metric", "stdout:([0-9]+)", "--", "true"],
+     "--victim-metric: exactly one named group"),
+    (["--victim-command", "--aggressors", "nosuch", "--", "true"], "--aggressors: unknown workload \"nosuch\""),
+    (["--victim-command", "--suite", "quick", "--", "true"], "--victim-command: not with --scenario or --suite"),
+])
+def test_the_one_line_form_refuses_what_it_cannot_run(runner, tmp_path, args, says):
+    r = runner.run("run", "--backend", "host", "--out", tmp_path / "out", *args)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert says in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("tenant,says", [
+    ({"name": "x", "command": {"argv": ["true"]}, "workload": "host-idle"},
+     "tenants[0].workload: a tenant has either \"workload\" (with \"params\") or \"command\", not both"),
+    ({"name": "x", "command": {"argv": []}}, "tenants[0].command.argv: expected a non-empty list"),
+    ({"name": "x", "command": {"argv": ["true"], "metric": {"stdout": "(?P<tokens>\\d+)"}}},
+     "tenants[0].command.metric.stdout: the named group is \"tokens\""),
+    ({"name": "x", "command": {"argv": ["true"], "prepare": ["make"]}},
+     "tenants[0].command.prepare: only with metric \"wall\""),
+])
+def test_a_bad_command_tenant_is_refused_before_anything_runs(runner, tmp_path, tenant, says):
+    f = runner.write_json("s.json", scenario("bad", [tenant]))
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert says in r.stderr, r.stderr
+
+
+def test_mode_streams_refuses_a_command_tenant(runner, tmp_path):
+    f = runner.write_json("s.json", scenario("streams", [toy("train", "heartbeat")], mode="streams"))
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "tenants[0].command: mode streams runs tenants as threads of one process" in r.stderr

@@ -218,7 +218,13 @@ class StdoutCommand final : public CommandBase {
     }
     const auto [value, at] = steps_.front();
     steps_.pop_front();
-    out.reported_time = SampleOutput::ReportedTime{at - ns(value.duration_s()), at};
+    // The program's own time is the measurement; where it lies is only known to the pipe's delay.
+    // Lines read in one burst share an arrival time, so a step is placed no earlier than the
+    // previous one ended: samples never overlap each other (their coverage stays a fraction).
+    const std::int64_t duration = ns(value.duration_s());
+    const std::int64_t start = std::max(at - duration, last_end_ns_);
+    last_end_ns_ = start + duration;
+    out.reported_time = SampleOutput::ReportedTime{start, last_end_ns_};
   }
 
   void end_block() override {
@@ -244,6 +250,7 @@ class StdoutCommand final : public CommandBase {
   std::condition_variable cv_;
   std::deque<std::pair<StepValue, std::int64_t>> steps_;
   bool paused_ = false;
+  std::int64_t last_end_ns_ = 0;
 };
 
 // One whole run of the program is one sample; `prepare` runs untimed before each, `cleanup` once.

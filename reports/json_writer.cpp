@@ -114,6 +114,9 @@ ojson phase_json(const PhaseResult& p, bool raw) {
   j["outliers"] = p.outliers;
   j["measure_start_ns"] = p.measure_start_ns;
   j["measure_end_ns"] = p.measure_end_ns;
+  if (p.gpu_memory_peak_bytes)
+    j["gpu_memory"] = {{"peak_bytes", *p.gpu_memory_peak_bytes},
+                       {"total_bytes", p.gpu_memory_total_bytes ? ojson(*p.gpu_memory_total_bytes) : ojson(nullptr)}};
   if (!p.counters.empty()) {
     ojson c = ojson::object();
     for (const auto& [name, v] : p.counters) c[name] = {{"total", number(v.total)}, {"rate_per_s", number(v.rate)}};
@@ -294,6 +297,33 @@ ojson devices_to_json(const std::vector<DeviceRecord>& devices) {
   return a;
 }
 
+ojson advice_json(const Advice& a) {
+  const AdviceInputs& in = a.inputs;
+  ojson inputs = {{"peak_memory_fraction", optional_number(in.peak_memory_fraction)},
+                  {"gpu_util_pct", optional_number(in.gpu_util_pct)},
+                  {"run_length_h", optional_number(in.run_length_h)},
+                  {"interruptible", in.interruptible ? ojson(*in.interruptible) : ojson(nullptr)},
+                  {"price_exclusive_per_h", optional_number(in.price_exclusive_per_h)},
+                  {"price_shared_per_h", optional_number(in.price_shared_per_h)},
+                  {"step_exclusive_s", optional_number(in.step_exclusive_s)},
+                  {"step_shared_s", optional_number(in.step_shared_s)},
+                  {"p95_verdict", verdict_name(in.p95_verdict)}};
+  ojson rules = ojson::array();
+  for (const AdviceRule& r : a.rules)
+    rules.push_back({{"id", r.id},
+                     {"holds", to_string(r.holds)},
+                     {"points_to", to_string(r.points_to)},
+                     {"says", r.says},
+                     {"evidence", r.evidence},
+                     {"source", r.source}});
+  return {{"choice", to_string(a.choice)},
+          {"reason", a.reason},
+          {"inputs", inputs},
+          {"rules", rules},
+          {"cost_per_step", {{"exclusive", optional_number(a.cost_per_step_exclusive)},
+                             {"shared", optional_number(a.cost_per_step_shared)}}}};
+}
+
 ojson aggregate_to_json(const TenantAggregate& a) {
   ojson j = {{"scenario", a.scenario},
              {"mode", a.mode},
@@ -307,6 +337,7 @@ ojson aggregate_to_json(const TenantAggregate& a) {
   j["verdict_reason"] = a.verdict_reason;
   j["decision"] = a.decision ? decision_json(*a.decision) : ojson(nullptr);
   warnings_json(j, a.warnings);
+  if (a.advice) j["advice"] = advice_json(*a.advice);
   return j;
 }
 

@@ -464,6 +464,10 @@ PhaseResult read_phase(const Field& f) {
   p.outliers = f["outliers"].integer<std::size_t>();
   p.measure_start_ns = f["measure_start_ns"].integer<std::int64_t>();
   p.measure_end_ns = f["measure_end_ns"].integer<std::int64_t>();
+  if (f.has("gpu_memory")) {
+    p.gpu_memory_peak_bytes = f["gpu_memory"]["peak_bytes"].integer<unsigned long long>();
+    p.gpu_memory_total_bytes = f["gpu_memory"]["total_bytes"].optional_integer<unsigned long long>();
+  }
   if (f.has("counters"))
     f["counters"].each_member([&](const std::string& name, const Field& c) {
       p.counters[name] = {c["total"].number(), c["rate_per_s"].number()};
@@ -660,6 +664,31 @@ RunResult read_run(const Field& f) {
   return r;
 }
 
+Advice read_advice(const Field& f) {
+  Advice a;
+  a.choice = f["choice"].word<CardChoice>();
+  a.reason = f["reason"].string();
+  const Field in = f["inputs"];
+  a.inputs.peak_memory_fraction = in["peak_memory_fraction"].optional_number();
+  a.inputs.gpu_util_pct = in["gpu_util_pct"].optional_number();
+  a.inputs.run_length_h = in["run_length_h"].optional_number();
+  if (!in["interruptible"].is_null()) a.inputs.interruptible = in["interruptible"].boolean();
+  a.inputs.price_exclusive_per_h = in["price_exclusive_per_h"].optional_number();
+  a.inputs.price_shared_per_h = in["price_shared_per_h"].optional_number();
+  a.inputs.step_exclusive_s = in["step_exclusive_s"].optional_number();
+  a.inputs.step_shared_s = in["step_shared_s"].optional_number();
+  a.inputs.p95_verdict = in["p95_verdict"].word<Verdict>();
+  const Field rules = f["rules"];
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    const Field r = rules[i];
+    a.rules.push_back({r["id"].string(), r["holds"].word<RuleHolds>(), r["points_to"].word<CardChoice>(),
+                       r["says"].string(), r["evidence"].string(), r["source"].string()});
+  }
+  a.cost_per_step_exclusive = f["cost_per_step"]["exclusive"].optional_number();
+  a.cost_per_step_shared = f["cost_per_step"]["shared"].optional_number();
+  return a;
+}
+
 TenantAggregate read_aggregate(const Field& f) {
   TenantAggregate a;
   a.scenario = f["scenario"].string();
@@ -674,6 +703,7 @@ TenantAggregate read_aggregate(const Field& f) {
   a.verdict_reason = f["verdict_reason"].string();
   if (f.has("decision")) a.decision = read_decision(f["decision"]);
   a.warnings = read_warnings(f);
+  if (f.has("advice")) a.advice = read_advice(f["advice"]);
   return a;
 }
 

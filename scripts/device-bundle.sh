@@ -90,9 +90,10 @@ done
 # (which locate their prefix relative to themselves) work from there.
 cp -r /usr/include/CLI /usr/include/nlohmann /usr/include/gtest /usr/include/gmock /usr/include/benchmark \
       /usr/include/fmt /usr/include/pugixml.hpp /usr/include/pugiconfig.hpp /usr/include/SQLiteCpp \
-      /usr/include/sqlite3.h /usr/include/sqlite3ext.h "$B/prefix/include/"
+      /usr/include/sqlite3.h /usr/include/sqlite3ext.h /usr/include/pcre2.h "$B/prefix/include/"
 cp -P $ARCH_LIB/libgtest*.a $ARCH_LIB/libgmock*.a $ARCH_LIB/libbenchmark* $ARCH_LIB/libsqlite3.so* \
-      $ARCH_LIB/libfmt.so* $ARCH_LIB/libpugixml.* $ARCH_LIB/libSQLiteCpp.a "$B/prefix/lib/x86_64-linux-gnu/"
+      $ARCH_LIB/libfmt.so* $ARCH_LIB/libpugixml.* $ARCH_LIB/libSQLiteCpp.a $ARCH_LIB/libpcre2-8.so* \
+      "$B/prefix/lib/x86_64-linux-gnu/"
 cp -r $ARCH_LIB/cmake/GTest $ARCH_LIB/cmake/benchmark $ARCH_LIB/cmake/fmt $ARCH_LIB/cmake/pugixml \
       $ARCH_LIB/cmake/SQLiteCpp "$B/prefix/lib/x86_64-linux-gnu/cmake/"
 cp -r /usr/share/cmake/CLI11 /usr/share/cmake/nlohmann_json "$B/prefix/share/cmake/"

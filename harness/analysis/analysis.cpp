@@ -1,5 +1,7 @@
 #include "harness/analysis/analysis.h"
 
+#include "harness/analysis/advice.h"
+
 #include "harness/core/text.h"
 
 #include "harness/stats/bootstrap.h"
@@ -656,6 +658,43 @@ Decision decision_of(const std::vector<const RunResult*>& reps, const TenantAggr
 }
 }  // namespace
 
+namespace {
+
+// What a command tenant's advice is judged on: its declared facts (params), its verdict and step
+// times (median exclusive step; the shared one by the median slowdown), its peak GPU memory and mean
+// GPU utilisation in the exclusive phase over its measured repetitions.
+AdviceInputs advice_inputs(const std::vector<const TenantResult*>& measured, const nlohmann::json& params,
+                           const TenantAggregate& a) {
+  AdviceInputs in;
+  in.p95_verdict = a.verdict;
+  if (params.contains("run_length_h") && params["run_length_h"].is_number()) in.run_length_h = params["run_length_h"].get<double>();
+  if (params.contains("interruptible") && params["interruptible"].is_boolean()) in.interruptible = params["interruptible"].get<bool>();
+  const nlohmann::json prices = params.value("price_per_hour", nlohmann::json::object());
+  if (prices.contains("exclusive")) in.price_exclusive_per_h = prices["exclusive"].get<double>();
+  if (prices.contains("shared")) in.price_shared_per_h = prices["shared"].get<double>();
+  std::vector<double> medians;
+  double util_sum = 0.0;
+  std::size_t util_n = 0;
+  for (const TenantResult* t : measured) {
+    medians.push_back(t->exclusive.stats.median);
+    const PhaseResult& e = t->exclusive;
+    if (e.gpu_memory_peak_bytes && e.gpu_memory_total_bytes && *e.gpu_memory_total_bytes > 0)
+      in.peak_memory_fraction = std::max(in.peak_memory_fraction.value_or(0.0),
+                                         static_cast<double>(*e.gpu_memory_peak_bytes) / static_cast<double>(*e.gpu_memory_total_bytes));
+    for (const TelemetrySample& s : e.telemetry)
+      if (s.r.util_gpu_pct) util_sum += *s.r.util_gpu_pct, ++util_n;
+  }
+  if (util_n > 0) in.gpu_util_pct = util_sum / static_cast<double>(util_n);
+  if (!medians.empty() && a.metrics) {
+    std::sort(medians.begin(), medians.end());
+    in.step_exclusive_s = medians[medians.size() / 2];
+    in.step_shared_s = *in.step_exclusive_s * (1.0 + a.metrics->median_slowdown);
+  }
+  return in;
+}
+
+}  // namespace
+
 std::vector<TenantAggregate> aggregate_repetitions(const std::vector<const RunResult*>& reps, std::uint64_t seed,
                                                    int resamples, const StopCheck& stop) {
   std::vector<TenantAggregate> out;
@@ -699,6 +738,7 @@ std::vector<TenantAggregate> aggregate_repetitions(const std::vector<const RunRe
       a.verdict_reason = "not measured";
     }
     if (a.metrics) a.decision = decision_of(reps, a);
+    if (first.tenants[i].workload == "command") a.advice = advise(advice_inputs(measured, first.tenants[i].params, a));
     out.push_back(std::move(a));
   }
   return out;

@@ -19,7 +19,7 @@
 namespace ib {
 
 // Readers accept every minor version of this major (minor versions only add fields).
-constexpr const char* kSchemaVersion = "2.2";
+constexpr const char* kSchemaVersion = "2.3";
 constexpr const char* kSchemaMajor = "2";
 
 // The three phases of DESIGN.md section 3.
@@ -129,6 +129,10 @@ struct ForeignLoad {
   std::optional<int> gpu_foreign_processes;       // GPU compute processes that are not ours (NVML)
   std::optional<unsigned> gpu_idle_util_pct;      // GPU utilisation after a short gap with nothing of ours running
   std::optional<unsigned long long> gpu_foreign_memory_bytes;  // memory used by the foreign processes
+  // Not written: GPU memory of each of our processes NVML listed, and the card's total, which the
+  // repetition attributes to the block's tenants (PhaseResult::gpu_memory_peak_bytes).
+  std::vector<std::pair<int, unsigned long long>> gpu_own_process_memory;
+  std::optional<unsigned long long> gpu_memory_total_bytes;
 };
 
 // One block of a repetition: `tenants` released together for `phase`, in round `round`.
@@ -190,6 +194,10 @@ struct PhaseResult {
     double rate = 0.0;   // total / sum of counted sample durations (per second)
   };
   std::map<std::string, CounterTotal> counters;
+  // GPU memory the tenant's processes held (NVML per-process used memory, read before each of its
+  // blocks) at most, and the card's total; empty when NVML could not say.
+  std::optional<unsigned long long> gpu_memory_peak_bytes;
+  std::optional<unsigned long long> gpu_memory_total_bytes;
   // NVML telemetry during the phase (DESIGN.md section 5): the readings, a throttled flag per sample
   // (flagged, never dropped) and the summary over counted samples. Empty when not sampled.
   std::vector<TelemetrySample> telemetry;
@@ -239,6 +247,45 @@ struct Decision {
 
 // The verdict of one (scenario, mode, tenant) over all its repetitions: what the summary and the exit
 // code use (DESIGN.md section 3: verdicts are judged on the aggregate over repetitions).
+// The advice for a user's own workload (DESIGN.md section 11; seeds 000 and 004): each rule with
+// the evidence it was judged on and its source; an input that was not measured or declared makes its
+// rule unknown, never a guess.
+enum class RuleHolds { yes, no, unknown };
+template <>
+struct EnumWords<RuleHolds> {
+  static constexpr std::array<const char*, 3> words = {"yes", "no", "unknown"};
+};
+enum class CardChoice { exclusive, shared, unknown };
+template <>
+struct EnumWords<CardChoice> {
+  static constexpr std::array<const char*, 3> words = {"exclusive", "shared", "unknown"};
+};
+struct AdviceRule {
+  std::string id;        // e.g. "peak_memory_above_70pct"
+  RuleHolds holds = RuleHolds::unknown;
+  CardChoice points_to = CardChoice::unknown;  // what the rule says when it holds
+  std::string says;      // the rule in words
+  std::string evidence;  // the measured or declared values, or what is unknown
+  std::string source;    // e.g. "seed 000 (peak memory table)"
+};
+// What the advice was judged on (all optional: unknown when not measured or declared).
+struct AdviceInputs {
+  std::optional<double> peak_memory_fraction;  // peak GPU memory of the program / the card's, exclusive phase
+  std::optional<double> gpu_util_pct;          // mean GPU utilisation during the exclusive phase
+  std::optional<double> run_length_h;          // declared
+  std::optional<bool> interruptible;           // declared
+  std::optional<double> price_exclusive_per_h, price_shared_per_h;  // declared
+  std::optional<double> step_exclusive_s, step_shared_s;            // median step time alone / shared
+  Verdict p95_verdict = Verdict::inconclusive;
+};
+struct Advice {
+  CardChoice choice = CardChoice::unknown;
+  std::string reason;
+  AdviceInputs inputs;
+  std::vector<AdviceRule> rules;
+  std::optional<double> cost_per_step_exclusive, cost_per_step_shared;  // price/h x step time
+};
+
 struct TenantAggregate {
   std::string scenario, mode, tenant, workload;
   int repetitions = 0;             // repetitions that ran
@@ -249,6 +296,7 @@ struct TenantAggregate {
   std::string verdict_reason;
   std::optional<Decision> decision;  // when there are metrics
   std::vector<Warning> warnings;
+  std::optional<Advice> advice;      // command tenants (a user's program)
 };
 
 struct TenantResult {

@@ -154,13 +154,16 @@ std::function<void(ForeignLoad&, const std::vector<pid_t>&)> make_gpu_load_probe
     std::this_thread::sleep_for(std::chrono::duration<double>(idle_gap_s));
     try {
       load.gpu_idle_util_pct = nvml.read_telemetry(device).util_gpu_pct;
-      const auto listed = nvml.device_facts(device).processes;
+      const DeviceFacts facts = nvml.device_facts(device);
+      const auto& listed = facts.processes;
       if (!listed) return;
+      load.gpu_memory_total_bytes = facts.memory_total_bytes;
       int foreign = 0, matched = 0;
       unsigned long long memory = 0;
       for (const ComputeProcess& p : *listed) {
         if (std::find(own.begin(), own.end(), static_cast<pid_t>(p.pid)) != own.end()) {
           ++matched;
+          if (p.used_bytes) load.gpu_own_process_memory.emplace_back(static_cast<int>(p.pid), *p.used_bytes);
           continue;
         }
         ++foreign;

@@ -373,6 +373,25 @@ void RepetitionRun::measure_foreign_load(BlockRecord& b, const CpuSnapshot& befo
   }
 }
 
+// The GPU memory each of the block's tenants held before its release (its worker and what that
+// started, e.g. a command tenant's program), kept at its peak per phase: a user's program's footprint
+// for the advice (analysis/advice.h).
+void RepetitionRun::note_gpu_memory(const BlockSpec& spec, const ForeignLoad& load) {
+  if (load.gpu_own_process_memory.empty() || !load.gpu_memory_total_bytes) return;
+  const std::map<pid_t, pid_t> parents = process_parents();
+  for (std::size_t i : spec.tenants) {
+    const Seat seat = seats_[spec.set][i];
+    if (seat.worker == SIZE_MAX || !workers_[seat.worker].channel) continue;
+    const std::vector<pid_t> mine = with_descendants({workers_[seat.worker].channel->pid()}, parents);
+    unsigned long long bytes = 0;
+    for (const auto& [pid, used] : load.gpu_own_process_memory)
+      if (std::find(mine.begin(), mine.end(), static_cast<pid_t>(pid)) != mine.end()) bytes += used;
+    PhaseResult& p = phase_of(r_.tenants[i], spec.phase);
+    p.gpu_memory_peak_bytes = std::max(p.gpu_memory_peak_bytes.value_or(0), bytes);
+    p.gpu_memory_total_bytes = load.gpu_memory_total_bytes;
+  }
+}
+
 // Runs one block (and its re-runs while it is contaminated and re-runs are left). False when the
 // repetition cannot go on (a worker failed, a timeout, an interruption).
 bool RepetitionRun::run_block(const BlockSpec& spec, int round, int attempt) {
@@ -390,6 +409,7 @@ bool RepetitionRun::run_block(const BlockSpec& spec, int round, int attempt) {
   // answer differently), and get_server_list is a helper command.
   const std::vector<pid_t> own = own_pids();
   if (o_.gpu_load_probe) o_.gpu_load_probe(b.load, own);
+  note_gpu_memory(spec, b.load);
   const CpuSnapshot before = cpu_snapshot(own);
   b.start_ns = clock_.now_ns();
   r_.blocks.push_back(b);

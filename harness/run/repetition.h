@@ -81,6 +81,7 @@ class RepetitionRun {
   void wait_for_block(const BlockSpec& spec, int index);
   void measure_foreign_load(BlockRecord& b, const CpuSnapshot& before, const std::vector<pid_t>& own);
   void pump(int timeout_ms);
+  void note_gpu_memory(const BlockSpec& spec, const ForeignLoad& load);
   void read_reports(Worker& w);
   void reap_exited();
   void time_out(Worker& w);

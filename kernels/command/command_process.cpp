@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 
@@ -210,7 +211,11 @@ std::vector<std::string> CommandProcess::tail() const {
   return {tail_.begin(), tail_.end()};
 }
 
-std::string CommandProcess::tail_text() const {
+std::string CommandProcess::tail_text() {
+  if (poll_exit().exited) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    output_closed_cv_.wait_for(lock, std::chrono::milliseconds(500), [&] { return output_closed_; });
+  }
   const auto lines = tail();
   if (lines.empty()) return "; no output";
   std::string s = "; last output:";
@@ -279,8 +284,11 @@ void CommandProcess::drain_output(int fd) {
     if (tail_.size() > kTailLines) tail_.pop_front();
   }
   close(fd);
-  std::lock_guard<std::mutex> lock(mutex_);
-  output_closed_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    output_closed_ = true;
+  }
+  output_closed_cv_.notify_all();
 }
 
 }  // namespace ib

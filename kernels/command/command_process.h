@@ -61,8 +61,9 @@ class CommandProcess {
   bool terminate(double timeout_s);
   // The last lines of its output (each cut to 200 characters), oldest first.
   std::vector<std::string> tail() const;
-  // "; last output: | a | b" for an error message, or "; no output".
-  std::string tail_text() const;
+  // "; last output: | a | b" for an error message, or "; no output". Once the program has exited it
+  // first waits (at most half a second) for the output thread to read what it wrote last.
+  std::string tail_text();
   // The output thread saw end of file (every holder of the pipe closed it).
   bool output_closed() const;
 
@@ -79,6 +80,7 @@ class CommandProcess {
   LineSink on_line_;
   std::thread output_thread_;
   mutable std::mutex mutex_;
+  std::condition_variable output_closed_cv_;
   std::deque<std::string> tail_;
   bool output_closed_ = false;
   std::size_t logged_bytes_ = 0;

@@ -66,7 +66,8 @@ def test_a_toy_loop_sharing_one_core_with_a_compute_neighbour_fails_near_double(
     doc = scenario("mine", [pinned(toy("train", metric)),
                             pinned({"name": "twin", "role": "aggressor", "workload": "host-compute",
                                     "params": {"n": 128, "reps": 8}})], duration=duration, warmup=0.5)
-    r, res = run(runner, tmp_path, doc, "--until", "decided", *LENIENT)
+    # The default foreign-load limits: a block beside someone else's load on the machine is re-run.
+    r, res = run(runner, tmp_path, doc, "--until", "decided")
     assert r.returncode == 1, r.stdout + r.stderr
     a = aggregate(res, "train")
     assert a["verdict"] == "fail", a["verdict_reason"]
@@ -84,7 +85,7 @@ def test_the_toy_loop_beside_an_idle_neighbour_is_not_slowed(runner, tmp_path):
     doc = scenario("mine-idle", [pinned(toy("train", "heartbeat")),
                                  pinned({"name": "sleeper", "role": "aggressor", "workload": "host-idle",
                                          "params": {"sample_ms": 2.0}})], duration=2.0, warmup=0.5)
-    r, res = run(runner, tmp_path, doc, "--until", "decided", *LENIENT)
+    r, res = run(runner, tmp_path, doc, "--until", "decided")
     assert r.returncode in (0, 5), r.stdout + r.stderr
     a = aggregate(res, "train")
     assert a["verdict"] in ("pass", "inconclusive"), a["verdict_reason"]

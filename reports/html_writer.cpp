@@ -364,6 +364,21 @@ void aggregate_table(std::ostringstream& os, const Results& results) {
   os << "</table>\n";
 }
 
+// Command tenants (a user's program): the advice and each rule with its evidence and source.
+void advice_tables(std::ostringstream& os, const Results& results) {
+  for (const TenantAggregate& a : results.aggregates) {
+    if (!a.advice) continue;
+    os << "<h2>Advice for " << html_escape(a.tenant) << " (" << html_escape(a.scenario) << ", " << html_escape(a.mode)
+       << "): " << html_escape(to_string(a.advice->choice)) << "</h2>\n<p>" << html_escape(a.advice->reason)
+       << "</p>\n<table><tr><th>rule</th><th>holds</th><th>points to</th><th>says</th><th>evidence</th><th>source</th></tr>\n";
+    for (const AdviceRule& rule : a.advice->rules)
+      os << "<tr><td>" << html_escape(rule.id) << "</td><td>" << html_escape(to_string(rule.holds)) << "</td><td>"
+         << html_escape(to_string(rule.points_to)) << "</td><td>" << html_escape(rule.says) << "</td><td>"
+         << html_escape(rule.evidence) << "</td><td>" << html_escape(rule.source) << "</td></tr>\n";
+    os << "</table>\n";
+  }
+}
+
 void page_header(std::ostringstream& os, const Results& r) {
   const Meta& m = r.meta;
   os << "<h1>interference-bench results</h1>\n<p>" << html_escape(m.start_time) << " on " << html_escape(m.host)
@@ -447,6 +462,7 @@ std::string html_report(const Results& results) {
      << html_escape(results.meta.start_time) << "</title>\n<style>" << kStyle << "</style></head>\n<body>\n";
   page_header(os, results);
   aggregate_table(os, results);
+  advice_tables(os, results);
   os << "<noscript><p>The charts need JavaScript; the table above has the verdicts.</p></noscript>\n"
         "<div id=\"charts\"></div>\n<script type=\"application/json\" id=\"ib-data\">"
      << script_safe_json(html_report_data(results)) << "</script>\n<script>" << chartjs_source() << "</script>\n<script>"

@@ -117,8 +117,14 @@ void add_testcase(pugi::xml_node suite, const Results& r, const TenantAggregate&
       message = std::string(verdict_name(a.verdict)) + ": " + a.verdict_reason;
       break;
   }
+  std::string text = "verdict: " + std::string(verdict_name(a.verdict)) + "\n" + evidence(a, cutoff);
+  if (a.advice) {  // a user's program: the advice with each rule's evidence
+    text += std::string("\nadvice: ") + to_string(a.advice->choice) + " — " + a.advice->reason + "\n";
+    for (const auto& rule : a.advice->rules)
+      text += "  " + rule.id + ": " + std::string(to_string(rule.holds)) + " (" + rule.evidence + "; " + rule.source + ")\n";
+  }
   add_case(suite, "interference-bench." + a.scenario + "." + a.mode, a.tenant + " (" + a.workload + ")", kind, message,
-           "verdict: " + std::string(verdict_name(a.verdict)) + "\n" + evidence(a, cutoff));
+           text);
 }
 
 }  // namespace

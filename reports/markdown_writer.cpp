@@ -149,6 +149,25 @@ void header_and_verdicts(std::ostringstream& os, const Results& r) {
   os << "\n";
 }
 
+// Command tenants (a user's program): the advice, each rule with its evidence and source.
+void advice_section(std::ostringstream& os, const Results& r) {
+  bool any = false;
+  for (const auto& a : r.aggregates) {
+    if (!a.advice) continue;
+    if (!any) os << "\n### Advice for your workload\n\n";
+    any = true;
+    os << "**" << a.scenario << " (" << a.mode << "), " << a.tenant << ": " << to_string(a.advice->choice) << "** — "
+       << a.advice->reason << "\n\n| rule | holds | points to | says | evidence | source |\n|---|---|---|---|---|---|\n";
+    for (const auto& rule : a.advice->rules)
+      os << "| " << rule.id << " | " << to_string(rule.holds) << " | " << to_string(rule.points_to) << " | " << rule.says
+         << " | " << rule.evidence << " | " << rule.source << " |\n";
+    if (a.advice->cost_per_step_exclusive && a.advice->cost_per_step_shared)
+      os << "\nCost per step: " << formatted("%.4g", *a.advice->cost_per_step_shared) << " shared, "
+         << formatted("%.4g", *a.advice->cost_per_step_exclusive) << " exclusive (price per hour x median step time).\n";
+    os << "\n";
+  }
+}
+
 }  // namespace
 
 std::string markdown_summary(const Results& r) {
@@ -159,6 +178,7 @@ std::string markdown_summary(const Results& r) {
       os << "- " << a.scenario << " (" << a.mode << "), " << a.tenant << ": " << verdict_name(a.verdict) << " — " << a.verdict_reason << "\n";
     for (const auto& w : a.warnings) os << "- warning (" << a.scenario << ", " << a.mode << ", " << a.tenant << "): " << w.text << "\n";
   }
+  advice_section(os, r);
   os << "\n### Repetitions\n\n";
   repetition_table(os, r);
   os << "\n";
@@ -197,6 +217,10 @@ std::string terminal_summary(const Results& r) {
     if (run.status != RunStatus::ok)
       os << "- " << run.scenario << " (" << run.mode << ") rep " << run.repetition << ": **" << to_string(run.status) << "** — "
          << run.message << "\n";
+  for (const auto& a : r.aggregates)
+    if (a.advice)
+      os << "- advice (" << a.scenario << ", " << a.tenant << "): **" << to_string(a.advice->choice) << "** — "
+         << a.advice->reason << " (each rule in summary.md)\n";
   os << "\n" << totals_line(r.summary);
   return os.str();
 }

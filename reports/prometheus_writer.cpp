@@ -2,6 +2,7 @@
 
 #include "harness/core/text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -98,6 +99,36 @@ void aggregate_families(std::ostringstream& os, const Results& r) {
     }
 }
 
+// Command tenants: the advice's choice (1 for it, 0 for the other words) and the cost per step.
+void advice_families(std::ostringstream& os, const Results& r) {
+  if (std::none_of(r.aggregates.begin(), r.aggregates.end(), [](const TenantAggregate& a) { return a.advice.has_value(); }))
+    return;
+  Family choice(os, "interference_bench_advice",
+                "1 for the card the advice chooses for a user's program (label choice: exclusive, shared, unknown)");
+  for (const auto& a : r.aggregates) {
+    if (!a.advice) continue;
+    for (const char* word : EnumWords<CardChoice>::words) {
+      Labels l = tenant_labels(r, a.scenario, a.mode, a.tenant, a.workload);
+      l.emplace_back("choice", word);
+      choice.sample(l, std::string(word) == to_string(a.advice->choice) ? 1.0 : 0.0);
+    }
+  }
+  if (std::none_of(r.aggregates.begin(), r.aggregates.end(),
+                   [](const TenantAggregate& a) { return a.advice && a.advice->cost_per_step_shared; }))
+    return;
+  Family cost(os, "interference_bench_cost_per_step",
+              "price per hour x median step time of a user's program, on each card (label card), when both prices are given");
+  for (const auto& a : r.aggregates) {
+    if (!a.advice || !a.advice->cost_per_step_exclusive || !a.advice->cost_per_step_shared) continue;
+    for (const auto& [card, value] : {std::pair<const char*, double>{"exclusive", *a.advice->cost_per_step_exclusive},
+                                      std::pair<const char*, double>{"shared", *a.advice->cost_per_step_shared}}) {
+      Labels l = tenant_labels(r, a.scenario, a.mode, a.tenant, a.workload);
+      l.emplace_back("card", card);
+      cost.sample(l, value);
+    }
+  }
+}
+
 // Per repetition and phase: throughput, window CV, throttled fraction.
 void phase_families(std::ostringstream& os, const Results& r) {
   const Phase phases[] = {Phase::exclusive, Phase::colocated};
@@ -141,6 +172,7 @@ std::string prometheus_label_value(const std::string& value) {
 std::string prometheus_text(const Results& r) {
   std::ostringstream os;
   aggregate_families(os, r);
+  advice_families(os, r);
   phase_families(os, r);
   return os.str();
 }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/syscall.h>
@@ -117,7 +118,8 @@ ProgramExit exit_from(const siginfo_t& info) {
 }  // namespace
 
 CommandProcess::CommandProcess(const std::vector<std::string>& argv, const std::string& cwd,
-                               const std::map<std::string, std::string>& env, int log_fd, LineSink on_line)
+                               const std::map<std::string, std::string>& env, int log_fd, LineSink on_line,
+                               bool release_cpus)
     : log_fd_(log_fd), on_line_(std::move(on_line)) {
   int out[2], life[2];
   if (pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("no pipe for the program: ") + std::strerror(errno));
@@ -142,6 +144,13 @@ CommandProcess::CommandProcess(const std::vector<std::string>& argv, const std::
     close(out[0]);
     kill_and_reap();
     throw std::runtime_error(std::string("cannot start the program's keeper: ") + std::strerror(errno));
+  }
+  if (release_cpus) {
+    // The process's own mask (its main thread's, which placement never pins) for this thread, and so
+    // for the output thread it starts.
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    if (sched_getaffinity(getpid(), sizeof(all), &all) == 0) sched_setaffinity(0, sizeof(all), &all);
   }
   output_thread_ = std::thread([this, fd = out[0]] { drain_output(fd); });
 }

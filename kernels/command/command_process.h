@@ -43,8 +43,12 @@ class CommandProcess {
   // Starts argv (PATH search when argv[0] has no '/'), in `cwd` when not empty, with the worker's
   // environment plus `env`, stdin /dev/null, every other descriptor closed, every signal default
   // and unblocked. Throws std::runtime_error naming the program when it cannot be started.
+  // The program inherits the calling thread's CPU affinity (a tenant's placement.cpus). With
+  // `release_cpus`, the calling thread and the output thread then move to the worker's whole CPU set,
+  // so the harness's reading of steps never runs on the cores the program was given.
   CommandProcess(const std::vector<std::string>& argv, const std::string& cwd,
-                 const std::map<std::string, std::string>& env, int log_fd, LineSink on_line = {});
+                 const std::map<std::string, std::string>& env, int log_fd, LineSink on_line = {},
+                 bool release_cpus = false);
   ~CommandProcess();  // SIGKILL to the group, keeper released, everything reaped
   CommandProcess(const CommandProcess&) = delete;
   CommandProcess& operator=(const CommandProcess&) = delete;

@@ -72,7 +72,8 @@ class HeartbeatCommand final : public CommandBase {
     auto env = spec_.env;
     env[kHeartbeatEnv] = server_->address();
     started_ns_ = now_ns();
-    proc_ = std::make_unique<CommandProcess>(spec_.argv, spec_.cwd, env, STDOUT_FILENO);
+    proc_ = std::make_unique<CommandProcess>(spec_.argv, spec_.cwd, env, STDOUT_FILENO, CommandProcess::LineSink{},
+                                             /*release_cpus=*/true);
     const std::int64_t deadline = started_ns_ + ns(spec_.ready_timeout_s);
     while (!server_->accept_from(proc_->pid(), 100)) {
       fail_if_exited("before it connected to the heartbeat socket");
@@ -181,7 +182,8 @@ class StdoutCommand final : public CommandBase {
 
   void setup(const ExecContext&) override {
     proc_ = std::make_unique<CommandProcess>(spec_.argv, spec_.cwd, spec_.env, STDOUT_FILENO,
-                                             [this](const std::string& line, std::int64_t at) { on_line(line, at); });
+                                             [this](const std::string& line, std::int64_t at) { on_line(line, at); },
+                                             /*release_cpus=*/true);
     // Ready once the first step shows (it stays queued: the warm-up's first sample).
     std::unique_lock<std::mutex> lock(mutex_);
     const std::int64_t deadline = now_ns() + ns(spec_.ready_timeout_s);

@@ -71,7 +71,9 @@ def test_a_toy_loop_sharing_one_core_with_a_compute_neighbour_fails_near_double(
     assert r.returncode == 1, r.stdout + r.stderr
     a = aggregate(res, "train")
     assert a["verdict"] == "fail", a["verdict_reason"]
-    assert 0.5 < a["metrics"]["median_slowdown"] < 1.7, a["metrics"]["median_slowdown"]
+    # Near +100% (this VM, whose speed switches between plateaus, has shown +74% to +143%); far from the
+    # idle neighbour's 0.
+    assert 0.4 < a["metrics"]["median_slowdown"] < 2.5, a["metrics"]["median_slowdown"]
     t = res["runs"][0]["tenants"][0]
     assert t["workload"] == "command" and t["params"]["metric"] == (STDOUT_MS if metric == "stdout" else
                                                                      "wall" if metric == "cpp-wall" else "heartbeat")
@@ -141,6 +143,50 @@ def test_a_faulty_program_is_the_tenants_error_and_its_group_is_gone(runner, tmp
         assert log.stat().st_size < 17 * 2**20
         assert "output beyond 16 MiB is not kept" in log.read_text(errors="replace")
         assert len(worker["message"]) < 6000
+
+
+FAKE_NVML = os.environ.get("FAKE_NVML_LIB", "")
+
+
+@pytest.mark.skipif(not FAKE_NVML, reason="FAKE_NVML_LIB not set (run through ctest)")
+def test_the_advice_uses_the_programs_gpu_memory_and_what_it_declares(runner, tmp_path):
+    # The fake NVML lists the program (its PID from the file it writes) with 120,000 of 143,771 MiB and
+    # the GPU 20% busy: above 70% of the card (exclusive), under 30% utilisation (data or CPU bound).
+    pids = tmp_path / "program.pids"
+    cfg = runner.write_json("nvml.json", {"devices": [{"name": "NVIDIA H200", "memory_mb": 143771,
+                                                       "processes": [{"pid_file": str(pids), "used_mb": 120000}],
+                                                       "telemetry": [{"util_gpu": 20}]}]})
+    runner.env.update(INTERFERENCE_BENCH_NVML=FAKE_NVML, FAKE_NVML_CONFIG=str(cfg))
+    train = toy("train", "heartbeat", env={"IB_PID_FILE": str(pids)}, run_length_h=12, interruptible=True,
+                price_per_hour={"exclusive": 4.0, "shared": 1.0})
+    doc = scenario("advice", [train, {"name": "n", "role": "aggressor", "workload": "host-idle",
+                                      "params": {"sample_ms": 1.0}}], duration=0.6)
+    out = tmp_path / "out"
+    f = runner.write_json("s.json", doc)
+    r = runner.run("--backend", "host", "--telemetry-hz", "20", "--scenario", f, "--out", out, *LENIENT,
+                   "--junit", tmp_path / "j.xml", "--prometheus", tmp_path / "m.prom")
+    assert r.returncode in (0, 1, 5), r.stdout + r.stderr
+    res = load_results(out)
+    ex = res["runs"][0]["tenants"][0]["phases"]["exclusive"]
+    assert ex["gpu_memory"] == {"peak_bytes": 120000 << 20, "total_bytes": 143771 << 20}
+    advice = aggregate(res, "train")["advice"]
+    rules = {rule["id"]: rule for rule in advice["rules"]}
+    assert advice["choice"] == "exclusive"
+    assert rules["peak_memory_above_70pct"]["holds"] == "yes"
+    assert "peak GPU memory 83% of the card" in rules["peak_memory_above_70pct"]["evidence"]
+    assert rules["peak_memory_above_70pct"]["source"].startswith("seed 000")
+    assert rules["long_or_uninterruptible"]["holds"] == "yes"  # 12 h > 8 h
+    assert rules["gpu_utilisation_below_30pct"]["holds"] == "yes"
+    assert advice["inputs"]["gpu_util_pct"] == 20 and advice["inputs"]["run_length_h"] == 12
+    t_e, t_s = advice["inputs"]["step_exclusive_s"], advice["inputs"]["step_shared_s"]
+    assert advice["cost_per_step"] == {"exclusive": pytest.approx(t_e * 4.0 / 3600), "shared": pytest.approx(t_s / 3600)}
+    assert aggregate(res, "n").get("advice") is None  # ours get none
+    summary = (out / "summary.md").read_text()
+    assert "### Advice for your workload" in summary and "| peak_memory_above_70pct | yes | exclusive |" in summary
+    assert "advice: exclusive" in (tmp_path / "j.xml").read_text()
+    assert 'interference_bench_advice{' in (tmp_path / "m.prom").read_text()
+    assert 'choice="exclusive"} 1' in (tmp_path / "m.prom").read_text()
+    assert "- advice (advice, train): **exclusive**" in r.stdout
 
 
 def test_a_sigkilled_harness_leaves_no_program_behind(runner, tmp_path):

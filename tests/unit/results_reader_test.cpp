@@ -488,6 +488,38 @@ TEST(ResultsReader, WriteReadWriteIsByteIdentical) {
   expect_rewritten_identically(sample_results(), false);
 }
 
+// A command tenant's advice and its phase's GPU memory are written and read back byte for byte.
+TEST(ResultsReader, AnAdviceAndGpuMemoryReadBackIdentically) {
+  Results r = sample_results();
+  ASSERT_FALSE(r.aggregates.empty());
+  AdviceInputs in;
+  in.peak_memory_fraction = 0.83;
+  in.run_length_h = 12;
+  in.interruptible = false;
+  in.price_exclusive_per_h = 4.0;
+  in.price_shared_per_h = 1.0;
+  in.step_exclusive_s = 0.01;
+  in.step_shared_s = 0.02;
+  in.p95_verdict = Verdict::fail;
+  Advice a;
+  a.choice = CardChoice::exclusive;
+  a.reason = "exclusive: peak_memory_above_70pct";
+  a.inputs = in;
+  a.rules = {{"peak_memory_above_70pct", RuleHolds::yes, CardChoice::exclusive, "says", "83%", "seed 000"},
+             {"gpu_utilisation_below_30pct", RuleHolds::unknown, CardChoice::unknown, "says", "unknown", "seed 004"}};
+  a.cost_per_step_exclusive = 1.1e-5;
+  r.aggregates[0].advice = a;
+  r.runs[0].tenants[0].exclusive.gpu_memory_peak_bytes = 120000ull << 20;
+  r.runs[0].tenants[0].exclusive.gpu_memory_total_bytes = 143771ull << 20;
+  expect_rewritten_identically(r, true);
+  const ResultsDocument doc = results_from_json(ojson::parse(results_to_json(r, true).dump(1)), "results.json");
+  ASSERT_TRUE(doc.results.aggregates[0].advice);
+  EXPECT_EQ(doc.results.aggregates[0].advice->rules[0].holds, RuleHolds::yes);
+  EXPECT_EQ(doc.results.aggregates[0].advice->inputs.interruptible, false);
+  EXPECT_FALSE(doc.results.aggregates[0].advice->cost_per_step_shared.has_value());
+  EXPECT_EQ(doc.results.runs[0].tenants[0].exclusive.gpu_memory_peak_bytes, 120000ull << 20);
+}
+
 TEST(ResultsReader, ANoRawFileReadsBackWithoutItsSamples) {
   const ResultsDocument doc = read_back(every_field_results(), false);
   EXPECT_FALSE(doc.raw_samples);
@@ -515,9 +547,9 @@ std::string error_of(const ojson& doc) {
 TEST(ResultsReader, AnotherSchemaVersionIsRefusedByName) {
   ojson doc = results_to_json(sample_results(), true);
   doc["schema_version"] = "1.0";
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"1.0\"; not a results file of this version (schema 2.2)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"1.0\"; not a results file of this version (schema 2.3)");
   doc.erase("schema_version");
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: missing; not a results file of this version (schema 2.2)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: missing; not a results file of this version (schema 2.3)");
 }
 
 TEST(ResultsReader, EveryMinorVersionOfThisMajorReads) {
@@ -531,7 +563,7 @@ TEST(ResultsReader, EveryMinorVersionOfThisMajorReads) {
   EXPECT_FALSE(schema_version_readable("20.1"));
   ojson doc = results_to_json(every_field_results(), true);
   doc["schema_version"] = "3.0";
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"3.0\"; not a results file of this version (schema 2.2)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"3.0\"; not a results file of this version (schema 2.3)");
 }
 
 TEST(ResultsReader, A20FileReadsWithoutDevicesAndKeepsItsVersion) {
@@ -547,14 +579,14 @@ TEST(ResultsReader, ADeviceFieldOfTheWrongWordIsNamedByItsPath) {
   ojson doc = results_to_json(every_field_results(), true);
   doc["meta"]["devices"][1]["kind"] = "tpu";
   EXPECT_EQ(error_of(doc), "base.json: meta.devices[1].kind: \"tpu\" is not one of the words this field takes; not a "
-                           "results file of this version (schema 2.2)");
+                           "results file of this version (schema 2.3)");
 }
 
 TEST(ResultsReader, AMissingFieldIsNamedByItsPath) {
   ojson doc = results_to_json(sample_results(), true);
   doc["runs"][0]["tenants"][1]["phases"]["exclusive"]["stats"].erase("median");
   EXPECT_EQ(error_of(doc), "base.json: runs[0].tenants[1].phases.exclusive.stats.median: missing; not a results file of "
-                           "this version (schema 2.2)");
+                           "this version (schema 2.3)");
 }
 
 TEST(ResultsReader, AFieldOfTheWrongTypeOrWordIsNamedByItsPath) {

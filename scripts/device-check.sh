@@ -24,7 +24,9 @@
 #      --mode mps, 3 s phases, 10 fixed rounds (their blocks in results.json)
 #   5. selftest --backend cuda (<= 90 s)
 # PART=second (about 400-500 s): the preflight, then the other microbench cases (--ib-cases=rest),
-#   ib_cuda_gpu_tests with IB_REQUIRE_GPU=1, probe --json and the MIG facts (nvidia-smi mig -lgip, read
+#   ib_cuda_gpu_tests with IB_REQUIRE_GPU=1, probe --json, a PyTorch training loop as a command tenant
+#   beside gemm, time-sliced and under MPS (scripts/torch_tenant.py; skipped without PyTorch with CUDA;
+#   6 s phases, 6 rounds, ~2 x 60-100 s), the MIG facts (nvidia-smi mig -lgip, read
 #   only; --mode mig of the quick suite, waived with its reason on a GPU not in MIG mode), --mode streams,
 #   the telemetry sampler's cost (10 Hz vs off, ABBA), baseline + vet --budget 60, and sustain with what
 #   is left (at most 120 s, at least 30 s).
@@ -382,6 +384,28 @@ selftest() {  # only when this build of interference-bench has the subcommand
   run selftest 20 90 "${PENV[@]}" "$IB" selftest "${opts[@]}"
 }
 probe() { runo probe 15 30 "${PENV[@]}" "$IB" probe --json --idle-window 5; }
+torch_tenant() {  # a PyTorch loop as a command tenant beside gemm, time-sliced then under MPS (issue 22)
+  if ! timeout 60 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
+      > "$WORK/torch-tenant-check.txt" 2>&1; then
+    step "SKIPPED torch-tenant: no PyTorch with CUDA here ($(tail -n 1 "$WORK/torch-tenant-check.txt"))"
+    return 0
+  fi
+  # PyTorch runs with the environment the check was started with, not the harness's library path.
+  python3 - "$ROOT" "${LD_LIBRARY_PATH:-}" "$WORK/torch-tenant.json" <<'PY'
+import json, sys
+root, ld, out = sys.argv[1:4]
+json.dump({"name": "torch-tenant", "mode": "timeslice", "warmup_s": 3, "duration_s": 6,
+           "tenants": [{"name": "train", "role": "victim",
+                        "command": {"argv": ["python3", root + "/scripts/torch_tenant.py"], "env": {"LD_LIBRARY_PATH": ld},
+                                    "ready_timeout_s": 90, "work_unit": "sample"}},
+                       {"name": "gemm", "role": "aggressor", "workload": "gemm"}]}, open(out, "w"))
+PY
+  local m
+  for m in timeslice mps; do
+    run "torch-tenant-$m" 40 110 "${PENV[@]}" "$IB" --backend cuda --mode "$m" --scenario "$WORK/torch-tenant.json" \
+      --rounds 6 --until fixed --out "$WORK/torch-tenant-$m"
+  done
+}
 sampler() {  # gemm and copy, telemetry at 10 Hz (A) vs off (B), in the order A B B A
   local rep=0 hz w
   if [ "$(left)" -lt 100 ]; then step "SKIPPED sampler: the 8 runs need about 90 s, $(left) s left"; return 0; fi
@@ -421,7 +445,7 @@ preflight_cuda
 publish
 case "$PART" in
   first) against_torch; exclusive_cvs; shared_pairs; selftest ;;
-  second) microbench rest; gpu_tests; probe; mig_facts; quick_mode streams 60 130; sampler; vet; sustain ;;
+  second) microbench rest; gpu_tests; probe; torch_tenant; mig_facts; quick_mode streams 60 130; sampler; vet; sustain ;;
 esac
 
 # ---- leave nothing running -----------------------------------------------------------------------

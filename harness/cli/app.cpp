@@ -142,7 +142,7 @@ int fail(int code, const std::string& message) {
 int list_command(const std::string& what, const Registry& registry) {
   if (what == "workloads") {
     for (const auto* w : registry.all()) {
-      std::cout << w->name << "  [" << backend_name(w->backend) << "]  " << w->description << "\n";
+      std::cout << w->name << "  [" << (w->any_backend ? "any backend" : backend_name(w->backend)) << "]  " << w->description << "\n";
       for (const auto& p : w->params)
         std::cout << "    " << p.name << " = " << p.default_value.dump() << "  " << p.help << "\n";
     }

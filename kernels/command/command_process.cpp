@@ -1,4 +1,5 @@
 #include "kernels/command/command_process.h"
+#include "kernels/open_loop.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -22,11 +23,6 @@ namespace ib {
 
 namespace {
 
-std::int64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
-}
 
 // The worker's environment with `extra` on top, as "K=V" strings.
 std::vector<std::string> environment_with(const std::map<std::string, std::string>& extra) {
@@ -184,13 +180,13 @@ ProgramExit CommandProcess::poll_exit() {
 }
 
 ProgramExit CommandProcess::wait_exit(double timeout_s) {
-  const std::int64_t deadline = now_ns() + static_cast<std::int64_t>(timeout_s * 1e9);
+  const std::int64_t deadline = open_loop_now_ns() + static_cast<std::int64_t>(timeout_s * 1e9);
   // A pidfd wakes us the moment it exits (a wall sample's end); without one (an old kernel, a
   // seccomp filter) a 1 ms poll.
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
   for (;;) {
-    if (poll_exit().exited || now_ns() >= deadline) break;
-    const int left_ms = static_cast<int>(std::max<std::int64_t>(1, (deadline - now_ns()) / 1000000));
+    if (poll_exit().exited || open_loop_now_ns() >= deadline) break;
+    const int left_ms = static_cast<int>(std::max<std::int64_t>(1, (deadline - open_loop_now_ns()) / 1000000));
     if (pidfd >= 0) {
       pollfd p{pidfd, POLLIN, 0};
       poll(&p, 1, left_ms);
@@ -249,15 +245,15 @@ void CommandProcess::drain_output(int fd) {
     if (n == 0) {
       // Nothing for 200 ms: once the group is gone, wait at most a second for a stray writer.
       if (kill(-pid_, 0) != 0) {
-        if (gone_since == 0) gone_since = now_ns();
-        if (now_ns() - gone_since > 1'000'000'000) break;
+        if (gone_since == 0) gone_since = open_loop_now_ns();
+        if (open_loop_now_ns() - gone_since > 1'000'000'000) break;
       }
       continue;
     }
     const ssize_t got = read(fd, buf, sizeof(buf));
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
-    const std::int64_t at = now_ns();
+    const std::int64_t at = open_loop_now_ns();
     if (log_fd_ >= 0 && logged_bytes_ < kMaxLogBytes) {
       const std::size_t keep = std::min<std::size_t>(static_cast<std::size_t>(got), kMaxLogBytes - logged_bytes_);
       if (write(log_fd_, buf, keep) < 0) {

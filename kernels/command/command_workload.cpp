@@ -4,6 +4,7 @@
 #include "kernels/command/command_spec.h"
 #include "kernels/command/heartbeat.h"
 #include "kernels/command/step_pattern.h"
+#include "kernels/open_loop.h"
 
 #include <time.h>
 #include <unistd.h>
@@ -18,11 +19,6 @@ namespace ib {
 
 namespace {
 
-std::int64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
-}
 
 std::int64_t ns(double s) { return static_cast<std::int64_t>(s * 1e9); }
 std::string secs(double s) {
@@ -71,13 +67,13 @@ class HeartbeatCommand final : public CommandBase {
     server_ = std::make_unique<HeartbeatServer>();
     auto env = spec_.env;
     env[kHeartbeatEnv] = server_->address();
-    started_ns_ = now_ns();
+    started_ns_ = open_loop_now_ns();
     proc_ = std::make_unique<CommandProcess>(spec_.argv, spec_.cwd, env, STDOUT_FILENO, CommandProcess::LineSink{},
                                              /*release_cpus=*/true);
     const std::int64_t deadline = started_ns_ + ns(spec_.ready_timeout_s);
     while (!server_->accept_from(proc_->pid(), 100)) {
       fail_if_exited("before it connected to the heartbeat socket");
-      if (now_ns() > deadline)
+      if (open_loop_now_ns() > deadline)
         fail("did not connect to " + std::string(kHeartbeatEnv) + " within ready_timeout_s " +
              secs(spec_.ready_timeout_s) + " (does it use the heartbeat client?)");
     }
@@ -96,7 +92,7 @@ class HeartbeatCommand final : public CommandBase {
   }
 
   void run_sample(const ExecContext&, SampleOutput& out) override {
-    const std::int64_t deadline = now_ns() + ns(spec_.step_timeout_s);
+    const std::int64_t deadline = open_loop_now_ns() + ns(spec_.step_timeout_s);
     for (;;) {
       std::string line;
       if (!next_message(line, deadline, "during a step"))
@@ -115,7 +111,7 @@ class HeartbeatCommand final : public CommandBase {
   void end_block() override {
     if (paused_) return;
     if (!server_->send("pause")) fail("closed the heartbeat connection");
-    const std::int64_t deadline = now_ns() + ns(spec_.step_timeout_s);
+    const std::int64_t deadline = open_loop_now_ns() + ns(spec_.step_timeout_s);
     for (;;) {  // the step in flight is reported first: not this block's any more
       std::string line;
       if (!next_message(line, deadline, "while pausing"))
@@ -138,7 +134,7 @@ class HeartbeatCommand final : public CommandBase {
   // connection, or sent an overlong line.
   bool next_message(std::string& line, std::int64_t deadline, const char* when) {
     for (;;) {
-      const int left = static_cast<int>(std::max<std::int64_t>(0, std::min<std::int64_t>(deadline - now_ns(), 100'000'000) / 1000000));
+      const int left = static_cast<int>(std::max<std::int64_t>(0, std::min<std::int64_t>(deadline - open_loop_now_ns(), 100'000'000) / 1000000));
       switch (server_->next_line(line, left)) {
         case HeartbeatServer::Read::line: return true;
         case HeartbeatServer::Read::overlong: fail("sent a heartbeat line longer than 256 bytes");
@@ -148,7 +144,7 @@ class HeartbeatCommand final : public CommandBase {
         }
         case HeartbeatServer::Read::timeout:
           fail_if_exited(when);
-          if (now_ns() >= deadline) return false;
+          if (open_loop_now_ns() >= deadline) return false;
       }
     }
   }
@@ -162,7 +158,7 @@ class HeartbeatCommand final : public CommandBase {
 
   // Steps are on CLOCK_MONOTONIC, after the program started, in order, and not in the future.
   void check_clock(const HeartbeatStep& s) const {
-    if (s.start_ns < started_ns_ || s.end_ns > now_ns() + 1'000'000 || s.end_ns < last_end_ns_)
+    if (s.start_ns < started_ns_ || s.end_ns > open_loop_now_ns() + 1'000'000 || s.end_ns < last_end_ns_)
       fail("reported a step at " + std::to_string(s.end_ns) + " ns, not on CLOCK_MONOTONIC since its start (" +
            std::to_string(started_ns_) + " ns) and in order: use time.monotonic_ns() / clock_gettime(CLOCK_MONOTONIC)");
   }
@@ -186,13 +182,13 @@ class StdoutCommand final : public CommandBase {
                                              /*release_cpus=*/true);
     // Ready once the first step shows (it stays queued: the warm-up's first sample).
     std::unique_lock<std::mutex> lock(mutex_);
-    const std::int64_t deadline = now_ns() + ns(spec_.ready_timeout_s);
+    const std::int64_t deadline = open_loop_now_ns() + ns(spec_.ready_timeout_s);
     while (steps_.empty()) {
       cv_.wait_for(lock, std::chrono::milliseconds(100));
       if (!steps_.empty()) break;
       lock.unlock();
       fail_if_exited("before its first matching line");
-      if (now_ns() > deadline) fail("printed no line matching metric.stdout within ready_timeout_s " + secs(spec_.ready_timeout_s));
+      if (open_loop_now_ns() > deadline) fail("printed no line matching metric.stdout within ready_timeout_s " + secs(spec_.ready_timeout_s));
       lock.lock();
     }
   }
@@ -208,14 +204,14 @@ class StdoutCommand final : public CommandBase {
   }
 
   void run_sample(const ExecContext&, SampleOutput& out) override {
-    const std::int64_t deadline = now_ns() + ns(spec_.step_timeout_s);
+    const std::int64_t deadline = open_loop_now_ns() + ns(spec_.step_timeout_s);
     std::unique_lock<std::mutex> lock(mutex_);
     while (steps_.empty()) {
       cv_.wait_for(lock, std::chrono::milliseconds(100));
       if (!steps_.empty()) break;
       lock.unlock();
       fail_if_exited("during a step");
-      if (now_ns() > deadline) fail("printed no matching line for step_timeout_s " + secs(spec_.step_timeout_s) + " (hung?)");
+      if (open_loop_now_ns() > deadline) fail("printed no matching line for step_timeout_s " + secs(spec_.step_timeout_s) + " (hung?)");
       lock.lock();
     }
     const auto [value, at] = steps_.front();
@@ -264,10 +260,10 @@ class WallCommand final : public CommandBase {
 
   void run_sample(const ExecContext&, SampleOutput& out) override {
     if (!spec_.prepare.empty()) run_hook(spec_.prepare, "prepare");
-    const std::int64_t t0 = now_ns();
+    const std::int64_t t0 = open_loop_now_ns();
     proc_ = std::make_unique<CommandProcess>(spec_.argv, spec_.cwd, spec_.env, STDOUT_FILENO);
     const ProgramExit e = proc_->wait_exit(spec_.step_timeout_s);
-    const std::int64_t t1 = now_ns();
+    const std::int64_t t1 = open_loop_now_ns();
     if (!e.exited) fail("did not finish within step_timeout_s " + secs(spec_.step_timeout_s) + " (hung?)");
     if (e.code != 0) fail("failed (" + e.describe + ")");
     proc_.reset();  // what it left in its group goes with it

@@ -1,4 +1,5 @@
 #include "kernels/command/heartbeat.h"
+#include "kernels/open_loop.h"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -32,11 +33,6 @@ bool parse_ns(const std::string& w, std::int64_t& out) {
   return true;
 }
 
-std::int64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
-}
 
 }  // namespace
 
@@ -81,7 +77,7 @@ HeartbeatServer::HeartbeatServer() {
   // A name nobody can guess ahead: this process, a counter of its servers and 64 random bits.
   std::random_device rd;
   const unsigned long long r = (static_cast<unsigned long long>(rd()) << 32) ^ rd();
-  const std::string name = "interference-bench/" + std::to_string(::getpid()) + "/" + std::to_string(now_ns()) + "/" +
+  const std::string name = "interference-bench/" + std::to_string(::getpid()) + "/" + std::to_string(open_loop_now_ns()) + "/" +
                            std::to_string(r);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -101,9 +97,9 @@ HeartbeatServer::~HeartbeatServer() {
 }
 
 bool HeartbeatServer::accept_from(pid_t pgid, int timeout_ms) {
-  const std::int64_t deadline = now_ns() + static_cast<std::int64_t>(timeout_ms) * 1000000;
+  const std::int64_t deadline = open_loop_now_ns() + static_cast<std::int64_t>(timeout_ms) * 1000000;
   while (conn_fd_ < 0) {
-    const int left = static_cast<int>((deadline - now_ns()) / 1000000);
+    const int left = static_cast<int>((deadline - open_loop_now_ns()) / 1000000);
     if (left < 0) return false;
     pollfd p{listen_fd_, POLLIN, 0};
     const int n = ::poll(&p, 1, left);
@@ -124,7 +120,7 @@ bool HeartbeatServer::accept_from(pid_t pgid, int timeout_ms) {
 }
 
 HeartbeatServer::Read HeartbeatServer::next_line(std::string& line, int timeout_ms) {
-  const std::int64_t deadline = now_ns() + static_cast<std::int64_t>(timeout_ms) * 1000000;
+  const std::int64_t deadline = open_loop_now_ns() + static_cast<std::int64_t>(timeout_ms) * 1000000;
   for (;;) {
     const std::size_t nl = buffer_.find('\n');
     if (nl != std::string::npos) {
@@ -135,7 +131,7 @@ HeartbeatServer::Read HeartbeatServer::next_line(std::string& line, int timeout_
     }
     if (buffer_.size() > kMaxHeartbeatLine) return Read::overlong;
     if (conn_fd_ < 0) return Read::closed;
-    const int left = static_cast<int>(std::max<std::int64_t>(0, (deadline - now_ns()) / 1000000));
+    const int left = static_cast<int>(std::max<std::int64_t>(0, (deadline - open_loop_now_ns()) / 1000000));
     pollfd p{conn_fd_, POLLIN, 0};
     const int n = ::poll(&p, 1, left);
     if (n < 0 && errno == EINTR) continue;

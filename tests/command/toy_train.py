@@ -7,6 +7,7 @@ usage: toy_train.py heartbeat|stdout|wall [--work N] [--steps N]
   wall:      runs --steps steps and exits (one wall sample)
 """
 import argparse
+import json
 import os
 import sys
 import time
@@ -28,6 +29,10 @@ def main():
     ap.add_argument("--work", type=int, default=300000)
     ap.add_argument("--steps", type=int, default=0)
     a = ap.parse_args()
+    if os.environ.get("IB_ENV_FILE"):  # what placement this start got (the tests of the modes)
+        with open(os.environ["IB_ENV_FILE"], "a") as f:
+            f.write(json.dumps({k: v for k, v in os.environ.items()
+                                if k == "CUDA_VISIBLE_DEVICES" or k.startswith("CUDA_MPS_")}) + "\n")
     if os.environ.get("IB_PID_FILE"):  # where a test's fake NVML finds this process (a "GPU" process)
         with open(os.environ["IB_PID_FILE"], "a") as f:
             f.write("%d\n" % os.getpid())

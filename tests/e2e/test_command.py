@@ -188,7 +188,7 @@ def test_the_advice_uses_the_programs_gpu_memory_and_what_it_declares(runner, tm
     out = tmp_path / "out"
     f = runner.write_json("s.json", doc)
     r = runner.run("--backend", "host", "--telemetry-hz", "20", "--scenario", f, "--out", out, *LENIENT,
-                   "--junit", tmp_path / "j.xml", "--prometheus", tmp_path / "m.prom")
+                   "--junit", tmp_path / "j.xml", "--prometheus", tmp_path / "m.prom", "--html", tmp_path / "r.html")
     assert r.returncode in (0, 1, 5), r.stdout + r.stderr
     res = load_results(out)
     ex = res["runs"][0]["tenants"][0]["phases"]["exclusive"]
@@ -211,6 +211,9 @@ def test_the_advice_uses_the_programs_gpu_memory_and_what_it_declares(runner, tm
     assert 'interference_bench_advice{' in (tmp_path / "m.prom").read_text()
     assert 'choice="exclusive"} 1' in (tmp_path / "m.prom").read_text()
     assert "- advice (advice, train): **exclusive**" in r.stdout
+    html = (tmp_path / "r.html").read_text()
+    assert "<h2>Advice for train (advice, timeslice): exclusive</h2>" in html
+    assert "<td>peak_memory_above_70pct</td><td>yes</td>" in html
 
 
 @pytest.mark.skipif(not FAKE_NVML, reason="FAKE_NVML_LIB not set (run through ctest)")

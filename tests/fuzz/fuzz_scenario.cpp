@@ -1,9 +1,11 @@
 // libFuzzer target: the scenario parser (harness/core/json_input + harness/scenario). Any input must end
 // in a parsed scenario or an InputError (exit 2); anything else (a crash, a sanitizer report, another
-// exception, a hang) is a finding. Seeds: tests/fuzz/corpus/scenario (the shipped scenarios).
+// exception, a hang) is a finding. Seeds: tests/fuzz/corpus/scenario (the shipped scenarios and command
+// tenants of each metric).
 #include "harness/core/errors.h"
 #include "harness/core/json_input.h"
 #include "harness/scenario/scenario.h"
+#include "kernels/command/command_workload.h"
 #include "kernels/cuda/cuda_workloads.h"
 #include "kernels/host/host_workloads.h"
 
@@ -18,6 +20,7 @@ const ib::Registry& registry() {
     ib::Registry reg;
     ib::register_host_workloads(reg);
     ib::register_cuda_workloads(reg);
+    ib::register_command_workload(reg);  // command tenants: argv, env, the stdout metric's regex (PCRE2)
     return reg;
   }();
   return r;

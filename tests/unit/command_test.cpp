@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -349,6 +350,26 @@ TEST(CommandWorkloadTest, AFailingWallRunOrPrepareIsTheWorkloadsError) {
   auto p = command({{"argv", {"/bin/true"}}, {"metric", "wall"}, {"prepare", {"/bin/false"}}});
   p->setup({});
   EXPECT_THROW(p->run_sample({}, out), WorkloadError);
+}
+
+TEST(CommandWorkloadTest, AWallCleanupRunsOnceAtTheEnd) {
+  char dir[] = "/tmp/ib-cleanup-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string mark = std::string(dir) + "/cleaned";
+  auto w = command({{"argv", {"/bin/true"}}, {"metric", "wall"}, {"cleanup", {"/bin/sh", "-c", "echo x >> " + mark}}});
+  w->setup({});
+  SampleOutput out;
+  w->run_sample({}, out);
+  w->run_sample({}, out);
+  EXPECT_NE(access(mark.c_str(), F_OK), 0);  // not after each run
+  w->teardown();
+  FILE* f = std::fopen(mark.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  char buf[16] = {};
+  EXPECT_EQ(std::fread(buf, 1, sizeof(buf), f), 2u);  // once: "x\n"
+  std::fclose(f);
+  std::remove(mark.c_str());
+  rmdir(dir);
 }
 
 // The host executor takes a sample's time from the workload when it reports one.

@@ -1,6 +1,7 @@
 #include "kernels/command/command_process.h"
 #include "kernels/open_loop.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -15,6 +16,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 extern char** environ;
@@ -153,8 +156,45 @@ CommandProcess::CommandProcess(const std::vector<std::string>& argv, const std::
 
 CommandProcess::~CommandProcess() { kill_and_reap(); }
 
+namespace {
+
+// Whether a process of group `pgid` other than a zombie is left (/proc/*/stat: state, then pgrp).
+bool group_has_live_members(pid_t pgid) {
+  DIR* d = opendir("/proc");
+  if (!d) return false;
+  bool live = false;
+  while (const dirent* e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
+    std::string stat;
+    std::getline(in, stat);
+    const auto close_paren = stat.rfind(')');
+    if (close_paren == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close_paren + 1));
+    std::string state;
+    long ppid = 0, pgrp = 0;
+    if (fields >> state >> ppid >> pgrp && pgrp == pgid && state != "Z") {
+      live = true;
+      break;
+    }
+  }
+  closedir(d);
+  return live;
+}
+
+}  // namespace
+
 void CommandProcess::kill_and_reap() {
-  if (!reaped_ && pid_ > 0) kill(-pid_, SIGKILL);
+  if (!reaped_ && pid_ > 0) {
+    kill(-pid_, SIGKILL);
+    // SIGKILL is delivered, not yet acted on: wait (at most 2 s) until every member of the group is
+    // dead, so nothing of the program outlives the worker's teardown, not even for a moment.
+    const std::int64_t deadline = open_loop_now_ns() + 2'000'000'000;
+    while (group_has_live_members(pid_) && open_loop_now_ns() < deadline) {
+      const timespec tick{0, 1'000'000};
+      nanosleep(&tick, nullptr);
+    }
+  }
   // The keeper kills the group once more (the leader is not yet reaped, so its id cannot be reused).
   if (lifeline_fd_ >= 0) close(lifeline_fd_);
   lifeline_fd_ = -1;

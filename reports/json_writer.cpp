@@ -400,6 +400,12 @@ ojson results_to_json(const Results& r, bool raw) {
                 {{"max_foreign_cpus", m.max_foreign_cpus}, {"max_steal_cpus", m.max_steal_cpus}, {"max_reruns", m.max_reruns}}},
                {"telemetry", ojson::parse(m.telemetry.dump())},
                {"raw_samples", raw}};
+  if (m.scheduler)
+    j["meta"]["scheduler"] = {{"kind", m.scheduler->kind},
+                              {"job_id", m.scheduler->job_id},
+                              {"array_job_id", m.scheduler->array_job_id},
+                              {"task_index", m.scheduler->task_index ? ojson(*m.scheduler->task_index) : ojson(nullptr)},
+                              {"node", m.scheduler->node}};
   j["runs"] = ojson::array();
   for (const RunResult& run : r.runs) {
     ojson jr;

@@ -11,7 +11,7 @@ using ojson = nlohmann::ordered_json;
 namespace {
 
 // The version of the probe and vet documents (results.json has its own, kSchemaVersion).
-constexpr const char* kPlatformSchemaVersion = "1.0";
+constexpr const char* kPlatformSchemaVersion = "1.1";  // 1.1: vet.json and sustain.json have host
 
 ojson check_json(const CheckResult& c) {
   return {{"id", c.id},
@@ -92,6 +92,7 @@ ojson vet_to_json(const VetReport& r) {
   return {{"schema_version", kPlatformSchemaVersion},
           {"kind", "vet"},
           {"start_time", r.start_time},
+          {"host", r.host},
           {"device", r.device},
           {"backend", r.backend},
           {"budget_s", r.budget_s},
@@ -129,6 +130,7 @@ ojson sustain_to_json(const SustainReport& r) {
     j["telemetry_readings"] = r.telemetry_readings;
     j["thresholds"] = sustain_thresholds_json(r.thresholds);
   }
+  j["host"] = r.host;
   j["run"] = r.run_results;
   return j;
 }

@@ -9,11 +9,8 @@
 
 namespace ib {
 
-namespace {
-
-using Labels = std::vector<std::pair<std::string, std::string>>;
-
-std::string label_text(const Labels& labels) {
+std::string prometheus_labels(const PrometheusLabels& labels) {
+  if (labels.empty()) return "";
   std::string s = "{";
   for (std::size_t i = 0; i < labels.size(); ++i)
     s += (i ? "," : "") + labels[i].first + "=\"" + prometheus_label_value(labels[i].second) + "\"";
@@ -21,7 +18,7 @@ std::string label_text(const Labels& labels) {
 }
 
 // Shortest text that reads back as the same double (what results.json holds).
-std::string sample_value(double v) {
+std::string prometheus_sample_value(double v) {
   for (const char* f : {"%.15g", "%.16g"}) {
     const std::string text = formatted(f, v);
     if (std::strtod(text.c_str(), nullptr) == v) return text;
@@ -29,20 +26,18 @@ std::string sample_value(double v) {
   return formatted("%.17g", v);
 }
 
-// One metric family: HELP and TYPE once, then its samples.
-class Family {
- public:
-  Family(std::ostringstream& os, const char* name, const char* help) : os_(os), name_(name) {
-    os_ << "# HELP " << name_ << " " << help << "\n# TYPE " << name_ << " gauge\n";
-  }
-  void sample(const Labels& labels, double v) {
-    if (std::isfinite(v)) os_ << name_ << label_text(labels) << " " << sample_value(v) << "\n";
-  }
+PrometheusFamily::PrometheusFamily(std::ostringstream& os, const char* name, const char* help) : os_(os), name_(name) {
+  os_ << "# HELP " << name_ << " " << help << "\n# TYPE " << name_ << " gauge\n";
+}
 
- private:
-  std::ostringstream& os_;
-  std::string name_;
-};
+void PrometheusFamily::sample(const PrometheusLabels& labels, double v) {
+  if (std::isfinite(v)) os_ << name_ << prometheus_labels(labels) << " " << prometheus_sample_value(v) << "\n";
+}
+
+namespace {
+
+using Labels = PrometheusLabels;
+using Family = PrometheusFamily;
 
 std::string gpu_uuid_of(const Results& r, int device) {
   for (const auto& d : r.meta.devices)

@@ -9,7 +9,10 @@
 #include "harness/results/results.h"
 #include "reports/results_writer.h"
 
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ib {
 
@@ -17,6 +20,21 @@ namespace ib {
 std::string prometheus_label_value(const std::string& value);
 
 std::string prometheus_text(const Results& results);
+
+// The pieces the other Prometheus writers share (fleet_writer.h).
+using PrometheusLabels = std::vector<std::pair<std::string, std::string>>;
+std::string prometheus_labels(const PrometheusLabels& labels);  // {a="x",b="y"}, values escaped; "" for none
+std::string prometheus_sample_value(double v);  // the shortest text that reads back as the same double
+// One gauge family: HELP and TYPE once, then its samples (a value that is not finite has none).
+class PrometheusFamily {
+ public:
+  PrometheusFamily(std::ostringstream& os, const char* name, const char* help);
+  void sample(const PrometheusLabels& labels, double v);
+
+ private:
+  std::ostringstream& os_;
+  std::string name_;
+};
 
 class PrometheusResultsFile : public ResultsFile {
  public:

@@ -229,6 +229,13 @@ Meta read_meta(const Field& f, bool& raw_samples) {
   m.max_reruns = limits["max_reruns"].integer<int>();
   m.telemetry = f["telemetry"].free_form();
   raw_samples = f["raw_samples"].boolean();
+  if (f.has("scheduler")) {  // schema 2.4, and only when a scheduler launched the run
+    const Field s = f["scheduler"];
+    const std::string kind = s["kind"].string();
+    if (kind != "slurm" && kind != "kubernetes") s["kind"].fail("\"" + kind + "\" is not slurm or kubernetes");
+    m.scheduler = SchedulerFacts{kind, s["job_id"].string(), s["array_job_id"].string(),
+                                 s["task_index"].optional_integer<int>(), s["node"].string()};
+  }
   return m;
 }
 
@@ -787,6 +794,47 @@ SustainReport read_sustain_verdict(const std::string& path) {
   SustainReport r;
   r.verdict = top["verdict"].word<LoadVerdict>();
   r.evidence = top["evidence"].strings();
+  if (top.has("host")) r.host = top["host"].string();  // platform schema 1.1
+  return r;
+}
+
+TaskRecord read_task_file(const std::string& path) {
+  const ojson doc = parse_file(path, "task file");
+  const Source source{path, "; not a task.json of deploy/ib-task.sh (task_schema 1)"};
+  const Field top(doc, "", source);
+  if (top["task_schema"].integer<int>() != 1) top["task_schema"].fail("only task_schema 1 reads");
+  TaskRecord t;
+  t.scheduler = top["scheduler"].string();
+  t.node = top["node"].string();
+  if (t.node.empty()) top["node"].fail("empty");
+  t.job_id = optional_string(top["job_id"]).value_or("");
+  t.array_job_id = optional_string(top["array_job_id"]).value_or("");
+  t.task_index = top["task_index"].optional_integer<int>();
+  t.results_dir = top["results_dir"].string();
+  t.exit_code = top["exit_code"].optional_integer<int>();
+  t.started = top["started"].string();
+  t.ended = optional_string(top["ended"]).value_or("");
+  return t;
+}
+
+VetReport read_vet_report(const std::string& path) {
+  const ojson doc = parse_file(path, "vet report");
+  const Source source{path, "; not a vet report of this version"};
+  const Field top(doc, "", source);
+  if (top["kind"].string() != "vet") top["kind"].fail("\"" + top["kind"].string() + "\" is not vet");
+  VetReport r;
+  r.start_time = top["start_time"].string();
+  if (top.has("host")) r.host = top["host"].string();  // platform schema 1.1
+  r.device = top["device"].integer<int>();
+  r.backend = top["backend"].string();
+  r.verdict = top["verdict"].word<CheckOutcome>();
+  const Field checks = top["checks"];
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    const Field c = checks[i];
+    r.checks.push_back({c["id"].string(), c["title"].string(), c["status"].word<CheckOutcome>(), c["evidence"].string(),
+                        c["threshold"].string(), c["source"].string()});
+  }
+  r.interrupted = top["interrupted"].boolean();
   return r;
 }
 

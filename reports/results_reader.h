@@ -4,6 +4,7 @@
 #pragma once
 
 #include "harness/core/errors.h"
+#include "harness/results/fleet.h"
 #include "harness/results/platform_reports.h"
 #include "harness/results/results.h"
 
@@ -51,8 +52,15 @@ ResultsDocument results_from_json(const nlohmann::ordered_json& doc, const std::
 // refuse for something else. Throws ResultsFileError when the file is not JSON or has no runs[].
 std::vector<std::string> results_file_modes(const std::string& path);
 
-// The verdict and evidence of a sustain.json (what vet's sustained-load check quotes); the rest of
-// the report is not read back. Throws ResultsFileError.
+// The verdict, evidence and node of a sustain.json (what vet's sustained-load check and merge quote);
+// the rest of the report is not read back. Throws ResultsFileError.
 SustainReport read_sustain_verdict(const std::string& path);
+
+// What merge needs of a vet.json: when and where it ran, its verdict and checklist (the cost advice and
+// the step budget are not read back). Throws ResultsFileError.
+VetReport read_vet_report(const std::string& path);
+
+// A task folder's task.json (deploy/ib-task.sh; docs/fleet.md). Throws ResultsFileError.
+TaskRecord read_task_file(const std::string& path);
 
 }  // namespace ib

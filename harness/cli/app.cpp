@@ -2,6 +2,7 @@
 
 #include "harness/cli/result_commands.h"
 #include "harness/cli/history_command.h"
+#include "harness/cli/merge_command.h"
 #include "harness/cli/validators.h"
 
 #include "build_info.h"
@@ -185,6 +186,7 @@ Meta make_meta(const RunOptions& o, const std::vector<std::string>& argv, Backen
   meta.git_sha = IB_GIT_SHA;
   meta.start_time = utc_now("%Y-%m-%dT%H:%M:%SZ");
   meta.host = host_name();
+  meta.scheduler = scheduler_from_env();
   meta.host_cpus = static_cast<int>(available_cpus().size());
   meta.backend_requested = o.backend;
   meta.bootstrap_seed = o.seed;
@@ -776,6 +778,8 @@ int run_app(int argc, char** argv) {
   add_compare_command(app, compare);
   ReportCommand report;
   add_report_command(app, report);
+  MergeCommand merge;
+  add_merge_command(app, merge);
 
   CleanupCommand cleanup;
   add_cleanup_command(app, cleanup);
@@ -793,7 +797,8 @@ int run_app(int argc, char** argv) {
   try {
     stop.throw_if_requested();  // nothing has started: nothing to clean up
     const bool stops_itself = *worker.sub || *list || *cleanup.sub || *history.sub ||
-                              (compare.command && *compare.command) || (report.command && *report.command);
+                              (compare.command && *compare.command) || (report.command && *report.command) ||
+                              *merge.sub;
     // A worker is stopped by its harness, which waits for it; the commands over saved files change
     // nothing outside them (their files are written atomically): a stop signal ends them with its
     // default action. Every other command answers it in every stage (exit 130 after clean-up).
@@ -803,6 +808,7 @@ int run_app(int argc, char** argv) {
     if (*list) return list_command(what, registry);
     if (*cleanup.sub) return cleanup_command(cleanup.state_dir, cleanup.dry_run);
     if (*history.sub) return history_command(history);
+    if (*merge.sub) return merge_command(merge, args);
     if (const auto rc = run_result_command(compare, report)) return *rc;
     if (const auto rc = run_platform_command(platform, stop)) return *rc;
     return run_benchmarks(o, args, registry, stop);

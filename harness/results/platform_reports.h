@@ -66,6 +66,7 @@ struct SustainReport {
   std::size_t telemetry_readings = 0;
   SustainThresholds thresholds;
   std::string run_results;  // the results.json of the run behind it
+  std::string host;         // the node it ran on (the scheduler's name for it, else the host name)
   int exit_code = 0;        // what the command exits with (not written)
 };
 
@@ -104,6 +105,7 @@ struct CostReport {
 // `vet`: the checklist of the probe and of the measuring steps, the verdict over it, the cost advice.
 struct VetReport {
   std::string start_time;  // ISO 8601 UTC
+  std::string host;        // the node it ran on (the scheduler's name for it, else the host name)
   int device = 0;
   std::string backend;
   double budget_s = 0.0;

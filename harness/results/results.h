@@ -1,6 +1,7 @@
 // Plain result structs. The harness computes every field; writers in reports/ only format them.
 #pragma once
 
+#include "harness/core/host.h"
 #include "harness/core/names.h"
 #include "harness/nvml/nvml.h"
 #include "harness/stats/metrics.h"
@@ -19,7 +20,7 @@
 namespace ib {
 
 // Readers accept every minor version of this major (minor versions only add fields).
-constexpr const char* kSchemaVersion = "2.3";
+constexpr const char* kSchemaVersion = "2.4";
 constexpr const char* kSchemaMajor = "2";
 
 // The three phases of DESIGN.md section 3.
@@ -467,6 +468,7 @@ struct Meta {
   std::optional<double> max_duration_s;
   double resolution = 0.0;
   std::vector<DeviceRecord> devices;  // what the numbers came from (schema 2.1)
+  std::optional<SchedulerFacts> scheduler;  // absent when no scheduler launched the run (schema 2.4)
 };
 
 // Totals over all runs and the exit code they imply (DESIGN.md section 8).

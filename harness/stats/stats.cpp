@@ -87,6 +87,31 @@ std::vector<std::uint8_t> mad_outliers(const std::vector<double>& x, double thre
   return flags;
 }
 
+double median_absolute_deviation(const std::vector<double>& x) {
+  if (x.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const double med = median(x);
+  std::vector<double> dev(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) dev[i] = std::fabs(x[i] - med);
+  return median(dev);
+}
+
+std::vector<double> robust_z_scores(const std::vector<double>& x) {
+  std::vector<double> z(x.size(), 0.0);
+  if (x.empty()) return z;
+  const double med = median(x);
+  const double mad = median_absolute_deviation(x);
+  if (mad > 0.0) {
+    for (std::size_t i = 0; i < x.size(); ++i) z[i] = 0.6745 * (x[i] - med) / mad;
+    return z;
+  }
+  double mean_ad = 0.0;
+  for (double v : x) mean_ad += std::fabs(v - med);
+  mean_ad /= static_cast<double>(x.size());
+  if (!(mean_ad > 0.0)) return z;
+  for (std::size_t i = 0; i < x.size(); ++i) z[i] = (x[i] - med) / (1.253314 * mean_ad);
+  return z;
+}
+
 std::vector<double> window_throughputs(const std::vector<std::int64_t>& start_ns, const std::vector<double>& duration_s,
                                        double work_per_sample, double window_s) {
   if (start_ns.empty() || start_ns.size() != duration_s.size() || !(window_s > 0.0)) return {};

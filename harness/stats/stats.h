@@ -29,6 +29,15 @@ Summary summarize(std::vector<double> x);
 // flagged when |M_i| > threshold (Iglewicz and Hoaglin, 3.5). When MAD is 0 nothing is flagged.
 std::vector<std::uint8_t> mad_outliers(const std::vector<double>& x, double threshold = 3.5);
 
+// Robust z-scores of each value against the others (merge's stragglers, DESIGN.md section 10): the
+// modified z-score M_i = 0.6745 (x_i - median) / MAD; when MAD is 0 (more than half the values equal)
+// M_i = (x_i - median) / (1.253314 MeanAD), MeanAD the mean absolute deviation from the median (the
+// fallback of Iglewicz and Hoaglin as IBM SPSS uses it; 1.253314 = sqrt(pi/2) makes it a standard
+// deviation for normal data); all 0 when every value is the median. Empty in, empty out.
+std::vector<double> robust_z_scores(const std::vector<double>& x);
+// MAD: the median of |x_i - median(x)|; NaN when empty.
+double median_absolute_deviation(const std::vector<double>& x);
+
 // Coefficient of variation of throughput in consecutive windows of `window_s` seconds starting at
 // the first sample's start. Each sample's work is spread over [start, start + duration] and counted
 // in each window in proportion to its overlap, so a sample straddling a boundary adds no

@@ -392,6 +392,7 @@ int sustain_command(const PlatformOptions& o) {
                                 out + "/run", o.duration_s + 300.0);
   SustainReport report = sustain_report(o, run);
   report.run_results = out + "/run/results.json";
+  report.host = node_name();
   write_file_atomic(out + "/sustain.json", sustain_to_json(report).dump(2) + "\n");
   if (!o.junit.empty()) write_file_atomic(o.junit, sustain_junit_xml(report));
   std::cout << sustain_markdown(report) << "\nresults: " << out << "/sustain.json\n";
@@ -614,6 +615,7 @@ CheckResult cost_without_baseline() {
 VetReport new_vet_report(const PlatformOptions& o, const VetPlan& plan, const std::string& out) {
   VetReport r;
   r.start_time = utc_now("%Y-%m-%dT%H:%M:%SZ");
+  r.host = node_name();
   r.device = o.device;
   r.backend = o.backend;
   r.budget_s = o.budget_s;

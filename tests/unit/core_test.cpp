@@ -1,6 +1,7 @@
 // harness/core: number formats, printable values, and JSON input limits (duplicate keys, depth, size).
 #include "harness/core/errors.h"
 #include "harness/core/files.h"
+#include "harness/core/host.h"
 #include "harness/core/json_input.h"
 #include "harness/core/text.h"
 
@@ -151,6 +152,35 @@ TEST_F(AtomicWrite, AFileThatCannotBeWrittenIsAnOutputErrorNamingIt) {
   ASSERT_EQ(::mkdir((dir_ + "/sub").c_str(), 0755), 0);
   EXPECT_THROW(write_file_atomic(dir_ + "/sub", "x"), OutputError);
   EXPECT_EQ(entries(), 1u);
+}
+
+// The scheduler's facts come from the variables Slurm and an Indexed Job set; a malformed index is
+// not recorded, and without either nothing is.
+TEST(SchedulerFacts, SlurmThenKubernetesThenNone) {
+  const char* names[] = {"SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURMD_NODENAME",
+                         "JOB_COMPLETION_INDEX", "NODE_NAME", "JOB_NAME"};
+  for (const char* n : names) ::unsetenv(n);
+  EXPECT_FALSE(scheduler_from_env());
+  ::setenv("JOB_COMPLETION_INDEX", "3", 1);
+  ::setenv("NODE_NAME", "gpu-a", 1);
+  ::setenv("JOB_NAME", "ib-nightly-29", 1);
+  auto k = scheduler_from_env();
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->kind, "kubernetes");
+  EXPECT_EQ(k->task_index, 3);
+  EXPECT_EQ(k->job_id, "ib-nightly-29");
+  EXPECT_EQ(node_name(), "gpu-a");
+  ::setenv("SLURM_JOB_ID", "101", 1);
+  ::setenv("SLURM_ARRAY_JOB_ID", "100", 1);
+  ::setenv("SLURM_ARRAY_TASK_ID", "x1", 1);
+  ::setenv("SLURMD_NODENAME", "n7", 1);
+  auto s = scheduler_from_env();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->kind, "slurm");
+  EXPECT_EQ(s->array_job_id, "100");
+  EXPECT_FALSE(s->task_index);  // "x1" is not an index
+  EXPECT_EQ(s->node, "n7");
+  for (const char* n : names) ::unsetenv(n);
 }
 
 }  // namespace

@@ -131,7 +131,7 @@ TEST(PlatformWriter, VetJsonKeysAndMarkdown) {
   const auto j = vet_to_json(r);
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "kind", "start_time", "device", "backend", "budget_s", "steps",
+  EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "kind", "start_time", "host", "device", "backend", "budget_s", "steps",
                                             "baseline", "verdict", "checks", "cost", "stability_results",
                                             "sustain_results", "interrupted"}));
   EXPECT_EQ(j["interrupted"], false);
@@ -156,7 +156,7 @@ TEST(PlatformWriter, SustainJsonOfAMeasuredAndOfAnEmptyRun) {
   r.evidence = {"median SM clock 1300 MHz"};
   r.run_results = "sus/run/results.json";
   EXPECT_EQ(sustain_to_json(r).dump(),
-            R"({"verdict":"fail","evidence":["median SM clock 1300 MHz"],"run":"sus/run/results.json"})");
+            R"({"verdict":"fail","evidence":["median SM clock 1300 MHz"],"host":"","run":"sus/run/results.json"})");
   r.measured = true;
   r.workload = "host-compute";
   r.throughput_unit = "FLOP/s";

@@ -520,6 +520,26 @@ TEST(ResultsReader, AnAdviceAndGpuMemoryReadBackIdentically) {
   EXPECT_EQ(doc.results.runs[0].tenants[0].exclusive.gpu_memory_peak_bytes, 120000ull << 20);
 }
 
+// The scheduler's facts (schema 2.4) are written only when a scheduler launched the run, and read back.
+TEST(ResultsReader, SchedulerFactsReadBackIdentically) {
+  Results r = sample_results();
+  EXPECT_FALSE(results_to_json(r, true)["meta"].contains("scheduler"));
+  r.meta.scheduler = SchedulerFacts{"slurm", "1234", "1230", 4, "gpu-node-07"};
+  expect_rewritten_identically(r, true);
+  const ResultsDocument doc = results_from_json(ojson::parse(results_to_json(r, true).dump(1)), "results.json");
+  ASSERT_TRUE(doc.results.meta.scheduler);
+  EXPECT_EQ(doc.results.meta.scheduler->task_index, 4);
+  EXPECT_EQ(doc.results.meta.scheduler->node, "gpu-node-07");
+  auto j = results_to_json(r, true);
+  j["meta"]["scheduler"]["kind"] = "pbs";
+  try {
+    results_from_json(j, "r.json");
+    FAIL() << "an unknown scheduler kind was read";
+  } catch (const ResultsFileError& e) {
+    EXPECT_EQ(e.field(), "meta.scheduler.kind");
+  }
+}
+
 TEST(ResultsReader, ANoRawFileReadsBackWithoutItsSamples) {
   const ResultsDocument doc = read_back(every_field_results(), false);
   EXPECT_FALSE(doc.raw_samples);
@@ -547,9 +567,9 @@ std::string error_of(const ojson& doc) {
 TEST(ResultsReader, AnotherSchemaVersionIsRefusedByName) {
   ojson doc = results_to_json(sample_results(), true);
   doc["schema_version"] = "1.0";
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"1.0\"; not a results file of this version (schema 2.3)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"1.0\"; not a results file of this version (schema 2.4)");
   doc.erase("schema_version");
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: missing; not a results file of this version (schema 2.3)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: missing; not a results file of this version (schema 2.4)");
 }
 
 TEST(ResultsReader, EveryMinorVersionOfThisMajorReads) {
@@ -563,7 +583,7 @@ TEST(ResultsReader, EveryMinorVersionOfThisMajorReads) {
   EXPECT_FALSE(schema_version_readable("20.1"));
   ojson doc = results_to_json(every_field_results(), true);
   doc["schema_version"] = "3.0";
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"3.0\"; not a results file of this version (schema 2.3)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"3.0\"; not a results file of this version (schema 2.4)");
 }
 
 TEST(ResultsReader, A20FileReadsWithoutDevicesAndKeepsItsVersion) {
@@ -579,14 +599,14 @@ TEST(ResultsReader, ADeviceFieldOfTheWrongWordIsNamedByItsPath) {
   ojson doc = results_to_json(every_field_results(), true);
   doc["meta"]["devices"][1]["kind"] = "tpu";
   EXPECT_EQ(error_of(doc), "base.json: meta.devices[1].kind: \"tpu\" is not one of the words this field takes; not a "
-                           "results file of this version (schema 2.3)");
+                           "results file of this version (schema 2.4)");
 }
 
 TEST(ResultsReader, AMissingFieldIsNamedByItsPath) {
   ojson doc = results_to_json(sample_results(), true);
   doc["runs"][0]["tenants"][1]["phases"]["exclusive"]["stats"].erase("median");
   EXPECT_EQ(error_of(doc), "base.json: runs[0].tenants[1].phases.exclusive.stats.median: missing; not a results file of "
-                           "this version (schema 2.3)");
+                           "this version (schema 2.4)");
 }
 
 TEST(ResultsReader, AFieldOfTheWrongTypeOrWordIsNamedByItsPath) {

@@ -1,0 +1,67 @@
+#include "harness/cli/merge_command.h"
+
+#include "build_info.h"
+#include "harness/cli/validators.h"
+#include "harness/core/files.h"
+#include "harness/core/output_dir.h"
+#include "harness/core/text.h"
+#include "reports/fleet_writer.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+namespace ib {
+
+namespace {
+
+const std::vector<std::string> kFleetFiles = {"fleet.json", "fleet.md", "fleet.junit.xml", "fleet.prom", "fleet.html"};
+
+}  // namespace
+
+void add_merge_command(CLI::App& app, MergeCommand& c) {
+  c.sub = app.add_subcommand("merge", "Merge many nodes' results (results.json, vet.json, sustain.json, task folders) "
+                                      "into one fleet report (runs nothing)");
+  c.sub->add_option("inputs", c.request.inputs, "Results files or folders (searched for results.json, vet.json, "
+                                                "sustain.json and the task.json of deploy/ib-task.sh)")
+      ->required();
+  c.sub->add_option("--out", c.out, "The fleet report's folder (new, or one holding an earlier fleet report with --force)")
+      ->required()
+      ->check(non_empty());
+  c.sub->add_flag("--force", c.force, "Replace the fleet report in --out");
+  c.sub->add_option("--expect-nodes", c.request.expect_nodes_file,
+                    "A file of the node names expected (one per line, # comments): a node without a result counts as missing")
+      ->check(non_empty());
+  c.sub->add_option("--expect-tasks", c.request.expect_tasks,
+                    "Task indices 0..N-1 expected (a Slurm array or an Indexed Job): an index without a result counts as missing")
+      ->check(CLI::Range(0, 1000000));
+  c.sub->add_option("--straggler-k", c.request.options.k,
+                    "The robust bound: a figure with |robust z| above it within its group is a straggler (default 3.5)")
+      ->check(number_in(1.0, 100.0));
+  c.sub->add_option("--worst", c.request.options.worst, "Rank this many of the worst GPUs (default 10)")
+      ->check(CLI::Range(0, 100000));
+}
+
+int merge_command(MergeCommand c, const std::vector<std::string>& argv) {
+  OutputDir folder("--out", c.out, kFleetFiles, c.force);
+  c.request.argv = argv;
+  FleetResult fleet = merge_fleet(c.request);
+  fleet.version = IB_VERSION;
+  fleet.git_sha = IB_GIT_SHA;
+  const std::string& out = folder.path();
+  write_file_atomic(out + "/fleet.json", fleet_to_json(fleet).dump(2) + "\n");
+  const std::string md = fleet_markdown(fleet);
+  write_file_atomic(out + "/fleet.md", md);
+  write_file_atomic(out + "/fleet.junit.xml", fleet_junit_xml(fleet));
+  write_file_atomic(out + "/fleet.prom", fleet_prometheus_text(fleet));
+  write_file_atomic(out + "/fleet.html", fleet_html(fleet));
+  folder.keep();
+  std::cout << md << "\nfleet: " << out << "/fleet.json\n";
+  for (const FleetMember& m : fleet.members)
+    if (m.status != MemberStatus::ok)
+      std::cerr << "interference-bench: merge: " << printable(member_name(m), 100) << ": " << to_string(m.status) << ": "
+                << printable(m.detail, 300) << "\n";
+  return fleet.summary.exit_code;
+}
+
+}  // namespace ib

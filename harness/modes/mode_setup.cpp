@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <set>
 
@@ -24,6 +25,45 @@ std::optional<std::string> timeslice_refusal(ComputeMode mode, int device) {
            ", where processes cannot share it without MPS; interference-bench never changes the compute mode (an "
            "administrator could set DEFAULT with nvidia-smi -c 0)";
   return std::nullopt;
+}
+
+std::optional<std::string> node_readiness_refusal(const NodeReadiness& r, int device) {
+  if (r.validations_present) {
+    std::string missing;
+    for (const std::string& f : operator_validation_files())
+      if (std::find(r.validation_files.begin(), r.validation_files.end(), f) == r.validation_files.end())
+        missing += (missing.empty() ? "" : ", ") + f;
+    if (!missing.empty())
+      return "this node is not ready: the GPU operator's validator has not passed (" + r.validations_dir + " lacks " +
+             missing + "); measure once it has";
+  }
+  if (r.mig_mode && r.mig_mode->current != r.mig_mode->pending)
+    return "this node is not ready: GPU " + std::to_string(device) + " has a MIG mode change pending (current " +
+           (r.mig_mode->current ? "enabled" : "disabled") + ", pending " + (r.mig_mode->pending ? "enabled" : "disabled") +
+           "): it takes effect at the next GPU reset";
+  if (!r.mig_config_state.empty() && r.mig_config_state != "success")
+    return "this node is not ready: the MIG manager's state is \"" + r.mig_config_state +
+           "\" (IB_MIG_CONFIG_STATE), not \"success\"";
+  return std::nullopt;
+}
+
+NodeReadiness read_node_readiness(ModeSetup& setup, int device) {
+  NodeReadiness r;
+  const char* dir = std::getenv("IB_GPU_OPERATOR_VALIDATIONS");
+  r.validations_dir = dir && *dir ? dir : "/run/nvidia/validations";
+  std::error_code ec;
+  r.validations_present = std::filesystem::is_directory(r.validations_dir, ec);
+  if (r.validations_present)
+    for (const std::string& f : operator_validation_files())
+      if (std::filesystem::exists(r.validations_dir + "/" + f, ec)) r.validation_files.push_back(f);
+  if (setup.nvml) {
+    try {
+      r.mig_mode = setup.nvml->mig_mode(static_cast<unsigned>(device));
+    } catch (const NvmlError&) {  // a GPU that cannot say: nothing to judge
+    }
+  }
+  if (const char* state = std::getenv("IB_MIG_CONFIG_STATE")) r.mig_config_state = state;
+  return r;
 }
 
 MigPlan plan_mig(const Scenario& s, const std::vector<MigInstance>& instances) {
@@ -324,7 +364,10 @@ void prepare_modes(const ModeRequest& o, Backend backend, const std::vector<Scen
   if (!all_modes) refuse_options_of_unused_modes(o, used);
   const int device = common_device(scenarios);
   const bool gpu_sharing = backend == Backend::cuda && (used.timeslice || used.mps);
-  if (used.mig || gpu_sharing) ensure_nvml(setup, device);
+  if (backend == Backend::cuda || used.mig) {
+    ensure_nvml(setup, device);
+    if (const auto why = node_readiness_refusal(read_node_readiness(setup, device), device)) throw CannotRunError(*why);
+  }
   if (setup.nvml && gpu_sharing) check_compute_mode(setup, device, used);
   if (used.mps && o.mps_pipe_dir.empty() && find_on_path(kMpsControl).empty())
     throw CannotRunError(std::string("mode mps needs the MPS control daemon, but ") + kMpsControl +

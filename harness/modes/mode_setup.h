@@ -69,6 +69,28 @@ struct ModeRequest {
   std::string mps_pipe_dir;             // --mps-pipe-dir DIR (mode mps, attach only)
 };
 
+// What a fleet node's readiness is judged on (DESIGN.md section 10; docs/fleet.md, "Preflight").
+struct NodeReadiness {
+  // The GPU operator's validation folder (/run/nvidia/validations, or $IB_GPU_OPERATOR_VALIDATIONS):
+  // whether it exists and which of its files do.
+  std::string validations_dir;
+  bool validations_present = false;
+  std::vector<std::string> validation_files;
+  std::optional<MigModeState> mig_mode;  // NVML's, when read
+  std::string mig_config_state;          // $IB_MIG_CONFIG_STATE (the MIG manager's node label), "" when unset
+};
+// The validation files the GPU operator's validator writes when each step passed.
+inline const std::vector<std::string>& operator_validation_files() {
+  static const std::vector<std::string> files = {"driver-ready", "toolkit-ready", "cuda-ready", "plugin-ready"};
+  return files;
+}
+// Why this node is not ready to measure on, in one line, or nothing: the GPU operator's validator has
+// not passed (its folder exists without a file above), a MIG mode change is pending (it needs a GPU reset),
+// or the MIG manager's state is not "success". A node that is not ready is exit 3 before anything runs.
+std::optional<std::string> node_readiness_refusal(const NodeReadiness& r, int device);
+// The readiness facts of this node (the folder, NVML's MIG mode when NVML is loaded, the environment).
+NodeReadiness read_node_readiness(ModeSetup& setup, int device);
+
 // Loads NVML once (when something needs it); a failure is remembered in setup, not thrown.
 void ensure_nvml(ModeSetup& setup, int device);
 

@@ -8,6 +8,11 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
 namespace ib {
 namespace {
 
@@ -185,4 +190,46 @@ TEST(MpsServerList, ReadsOnePidALineAndIgnoresTheRest) {
   EXPECT_EQ(ib::parse_server_list("4242\n 17 \r\n"), (std::vector<pid_t>{4242, 17}));
   EXPECT_EQ(ib::parse_server_list(""), std::vector<pid_t>{});
   EXPECT_EQ(ib::parse_server_list("no server\n0\n-3\n12x\n99999999999\n7"), std::vector<pid_t>{7});
+}
+
+// A fleet node's preflight: each reason it is not ready is named in one line; a node without the GPU
+// operator (no validations folder), with MIG settled and no MIG manager state is ready.
+TEST(NodeReadiness, EachReasonIsNamedAndAReadyNodePasses) {
+  ib::NodeReadiness r;
+  r.validations_dir = "/run/nvidia/validations";
+  EXPECT_FALSE(ib::node_readiness_refusal(r, 0));
+  r.validations_present = true;
+  r.validation_files = {"driver-ready", "cuda-ready"};
+  const auto why = ib::node_readiness_refusal(r, 0);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("lacks toolkit-ready, plugin-ready"), std::string::npos) << *why;
+  r.validation_files = ib::operator_validation_files();
+  EXPECT_FALSE(ib::node_readiness_refusal(r, 0));
+  r.mig_mode = ib::MigModeState{false, true};
+  ASSERT_TRUE(ib::node_readiness_refusal(r, 2));
+  EXPECT_NE(ib::node_readiness_refusal(r, 2)->find("GPU 2 has a MIG mode change pending (current disabled, pending enabled)"),
+            std::string::npos);
+  r.mig_mode = ib::MigModeState{true, true};
+  r.mig_config_state = "pending";
+  ASSERT_TRUE(ib::node_readiness_refusal(r, 0));
+  EXPECT_NE(ib::node_readiness_refusal(r, 0)->find("\"pending\""), std::string::npos);
+  r.mig_config_state = "success";
+  EXPECT_FALSE(ib::node_readiness_refusal(r, 0));
+}
+
+TEST(NodeReadiness, TheValidationFolderIsReadWhereTheEnvironmentPoints) {
+  char tmpl[] = "/tmp/ib_validations.XXXXXX";
+  ASSERT_TRUE(::mkdtemp(tmpl));
+  const std::string dir = tmpl;
+  std::ofstream(dir + "/driver-ready") << "";
+  ::setenv("IB_GPU_OPERATOR_VALIDATIONS", dir.c_str(), 1);
+  ::unsetenv("IB_MIG_CONFIG_STATE");
+  ib::ModeSetup setup;
+  const ib::NodeReadiness r = ib::read_node_readiness(setup, 0);
+  ::unsetenv("IB_GPU_OPERATOR_VALIDATIONS");
+  ::unlink((dir + "/driver-ready").c_str());
+  ::rmdir(dir.c_str());
+  EXPECT_TRUE(r.validations_present);
+  EXPECT_EQ(r.validation_files, std::vector<std::string>{"driver-ready"});
+  EXPECT_FALSE(r.mig_mode);  // no NVML loaded
 }

@@ -10,6 +10,8 @@ packages=(
   libpcre2-dev                     # command tenants: the stdout metric's named-group regex (kernels/command)
   libjs-chart.js                   # inlined into the HTML report at build time (cmake/embed_chartjs.cmake)
   chromium                         # tests only: opens the HTML report headless (skipped, visibly, without it)
+  python3-yaml nodejs              # tests only: deploy/k8s/lint.py, and the manifests' schema check (tests/k8s, npm)
+  slurm-wlm munge                  # tests only: a real single-node Slurm for deploy/slurm (skipped, visibly, without it)
 )
 missing=()
 for p in "${packages[@]}"; do

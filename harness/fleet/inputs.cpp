@@ -164,7 +164,9 @@ void add_results(FleetMember& m, const Results& r) {
   for (const TenantAggregate& a : r.aggregates) {
     const std::string who = a.tenant + " (" + a.scenario + ", " + a.mode + ")";
     if (a.verdict == Verdict::fail) worsen(m, MemberStatus::failed, who + " failed: " + a.verdict_reason);
-    if (a.verdict == Verdict::error) worsen(m, MemberStatus::workload_error, who + ": " + a.verdict_reason);
+    // An interrupted run's unfinished tenants are errors too, but they say it stopped, not that a workload failed.
+    if (a.verdict == Verdict::error)
+      worsen(m, r.summary.interrupted ? MemberStatus::interrupted : MemberStatus::workload_error, who + ": " + a.verdict_reason);
     if (a.verdict == Verdict::inconclusive) worsen(m, MemberStatus::inconclusive, who + " is inconclusive: " + a.verdict_reason);
   }
   if (!m.exit_code) m.exit_code = r.summary.exit_code;

@@ -30,6 +30,11 @@
 #   only; --mode mig of the quick suite, waived with its reason on a GPU not in MIG mode), --mode streams,
 #   the telemetry sampler's cost (10 Hz vs off, ABBA), baseline + vet --budget 60, and sustain with what
 #   is left (at most 120 s, at least 30 s).
+# PART=mig (about 60-420 s; only where GPU 0 is already in MIG mode, else skipped with what nvidia-smi
+#   says): the preflight, nvidia-smi mig -lgipp (read only), then mig-sweep of the quick gemm+copy pair
+#   over every valid two-instance layout (3 s phases, 4 rounds, --budget 360: the layouts that do not fit
+#   are listed as skipped); its instances are made and destroyed by the sweep's runs, pre-existing ones
+#   are never touched.
 # Every step's files reach $OUT before the next step starts (BEFORE_STEP=CMD runs CMD NAME OUT first:
 # the rehearsal looks there).
 #
@@ -46,7 +51,7 @@
 # (renamed into place, so a call stopped at its limit still brings back the last complete copy):
 #   steps.log, preflight.json (versions, libraries, GPUs), summary.json, summary.md (the table so
 #   far), device-check-logs.tar.gz (all of WORK), and STOPPED.txt when the check stopped early.
-# Usage: OUT=/some/dir scripts/device-check.sh   (PART=first|second, BUNDLE=, BUILD_DIR=, WORK=, DEADLINE_S=,
+# Usage: OUT=/some/dir scripts/device-check.sh   (PART=first|second|mig, BUNDLE=, BUILD_DIR=, WORK=, DEADLINE_S=,
 #        REBUILD=1, ALLOW_STALE_BUNDLE=1, CMAKE= (default cmake), CUDA_COMPAT_DIR= (default /usr/local/cuda/compat),
 #        NVIDIA_SMI= (default nvidia-smi), REHEARSE_ALL=1: on a machine where CUDA sees no GPU, go on
 #        past the preflight anyway so that every step's plumbing runs (tests/e2e/test_device_check.py))
@@ -371,6 +376,17 @@ mig_facts() {  # read only: the GPU instance profiles, and mode mig's own view (
   timeout --kill-after=5 30 "$NVIDIA_SMI" mig -lgip > "$WORK/nvidia-smi-mig-lgip.txt" 2>&1
   quick_mode mig 20 120
 }
+mig_sweep() {  # PART=mig: only where the GPU is already in MIG mode (the check never changes MIG mode)
+  timeout --kill-after=5 30 "$NVIDIA_SMI" --query-gpu=mig.mode.current --format=csv,noheader -i 0 \
+    > "$WORK/mig-mode.txt" 2>&1
+  if ! grep -qi '^enabled' "$WORK/mig-mode.txt"; then
+    step "SKIPPED mig-sweep: GPU 0 is not in MIG mode (nvidia-smi says: $(head -n 1 "$WORK/mig-mode.txt"))"
+    return 0
+  fi
+  timeout --kill-after=5 30 "$NVIDIA_SMI" mig -lgipp > "$WORK/nvidia-smi-mig-lgipp.txt" 2>&1
+  run mig-sweep 60 420 "${PENV[@]}" "$IB" mig-sweep --backend cuda --scenario "$ROOT/scenarios/cuda/quick-gemm-copy.json" \
+    --duration 3 --rounds 4 --budget 360 --out "$WORK/mig-sweep"
+}
 selftest() {  # only when this build of interference-bench has the subcommand
   local help opts=()
   help=$("${PENV[@]}" "$IB" --help 2>&1)
@@ -437,7 +453,7 @@ sustain() {  # what is left, at most 120 s, never under 30 s (the verdict needs 
 
 # ---- order of value ------------------------------------------------------------------------------
 step "device check, PART=$PART, deadline ${DEADLINE_S} s"
-case "$PART" in first|second) ;; *) stop "unknown PART=$PART (first or second)" ;; esac
+case "$PART" in first|second|mig) ;; *) stop "unknown PART=$PART (first, second or mig)" ;; esac
 git -C "$ROOT" rev-parse HEAD > "$WORK/git-sha.txt" 2>/dev/null
 preflight_driver
 preflight_programs
@@ -446,6 +462,7 @@ publish
 case "$PART" in
   first) against_torch; exclusive_cvs; shared_pairs; selftest ;;
   second) microbench rest; gpu_tests; probe; torch_tenant; mig_facts; quick_mode streams 60 130; sampler; vet; sustain ;;
+  mig) mig_sweep ;;
 esac
 
 # ---- leave nothing running -----------------------------------------------------------------------

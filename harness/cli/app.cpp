@@ -772,6 +772,7 @@ int run_app(int argc, char** argv) {
   add_platform_commands(app, platform);
   platform.options.version = IB_VERSION;
   platform.options.git_sha = IB_GIT_SHA;
+  platform.options.argv = args;
   HistoryCommand history;
   add_history_command(app, history);
   CompareCommand compare;

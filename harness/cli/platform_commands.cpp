@@ -96,6 +96,30 @@ CLI::App* add_selftest_command(CLI::App& app, PlatformOptions& o) {
   return sub;
 }
 
+CLI::App* add_mig_sweep_command(CLI::App& app, PlatformOptions& o) {
+  CLI::App* sub = app.add_subcommand("mig-sweep", "On a GPU already in MIG mode: measure each MIG layout for a scenario's "
+                                                  "tenants, recommend one, write it as a mig-parted config");
+  add_device_options(sub, o);
+  add_backend_options(sub, o);
+  sub->add_option("--scenario", o.scenario, "The tenants to place (tenant i on the i-th instance of a layout)")
+      ->required()->check(non_empty());
+  sub->add_option("--layouts", o.layouts, "all (every valid layout, from NVML's profiles and placements) or a FILE "
+                                          "with one layout a line, e.g. 3g.71gb,2g.35gb (default all)")
+      ->check(non_empty());
+  sub->add_option("--budget", o.sweep_budget_s, "Seconds for the whole sweep; layouts that would not fit are skipped "
+                                                "and listed (default 3600)")
+      ->check(number_in(1.0, 7 * 86400.0));
+  sub->add_option("--duration", o.phase_s, "Seconds per phase of each layout's run (default: the scenario's)")
+      ->check(number_in(kMinDurationS, kMaxDurationS));
+  sub->add_option("--rounds", o.rounds, "Each layout's run a fixed N rounds (default: until its verdicts are decided)")
+      ->check(CLI::Range(1, 1000));
+  sub->add_option("--baseline", o.baseline, "The exclusive card's results (default: the largest instance of each layout)")
+      ->check(non_empty())->check(CLI::ExistingFile);
+  sub->add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(number_in(0.0, kMaxCutoff, true));
+  sub->add_option("--out", o.out, "Output folder")->check(non_empty());
+  return sub;
+}
+
 }  // namespace
 
 void add_platform_commands(CLI::App& app, PlatformCommands& c) {
@@ -104,6 +128,7 @@ void add_platform_commands(CLI::App& app, PlatformCommands& c) {
   c.baseline = add_baseline_command(app, c.options);
   c.vet = add_vet_command(app, c.options);
   c.selftest = add_selftest_command(app, c.options);
+  c.mig_sweep = add_mig_sweep_command(app, c.options);
 }
 
 std::optional<int> run_platform_command(PlatformCommands& c, StopSignals& stop) {
@@ -113,6 +138,7 @@ std::optional<int> run_platform_command(PlatformCommands& c, StopSignals& stop) 
   if (c.baseline && *c.baseline) return baseline_command(c.options);
   if (c.vet && *c.vet) return vet_command(c.options);
   if (c.selftest && *c.selftest) return selftest_command(c.options);
+  if (c.mig_sweep && *c.mig_sweep) return mig_sweep_command(c.options);
   return std::nullopt;
 }
 

@@ -20,6 +20,7 @@ struct PlatformCommands {
   CLI::App* baseline = nullptr;
   CLI::App* vet = nullptr;
   CLI::App* selftest = nullptr;
+  CLI::App* mig_sweep = nullptr;
   PlatformOptions options;
 };
 void add_platform_commands(CLI::App& app, PlatformCommands& commands);

@@ -22,7 +22,8 @@ namespace ib {
 namespace {
 
 // Field 22 of /proc/<pid>/stat (after the parenthesised command, which may hold spaces); 0 when the
-// process does not exist.
+// process does not exist or has ended (a zombie, Z or X in field 3: a killed run whose parent died too
+// waits for a reaper that may never come, and can undo nothing).
 unsigned long long start_ticks_of(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -30,7 +31,8 @@ unsigned long long start_ticks_of(pid_t pid) {
   if (close == std::string::npos) return 0;
   std::istringstream rest(stat.substr(close + 2));
   std::string field;
-  for (int i = 3; i < 22 && rest >> field; ++i) {
+  if (!(rest >> field) || field == "Z" || field == "X") return 0;
+  for (int i = 4; i < 22 && rest >> field; ++i) {
   }
   unsigned long long ticks = 0;
   rest >> ticks;

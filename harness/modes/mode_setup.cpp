@@ -366,7 +366,10 @@ void prepare_modes(const ModeRequest& o, Backend backend, const std::vector<Scen
   const bool gpu_sharing = backend == Backend::cuda && (used.timeslice || used.mps);
   if (backend == Backend::cuda || used.mig) {
     ensure_nvml(setup, device);
-    if (const auto why = node_readiness_refusal(read_node_readiness(setup, device), device)) throw CannotRunError(*why);
+    NodeReadiness readiness = read_node_readiness(setup, device);
+    // MIG disabled for mode mig: prepare_mig says so, with what an administrator does.
+    if (used.mig && readiness.mig_mode && !readiness.mig_mode->current) readiness.mig_mode.reset();
+    if (const auto why = node_readiness_refusal(readiness, device)) throw CannotRunError(*why);
   }
   if (setup.nvml && gpu_sharing) check_compute_mode(setup, device, used);
   if (used.mps && o.mps_pipe_dir.empty() && find_on_path(kMpsControl).empty())

@@ -79,6 +79,7 @@ class DlNvml final : public Nvml {
     bind("nvmlDeviceGetAttributes_v2", get_attributes_);
     bind("nvmlDeviceGetGpuInstanceProfileInfoV", gi_profile_info_v_);
     bind("nvmlDeviceGetGpuInstanceProfileInfo", gi_profile_info_);
+    bind("nvmlDeviceGetGpuInstancePossiblePlacements_v2", gi_placements_);
     bind("nvmlDeviceCreateGpuInstance", create_gi_);
     bind("nvmlDeviceGetGpuInstanceById", get_gi_by_id_);
     bind("nvmlGpuInstanceGetInfo", gi_get_info_);
@@ -220,7 +221,7 @@ class DlNvml final : public Nvml {
     nvmlDevice_t h = handle(device);
 
     // 1. The GPU instance profile whose name matches.
-    GiProfile gi_profile = find_gi_profile(h, device, profile);
+    MigGpuInstanceProfile gi_profile = find_gi_profile(h, device, profile);
 
     // 2. The GPU instance.
     nvmlGpuInstance_t gi = nullptr;
@@ -241,14 +242,14 @@ class DlNvml final : public Nvml {
         nvmlReturn_t rc = ci_info_fn(gi, p, NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, &info);
         if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT) continue;
         check("nvmlGpuInstanceGetComputeInstanceProfileInfo", rc);
-        if (info.sliceCount == gi_profile.slices) {
+        if (info.sliceCount == gi_profile.slice_count) {
           ci_profile = info;
           found = true;
         }
       }
       if (!found)
         throw NvmlError("cannot create MIG instance " + profile + ": no compute instance profile with " +
-                        std::to_string(gi_profile.slices) + " slice(s) in the new GPU instance");
+                        std::to_string(gi_profile.slice_count) + " slice(s) in the new GPU instance");
       nvmlComputeInstance_t ci = nullptr;
       check("nvmlGpuInstanceCreateComputeInstance",
             need(create_ci_, "nvmlGpuInstanceCreateComputeInstance")(gi, ci_profile.id, &ci));
@@ -265,6 +266,22 @@ class DlNvml final : public Nvml {
       throw;
     }
     return created;
+  }
+
+  std::vector<MigGpuInstanceProfile> mig_gpu_instance_profiles(unsigned device) override {
+    auto mode = mig_mode(device);
+    if (!mode) throw NvmlError("cannot list MIG profiles: GPU " + std::to_string(device) + " does not support MIG");
+    if (!mode->current)
+      throw NvmlError("cannot list MIG profiles: MIG mode is not enabled on GPU " + std::to_string(device));
+    nvmlDevice_t h = handle(device);
+    std::vector<MigGpuInstanceProfile> out;
+    for (unsigned p = 0; p < kProfileIndexLimit; ++p) {
+      auto info = gi_profile_at(h, p, nullptr);
+      if (!info) continue;
+      info->placements = possible_placements(h, info->id);
+      out.push_back(std::move(*info));
+    }
+    return out;
   }
 
   void destroy_mig_instance(unsigned device, const CreatedMigInstance& instance) override {
@@ -481,11 +498,6 @@ class DlNvml final : public Nvml {
     f.processes = std::move(out);
   }
 
-  struct GiProfile {
-    unsigned id = 0;
-    unsigned slices = 0;
-  };
-
   template <typename F>
   void bind(const char* name, F& fn) {
     fn = reinterpret_cast<F>(dlsym(lib_, name));
@@ -528,39 +540,90 @@ class DlNvml final : public Nvml {
     return buf;
   }
 
+  // The GPU instance profile at NVML_GPU_INSTANCE_PROFILE_* index `p`, named the way nvidia-smi shows it (without
+  // placements); nullopt when the driver does not offer that index (NOT_SUPPORTED / INVALID_ARGUMENT, whose message
+  // goes to *refusal). Any other answer throws.
+  std::optional<MigGpuInstanceProfile> gi_profile_at(nvmlDevice_t h, unsigned p, std::string* refusal) const {
+    MigGpuInstanceProfile out;
+    out.index = p;
+    auto fill = [&out](const auto& info) {
+      out.id = info.id;
+      out.slice_count = info.sliceCount;
+      out.instance_count = info.instanceCount;
+      out.sm_count = info.multiprocessorCount;
+      out.memory_mib = info.memorySizeMB;
+    };
+    const char* call =
+        gi_profile_info_v_ ? "nvmlDeviceGetGpuInstanceProfileInfoV" : "nvmlDeviceGetGpuInstanceProfileInfo";
+    nvmlReturn_t rc;
+    if (gi_profile_info_v_) {
+      nvmlGpuInstanceProfileInfo_v2_t info{};
+      info.version = nvmlGpuInstanceProfileInfo_v2;
+      rc = gi_profile_info_v_(h, p, &info);
+      if (rc == NVML_SUCCESS) {
+        info.name[sizeof(info.name) - 1] = '\0';
+        out.name = profile_from_name(info.name);
+        fill(info);
+      }
+    } else {
+      // Drivers without the versioned call give no name: rebuild it the way nvidia-smi shows it,
+      // "<slices>g.<memory rounded up to GiB>gb".
+      nvmlGpuInstanceProfileInfo_t info{};
+      rc = need(gi_profile_info_, call)(h, p, &info);
+      if (rc == NVML_SUCCESS) {
+        out.name = std::to_string(info.sliceCount) + "g." + std::to_string((info.memorySizeMB + 1023) / 1024) + "gb";
+        fill(info);
+      }
+    }
+    if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT) {
+      if (refusal) *refusal = message(call, rc);
+      return std::nullopt;
+    }
+    check(call, rc);
+    return out;
+  }
+
+  // nvmlDeviceGetGpuInstancePossiblePlacements_v2, the documented two-step query: placements NULL gives the count,
+  // then a buffer of that length (retried a few times should the driver answer INSUFFICIENT_SIZE).
+  std::vector<MigPlacement> possible_placements(nvmlDevice_t h, unsigned profile_id) const {
+    const char* call = "nvmlDeviceGetGpuInstancePossiblePlacements_v2";
+    auto fn = need(gi_placements_, call);
+    unsigned count = 0;
+    nvmlReturn_t rc = fn(h, profile_id, nullptr, &count);
+    if (rc != NVML_ERROR_INSUFFICIENT_SIZE) check(call, rc);
+    std::vector<nvmlGpuInstancePlacement_t> buf;
+    for (int attempt = 0; attempt < 4 && count > 0; ++attempt) {
+      buf.assign(count, nvmlGpuInstancePlacement_t{});
+      unsigned n = count;
+      rc = fn(h, profile_id, buf.data(), &n);
+      if (rc == NVML_ERROR_INSUFFICIENT_SIZE) {
+        count = std::max(n, count + 1);
+        continue;
+      }
+      check(call, rc);
+      buf.resize(std::min<size_t>(n, buf.size()));
+      std::vector<MigPlacement> out;
+      for (const auto& pl : buf) out.push_back({pl.start, pl.size});
+      return out;
+    }
+    if (count == 0) return {};
+    throw NvmlError(message(call, rc));
+  }
+
   // Walks the GPU instance profile indices (NVML_GPU_INSTANCE_PROFILE_*) and returns the one whose name
   // ("MIG 1g.18gb") matches. Indices the driver does not offer answer NOT_SUPPORTED / INVALID_ARGUMENT.
-  GiProfile find_gi_profile(nvmlDevice_t h, unsigned device, const std::string& profile) {
+  MigGpuInstanceProfile find_gi_profile(nvmlDevice_t h, unsigned device, const std::string& profile) {
     std::vector<std::string> offered;
     std::string first_refusal;  // what index 0 answered, when it was skipped
     for (unsigned p = 0; p < kProfileIndexLimit; ++p) {
-      std::string name;
-      GiProfile gp;
-      nvmlReturn_t rc;
-      if (gi_profile_info_v_) {
-        nvmlGpuInstanceProfileInfo_v2_t info{};
-        info.version = nvmlGpuInstanceProfileInfo_v2;
-        rc = gi_profile_info_v_(h, p, &info);
-        if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT) {
-          if (p == 0) first_refusal = message("nvmlDeviceGetGpuInstanceProfileInfoV", rc);
-          continue;
-        }
-        check("nvmlDeviceGetGpuInstanceProfileInfoV", rc);
-        info.name[sizeof(info.name) - 1] = '\0';
-        name = profile_from_name(info.name);
-        gp = {info.id, info.sliceCount};
-      } else {
-        // Drivers without the versioned call give no name: rebuild it the way nvidia-smi shows it,
-        // "<slices>g.<memory rounded up to GiB>gb".
-        nvmlGpuInstanceProfileInfo_t info{};
-        rc = need(gi_profile_info_, "nvmlDeviceGetGpuInstanceProfileInfo")(h, p, &info);
-        if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT) continue;
-        check("nvmlDeviceGetGpuInstanceProfileInfo", rc);
-        name = std::to_string(info.sliceCount) + "g." + std::to_string((info.memorySizeMB + 1023) / 1024) + "gb";
-        gp = {info.id, info.sliceCount};
+      std::string refusal;
+      auto info = gi_profile_at(h, p, &refusal);
+      if (!info) {
+        if (p == 0) first_refusal = refusal;
+        continue;
       }
-      if (name == profile) return gp;
-      offered.push_back(name);
+      if (info->name == profile) return *info;
+      offered.push_back(info->name);
     }
     std::string list;
     for (const auto& n : offered) list += (list.empty() ? "" : ", ") + n;
@@ -591,6 +654,7 @@ class DlNvml final : public Nvml {
   decltype(&nvmlDeviceGetAttributes_v2) get_attributes_ = nullptr;
   decltype(&nvmlDeviceGetGpuInstanceProfileInfoV) gi_profile_info_v_ = nullptr;
   decltype(&nvmlDeviceGetGpuInstanceProfileInfo) gi_profile_info_ = nullptr;
+  decltype(&nvmlDeviceGetGpuInstancePossiblePlacements_v2) gi_placements_ = nullptr;
   decltype(&nvmlDeviceCreateGpuInstance) create_gi_ = nullptr;
   decltype(&nvmlDeviceGetGpuInstanceById) get_gi_by_id_ = nullptr;
   decltype(&nvmlGpuInstanceGetInfo) gi_get_info_ = nullptr;

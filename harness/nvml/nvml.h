@@ -44,6 +44,30 @@ struct CreatedMigInstance {
   unsigned compute_instance_id = 0;
 };
 
+// Where a GPU instance sits on the GPU: memory slices [start, start + size) (nvmlGpuInstancePlacement_t). Two GPU
+// instances can coexist only when their placements do not overlap.
+struct MigPlacement {
+  unsigned start = 0;
+  unsigned size = 0;
+  unsigned end() const { return start + size; }
+  bool overlaps(const MigPlacement& o) const { return start < o.end() && o.start < end(); }
+  bool operator==(const MigPlacement& o) const { return start == o.start && size == o.size; }
+  bool operator!=(const MigPlacement& o) const { return !(*this == o); }
+};
+
+// A GPU instance profile that a GPU in MIG mode offers (nvmlDeviceGetGpuInstanceProfileInfo[V]) with the placements
+// it can take (nvmlDeviceGetGpuInstancePossiblePlacements_v2): what layouts are built from.
+struct MigGpuInstanceProfile {
+  std::string name;                   // as nvidia-smi and --mig-create name it, e.g. "1g.18gb"
+  unsigned index = 0;                 // the NVML_GPU_INSTANCE_PROFILE_* index that answered it
+  unsigned id = 0;                    // profile id (what nvmlDeviceCreateGpuInstance takes)
+  unsigned slice_count = 0;           // compute slices
+  unsigned instance_count = 0;        // most instances of this profile the GPU holds at once
+  unsigned sm_count = 0;
+  unsigned long long memory_mib = 0;  // memorySizeMB
+  std::vector<MigPlacement> placements;  // every placement it can take, whatever exists already (NVML's order)
+};
+
 // Cumulative time the GPU was held below its application clocks by one limiter (nvmlViolationTime_t).
 struct ViolationTime {
   unsigned long long reference_us = 0;  // CPU timestamp of the reading, microseconds
@@ -129,6 +153,13 @@ class Nvml {
   virtual CreatedMigInstance create_mig_instance(unsigned device, const std::string& profile) = 0;
   // Destroys exactly that compute instance and its GPU instance. Throws NvmlError.
   virtual void destroy_mig_instance(unsigned device, const CreatedMigInstance& instance) = 0;
+  // The GPU instance profiles `device` offers, in profile index order, each with its possible placements. A profile
+  // index that answers NOT_SUPPORTED / INVALID_ARGUMENT does not exist on this GPU and is left out. Throws NvmlError
+  // when the GPU does not support MIG or is not in MIG mode, and on any other NVML error.
+  virtual std::vector<MigGpuInstanceProfile> mig_gpu_instance_profiles(unsigned device) = 0;
+  // The PCI device id (nvmlPciInfo_t.pciDeviceId: device << 16 | vendor, e.g. 0x233510DE), what mig-parted's
+  // device-filter matches; none when NVML cannot say.
+  virtual std::optional<unsigned> pci_device_id(unsigned /*device*/) { return std::nullopt; }
 
   // One telemetry reading of `device` (see TelemetryReading). Thread-safe as NVML is; cheap enough for 10 Hz.
   virtual TelemetryReading read_telemetry(unsigned device) = 0;

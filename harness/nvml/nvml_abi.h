@@ -237,9 +237,9 @@ typedef struct nvmlComputeInstanceProfileInfo_st {  // nvmlGpuInstanceGetCompute
   unsigned int sharedOfaCount;
 } nvmlComputeInstanceProfileInfo_t;
 
-typedef struct nvmlGpuInstancePlacement_st {
-  unsigned int start;
-  unsigned int size;
+typedef struct nvmlGpuInstancePlacement_st {  // where a GPU instance sits, in memory slices
+  unsigned int start;                           // index of the first occupied memory slice
+  unsigned int size;                            // number of memory slices occupied
 } nvmlGpuInstancePlacement_t;
 
 typedef struct nvmlComputeInstancePlacement_st {
@@ -318,6 +318,14 @@ nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned i
                                                  nvmlGpuInstanceProfileInfo_t* info);
 nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile,
                                                   nvmlGpuInstanceProfileInfo_v2_t* info);
+// All the placements a profile (by its id, nvmlGpuInstanceProfileInfo_t.id) can take on the device, whatever is
+// already created: memory slices [start, start + size). placements NULL: *count receives how many there are; else
+// *count is the buffer's length on entry (the _v2 fix of the unversioned call, which ignored it) and their number
+// on return, and a buffer too short answers NVML_ERROR_INSUFFICIENT_SIZE. NOT_SUPPORTED: no MIG, or the profile
+// is not supported; INVALID_ARGUMENT: a bad device, profileId or count.
+nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device, unsigned int profileId,
+                                                           nvmlGpuInstancePlacement_t* placements,
+                                                           unsigned int* count);
 nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t* gpuInstance);
 nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t* gpuInstance);
 nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t* info);

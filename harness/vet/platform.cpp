@@ -684,4 +684,16 @@ int vet_command(const PlatformOptions& o) {
   else if (o.price_exclusive) report.checks.push_back(cost_without_baseline());
   return write_vet_report(o, report, out);
 }
+std::unique_ptr<Nvml> platform_nvml(const std::string& command, int device) {
+  auto nvml = load_nvml_for(command);
+  check_device_index(*nvml, device);
+  return nvml;
+}
+
+std::string platform_default_out(const std::string& what) { return default_out(what); }
+
+void platform_check_outputs(const PlatformOptions& o, const std::string& out, const std::vector<std::string>& own_files) {
+  check_platform_outputs(o, out, own_files);
+}
+
 }  // namespace ib

@@ -8,10 +8,12 @@
 // the structs of harness/results/platform_reports.h and formatted by reports/platform_writer.h.
 #pragma once
 
+#include "harness/nvml/nvml.h"
 #include "harness/results/platform_reports.h"
 #include "reports/results_reader.h"
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +46,13 @@ struct PlatformOptions {
   std::string html;                   // vet: --html FILE (the checklist as a page)
   std::string history;                // vet: --history DB (reports/history.h), after vet.json is written
   std::string version, git_sha;       // of this binary, for the history (set by the command line)
+  std::vector<std::string> argv;      // mig-sweep: the command line, for its report
+  // mig-sweep (harness/vet/mig_sweep.cpp)
+  std::string scenario;               // --scenario FILE: the tenants to place
+  std::string layouts = "all";        // --layouts all | FILE (one layout a line: "3g.71gb,2g.35gb")
+  double sweep_budget_s = 3600.0;     // --budget S: layouts that would not fit are skipped, and said so
+  std::optional<double> phase_s;      // --duration S: each layout's phases (default: the scenario's)
+  std::optional<int> rounds;          // --rounds N: each layout's run a fixed N rounds (default: until decided)
 };
 
 // A measuring step: this binary again (`run` or `sustain`), as a child that dies with us
@@ -62,6 +71,15 @@ int probe_command(const PlatformOptions& o);
 int sustain_command(const PlatformOptions& o);
 int baseline_command(const PlatformOptions& o);
 int vet_command(const PlatformOptions& o);
+// `mig-sweep` (harness/vet/mig_sweep.cpp): each valid MIG layout for a scenario's tenants, measured and
+// compared; the recommendation as a mig-parted config.
+int mig_sweep_command(const PlatformOptions& o);
+
+// Shared by the platform commands' files: NVML for `command` with --device checked (exit 3 without
+// NVML, 2 for a device it does not see); the default output folder; the output checks of --out.
+std::unique_ptr<Nvml> platform_nvml(const std::string& command, int device);
+std::string platform_default_out(const std::string& what);
+void platform_check_outputs(const PlatformOptions& o, const std::string& out, const std::vector<std::string>& own_files);
 // `selftest` (harness/vet/selftest.cpp): known answers that tell whether this machine can measure now.
 int selftest_command(const PlatformOptions& o);
 // The self-test's first known answer: two identical tenants time-sharing one resource (its scenario).

@@ -322,7 +322,7 @@ def test_the_second_call_brings_back_the_rest_in_order(checkout, tmp_path):
 
 def test_an_unknown_part_stops_naming_the_parts(checkout, tmp_path):
     out, _, _, stdout, wall = device_check(checkout, tmp_path, 3, PART="all")
-    assert_stopped(out, stdout, wall, "unknown PART=all (first or second)")
+    assert_stopped(out, stdout, wall, "unknown PART=all (first, second or mig)")
 
 
 def test_steps_that_no_longer_fit_are_skipped_and_said_so(checkout, tmp_path):

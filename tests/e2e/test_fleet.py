@@ -2,7 +2,8 @@
 
 A fleet of 200 nodes is made from one real host run: each node's copy gets its own name and a small
 jitter on its figures, a few get known stragglers (slow exclusive throughput, high P95 slowdown), a few
-are missing, truncated, killed or failed. merge must name exactly those, in under 2 s."""
+are missing, truncated, killed or failed. merge must name exactly those, in under 2 s (the timing is its
+own test, left out under the sanitizers)."""
 import json
 import random
 import shutil
@@ -26,10 +27,8 @@ WORKLOAD_ERROR = 130         # task.json says the run exited 4
 KILLED = 160                 # task.json without an exit code
 
 
-@pytest.fixture(scope="module")
-def real_result(tmp_path_factory):
+def real_run(out):
     """One real host run's results.json (parsed), its verdicts set to pass so the copies start good."""
-    out = tmp_path_factory.mktemp("real") / "run"
     proc = subprocess.run([BINARY, "run", "--backend", "host", "--scenario",
                            str(SOURCE_DIR / "scenarios" / "host" / "idle-neighbour.json"), "--duration", "1",
                            "--warmup", "0.2", "--rounds", "2", "--until", "fixed", *LENIENT, "--out", str(out)],
@@ -40,6 +39,11 @@ def real_result(tmp_path_factory):
         a["verdict"] = "pass"
     doc["summary"].update({"pass": True, "exit_code": 0, "inconclusive": 0, "failed": 0})
     return doc
+
+
+@pytest.fixture(scope="module")
+def real_result(tmp_path_factory):
+    return real_run(tmp_path_factory.mktemp("real") / "run")
 
 
 def node(i):
@@ -72,13 +76,11 @@ def task_json(i, exit_code):
             "ended": None if exit_code is None else "2026-12-02T01:05:00Z"}
 
 
-@pytest.fixture(scope="module")
-def fleet(real_result, tmp_path_factory):
-    """200 task folders as deploy/ib-task.sh leaves them, the expected node list, and the merge's output."""
-    root = tmp_path_factory.mktemp("fleet")
+def make_fleet(root, base):
+    """200 task folders as deploy/ib-task.sh leaves them and the expected node list; returns the merge's argv."""
     rng = random.Random(1)
     for i in range(NODES):
-        doc = node_copy(real_result, i, rng)
+        doc = node_copy(base, i, rng)
         if i in MISSING:
             continue
         task = root / "tasks" / f"{node(i)}.{i}"
@@ -88,18 +90,36 @@ def fleet(real_result, tmp_path_factory):
         text = json.dumps(doc)
         (task / "results" / "results.json").write_text(text[:len(text) // 2] if i == TRUNCATED else text)
     (root / "expected-nodes.txt").write_text("# the partition's GPU nodes\n" + "\n".join(node(i) for i in range(NODES)) + "\n")
+    return [BINARY, "merge", str(root / "tasks"), "--expect-nodes", str(root / "expected-nodes.txt"),
+            "--expect-tasks", str(NODES), "--out", str(root / "out")]
+
+
+@pytest.fixture(scope="module")
+def fleet(real_result, tmp_path_factory):
+    root = tmp_path_factory.mktemp("fleet")
+    proc = subprocess.run(make_fleet(root, real_result), capture_output=True, text=True, timeout=60)
+    return root, proc
+
+
+@pytest.fixture(scope="module")
+def timed_fleet(tmp_path_factory):
+    root = tmp_path_factory.mktemp("timed")
+    return make_fleet(root, real_run(root / "run"))
+
+
+@pytest.mark.measurement
+def test_merge_of_200_nodes_takes_under_2_s(timed_fleet):
+    # Its own CTest, labelled measurement: a sanitizer build's slower parsing is not what is judged.
     t0 = time.monotonic()
-    proc = subprocess.run([BINARY, "merge", str(root / "tasks"), "--expect-nodes", str(root / "expected-nodes.txt"),
-                           "--expect-tasks", str(NODES), "--out", str(root / "out")], capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(timed_fleet, capture_output=True, text=True, timeout=60)
     elapsed = time.monotonic() - t0
-    return root, proc, elapsed
-
-
-def test_200_nodes_merge_names_exactly_the_stragglers_and_missing_nodes_in_under_2_s(fleet):
-    root, proc, elapsed = fleet
     assert proc.returncode == 1, proc.stderr
     assert elapsed <= 2.0, f"merge of {NODES} nodes took {elapsed:.2f} s"
+
+
+def test_200_nodes_merge_names_exactly_the_stragglers_and_missing_nodes(fleet):
+    root, proc = fleet
+    assert proc.returncode == 1, proc.stderr
     doc = json.loads((root / "out" / "fleet.json").read_text())
     jsonschema.validate(doc, FLEET_SCHEMA)
     worse = {(s["node"], s["metric"]) for s in doc["stragglers"] if s["worse"]}
@@ -126,7 +146,7 @@ def test_200_nodes_merge_names_exactly_the_stragglers_and_missing_nodes_in_under
 
 
 def test_fleet_outputs_parse_and_join_with_dcgm_labels(fleet):
-    root, proc, _ = fleet
+    root, proc = fleet
     out = root / "out"
     suites = {s.name: s for s in junitparser.JUnitXml.fromfile(str(out / "fleet.junit.xml"))}
     assert len(suites) == NODES + len(MISSING)  # a suite per member, missing tasks included

@@ -13,7 +13,11 @@
 //         "instances": [{"gi": 1, "ci": 0, "profile": "1g.18gb", "uuid": "MIG-...", "sm": 16,
 //                        "memory_mb": 16384, "slot": 0}],    // slot: index for GetMigDeviceHandleByIndex
 //         "profiles": [{"name": "1g.18gb", "id": 19, "slices": 1, "sm": 16, "memory_mb": 16384,
-//                       "capacity": 7, "index": 0}],         // index: NVML_GPU_INSTANCE_PROFILE_* (default from slices)
+//                       "capacity": 7, "index": 0,         // index: NVML_GPU_INSTANCE_PROFILE_* (default from slices)
+//                       "placements": [[0, 1], [1, 1]]}],  // nvmlDeviceGetGpuInstancePossiblePlacements_v2's
+//                       // [start, size] in memory slices (or {"start": s, "size": n}); default: the A100/H100/H200
+//                       // ones for the slice count (1: {0..6}:1, or {0,2,4,6}:2 when capacity <= 4 as for 1g.35gb;
+//                       // 2: {0,2,4}:2, 3: {0,4}:4, 4: {0}:4, 7: {0}:8), else `capacity` x `slices` side by side
 //         "fail": {"nvmlDeviceGetMigMode": 3},               // scripted failures for this device
 //         // --- telemetry (whole-GPU handles only; MIG handles answer NOT_SUPPORTED) ---
 //         "telemetry": [{"sm_clock": 1980, "mem_clock": 3201, "max_sm_clock": 1980, "power_w": 650,
@@ -714,9 +718,66 @@ void fill_gi_profile(const json& p, Info* info) {
   info->memorySizeMB = get_or<unsigned long long>(p, "memory_mb", 16384);
 }
 
+// A profile's possible placements (see "placements" at the top of this file).
+std::vector<nvmlGpuInstancePlacement_t> placements_of(const json& p) {
+  std::vector<nvmlGpuInstancePlacement_t> out;
+  auto it = p.find("placements");
+  if (it != p.end() && it->is_array()) {
+    for (const auto& pl : *it) {
+      if (pl.is_array() && pl.size() == 2)
+        out.push_back({pl[0].get<unsigned>(), pl[1].get<unsigned>()});
+      else if (pl.is_object())
+        out.push_back({as_unsigned(pl, "start", 0), as_unsigned(pl, "size", 1)});
+    }
+    return out;
+  }
+  unsigned slices = as_unsigned(p, "slices", slices_of_name(get_or<std::string>(p, "name", "")));
+  switch (slices) {
+    case 1:
+      if (as_unsigned(p, "capacity", 1) <= 4)
+        out = {{0, 2}, {2, 2}, {4, 2}, {6, 2}};  // the 2-memory-slice 1g profile (1g.35gb on an H200)
+      else
+        for (unsigned k = 0; k < 7; ++k) out.push_back({k, 1});
+      break;
+    case 2: out = {{0, 2}, {2, 2}, {4, 2}}; break;
+    case 3: out = {{0, 4}, {4, 4}}; break;
+    case 4: out = {{0, 4}}; break;
+    case 7: out = {{0, 8}}; break;
+    default:
+      for (unsigned k = 0; k < as_unsigned(p, "capacity", 1); ++k) out.push_back({k * slices, slices});
+  }
+  return out;
+}
+
 }  // namespace
 
 extern "C" {
+
+nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device, unsigned int profileId,
+                                                           nvmlGpuInstancePlacement_t* placements,
+                                                           unsigned int* count) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = lookup(device, Kind::device);
+  if (!h || !count) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetGpuInstancePossiblePlacements_v2", static_cast<int>(h->dev))) return rc;
+  if (!mig_of(h->dev).supported) return NVML_ERROR_NOT_SUPPORTED;  // answered whether MIG is enabled or not
+  const json* p =
+      profile_by(device_config(h->dev), [&](const json& p) { return as_unsigned(p, "id", 0) == profileId; });
+  if (!p) return NVML_ERROR_INVALID_ARGUMENT;
+  auto all = placements_of(*p);
+  unsigned n = static_cast<unsigned>(all.size());
+  if (!placements) {
+    *count = n;
+    return NVML_SUCCESS;
+  }
+  if (*count < n) {
+    *count = n;
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  std::copy(all.begin(), all.end(), placements);
+  *count = n;
+  return NVML_SUCCESS;
+}
 
 nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned int profile,
                                                  nvmlGpuInstanceProfileInfo_t* info) {

@@ -4,6 +4,7 @@
 #include "harness/core/errors.h"
 #include "harness/nvml/nvml_abi.h"
 #include "harness/modes/journal.h"
+#include "harness/modes/mig_layouts.h"
 #include "harness/modes/mode_setup.h"
 #include "harness/run/foreign_load.h"
 
@@ -488,6 +489,88 @@ TEST_F(NvmlTest, FakeTakesOnlyTheVersionedStructItWasGiven) {
   nvmlGpuInstanceProfileInfo_v2_t old{};
   old.version = nvml_struct_version(sizeof(nvmlGpuInstanceProfileInfo_t), 1);  // a v1-sized struct
   EXPECT_EQ(profile_v(dev, NVML_GPU_INSTANCE_PROFILE_1_SLICE, &old), NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+  EXPECT_EQ(shutdown(), NVML_SUCCESS);
+  dlclose(lib);
+}
+
+TEST_F(NvmlTest, GpuInstanceProfilesComeWithTheirPlacements) {
+  json config = machine();
+  json& profiles = config["devices"][0]["profiles"];
+  profiles.push_back({{"name", "4g.71gb"}, {"id", 5}, {"slices", 4}, {"sm", 64}, {"memory_mb", 71424}, {"capacity", 1}});
+  profiles[1]["placements"] = json::array({json::array({0, 2}), json::array({2, 2}), json::array({4, 2}),
+                                           json::array({6, 2})});  // 1g.35gb, the [start, size] form
+  profiles[3]["placements"] = json::array({{{"start", 0}, {"size", 4}}, {{"start", 4}, {"size", 4}}});  // 3g.71gb
+  write_config(config);
+  auto nvml = ib::Nvml::load();
+  auto got = nvml->mig_gpu_instance_profiles(0);
+  // NVML_GPU_INSTANCE_PROFILE_* index order: 1_SLICE, 2_SLICE, 3_SLICE, 4_SLICE, 7_SLICE, then 1_SLICE_REV2 (9).
+  ASSERT_EQ(got.size(), 6u);
+  std::vector<std::string> names;
+  for (const auto& p : got) names.push_back(p.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"1g.18gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb", "1g.35gb"}));
+  EXPECT_EQ(got[5].index, 9u);
+  EXPECT_EQ(got[5].id, 15u);
+  EXPECT_EQ(got[5].slice_count, 1u);
+  EXPECT_EQ(got[5].instance_count, 4u);
+  EXPECT_EQ(got[5].memory_mib, 32768u);
+  EXPECT_EQ(got[5].sm_count, 16u);
+  auto starts = [](const ib::MigGpuInstanceProfile& p) {
+    std::vector<std::pair<unsigned, unsigned>> out;
+    for (const auto& pl : p.placements) out.emplace_back(pl.start, pl.size);
+    return out;
+  };
+  using Pl = std::vector<std::pair<unsigned, unsigned>>;
+  EXPECT_EQ(starts(got[0]), (Pl{{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}}));  // the fake's default
+  EXPECT_EQ(starts(got[1]), (Pl{{0, 2}, {2, 2}, {4, 2}}));
+  EXPECT_EQ(starts(got[2]), (Pl{{0, 4}, {4, 4}}));
+  EXPECT_EQ(starts(got[3]), (Pl{{0, 4}}));
+  EXPECT_EQ(starts(got[4]), (Pl{{0, 8}}));
+  EXPECT_EQ(starts(got[5]), (Pl{{0, 2}, {2, 2}, {4, 2}, {6, 2}}));
+  // What the sweep does with them: the 14 two-tenant H200 layouts of mig_layouts_test.cpp.
+  EXPECT_EQ(ib::enumerate_mig_layouts(got, 2).size(), 14u);
+
+  EXPECT_EQ(error_of([&] { nvml->mig_gpu_instance_profiles(1); }),
+            "cannot list MIG profiles: MIG mode is not enabled on GPU 1");
+  EXPECT_EQ(error_of([&] { nvml->mig_gpu_instance_profiles(2); }),
+            "cannot list MIG profiles: GPU 2 does not support MIG");
+  EXPECT_TRUE(state_ops().empty());  // listing creates nothing
+}
+
+TEST_F(NvmlTest, PlacementsFailureNamesTheCall) {
+  json config = machine();
+  config["devices"][0]["fail"] = {{"nvmlDeviceGetGpuInstancePossiblePlacements_v2", "NO_PERMISSION"}};
+  write_config(config);
+  auto nvml = ib::Nvml::load();
+  EXPECT_EQ(error_of([&] { nvml->mig_gpu_instance_profiles(0); }),
+            "nvmlDeviceGetGpuInstancePossiblePlacements_v2: Insufficient Permissions (4)");
+}
+
+TEST_F(NvmlTest, FakePlacementsAnswerTheTwoStepQuery) {
+  write_config(machine());
+  void* lib = dlopen(FAKE_NVML_PATH, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  auto init = reinterpret_cast<decltype(&nvmlInit_v2)>(dlsym(lib, "nvmlInit_v2"));
+  auto shutdown = reinterpret_cast<decltype(&nvmlShutdown)>(dlsym(lib, "nvmlShutdown"));
+  auto handle = reinterpret_cast<decltype(&nvmlDeviceGetHandleByIndex_v2)>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+  auto placements = reinterpret_cast<decltype(&nvmlDeviceGetGpuInstancePossiblePlacements_v2)>(
+      dlsym(lib, "nvmlDeviceGetGpuInstancePossiblePlacements_v2"));
+  ASSERT_TRUE(init && shutdown && handle && placements);
+  ASSERT_EQ(init(), NVML_SUCCESS);
+  nvmlDevice_t dev = nullptr;
+  ASSERT_EQ(handle(0, &dev), NVML_SUCCESS);
+  unsigned count = 0;
+  ASSERT_EQ(placements(dev, 19, nullptr, &count), NVML_SUCCESS);  // 1g.18gb
+  EXPECT_EQ(count, 7u);
+  nvmlGpuInstancePlacement_t buf[7] = {};
+  count = 3;
+  EXPECT_EQ(placements(dev, 19, buf, &count), NVML_ERROR_INSUFFICIENT_SIZE);
+  EXPECT_EQ(count, 7u);
+  ASSERT_EQ(placements(dev, 9, buf, &count), NVML_SUCCESS);  // 3g.71gb
+  EXPECT_EQ(count, 2u);
+  EXPECT_EQ(buf[1].start, 4u);
+  EXPECT_EQ(buf[1].size, 4u);
+  EXPECT_EQ(placements(dev, 77, nullptr, &count), NVML_ERROR_INVALID_ARGUMENT);  // no such profile id
+  EXPECT_EQ(placements(dev, 19, nullptr, nullptr), NVML_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(shutdown(), NVML_SUCCESS);
   dlclose(lib);
 }

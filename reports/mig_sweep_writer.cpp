@@ -1,0 +1,183 @@
+#include "reports/mig_sweep_writer.h"
+
+#include "harness/core/text.h"
+#include "reports/html_writer.h"
+#include "reports/json_writer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+namespace ib {
+
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+ojson tenant_json(const SweepTenant& t) {
+  ojson p95 = nullptr;
+  if (t.p95_slowdown)
+    p95 = {{"value", json_number(t.p95_slowdown->value)},
+           {"ci_low", json_number(t.p95_slowdown->ci_low)},
+           {"ci_high", json_number(t.p95_slowdown->ci_high)}};
+  return {{"tenant", t.tenant},  {"workload", t.workload}, {"profile", t.profile}, {"verdict", to_string(t.verdict)},
+          {"verdict_reason", t.verdict_reason}, {"p95_slowdown", p95}, {"cutoff", json_number(t.cutoff)}};
+}
+
+ojson layout_json(const SweepLayout& l) {
+  ojson tenants = ojson::array();
+  for (const auto& t : l.tenants) tenants.push_back(tenant_json(t));
+  return {{"name", l.name},
+          {"profiles", l.profiles},
+          {"outcome", to_string(l.outcome)},
+          {"reason", l.reason},
+          {"exit_code", l.exit_code ? ojson(*l.exit_code) : ojson(nullptr)},
+          {"results_file", l.results_file},
+          {"seconds", json_number(l.seconds)},
+          {"passing", l.passing},
+          {"stp", l.stp ? json_number(*l.stp) : ojson(nullptr)},
+          {"throttled_fraction", l.throttled_fraction ? json_number(*l.throttled_fraction) : ojson(nullptr)},
+          {"tenants", tenants}};
+}
+
+// The recommended layout's profiles counted, in the order they first appear.
+std::vector<std::pair<std::string, int>> profile_counts(const std::vector<std::string>& profiles) {
+  std::vector<std::pair<std::string, int>> out;
+  for (const std::string& p : profiles) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == p; });
+    if (it == out.end()) out.push_back({p, 1});
+    else ++it->second;
+  }
+  return out;
+}
+
+std::string p95_words(const std::optional<Estimate>& e) {
+  if (!e) return "n/a";
+  return signed_percent(e->value) + " [" + signed_percent(e->ci_low) + ", " + signed_percent(e->ci_high) + "]";
+}
+
+std::string join_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+std::string cell(const std::string& s) {
+  std::string out;
+  for (char c : printable(s, 300)) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+void apply_section(std::ostringstream& os, const MigSweepResult& r) {
+  const auto& rec = *r.recommendation;
+  std::string gres;
+  for (const auto& [profile, n] : profile_counts(rec.profiles)) gres += (gres.empty() ? "" : ",") + ("gpu:" + profile + ":" + std::to_string(n));
+  os << "\n## Applying it\n\n`mig-parted.yaml` holds the layout as the config `" << kMigPartedConfigName
+     << "` (interference-bench never changes MIG itself):\n\n```sh\nnvidia-mig-parted apply -f mig-parted.yaml -c "
+     << kMigPartedConfigName << "\n# or with the GPU operator: add the config to the MIG manager's ConfigMap, then\n"
+     << "kubectl label node " << (r.host.empty() ? "NODE" : r.host) << " nvidia.com/mig.config=" << kMigPartedConfigName
+     << " --overwrite\n```\n\nSlurm (slurm.conf; `AutoDetect=nvml` in gres.conf finds the instances, and `slurmd -G` "
+        "shows the type names it gives them):\n\n```\nNodeName="
+     << (r.host.empty() ? "NODE" : r.host) << " Gres=" << gres << "\n```\n";
+}
+
+}  // namespace
+
+ojson mig_sweep_to_json(const MigSweepResult& r) {
+  ojson layouts = ojson::array();
+  for (const auto& l : r.layouts) layouts.push_back(layout_json(l));
+  ojson rec = nullptr;
+  if (r.recommendation)
+    rec = {{"layout", r.recommendation->layout},         {"profiles", r.recommendation->profiles},
+           {"reason", r.recommendation->reason},         {"distinguishable", r.recommendation->distinguishable},
+           {"runner_up", r.recommendation->runner_up},   {"mig_parted_config", kMigPartedConfigName}};
+  return {{"schema_version", r.schema_version},
+          {"meta", {{"tool", "interference-bench"}, {"command", "mig-sweep"}, {"version", r.version},
+                    {"git_sha", r.git_sha}, {"argv", r.argv}, {"start_time", r.start_time}, {"host", r.host}}},
+          {"scenario_file", r.scenario_file},
+          {"backend", r.backend},
+          {"device", {{"index", r.device}, {"name", r.gpu_name}, {"uuid", r.gpu_uuid},
+                      {"pci_device_id", r.pci_device_id ? ojson(fmt::format("0x{:08X}", *r.pci_device_id)) : ojson(nullptr)}}},
+          {"layouts_source", r.layouts_source},
+          {"budget_s", json_number(r.budget_s)},
+          {"preexisting_instances", r.preexisting},
+          {"layouts", layouts},
+          {"recommendation", rec},
+          {"interrupted", r.interrupted},
+          {"exit_code", r.exit_code}};
+}
+
+std::string mig_sweep_markdown(const MigSweepResult& r) {
+  std::ostringstream os;
+  os << "# interference-bench mig-sweep — GPU " << r.device << " (" << cell(r.gpu_name) << ")\n\n";
+  if (r.recommendation)
+    os << "**Recommended layout: " << cell(r.recommendation->layout) << "**" << (r.recommendation->distinguishable ? "" : " (not distinguishable from the runner-up)")
+       << " — " << cell(r.recommendation->reason) << ".\n";
+  else
+    os << "**No layout was measured.**\n";
+  if (r.interrupted) os << "\nInterrupted: the layouts below are those it finished (exit code 130).\n";
+  if (!r.preexisting.empty()) os << "\nPre-existing instances (never touched): " << cell(join_words(r.preexisting)) << ".\n";
+  os << "\n| layout | outcome | tenants passing | STP | throttled | tenants: P95 slowdown [CI] on their instance | reason |\n"
+        "|---|---|---|---|---|---|---|\n";
+  for (const auto& l : r.layouts) {
+    std::string tenants;
+    for (const auto& t : l.tenants)
+      tenants += (tenants.empty() ? "" : "; ") + t.tenant + " on " + t.profile + ": " + std::string(to_string(t.verdict)) +
+                 " " + p95_words(t.p95_slowdown);
+    os << "| " << cell(l.name) << " | " << to_string(l.outcome) << " | " << l.passing << " | "
+       << (l.stp ? significant(*l.stp, 3) : "n/a") << " | " << (l.throttled_fraction ? percent(*l.throttled_fraction) : "n/a")
+       << " | " << cell(tenants.empty() ? "-" : tenants) << " | " << cell(l.reason.empty() ? "-" : l.reason) << " |\n";
+  }
+  if (r.recommendation) apply_section(os, r);
+  return os.str();
+}
+
+std::string mig_sweep_html(const MigSweepResult& r) {
+  std::ostringstream os;
+  os << "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>interference-bench mig-sweep</title><style>"
+        "body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}"
+        "</style></head><body><h1>"
+     << html_escape("interference-bench mig-sweep — GPU " + std::to_string(r.device) + " (" + r.gpu_name + ")") << "</h1><p>"
+     << html_escape(r.recommendation ? "Recommended layout: " + r.recommendation->layout + " — " + r.recommendation->reason
+                                     : std::string("No layout was measured."))
+     << "</p><table><tr><th>layout</th><th>outcome</th><th>passing</th><th>STP</th><th>tenant</th><th>instance</th>"
+        "<th>verdict</th><th>P95 slowdown [CI]</th></tr>\n";
+  for (const auto& l : r.layouts) {
+    const std::size_t rows = std::max<std::size_t>(1, l.tenants.size());
+    for (std::size_t i = 0; i < rows; ++i) {
+      os << "<tr>";
+      if (i == 0)
+        os << "<td rowspan=\"" << rows << "\">" << html_escape(l.name) << "</td><td rowspan=\"" << rows << "\">"
+           << html_escape(std::string(to_string(l.outcome)) + (l.reason.empty() ? "" : ": " + l.reason)) << "</td><td rowspan=\""
+           << rows << "\">" << l.passing << "</td><td rowspan=\"" << rows << "\">" << html_escape(l.stp ? significant(*l.stp, 3) : "n/a")
+           << "</td>";
+      if (i < l.tenants.size()) {
+        const auto& t = l.tenants[i];
+        os << "<td>" << html_escape(t.tenant) << "</td><td>" << html_escape(t.profile) << "</td><td>" << to_string(t.verdict)
+           << "</td><td>" << html_escape(p95_words(t.p95_slowdown)) << "</td>";
+      } else {
+        os << "<td colspan=\"4\"></td>";
+      }
+      os << "</tr>\n";
+    }
+  }
+  os << "</table></body></html>\n";
+  return os.str();
+}
+
+std::string mig_parted_yaml(const MigSweepResult& r) {
+  std::ostringstream os;
+  os << "# interference-bench mig-sweep: the recommended layout for " << printable(r.scenario_file, 200) << " on GPU "
+     << r.device << " (" << printable(r.gpu_name, 80) << ")\n# " << printable(r.recommendation->reason, 400)
+     << "\n# Apply: nvidia-mig-parted apply -f mig-parted.yaml -c " << kMigPartedConfigName << "\nversion: v1\nmig-configs:\n  "
+     << kMigPartedConfigName << ":\n";
+  if (r.pci_device_id) os << "    - device-filter: \"" << fmt::format("0x{:08X}", *r.pci_device_id) << "\"\n      devices: [" << r.device << "]\n";
+  else os << "    # device-filter left out: NVML gave no PCI device id\n    - devices: [" << r.device << "]\n";
+  os << "      mig-enabled: true\n      mig-devices:\n";
+  for (const auto& [profile, n] : profile_counts(r.recommendation->profiles)) os << "        \"" << profile << "\": " << n << "\n";
+  return os.str();
+}
+
+}  // namespace ib

@@ -1,0 +1,164 @@
+"""`mig-sweep` against the fake NVML with H200 profiles and the host backend: each layout's instances made
+and destroyed (the fake's operation log), pre-existing instances untouched, the recommendation as a
+mig-parted config, the budget, MIG mode off, and SIGTERM / SIGKILL + cleanup mid-sweep."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import jsonschema
+import pytest
+import yaml
+
+from conftest import BINARY, LENIENT, SOURCE_DIR, compute, scenario, wait_for
+
+FAKE_NVML = os.environ.get("FAKE_NVML_LIB", "")
+SWEEP_SCHEMA = json.loads((SOURCE_DIR / "reports" / "mig-sweep.schema.json").read_text())
+# The H200's GPU instance profiles (placements: the fake's defaults for each slice count, as nvidia-smi
+# mig -lgipp lists them on an H100/H200).
+H200_PROFILES = [
+    {"name": "1g.18gb", "id": 19, "slices": 1, "sm": 16, "memory_mb": 16384, "capacity": 7},
+    {"name": "1g.35gb", "id": 15, "slices": 1, "sm": 26, "memory_mb": 32768, "capacity": 4},
+    {"name": "2g.35gb", "id": 14, "slices": 2, "sm": 32, "memory_mb": 32768, "capacity": 3},
+    {"name": "3g.71gb", "id": 9, "slices": 3, "sm": 60, "memory_mb": 69632, "capacity": 2},
+    {"name": "4g.71gb", "id": 5, "slices": 4, "sm": 64, "memory_mb": 69632, "capacity": 1},
+    {"name": "7g.141gb", "id": 0, "slices": 7, "sm": 132, "memory_mb": 143360, "capacity": 1},
+]
+PREEXISTING = {"gi": 13, "ci": 0, "profile": "1g.18gb", "uuid": "MIG-ffffffff-0000-0000-0000-000000000013", "sm": 16,
+               "memory_mb": 16384, "slot": 6}
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mig-sweep creates instances with --mig-create: needs root")
+
+
+@pytest.fixture
+def fake(runner, tmp_path):
+    if not FAKE_NVML:
+        pytest.skip("FAKE_NVML_LIB not set (run through ctest)")
+
+    def configure(mig_current=1, instances=()):
+        dev = {"name": "NVIDIA H200", "uuid": "GPU-11111111-2222-3333-4444-555555555555", "compute_mode": 0,
+               "sm": 132, "memory_mb": 143771,
+               "mig": {"supported": True, "current": mig_current, "pending": mig_current, "max_devices": 7, "slices": 7},
+               "instances": list(instances), "profiles": H200_PROFILES}
+        cfg = runner.write_json("nvml.json", {"devices": [dev]})
+        runner.env.update(INTERFERENCE_BENCH_NVML=FAKE_NVML, FAKE_NVML_CONFIG=str(cfg),
+                          FAKE_NVML_STATE=str(tmp_path / "nvml-state.jsonl"))
+        return tmp_path / "nvml-state.jsonl"
+    return configure
+
+
+def read_ops(state):
+    return [json.loads(line) for line in state.read_text().splitlines()] if state.exists() else []
+
+
+def live_created(state):
+    """GPU instances the sweep made that are not destroyed."""
+    ops = read_ops(state)
+    return {o["gi"] for o in ops if o["op"] == "create_gi"} - {o["gi"] for o in ops if o["op"] == "destroy_gi"}
+
+
+def two_tenants(runner, duration=0.4):
+    return runner.write_json("s.json", scenario("pair", [compute("victim", n=48, reps=2), compute("other", n=48, reps=2)],
+                                                mode="mig", duration=duration, warmup=0.05))
+
+
+def sweep(runner, *args):
+    return [BINARY, "mig-sweep", "--backend", "host", *LENIENT, *map(str, args)]
+
+
+def test_each_layout_makes_and_destroys_exactly_its_instances_and_the_recommendation_is_a_mig_parted_config(
+        runner, tmp_path, fake):
+    state = fake(instances=[PREEXISTING])
+    layouts = runner.write_json("layouts.txt", "# two layouts for two tenants\n3g.71gb,3g.71gb\n4g.71gb, 2g.35gb\n")
+    out = tmp_path / "out"
+    r = subprocess.run(sweep(runner, "--scenario", two_tenants(runner), "--layouts", layouts, "--rounds", "2",
+                             "--out", out), capture_output=True, text=True, timeout=300, env=runner.env)
+    assert r.returncode in (0, 1, 5), r.stdout + r.stderr
+    doc = json.loads((out / "mig-sweep.json").read_text())
+    jsonschema.validate(doc, SWEEP_SCHEMA)
+    assert [l["name"] for l in doc["layouts"]] == ["3g.71gb,3g.71gb", "4g.71gb,2g.35gb"]
+    assert all(l["outcome"] == "measured" for l in doc["layouts"]), doc["layouts"]
+    assert [t["profile"] for t in doc["layouts"][1]["tenants"]] == ["4g.71gb", "2g.35gb"]
+    # Per layout: its two instances made, then destroyed; the pre-existing one never touched.
+    ops = read_ops(state)
+    made = [o["profile"] for o in ops if o["op"] == "create_gi"]
+    assert made == ["3g.71gb", "3g.71gb", "4g.71gb", "2g.35gb"]
+    assert [o["op"] for o in ops[:4]] == ["create_gi", "create_ci", "create_gi", "create_ci"]
+    assert live_created(state) == set()
+    assert PREEXISTING["gi"] not in {o["gi"] for o in ops}
+    assert doc["preexisting_instances"] == [f"1g.18gb ({PREEXISTING['uuid']})"]
+    # The recommendation, as mig-parted reads it.
+    rec = doc["recommendation"]
+    cfg = yaml.safe_load((out / "mig-parted.yaml").read_text())
+    assert cfg["version"] == "v1"
+    [entry] = cfg["mig-configs"]["interference-bench-recommended"]
+    assert entry["mig-enabled"] is True and entry["devices"] == [0]
+    counts = {}
+    for p in rec["profiles"]:
+        counts[p] = counts.get(p, 0) + 1
+    assert entry["mig-devices"] == counts
+    md = (out / "mig-sweep.md").read_text()
+    assert "kubectl label node" in md and "nvidia.com/mig.config=interference-bench-recommended" in md
+    assert "Gres=gpu:" in md
+    assert "<script" not in (out / "mig-sweep.html").read_text()
+
+
+def test_all_enumerates_from_nvmls_profiles_and_the_budget_skips_what_does_not_fit(runner, tmp_path, fake):
+    fake()
+    out = tmp_path / "out"
+    r = subprocess.run(sweep(runner, "--scenario", two_tenants(runner, duration=0.3), "--rounds", "1", "--budget", "1",
+                             "--out", out), capture_output=True, text=True, timeout=300, env=runner.env)
+    doc = json.loads((out / "mig-sweep.json").read_text())
+    names = [l["name"] for l in doc["layouts"]]
+    # Two instances of the H200's profiles that fit together, larger first: 7g.141gb fits with nothing.
+    assert "4g.71gb,3g.71gb" in names and "3g.71gb,3g.71gb" in names and "1g.18gb,1g.18gb" in names
+    assert not any(n.startswith("7g.141gb") for n in names) and "4g.71gb,4g.71gb" not in names
+    assert doc["layouts"][0]["outcome"] == "measured"
+    skipped = [l for l in doc["layouts"] if l["outcome"] == "skipped_budget"]
+    assert len(skipped) == len(names) - 1 and all("--budget 1 s" in l["reason"] for l in skipped)
+    assert doc["recommendation"]["layout"] == names[0]
+    assert r.returncode in (0, 1, 5), r.stderr
+
+
+def test_a_gpu_not_in_mig_mode_is_exit_3_with_what_an_administrator_does(runner, tmp_path, fake):
+    state = fake(mig_current=0)
+    r = subprocess.run(sweep(runner, "--scenario", two_tenants(runner), "--out", tmp_path / "out"),
+                       capture_output=True, text=True, timeout=60, env=runner.env)
+    assert r.returncode == 3
+    assert "MIG mode is disabled" in r.stderr and "never changes MIG mode" in r.stderr
+    assert read_ops(state) == []
+
+
+def test_a_layout_list_line_that_cannot_be_placed_is_bad_input(runner, tmp_path, fake):
+    fake()
+    layouts = runner.write_json("layouts.txt", "3g.71gb,2g.35gb\n7g.141gb,1g.18gb\n")
+    r = subprocess.run(sweep(runner, "--scenario", two_tenants(runner), "--layouts", layouts, "--out", tmp_path / "o"),
+                       capture_output=True, text=True, timeout=60, env=runner.env)
+    assert r.returncode == 2 and "layouts.txt:2:" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+@pytest.mark.parametrize("how", ["sigterm", "sigkill"])
+def test_an_interrupted_sweep_leaves_no_instance_it_made(runner, tmp_path, fake, how):
+    state = fake(instances=[PREEXISTING])
+    out = tmp_path / "out"
+    p = subprocess.Popen(sweep(runner, "--scenario", two_tenants(runner, duration=20), "--layouts",
+                               runner.write_json("l.txt", "3g.71gb,3g.71gb\n2g.35gb,2g.35gb\n"), "--rounds", "1",
+                               "--out", out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=runner.env,
+                         start_new_session=True)
+    wait_for(lambda: len(live_created(state)) == 2, process=p)  # the first layout's instances exist
+    if how == "sigterm":
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=60)
+        assert p.returncode == 130
+        doc = json.loads((out / "mig-sweep.json").read_text())
+        assert doc["interrupted"] is True and doc["layouts"][0]["outcome"] == "interrupted"
+    else:
+        os.killpg(p.pid, signal.SIGKILL)  # the sweep and its run: nothing of ours gets to clean up
+        p.communicate(timeout=60)
+        wait_for(lambda: not runner.leftover_processes())
+        assert len(live_created(state)) == 2
+        r = runner.run("cleanup")
+        assert r.returncode == 0, r.stdout + r.stderr
+    assert live_created(state) == set()
+    assert PREEXISTING["gi"] not in {o["gi"] for o in read_ops(state)}

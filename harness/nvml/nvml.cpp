@@ -111,6 +111,7 @@ class DlNvml final : public Nvml {
     bind("nvmlDeviceGetCurrPcieLinkWidth", get_pcie_width_);
     bind("nvmlDeviceGetMaxPcieLinkGeneration", get_pcie_max_gen_);
     bind("nvmlDeviceGetMaxPcieLinkWidth", get_pcie_max_width_);
+    bind("nvmlDeviceGetPciInfo_v3", get_pci_info_);
     bind("nvmlDeviceGetNvLinkState", get_nvlink_state_);
     bind("nvmlDeviceGetComputeRunningProcesses_v3", get_processes_);
     processes_call_ = "nvmlDeviceGetComputeRunningProcesses_v3";
@@ -151,6 +152,14 @@ class DlNvml final : public Nvml {
   std::string device_name(unsigned device) override { return name_of(handle(device)); }
 
   std::string device_uuid(unsigned device) override { return uuid_of(handle(device)); }
+
+  // A driver without the call, or one that declines it, has no answer: none (mig-parted then matches any GPU).
+  std::optional<unsigned> pci_device_id(unsigned device) override {
+    if (!get_pci_info_) return std::nullopt;
+    nvmlPciInfo_t pci{};
+    if (get_pci_info_(handle(device), &pci) != NVML_SUCCESS) return std::nullopt;
+    return pci.pciDeviceId;
+  }
 
   ComputeMode compute_mode(unsigned device) override {
     nvmlDevice_t h = handle(device);
@@ -683,6 +692,7 @@ class DlNvml final : public Nvml {
   decltype(&nvmlDeviceGetCurrPcieLinkGeneration) get_pcie_gen_ = nullptr;
   decltype(&nvmlDeviceGetCurrPcieLinkWidth) get_pcie_width_ = nullptr;
   decltype(&nvmlDeviceGetMaxPcieLinkGeneration) get_pcie_max_gen_ = nullptr;
+  decltype(&nvmlDeviceGetPciInfo_v3) get_pci_info_ = nullptr;
   decltype(&nvmlDeviceGetMaxPcieLinkWidth) get_pcie_max_width_ = nullptr;
   decltype(&nvmlDeviceGetNvLinkState) get_nvlink_state_ = nullptr;
   decltype(&nvmlDeviceGetComputeRunningProcesses_v3) get_processes_ = nullptr;

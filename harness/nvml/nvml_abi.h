@@ -156,6 +156,16 @@ constexpr unsigned int NVML_COMPUTE_INSTANCE_PROFILE_COUNT = 0x8;  // CUDA 12.x
 constexpr unsigned int NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED = 0x0;
 
 // ---- structs ----
+typedef struct nvmlPciInfo_st {  // nvmlDeviceGetPciInfo_v3 (NVML's nvmlPciInfo_t since the v2/v3 layout)
+  char busIdLegacy[16];            // NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;        // device id << 16 | vendor id (0x10DE for NVIDIA): mig-parted's device-filter
+  unsigned int pciSubSystemId;
+  char busId[32];                  // NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE
+} nvmlPciInfo_t;
+
 typedef struct nvmlMemory_st {  // nvmlDeviceGetMemoryInfo (the unversioned v1 layout)
   unsigned long long total;     // bytes
   unsigned long long free;
@@ -288,6 +298,7 @@ nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned i
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int* currLinkWidth);
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int* maxLinkGen);
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int* maxLinkWidth);
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci);
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t* isActive);
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount,
                                                      nvmlProcessInfo_t* infos);
@@ -356,6 +367,9 @@ static_assert(sizeof(void*) == 8 && sizeof(unsigned long long) == 8 && sizeof(un
 static_assert(sizeof(nvmlReturn_t) == 4, "C enums are int-sized");
 
 static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t");
+static_assert(sizeof(nvmlPciInfo_t) == 68 && offsetof(nvmlPciInfo_t, pciDeviceId) == 28 &&
+                  offsetof(nvmlPciInfo_t, busId) == 36,
+              "nvmlPciInfo_t");
 static_assert(offsetof(nvmlMemory_t, free) == 8 && offsetof(nvmlMemory_t, used) == 16, "nvmlMemory_t");
 
 static_assert(sizeof(nvmlUtilization_t) == 8 && offsetof(nvmlUtilization_t, memory) == 4, "nvmlUtilization_t");

@@ -94,6 +94,7 @@ def test_each_layout_makes_and_destroys_exactly_its_instances_and_the_recommenda
     assert cfg["version"] == "v1"
     [entry] = cfg["mig-configs"]["interference-bench-recommended"]
     assert entry["mig-enabled"] is True and entry["devices"] == [0]
+    assert entry["device-filter"] == doc["device"]["pci_device_id"] == "0x233510DE"  # the fake's H200 SXM
     counts = {}
     for p in rec["profiles"]:
         counts[p] = counts.get(p, 0) + 1

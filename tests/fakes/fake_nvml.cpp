@@ -1198,6 +1198,16 @@ nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int* w
   return pcie_value(device, "nvmlDeviceGetCurrPcieLinkWidth", "width", 16, width);
 }
 
+// "pci_device_id": a number or "0x233510DE" string (default 0x233510DE, an H200 SXM); null: NOT_SUPPORTED.
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+  FAKE_WHOLE_DEVICE("nvmlDeviceGetPciInfo_v3", pci);
+  json v;
+  if (int rc = fact(device_config(dev), "pci_device_id", 0x233510DEu, &v)) return static_cast<nvmlReturn_t>(rc);
+  *pci = nvmlPciInfo_t{};
+  pci->pciDeviceId = v.is_string() ? static_cast<unsigned>(std::stoul(v.get<std::string>(), nullptr, 16)) : v.get<unsigned>();
+  return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int* gen) {
   return pcie_value(device, "nvmlDeviceGetMaxPcieLinkGeneration", "max_gen", 5, gen);
 }

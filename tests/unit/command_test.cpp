@@ -269,8 +269,10 @@ TEST(CommandProcessTest, KeepsTheTailAndEndsOnSigterm) {
 
 TEST(CommandProcessTest, AProgramThatIgnoresSigtermIsKilledWithItsChildren) {
   // The shell ignores TERM and so does the child it starts (SIG_IGN is inherited across exec).
-  CommandProcess p({"/bin/sh", "-c", "trap '' TERM; sleep 30 & sleep 30; wait"}, "", {}, -1);
+  CommandProcess p({"/bin/sh", "-c", "trap '' TERM; echo ignoring; sleep 30 & sleep 30; wait"}, "", {}, -1);
   const pid_t pgid = p.pid();
+  // Only once the trap is set: a TERM sent before it would end the shell (CI once saw that race).
+  ASSERT_TRUE(eventually([&] { return p.tail().size() == 1; }));
   EXPECT_FALSE(p.terminate(0.3));
   EXPECT_TRUE(eventually([&] { return p.poll_exit().exited; }));
   EXPECT_TRUE(eventually([&] { return !group_alive(pgid) || p.poll_exit().exited; }));

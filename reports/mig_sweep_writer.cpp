@@ -58,12 +58,6 @@ std::string p95_words(const std::optional<Estimate>& e) {
   return signed_percent(e->value) + " [" + signed_percent(e->ci_low) + ", " + signed_percent(e->ci_high) + "]";
 }
 
-std::string join_words(const std::vector<std::string>& words) {
-  std::string out;
-  for (const std::string& w : words) out += (out.empty() ? "" : ", ") + w;
-  return out;
-}
-
 std::string cell(const std::string& s) {
   std::string out;
   for (char c : printable(s, 300)) out += c == '|' ? std::string("\\|") : std::string(1, c);
@@ -118,7 +112,7 @@ std::string mig_sweep_markdown(const MigSweepResult& r) {
   else
     os << "**No layout was measured.**\n";
   if (r.interrupted) os << "\nInterrupted: the layouts below are those it finished (exit code 130).\n";
-  if (!r.preexisting.empty()) os << "\nPre-existing instances (never touched): " << cell(join_words(r.preexisting)) << ".\n";
+  if (!r.preexisting.empty()) os << "\nPre-existing instances (never touched): " << cell(joined(r.preexisting, ", ")) << ".\n";
   os << "\n| layout | outcome | tenants passing | STP | throttled | tenants: P95 slowdown [CI] on their instance | reason |\n"
         "|---|---|---|---|---|---|---|\n";
   for (const auto& l : r.layouts) {

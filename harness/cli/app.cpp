@@ -739,6 +739,42 @@ void add_run_options(CLI::App& app, RunOptions& o) {
 
 }  // namespace
 
+namespace {
+
+// Every command's options, filled by the parse; `run` is the default command.
+struct Commands {
+  RunOptions run;
+  CLI::App* list = nullptr;
+  std::string what;  // list's argument
+  PlatformCommands platform;
+  HistoryCommand history;
+  CompareCommand compare;
+  ReportCommand report;
+  MergeCommand merge;
+  CleanupCommand cleanup;
+  WorkerCommand worker;
+};
+
+void add_commands(CLI::App& app, Commands& c, const std::vector<std::string>& args) {
+  add_run_options(app, c.run);
+  c.list = app.add_subcommand("list", "List workloads, scenarios (suites) or modes");
+  c.list->add_option("what", c.what, "workloads | scenarios | modes")
+      ->required()
+      ->check(CLI::IsMember({"workloads", "scenarios", "modes"}));
+  add_platform_commands(app, c.platform);
+  c.platform.options.version = IB_VERSION;
+  c.platform.options.git_sha = IB_GIT_SHA;
+  c.platform.options.argv = args;
+  add_history_command(app, c.history);
+  add_compare_command(app, c.compare);
+  add_report_command(app, c.report);
+  add_merge_command(app, c.merge);
+  add_cleanup_command(app, c.cleanup);
+  add_worker_command(app, c.worker);
+}
+
+}  // namespace
+
 int run_app(int argc, char** argv) {
   // The stop signals are blocked before anything else, so one sent in the first milliseconds (while
   // the options are parsed) is answered like any other: exit 130, not its default action.
@@ -761,31 +797,8 @@ int run_app(int argc, char** argv) {
   app.set_version_flag("--version", std::string("interference-bench ") + IB_VERSION + " (" + IB_GIT_SHA + ")");
   app.require_subcommand(0, 1);
 
-  RunOptions o;
-  add_run_options(app, o);
-
-  auto* list = app.add_subcommand("list", "List workloads, scenarios (suites) or modes");
-  std::string what;
-  list->add_option("what", what, "workloads | scenarios | modes")->required()->check(CLI::IsMember({"workloads", "scenarios", "modes"}));
-
-  PlatformCommands platform;
-  add_platform_commands(app, platform);
-  platform.options.version = IB_VERSION;
-  platform.options.git_sha = IB_GIT_SHA;
-  platform.options.argv = args;
-  HistoryCommand history;
-  add_history_command(app, history);
-  CompareCommand compare;
-  add_compare_command(app, compare);
-  ReportCommand report;
-  add_report_command(app, report);
-  MergeCommand merge;
-  add_merge_command(app, merge);
-
-  CleanupCommand cleanup;
-  add_cleanup_command(app, cleanup);
-  WorkerCommand worker;
-  add_worker_command(app, worker);
+  Commands c;
+  add_commands(app, c, args);
 
   try {
     app.parse(static_cast<int>(cargv.size()), cargv.data());
@@ -797,22 +810,22 @@ int run_app(int argc, char** argv) {
 
   try {
     stop.throw_if_requested();  // nothing has started: nothing to clean up
-    const bool stops_itself = *worker.sub || *list || *cleanup.sub || *history.sub ||
-                              (compare.command && *compare.command) || (report.command && *report.command) ||
-                              *merge.sub;
+    const bool stops_itself = *c.worker.sub || *c.list || *c.cleanup.sub || *c.history.sub ||
+                              (c.compare.command && *c.compare.command) || (c.report.command && *c.report.command) ||
+                              *c.merge.sub;
     // A worker is stopped by its harness, which waits for it; the commands over saved files change
     // nothing outside them (their files are written atomically): a stop signal ends them with its
     // default action. Every other command answers it in every stage (exit 130 after clean-up).
     if (stops_itself) stop.release();
     const Registry registry = make_registry();
-    if (*worker.sub) return worker_command(worker, registry);
-    if (*list) return list_command(what, registry);
-    if (*cleanup.sub) return cleanup_command(cleanup.state_dir, cleanup.dry_run);
-    if (*history.sub) return history_command(history);
-    if (*merge.sub) return merge_command(merge, args);
-    if (const auto rc = run_result_command(compare, report)) return *rc;
-    if (const auto rc = run_platform_command(platform, stop)) return *rc;
-    return run_benchmarks(o, args, registry, stop);
+    if (*c.worker.sub) return worker_command(c.worker, registry);
+    if (*c.list) return list_command(c.what, registry);
+    if (*c.cleanup.sub) return cleanup_command(c.cleanup.state_dir, c.cleanup.dry_run);
+    if (*c.history.sub) return history_command(c.history);
+    if (*c.merge.sub) return merge_command(c.merge, args);
+    if (const auto rc = run_result_command(c.compare, c.report)) return *rc;
+    if (const auto rc = run_platform_command(c.platform, stop)) return *rc;
+    return run_benchmarks(c.run, args, registry, stop);
   } catch (const Interrupted& e) {
     return fail(kExitInterrupted, e.what());
   } catch (const InputError& e) {

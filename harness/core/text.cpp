@@ -83,4 +83,10 @@ std::string formatted(const char* printf_format, double v) {
   return std::isfinite(v) ? fmt::sprintf(printf_format, v) : "n/a";
 }
 
+std::string joined(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
 }  // namespace ib

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace ib {
 
@@ -27,5 +28,7 @@ std::string printable_path(const std::string& path, std::size_t max_chars = 100)
 // `name` as it appears in file names (worker logs): every character but letters, digits, '-' and '.'
 // written '_'. Two names with one file name part would share a log: scenarios refuse that at load.
 std::string file_name_part(const std::string& name);
+// The parts with `sep` between them: joined({"a", "b"}, ", ") -> "a, b".
+std::string joined(const std::vector<std::string>& parts, const char* sep);
 
 }  // namespace ib

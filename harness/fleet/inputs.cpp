@@ -26,12 +26,6 @@ std::string trimmed(const std::string& s) {
   return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
 }
 
-std::string joined(const std::vector<std::string>& parts, const char* sep) {
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : sep) + p;
-  return out;
-}
-
 // The files merge reads, by name; a file given by path is read as what its name says, and a file of
 // another name given by path is taken for a results file.
 std::optional<InputKind> kind_by_name(const fs::path& p) {

@@ -34,12 +34,6 @@ using json = nlohmann::json;
 
 const std::vector<std::string> kSweepFiles = {"mig-sweep.json", "mig-sweep.md", "mig-sweep.html", "mig-parted.yaml"};
 
-std::string joined(const std::vector<std::string>& parts, const char* sep) {
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : sep) + p;
-  return out;
-}
-
 // The scenario's tenants, read only as far as the sweep needs (each child run validates all of it).
 json read_sweep_scenario(const std::string& file) {
   json s = read_json_file(file, "mig-sweep --scenario");

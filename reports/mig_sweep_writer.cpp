@@ -26,10 +26,22 @@ ojson tenant_json(const SweepTenant& t) {
           {"verdict_reason", t.verdict_reason}, {"p95_slowdown", p95}, {"cutoff", json_number(t.cutoff)}};
 }
 
+ojson optional_number(const std::optional<double>& x) { return x ? json_number(*x) : ojson(nullptr); }
+
+ojson power_json(const std::optional<SweepPower>& p) {
+  if (!p) return nullptr;
+  return {{"readings", p->readings},
+          {"median_w", optional_number(p->median_w)},
+          {"max_w", optional_number(p->max_w)},
+          {"limit_w", optional_number(p->limit_w)},
+          {"power_capped_fraction", optional_number(p->power_capped_fraction)}};
+}
+
 ojson layout_json(const SweepLayout& l) {
   ojson tenants = ojson::array();
   for (const auto& t : l.tenants) tenants.push_back(tenant_json(t));
-  return {{"name", l.name},
+  return {{"sharing", to_string(l.sharing)},
+          {"name", l.name},
           {"profiles", l.profiles},
           {"outcome", to_string(l.outcome)},
           {"reason", l.reason},
@@ -38,7 +50,10 @@ ojson layout_json(const SweepLayout& l) {
           {"seconds", json_number(l.seconds)},
           {"passing", l.passing},
           {"stp", l.stp ? json_number(*l.stp) : ojson(nullptr)},
-          {"throttled_fraction", l.throttled_fraction ? json_number(*l.throttled_fraction) : ojson(nullptr)},
+          {"throttled_fraction", optional_number(l.throttled_fraction)},
+          {"power", power_json(l.power)},
+          {"price", optional_number(l.price)},
+          {"stp_per_price", optional_number(l.stp_per_price)},
           {"tenants", tenants}};
 }
 
@@ -64,6 +79,33 @@ std::string cell(const std::string& s) {
   return out;
 }
 
+std::string power_words(const std::optional<SweepPower>& p) {
+  if (!p || !p->median_w) return "n/a";
+  std::string w = significant(*p->median_w, 3) + " W (max " + significant(*p->max_w, 3) + ")";
+  if (p->limit_w) w += " of " + significant(*p->limit_w, 3) + " W";
+  if (p->power_capped_fraction) w += ", power-capped " + percent(*p->power_capped_fraction);
+  return w;
+}
+
+void entries_table(std::ostringstream& os, const std::vector<SweepLayout>& entries, bool priced) {
+  os << "\n| entry | outcome | tenants passing | STP |" << (priced ? " price | STP per price |" : "")
+     << " throttled | power (colocated) | tenants: P95 slowdown [CI] on their instance | reason |\n|---|---|---|---|"
+     << (priced ? "---|---|" : "") << "---|---|---|---|\n";
+  for (const auto& l : entries) {
+    std::string tenants;
+    for (const auto& t : l.tenants)
+      tenants += (tenants.empty() ? "" : "; ") + t.tenant + " on " + t.profile + ": " + std::string(to_string(t.verdict)) +
+                 " " + p95_words(t.p95_slowdown);
+    os << "| " << cell(l.name) << " | " << to_string(l.outcome) << " | " << l.passing << " | "
+       << (l.stp ? significant(*l.stp, 3) : "n/a") << " | ";
+    if (priced)
+      os << (l.price ? significant(*l.price, 4) : "n/a") << " | " << (l.stp_per_price ? significant(*l.stp_per_price, 3) : "n/a")
+         << " | ";
+    os << (l.throttled_fraction ? percent(*l.throttled_fraction) : "n/a") << " | " << cell(power_words(l.power)) << " | "
+       << cell(tenants.empty() ? "-" : tenants) << " | " << cell(l.reason.empty() ? "-" : l.reason) << " |\n";
+  }
+}
+
 void apply_section(std::ostringstream& os, const MigSweepResult& r) {
   const auto& rec = *r.recommendation;
   std::string gres;
@@ -80,8 +122,10 @@ void apply_section(std::ostringstream& os, const MigSweepResult& r) {
 }  // namespace
 
 ojson mig_sweep_to_json(const MigSweepResult& r) {
-  ojson layouts = ojson::array();
+  ojson layouts = ojson::array(), references = ojson::array(), prices = ojson::object();
   for (const auto& l : r.layouts) layouts.push_back(layout_json(l));
+  for (const auto& l : r.references) references.push_back(layout_json(l));
+  for (const auto& [profile, price] : r.prices) prices[profile] = json_number(price);
   ojson rec = nullptr;
   if (r.recommendation)
     rec = {{"layout", r.recommendation->layout},         {"profiles", r.recommendation->profiles},
@@ -97,6 +141,9 @@ ojson mig_sweep_to_json(const MigSweepResult& r) {
           {"layouts_source", r.layouts_source},
           {"budget_s", json_number(r.budget_s)},
           {"preexisting_instances", r.preexisting},
+          {"prices_file", r.prices_file},
+          {"prices", prices},
+          {"references", references},
           {"layouts", layouts},
           {"recommendation", rec},
           {"interrupted", r.interrupted},
@@ -113,20 +160,44 @@ std::string mig_sweep_markdown(const MigSweepResult& r) {
     os << "**No layout was measured.**\n";
   if (r.interrupted) os << "\nInterrupted: the layouts below are those it finished (exit code 130).\n";
   if (!r.preexisting.empty()) os << "\nPre-existing instances (never touched): " << cell(joined(r.preexisting, ", ")) << ".\n";
-  os << "\n| layout | outcome | tenants passing | STP | throttled | tenants: P95 slowdown [CI] on their instance | reason |\n"
-        "|---|---|---|---|---|---|---|\n";
-  for (const auto& l : r.layouts) {
-    std::string tenants;
-    for (const auto& t : l.tenants)
-      tenants += (tenants.empty() ? "" : "; ") + t.tenant + " on " + t.profile + ": " + std::string(to_string(t.verdict)) +
-                 " " + p95_words(t.p95_slowdown);
-    os << "| " << cell(l.name) << " | " << to_string(l.outcome) << " | " << l.passing << " | "
-       << (l.stp ? significant(*l.stp, 3) : "n/a") << " | " << (l.throttled_fraction ? percent(*l.throttled_fraction) : "n/a")
-       << " | " << cell(tenants.empty() ? "-" : tenants) << " | " << cell(l.reason.empty() ? "-" : l.reason) << " |\n";
+  if (!r.references.empty()) {
+    os << "\n## References: every tenant on the largest instance\n\nWhat the layouts are weighed against: the same "
+          "tenants sharing one instance of the largest profile (the whole GPU's equivalent in MIG mode), time-sliced "
+          "and as MPS clients; their slowdowns are against each tenant alone on that instance.\n";
+    entries_table(os, r.references, !r.prices.empty());
   }
+  os << "\n## Layouts\n";
+  entries_table(os, r.layouts, !r.prices.empty());
   if (r.recommendation) apply_section(os, r);
   return os.str();
 }
+
+namespace {
+
+// One entry's rows: its figures once (spanning its tenants' rows), then a row per tenant.
+void html_entry_rows(std::ostringstream& os, const SweepLayout& l) {
+  const std::size_t rows = std::max<std::size_t>(1, l.tenants.size());
+  const std::string span = "<td rowspan=\"" + std::to_string(rows) + "\">";
+  for (std::size_t i = 0; i < rows; ++i) {
+    os << "<tr>";
+    if (i == 0)
+      os << span << html_escape(l.name) << "</td>" << span
+         << html_escape(std::string(to_string(l.outcome)) + (l.reason.empty() ? "" : ": " + l.reason)) << "</td>" << span
+         << l.passing << "</td>" << span << html_escape(l.stp ? significant(*l.stp, 3) : "n/a") << "</td>" << span
+         << html_escape(l.stp_per_price ? significant(*l.stp_per_price, 3) : "n/a") << "</td>" << span
+         << html_escape(power_words(l.power)) << "</td>";
+    if (i < l.tenants.size()) {
+      const auto& t = l.tenants[i];
+      os << "<td>" << html_escape(t.tenant) << "</td><td>" << html_escape(t.profile) << "</td><td>" << to_string(t.verdict)
+         << "</td><td>" << html_escape(p95_words(t.p95_slowdown)) << "</td>";
+    } else {
+      os << "<td colspan=\"4\"></td>";
+    }
+    os << "</tr>\n";
+  }
+}
+
+}  // namespace
 
 std::string mig_sweep_html(const MigSweepResult& r) {
   std::ostringstream os;
@@ -136,27 +207,16 @@ std::string mig_sweep_html(const MigSweepResult& r) {
      << html_escape("interference-bench mig-sweep — GPU " + std::to_string(r.device) + " (" + r.gpu_name + ")") << "</h1><p>"
      << html_escape(r.recommendation ? "Recommended layout: " + r.recommendation->layout + " — " + r.recommendation->reason
                                      : std::string("No layout was measured."))
-     << "</p><table><tr><th>layout</th><th>outcome</th><th>passing</th><th>STP</th><th>tenant</th><th>instance</th>"
-        "<th>verdict</th><th>P95 slowdown [CI]</th></tr>\n";
-  for (const auto& l : r.layouts) {
-    const std::size_t rows = std::max<std::size_t>(1, l.tenants.size());
-    for (std::size_t i = 0; i < rows; ++i) {
-      os << "<tr>";
-      if (i == 0)
-        os << "<td rowspan=\"" << rows << "\">" << html_escape(l.name) << "</td><td rowspan=\"" << rows << "\">"
-           << html_escape(std::string(to_string(l.outcome)) + (l.reason.empty() ? "" : ": " + l.reason)) << "</td><td rowspan=\""
-           << rows << "\">" << l.passing << "</td><td rowspan=\"" << rows << "\">" << html_escape(l.stp ? significant(*l.stp, 3) : "n/a")
-           << "</td>";
-      if (i < l.tenants.size()) {
-        const auto& t = l.tenants[i];
-        os << "<td>" << html_escape(t.tenant) << "</td><td>" << html_escape(t.profile) << "</td><td>" << to_string(t.verdict)
-           << "</td><td>" << html_escape(p95_words(t.p95_slowdown)) << "</td>";
-      } else {
-        os << "<td colspan=\"4\"></td>";
-      }
-      os << "</tr>\n";
-    }
+     << "</p>\n";
+  const char* header = "<table><tr><th>entry</th><th>outcome</th><th>passing</th><th>STP</th><th>STP per price</th>"
+                       "<th>power (colocated)</th><th>tenant</th><th>instance</th><th>verdict</th><th>P95 slowdown [CI]</th></tr>\n";
+  if (!r.references.empty()) {
+    os << "<h2>References: every tenant on the largest instance</h2>" << header;
+    for (const auto& l : r.references) html_entry_rows(os, l);
+    os << "</table>\n";
   }
+  os << "<h2>Layouts</h2>" << header;
+  for (const auto& l : r.layouts) html_entry_rows(os, l);
   os << "</table></body></html>\n";
   return os.str();
 }

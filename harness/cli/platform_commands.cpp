@@ -106,8 +106,8 @@ CLI::App* add_mig_sweep_command(CLI::App& app, PlatformOptions& o) {
   sub->add_option("--layouts", o.layouts, "all (every valid layout, from NVML's profiles and placements) or a FILE "
                                           "with one layout a line, e.g. 3g.71gb,2g.35gb (default all)")
       ->check(non_empty());
-  sub->add_option("--budget", o.sweep_budget_s, "Seconds for the whole sweep; layouts that would not fit are skipped "
-                                                "and listed (default 3600)")
+  sub->add_option("--budget", o.sweep_budget_s, "Seconds for the whole sweep; entries that would not fit are skipped "
+                                                "and listed, except the first layout (default 3600)")
       ->check(number_in(1.0, 7 * 86400.0));
   sub->add_option("--duration", o.phase_s, "Seconds per phase of each layout's run (default: the scenario's)")
       ->check(number_in(kMinDurationS, kMaxDurationS));
@@ -116,6 +116,12 @@ CLI::App* add_mig_sweep_command(CLI::App& app, PlatformOptions& o) {
   sub->add_option("--baseline", o.baseline, "The exclusive card's results (default: the largest instance of each layout)")
       ->check(non_empty())->check(CLI::ExistingFile);
   sub->add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(number_in(0.0, kMaxCutoff, true));
+  sub->add_option("--references", o.references, "The references beside the layouts, every tenant on the largest "
+                                                "instance: timeslice, mps, both as timeslice,mps (default) or none")
+      ->check(non_empty());
+  sub->add_option("--prices", o.prices, "A JSON FILE of MIG profile -> price of one instance (e.g. $/h): layouts "
+                                        "with as many tenants passing are ranked by STP per price")
+      ->check(non_empty())->check(CLI::ExistingFile);
   sub->add_option("--out", o.out, "Output folder")->check(non_empty());
   return sub;
 }

@@ -6,20 +6,43 @@
 #include "harness/core/names.h"
 #include "harness/results/results.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace ib {
 
-constexpr const char* kMigSweepSchemaVersion = "1.0";
+constexpr const char* kMigSweepSchemaVersion = "1.1";
 
 // What became of one layout of the sweep.
-enum class LayoutOutcome { measured, failed, skipped_budget, skipped_existing, interrupted };
+// skipped_existing: pre-existing instances (never touched) hold the memory slices it needs; cannot_run: its
+// run refused (exit 3) with the reason it gave.
+// pending: not yet tried (only in the files written while the sweep runs).
+enum class LayoutOutcome { pending, measured, failed, skipped_budget, skipped_existing, cannot_run, interrupted };
 template <>
 struct EnumWords<LayoutOutcome> {
-  static constexpr std::array<const char*, 5> words = {"measured", "failed", "skipped_budget", "skipped_existing",
-                                                       "interrupted"};
+  static constexpr std::array<const char*, 7> words = {"pending",          "measured",   "failed",     "skipped_budget",
+                                                       "skipped_existing", "cannot_run", "interrupted"};
+};
+
+// How a sweep entry shares the GPU: a MIG layout (one instance per tenant), or a reference on the GPU's
+// largest instance with every tenant on it, time-sliced or as MPS clients.
+enum class SweepSharing { mig, timeslice, mps };
+template <>
+struct EnumWords<SweepSharing> {
+  static constexpr std::array<const char*, 3> words = {"mig", "timeslice", "mps"};
+};
+
+// The GPU's power during an entry's colocated blocks (MIG instances share the card's power: the channel
+// through which they still slow each other down). Over every NVML reading of the colocated phases.
+struct SweepPower {
+  std::size_t readings = 0;                // readings with a power figure
+  std::optional<double> median_w, max_w;   // nvmlDeviceGetPowerUsage
+  std::optional<double> limit_w;           // the enforced power limit (median of the readings that have one)
+  // Readings whose clock-event reasons include a power cap (SwPowerCap or HwPowerBrakeSlowdown), over the
+  // readings that have reasons; empty when none had.
+  std::optional<double> power_capped_fraction;
 };
 
 // One tenant on its instance of a layout: the verdict of its P95 slowdown against the exclusive baseline.
@@ -32,9 +55,11 @@ struct SweepTenant {
 };
 
 struct SweepLayout {
-  std::string name;                   // the profiles joined with ',' in tenant order, e.g. "3g.71gb,2g.35gb"
-  std::vector<std::string> profiles;  // tenant i runs on an instance of profiles[i]
-  LayoutOutcome outcome = LayoutOutcome::skipped_budget;
+  SweepSharing sharing = SweepSharing::mig;
+  std::string name;                   // mig: the profiles joined with ',' in tenant order, e.g. "3g.71gb,2g.35gb";
+                                      // a reference: "timeslice on 7g.141gb"
+  std::vector<std::string> profiles;  // tenant i runs on an instance of profiles[i] (a reference: one instance)
+  LayoutOutcome outcome = LayoutOutcome::pending;
   std::string reason;                 // why skipped or failed ("" when measured)
   std::optional<int> exit_code;       // the layout's run
   std::string results_file;           // its results.json
@@ -43,6 +68,9 @@ struct SweepLayout {
   int passing = 0;                    // tenants whose verdict passed
   std::optional<double> stp;          // system throughput against the exclusive baseline (sum of E/C medians)
   std::optional<double> throttled_fraction;  // the largest colocated throttled fraction of its tenants (shared power)
+  std::optional<SweepPower> power;           // empty when no colocated reading had a power figure
+  std::optional<double> price;               // --prices: the sum of its instances' prices
+  std::optional<double> stp_per_price;       // stp / price
 };
 
 struct SweepRecommendation {
@@ -66,6 +94,11 @@ struct MigSweepResult {
   double budget_s = 0.0;
   std::vector<std::string> preexisting;    // instances found before the sweep (never touched), by profile
   std::vector<SweepLayout> layouts;
+  // The references the user decides against (all tenants on the largest instance, time-sliced and under
+  // MPS); skipped with the reason where they cannot run.
+  std::vector<SweepLayout> references;
+  std::string prices_file;                 // --prices FILE ("" without)
+  std::map<std::string, double> prices;    // profile -> price of one instance (the file's unit, e.g. $/h)
   std::optional<SweepRecommendation> recommendation;
   bool interrupted = false;
   int exit_code = 0;

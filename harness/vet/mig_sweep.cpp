@@ -12,8 +12,12 @@
 #include "harness/core/json_input.h"
 #include "harness/core/output_dir.h"
 #include "harness/core/text.h"
+#include "harness/modes/journal.h"
 #include "harness/modes/mig_layouts.h"
+#include "harness/modes/mode_setup.h"
 #include "harness/results/mig_sweep.h"
+#include "harness/stats/stats.h"
+#include "harness/vet/mig_sweep.h"
 #include "harness/vet/platform.h"
 #include "reports/mig_sweep_writer.h"
 
@@ -25,6 +29,9 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <tuple>
+
+#include <unistd.h>
 
 namespace ib {
 
@@ -95,14 +102,21 @@ std::string write_layout_scenario(const json& scenario, const std::vector<std::s
   return path;
 }
 
-std::vector<std::string> layout_run_args(const PlatformOptions& o, const std::string& scenario,
-                                         const std::vector<std::string>& profiles) {
-  std::vector<std::string> args = {"--mode", "mig", "--backend", o.backend, "--device", std::to_string(o.device),
-                                   "--scenario", scenario, "--mig-create", joined(profiles, ","),
-                                   "--telemetry-hz", fmt::format("{}", o.telemetry_hz), "--cutoff", fmt::format("{}", o.cutoff)};
-  if (!o.baseline.empty()) args.insert(args.end(), {"--baseline", o.baseline});
+// A child run of `mode` on `scenario`, as every entry of the sweep runs it.
+std::vector<std::string> child_run_args(const PlatformOptions& o, const std::string& mode, const std::string& scenario) {
+  std::vector<std::string> args = {"--mode", mode, "--backend", o.backend, "--device", std::to_string(o.device),
+                                   "--scenario", scenario, "--telemetry-hz", fmt::format("{}", o.telemetry_hz),
+                                   "--cutoff", fmt::format("{}", o.cutoff)};
   if (o.phase_s) args.insert(args.end(), {"--duration", fmt::format("{}", *o.phase_s)});
   if (o.rounds) args.insert(args.end(), {"--rounds", std::to_string(*o.rounds), "--until", "fixed"});
+  return args;
+}
+
+std::vector<std::string> layout_run_args(const PlatformOptions& o, const std::string& scenario,
+                                         const std::vector<std::string>& profiles) {
+  std::vector<std::string> args = child_run_args(o, "mig", scenario);
+  args.insert(args.end(), {"--mig-create", joined(profiles, ",")});
+  if (!o.baseline.empty()) args.insert(args.end(), {"--baseline", o.baseline});
   return args;
 }
 
@@ -116,6 +130,11 @@ std::string last_line(const std::string& output) {
 }
 
 void read_layout_results(SweepLayout& l, const Results& r) {
+  std::vector<TelemetrySample> colocated;
+  for (const RunResult& run : r.runs)
+    for (const TenantResult& t : run.tenants)
+      colocated.insert(colocated.end(), t.colocated.telemetry.begin(), t.colocated.telemetry.end());
+  l.power = summarize_power(colocated);
   for (const TenantAggregate& a : r.aggregates) {
     SweepTenant t;
     t.tenant = a.tenant;
@@ -136,25 +155,24 @@ void read_layout_results(SweepLayout& l, const Results& r) {
     l.passing += a.verdict == Verdict::pass;
     l.tenants.push_back(t);
   }
+  if (l.stp && l.price) l.stp_per_price = *l.stp / *l.price;
 }
 
-// Runs one layout; what became of it goes into `l`. A child that says the scenario is bad is the
-// sweep's bad input (every layout would say the same).
-void run_layout(const PlatformOptions& o, const json& scenario, const std::string& dir, SweepLayout& l) {
-  std::filesystem::create_directories(dir);
-  const std::string file = write_layout_scenario(scenario, l.profiles, dir);
+// Runs one entry's child; what became of it goes into `l`. A child that says the scenario is bad is the
+// sweep's bad input (every entry would say the same).
+void run_entry(const PlatformOptions& o, const std::vector<std::string>& args, const std::string& dir,
+               const std::vector<std::string>& env, SweepLayout& l) {
   const auto t0 = std::chrono::steady_clock::now();
-  const ChildRun run = run_self(o, layout_run_args(o, file, l.profiles), dir + "/run", o.sweep_budget_s + 600.0);
+  const ChildRun run = run_self(o, args, dir + "/run", o.sweep_budget_s + 600.0, env);
   l.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   l.exit_code = run.exit_code;
   l.results_file = dir + "/run/results.json";
-  if (run.exit_code == kExitBadInput) throw InputError("mig-sweep: layout " + l.name + ": " + last_line(run.output));
+  if (run.exit_code == kExitBadInput) throw InputError("mig-sweep: " + l.name + ": " + last_line(run.output));
   if (run.exit_code == kExitInterrupted) {
     l.outcome = LayoutOutcome::interrupted;
     l.reason = "interrupted";
   } else if (run.exit_code == kExitCannotRun) {
-    // Its instances could not be made: pre-existing instances (never touched) hold the space it needs.
-    l.outcome = LayoutOutcome::skipped_existing;
+    l.outcome = LayoutOutcome::cannot_run;
     l.reason = last_line(run.output);
   } else if (!run.results) {
     l.outcome = LayoutOutcome::failed;
@@ -164,6 +182,51 @@ void run_layout(const PlatformOptions& o, const json& scenario, const std::strin
     if (l.outcome == LayoutOutcome::failed) l.reason = "a workload failed (exit 4): see " + l.results_file;
     read_layout_results(l, run.results->results);
   }
+}
+
+void run_layout(const PlatformOptions& o, const json& scenario, const std::string& dir, SweepLayout& l) {
+  std::filesystem::create_directories(dir);
+  const std::string file = write_layout_scenario(scenario, l.profiles, dir);
+  run_entry(o, layout_run_args(o, file, l.profiles), dir, {}, l);
+}
+
+// ---- the references: every tenant on the GPU's largest instance, time-sliced or as MPS clients ----
+
+// The largest profile the GPU offers: the most compute slices, then the most memory.
+const MigGpuInstanceProfile& largest_profile(const std::vector<MigGpuInstanceProfile>& profiles) {
+  return *std::max_element(profiles.begin(), profiles.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.slice_count, a.memory_mib) < std::tie(b.slice_count, b.memory_mib);
+  });
+}
+
+// --references: "none", or a comma list of timeslice and mps.
+std::vector<SweepSharing> reference_sharings(const std::string& list) {
+  if (list == "none") return {};
+  std::vector<SweepSharing> out;
+  std::stringstream parts(list);
+  for (std::string p; std::getline(parts, p, ',');) {
+    const auto s = parse_name<SweepSharing>(p);
+    if (!s || *s == SweepSharing::mig)
+      throw InputError("mig-sweep --references " + printable(list, 80) + ": \"" + printable(p, 40) +
+                       "\": timeslice, mps or none was expected");
+    if (std::find(out.begin(), out.end(), *s) == out.end()) out.push_back(*s);
+  }
+  return out;
+}
+
+// The scenario as a reference runs it: mode timeslice or mps on the one instance CUDA shows the workers
+// (CUDA_VISIBLE_DEVICES, set by the sweep); the tenants' MIG placements are dropped, the rest kept.
+std::string write_reference_scenario(const json& scenario, SweepSharing sharing, const std::string& dir) {
+  json s = scenario;
+  s["mode"] = to_string(sharing);
+  for (json& t : s["tenants"])
+    if (t.contains("placement") && t["placement"].is_object()) {
+      t["placement"].erase("mig_profile");
+      t["placement"].erase("mig_instance");
+    }
+  const std::string path = dir + "/reference.scenario.json";
+  write_file_atomic(path, s.dump(2) + "\n");
+  return path;
 }
 
 }  // namespace
@@ -190,14 +253,17 @@ std::optional<SweepRecommendation> recommend_layout(const std::vector<SweepLayou
   for (const SweepLayout& l : layouts)
     if (l.outcome == LayoutOutcome::measured) measured.push_back(&l);
   if (measured.empty()) return std::nullopt;
-  std::stable_sort(measured.begin(), measured.end(), [](const SweepLayout* a, const SweepLayout* b) {
+  // With prices the throughput that counts is STP per price (every measured layout has one then).
+  const auto score = [](const SweepLayout* l) { return l->stp_per_price ? *l->stp_per_price : l->stp.value_or(0.0); };
+  std::stable_sort(measured.begin(), measured.end(), [&score](const SweepLayout* a, const SweepLayout* b) {
     if (a->passing != b->passing) return a->passing > b->passing;
-    return a->stp.value_or(0.0) > b->stp.value_or(0.0);
+    return score(a) > score(b);
   });
   const SweepLayout& best = *measured.front();
   SweepRecommendation r{best.name, best.profiles, "", true, ""};
   r.reason = std::to_string(best.passing) + " of " + std::to_string(tenants) + " tenants pass the cutoff" +
-             (best.stp ? ", system throughput " + significant(*best.stp, 3) + " (STP against the exclusive card)" : "");
+             (best.stp ? ", system throughput " + significant(*best.stp, 3) + " (STP against the exclusive card)" : "") +
+             (best.stp_per_price ? ", " + significant(*best.stp_per_price, 3) + " STP per unit of price" : "");
   if (measured.size() > 1) {
     const SweepLayout& next = *measured[1];
     r.runner_up = next.name;
@@ -207,7 +273,8 @@ std::optional<SweepRecommendation> recommend_layout(const std::vector<SweepLayou
                                      "cannot tell the two apart (measure longer)";
     } else {
       r.reason += "; runner-up " + next.name + ": " + std::to_string(next.passing) + " passing" +
-                  (next.stp ? ", STP " + significant(*next.stp, 3) : "");
+                  (next.stp ? ", STP " + significant(*next.stp, 3) : "") +
+                  (next.stp_per_price ? ", " + significant(*next.stp_per_price, 3) + " per unit of price" : "");
     }
   }
   return r;
@@ -215,8 +282,9 @@ std::optional<SweepRecommendation> recommend_layout(const std::vector<SweepLayou
 
 int sweep_exit_code(const MigSweepResult& result, unsigned tenants) {
   if (result.interrupted) return kExitInterrupted;
-  for (const SweepLayout& l : result.layouts)
-    if (l.outcome == LayoutOutcome::failed) return kExitWorkloadFailed;
+  for (const auto* entries : {&result.layouts, &result.references})
+    for (const SweepLayout& l : *entries)
+      if (l.outcome == LayoutOutcome::failed) return kExitWorkloadFailed;
   if (!result.recommendation) return kExitCannotRun;
   const SweepLayout* best = nullptr;
   for (const SweepLayout& l : result.layouts)
@@ -227,6 +295,41 @@ int sweep_exit_code(const MigSweepResult& result, unsigned tenants) {
     return kExitInconclusive;
   }
   return result.recommendation->distinguishable ? kExitPass : kExitInconclusive;
+}
+
+std::optional<SweepPower> summarize_power(const std::vector<TelemetrySample>& readings) {
+  std::vector<double> power, limit;
+  std::size_t with_reasons = 0, capped = 0;
+  for (const TelemetrySample& t : readings) {
+    if (t.r.power_w) power.push_back(*t.r.power_w);
+    if (t.r.power_limit_w) limit.push_back(*t.r.power_limit_w);
+    if (t.r.clock_event_reasons) {
+      ++with_reasons;
+      capped += (*t.r.clock_event_reasons & (kReasonSwPowerCap | kReasonHwPowerBrakeSlowdown)) != 0;
+    }
+  }
+  if (power.empty()) return std::nullopt;
+  SweepPower p;
+  p.readings = power.size();
+  p.median_w = median(power);
+  p.max_w = *std::max_element(power.begin(), power.end());
+  if (!limit.empty()) p.limit_w = median(limit);
+  if (with_reasons) p.power_capped_fraction = static_cast<double>(capped) / static_cast<double>(with_reasons);
+  return p;
+}
+
+std::map<std::string, double> read_sweep_prices(const std::string& file) {
+  const json doc = read_json_file(file, "mig-sweep --prices");
+  const std::string where = "mig-sweep --prices " + file;
+  if (!doc.is_object() || doc.empty())
+    throw InputError(where + ": an object of MIG profile -> price of one instance was expected, e.g. {\"1g.18gb\": 0.6}");
+  std::map<std::string, double> prices;
+  for (const auto& [profile, price] : doc.items()) {
+    if (!price.is_number() || !(price.get<double>() > 0.0) || !std::isfinite(price.get<double>()))
+      throw InputError(where + ": " + printable(profile, 60) + ": a price above 0 was expected");
+    prices[profile] = price.get<double>();
+  }
+  return prices;
 }
 
 namespace {
@@ -269,16 +372,137 @@ void write_sweep(const std::string& out, const MigSweepResult& r) {
   if (r.recommendation) write_file_atomic(out + "/mig-parted.yaml", mig_parted_yaml(r));
 }
 
-// Whether the next layout fits what is left of the budget, judged by the mean wall time of those run.
+// Whether the next entry fits what is left of the budget, judged by the mean wall time of those run.
 bool fits_budget(const MigSweepResult& r, double elapsed_s) {
   double sum = 0.0;
   int n = 0;
-  for (const SweepLayout& l : r.layouts)
-    if (l.outcome == LayoutOutcome::measured || l.outcome == LayoutOutcome::failed) {
-      sum += l.seconds;
-      ++n;
-    }
+  for (const auto* entries : {&r.references, &r.layouts})
+    for (const SweepLayout& l : *entries)
+      if (l.outcome == LayoutOutcome::measured || l.outcome == LayoutOutcome::failed) {
+        sum += l.seconds;
+        ++n;
+      }
   return n == 0 || elapsed_s + sum / n <= r.budget_s;
+}
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// What stops an entry before it runs: a stop signal (then every later one too), or the budget (unless
+// `exempt`). True, with `l` saying why, when it is not to run.
+bool skipped_before_running(const PlatformOptions& o, MigSweepResult& r, SteadyTime t0, SweepLayout& l,
+                            bool exempt = false) {
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (r.interrupted || (o.stop && o.stop())) {
+    r.interrupted = true;
+    l.outcome = LayoutOutcome::interrupted;
+    l.reason = "the sweep was interrupted before this entry";
+  } else if (!exempt && !fits_budget(r, elapsed)) {
+    l.outcome = LayoutOutcome::skipped_budget;
+    l.reason = "--budget " + significant(r.budget_s, 4) + " s: " + significant(elapsed, 3) +
+               " s spent, and an entry takes about as long as those before it";
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The price of an entry's instances (none without --prices); a profile without a price is bad input.
+std::optional<double> price_of(const MigSweepResult& r, const std::vector<std::string>& profiles) {
+  if (r.prices.empty()) return std::nullopt;
+  double sum = 0.0;
+  for (const std::string& p : profiles) {
+    const auto it = r.prices.find(p);
+    if (it == r.prices.end())
+      throw InputError("mig-sweep --prices " + r.prices_file + ": no price for " + p + " (a layout or reference uses it)");
+    sum += it->second;
+  }
+  return sum;
+}
+
+// Every entry the sweep will try, pending: the references (on the GPU's largest instance, whose one
+// instance is what is paid for), then the layouts.
+void plan_entries(MigSweepResult& r, const std::vector<SweepSharing>& sharings, const MigGpuInstanceProfile& largest,
+                  const std::vector<std::vector<std::string>>& layouts, unsigned tenants) {
+  for (SweepSharing sharing : sharings) {
+    SweepLayout l;
+    l.sharing = sharing;
+    l.name = std::string(to_string(sharing)) + " on " + largest.name;
+    l.profiles.assign(tenants, largest.name);
+    l.outcome = LayoutOutcome::pending;
+    l.price = price_of(r, {largest.name});
+    if (!r.preexisting.empty()) {
+      l.outcome = LayoutOutcome::skipped_existing;
+      l.reason = "needs the largest instance, " + largest.name + ", which the pre-existing instances leave no room for";
+    }
+    r.references.push_back(l);
+  }
+  for (const auto& profiles : layouts) {
+    SweepLayout l;
+    l.profiles = profiles;
+    l.name = joined(profiles, ",");
+    l.outcome = LayoutOutcome::pending;
+    l.price = price_of(r, profiles);
+    r.layouts.push_back(l);
+  }
+}
+
+std::string uuid_of(Nvml& nvml, unsigned device, const CreatedMigInstance& c) {
+  for (const MigInstance& m : nvml.mig_instances(device))
+    if (m.gpu_instance_id == c.gpu_instance_id && m.compute_instance_id == c.compute_instance_id) return m.uuid;
+  throw CannotRunError("mig-sweep: the " + c.profile + " instance it made is not listed by NVML");
+}
+
+// The references, on one instance of the largest profile made for them (journalled like --mig-create's,
+// destroyed on every way out of here) and shown to each child as CUDA_VISIBLE_DEVICES.
+void run_references(const PlatformOptions& o, const json& scenario, Nvml& nvml, const std::string& out,
+                    MigSweepResult& r, SteadyTime t0) {
+  std::vector<SweepLayout*> pending;
+  for (SweepLayout& l : r.references)
+    if (l.outcome == LayoutOutcome::pending) pending.push_back(&l);
+  if (pending.empty()) return;
+  const unsigned dev = static_cast<unsigned>(o.device);
+  Journal journal(default_state_dir());
+  std::unique_ptr<MigInstancesGuard> guard;
+  std::string uuid;
+  try {
+    guard = std::make_unique<MigInstancesGuard>(nvml, dev, std::vector<std::string>{pending.front()->profiles.front()}, &journal);
+    uuid = uuid_of(nvml, dev, guard->created().front());
+  } catch (const CannotRunError& e) {
+    for (SweepLayout* l : pending) {
+      l->outcome = LayoutOutcome::cannot_run;
+      l->reason = e.what();
+    }
+    return;
+  }
+  for (SweepLayout* l : pending) {
+    if (skipped_before_running(o, r, t0, *l)) continue;
+    const std::string dir = out + "/references/" + to_string(l->sharing);
+    std::filesystem::create_directories(dir);
+    const std::string file = write_reference_scenario(scenario, l->sharing, dir);
+    std::cerr << "interference-bench: mig-sweep: reference: " << l->name << "\n";
+    run_entry(o, child_run_args(o, to_string(l->sharing), file), dir, {"CUDA_VISIBLE_DEVICES=" + uuid}, *l);
+    if (l->outcome == LayoutOutcome::interrupted) r.interrupted = true;
+    write_sweep(out, r);
+  }
+  guard->destroy_all();
+  for (const std::string& p : guard->problems()) std::cerr << "interference-bench: mig-sweep: " << p << "\n";
+}
+
+void run_layouts(const PlatformOptions& o, const json& scenario, const std::string& out, MigSweepResult& r, SteadyTime t0) {
+  for (std::size_t i = 0; i < r.layouts.size(); ++i) {
+    SweepLayout& l = r.layouts[i];
+    if (l.outcome != LayoutOutcome::pending) continue;
+    // The budget never skips the first layout that can run: a sweep that measured none recommends none.
+    const bool first = std::none_of(r.layouts.begin(), r.layouts.end(), [](const SweepLayout& x) {
+      return x.outcome == LayoutOutcome::measured || x.outcome == LayoutOutcome::failed;
+    });
+    if (!skipped_before_running(o, r, t0, l, first)) {
+      std::cerr << "interference-bench: mig-sweep: layout " << i + 1 << " of " << r.layouts.size() << ": " << l.name << "\n";
+      run_layout(o, scenario, out + "/layouts/" + std::to_string(i + 1) + "-" + file_name_part(l.name), l);
+      if (l.outcome == LayoutOutcome::interrupted) r.interrupted = true;
+    }
+    write_sweep(out, r);  // after each layout: an interrupted sweep keeps what it finished
+  }
 }
 
 }  // namespace
@@ -287,38 +511,27 @@ int mig_sweep_command(const PlatformOptions& o) {
   if (o.scenario.empty()) throw InputError("mig-sweep: --scenario FILE is required");
   const json scenario = read_sweep_scenario(o.scenario);
   const unsigned tenants = static_cast<unsigned>(scenario["tenants"].size());
+  const auto sharings = reference_sharings(o.references);
+  auto prices = o.prices.empty() ? std::map<std::string, double>{} : read_sweep_prices(o.prices);
   auto nvml = platform_nvml("mig-sweep", o.device);
   require_mig_mode(*nvml, o.device);
-  const auto layouts = sweep_layouts(o, nvml->mig_gpu_instance_profiles(static_cast<unsigned>(o.device)), tenants);
+  if (geteuid() != 0) throw CannotRunError("mig-sweep: it creates each layout's MIG instances, which needs root");
+  const auto gpu_profiles = nvml->mig_gpu_instance_profiles(static_cast<unsigned>(o.device));
+  const auto layouts = sweep_layouts(o, gpu_profiles, tenants);
   const std::string out_dir = o.out.empty() ? platform_default_out("mig-sweep") : o.out;
   platform_check_outputs(o, out_dir, kSweepFiles);
   OutputDir folder("--out", out_dir, kSweepFiles, o.force);
   const std::string& out = folder.path();
   folder.keep();
   MigSweepResult r = new_sweep_result(o, *nvml);
-  nvml.reset();  // the children load their own
+  r.prices_file = o.prices;
+  r.prices = std::move(prices);
+  plan_entries(r, sharings, largest_profile(gpu_profiles), layouts, tenants);
+  write_sweep(out, r);
   const auto t0 = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < layouts.size(); ++i) {
-    SweepLayout l;
-    l.profiles = layouts[i];
-    l.name = joined(l.profiles, ",");
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (r.interrupted || (o.stop && o.stop())) {
-      r.interrupted = true;
-      l.outcome = LayoutOutcome::interrupted;
-      l.reason = "the sweep was interrupted before this layout";
-    } else if (!fits_budget(r, elapsed)) {
-      l.outcome = LayoutOutcome::skipped_budget;
-      l.reason = "--budget " + significant(o.sweep_budget_s, 4) + " s: " + significant(elapsed, 3) +
-                 " s spent, and a layout takes about as long as those before it";
-    } else {
-      std::cerr << "interference-bench: mig-sweep: layout " << i + 1 << " of " << layouts.size() << ": " << l.name << "\n";
-      run_layout(o, scenario, out + "/layouts/" + std::to_string(i + 1) + "-" + file_name_part(l.name), l);
-      if (l.outcome == LayoutOutcome::interrupted) r.interrupted = true;
-    }
-    r.layouts.push_back(l);
-    write_sweep(out, r);  // after each layout: an interrupted sweep keeps what it finished
-  }
+  run_references(o, scenario, *nvml, out, r, t0);
+  nvml.reset();  // the layouts' children load their own
+  run_layouts(o, scenario, out, r, t0);
   r.recommendation = recommend_layout(r.layouts, tenants);
   r.exit_code = sweep_exit_code(r, tenants);
   write_sweep(out, r);

@@ -2,15 +2,19 @@
 // to recommend and the sweep's exit code. The command itself is mig_sweep_command (platform.h).
 #pragma once
 
+#include "harness/nvml/telemetry.h"
 #include "harness/results/mig_sweep.h"
 
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace ib {
 
 // The measured layout with the most tenants passing the cutoff, then the most system throughput (STP
-// against the exclusive baseline); none when no layout was measured. `distinguishable` is false when the
+// against the exclusive baseline) per price when the layouts have prices, else the most STP; none when
+// no layout was measured. `distinguishable` is false when the
 // runner-up has as many tenants passing and every tenant's P95 slowdown interval overlaps between the two
 // (the runs cannot tell them apart).
 std::optional<SweepRecommendation> recommend_layout(const std::vector<SweepLayout>& layouts, unsigned tenants);
@@ -19,5 +23,14 @@ std::optional<SweepRecommendation> recommend_layout(const std::vector<SweepLayou
 // leaves a tenant failing the cutoff; 5 the best cannot be told apart from the runner-up, or a tenant of
 // it is inconclusive; else 0.
 int sweep_exit_code(const MigSweepResult& result, unsigned tenants);
+
+// The GPU's power over `readings` (the colocated phases' NVML readings): median and largest power, the
+// enforced limit, and the fraction of readings with reasons whose clock-event reasons name a power cap
+// (SwPowerCap or HwPowerBrakeSlowdown). Empty when no reading has a power figure.
+std::optional<SweepPower> summarize_power(const std::vector<TelemetrySample>& readings);
+
+// --prices FILE: a JSON object, profile name -> the price of one instance (a positive number, in the
+// file's unit, e.g. $/h). Throws InputError naming the file and the key.
+std::map<std::string, double> read_sweep_prices(const std::string& file);
 
 }  // namespace ib

@@ -58,12 +58,15 @@ std::optional<ResultsDocument> child_results(const std::string& path, std::strin
 
 }  // namespace
 
-ChildRun run_self(const PlatformOptions& o, std::vector<std::string> args, const std::string& out_dir, double timeout_s) {
+ChildRun run_self(const PlatformOptions& o, std::vector<std::string> args, const std::string& out_dir, double timeout_s,
+                  const std::vector<std::string>& env) {
   args.insert(args.begin(), self_exe_path());
   // --force: out_dir is a subfolder of this command's own, checked and locked, output folder.
   args.insert(args.end(), {"--out", out_dir, "--force", "--max-foreign-cpus", arg(o.max_foreign_cpus),
                            "--max-steal-cpus", arg(o.max_steal_cpus)});
-  const CommandResult r = run_helper_command(args, {"INTERFERENCE_BENCH_CHILD=1"}, "", timeout_s, {}, o.stop);
+  std::vector<std::string> child_env = {"INTERFERENCE_BENCH_CHILD=1"};
+  child_env.insert(child_env.end(), env.begin(), env.end());
+  const CommandResult r = run_helper_command(args, child_env, "", timeout_s, {}, o.stop);
   ChildRun c;
   c.output = r.output;
   c.exit_code = r.timed_out ? kExitWorkloadFailed

@@ -53,6 +53,8 @@ struct PlatformOptions {
   double sweep_budget_s = 3600.0;     // --budget S: layouts that would not fit are skipped, and said so
   std::optional<double> phase_s;      // --duration S: each layout's phases (default: the scenario's)
   std::optional<int> rounds;          // --rounds N: each layout's run a fixed N rounds (default: until decided)
+  std::string references = "timeslice,mps";  // --references: the whole-GPU-equivalent references, or "none"
+  std::string prices;                 // --prices FILE: {"profile": price of one instance, ...}
 };
 
 // A measuring step: this binary again (`run` or `sustain`), as a child that dies with us
@@ -63,7 +65,9 @@ struct ChildRun {
   std::optional<ResultsDocument> results;  // empty when the child wrote none (or one that does not read)
   std::string output;                      // the child's stdout and stderr (and why its results did not read)
 };
-ChildRun run_self(const PlatformOptions& o, std::vector<std::string> args, const std::string& out_dir, double timeout_s);
+// `env`: more of the child's environment (NAME=VALUE), beside INTERFERENCE_BENCH_CHILD=1.
+ChildRun run_self(const PlatformOptions& o, std::vector<std::string> args, const std::string& out_dir, double timeout_s,
+                  const std::vector<std::string>& env = {});
 
 // The commands (their options are parsed in harness/cli/platform_commands.cpp). Each returns its exit
 // code; throws InputError, CannotRunError or Interrupted (a stop signal before anything was measured).

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -115,11 +116,69 @@ def test_all_enumerates_from_nvmls_profiles_and_the_budget_skips_what_does_not_f
     # Two instances of the H200's profiles that fit together, larger first: 7g.141gb fits with nothing.
     assert "4g.71gb,3g.71gb" in names and "3g.71gb,3g.71gb" in names and "1g.18gb,1g.18gb" in names
     assert not any(n.startswith("7g.141gb") for n in names) and "4g.71gb,4g.71gb" not in names
+    # The first entry runs (the time-sliced reference), the budget skips the next (MPS), and the first layout
+    # runs all the same (a sweep that measured none would recommend none); the rest are skipped.
+    assert [(l["name"], l["outcome"]) for l in doc["references"]] == [("timeslice on 7g.141gb", "measured"),
+                                                                      ("mps on 7g.141gb", "skipped_budget")]
     assert doc["layouts"][0]["outcome"] == "measured"
     skipped = [l for l in doc["layouts"] if l["outcome"] == "skipped_budget"]
     assert len(skipped) == len(names) - 1 and all("--budget 1 s" in l["reason"] for l in skipped)
     assert doc["recommendation"]["layout"] == names[0]
     assert r.returncode in (0, 1, 5), r.stderr
+
+
+def test_the_references_share_one_largest_instance_and_prices_rank_by_stp_per_price(runner, tmp_path, fake):
+    state = fake()
+    cfg = json.loads(Path(runner.env["FAKE_NVML_CONFIG"]).read_text())
+    cfg["devices"][0]["telemetry"] = {"power_w": 650, "power_limit_w": 700, "reasons": 4}  # SwPowerCap
+    runner.write_json("nvml.json", cfg)
+    mps_log = tmp_path / "mps.log"
+    runner.env.update(PATH=f"{SOURCE_DIR / 'tests' / 'fakes' / 'bin'}:{os.environ['PATH']}", FAKE_MPS_LOG=str(mps_log))
+    prices = runner.write_json("prices.json", {"7g.141gb": 4.0, "4g.71gb": 2.5, "3g.71gb": 2.0, "2g.35gb": 1.25})
+    layouts = runner.write_json("layouts.txt", "4g.71gb,3g.71gb\n2g.35gb,2g.35gb\n")
+    out = tmp_path / "out"
+    r = subprocess.run(sweep(runner, "--scenario", two_tenants(runner, duration=0.3), "--layouts", layouts, "--rounds", "1",
+                             "--prices", prices, "--out", out), capture_output=True, text=True, timeout=300, env=runner.env)
+    assert r.returncode in (0, 1, 5), r.stdout + r.stderr
+    doc = json.loads((out / "mig-sweep.json").read_text())
+    jsonschema.validate(doc, SWEEP_SCHEMA)
+    refs = doc["references"]
+    assert [(l["sharing"], l["outcome"], l["price"]) for l in refs] == [("timeslice", "measured", 4.0), ("mps", "measured", 4.0)]
+    assert all(t["profile"] == "7g.141gb" for l in refs for t in l["tenants"])
+    # One 7g.141gb instance for both references, made first and gone before the layouts' instances.
+    ops = read_ops(state)
+    gis = [o for o in ops if o["op"] in ("create_gi", "destroy_gi")]
+    assert [(o["op"], o.get("profile")) for o in gis[:2]] == [("create_gi", "7g.141gb"), ("destroy_gi", None)]
+    big_uuid = next(o["uuid"] for o in ops if o["op"] == "create_ci" and o["gi"] == gis[0]["gi"])
+    # The MPS reference's daemon (and so its clients) sees only that instance.
+    assert f"visible={big_uuid} " in mps_log.read_text().splitlines()[0]
+    assert live_created(state) == set()
+    # Prices: a layout costs the sum of its instances; the recommendation weighs STP per price.
+    by_name = {l["name"]: l for l in doc["layouts"]}
+    assert by_name["4g.71gb,3g.71gb"]["price"] == 4.5 and by_name["2g.35gb,2g.35gb"]["price"] == 2.5
+    for l in doc["layouts"] + refs:
+        assert l["stp_per_price"] == pytest.approx(l["stp"] / l["price"], rel=1e-9)
+        assert l["power"]["median_w"] == 650 and l["power"]["limit_w"] == 700
+        assert l["power"]["power_capped_fraction"] == 1.0
+    same = [l for l in doc["layouts"] if l["passing"] == max(x["passing"] for x in doc["layouts"])]
+    assert doc["recommendation"]["layout"] == max(same, key=lambda l: l["stp_per_price"])["name"]
+    md = (out / "mig-sweep.md").read_text()
+    assert "## References" in md and "STP per price" in md and "power-capped 100%" in md
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--references", "mig"], "--references mig: \"mig\": timeslice, mps or none was expected"),
+    (["--prices", "PRICES"], "prices.json: no price for 3g.71gb"),
+])
+def test_bad_references_or_a_missing_price_is_one_line_exit_2(runner, tmp_path, fake, args, says):
+    state = fake()
+    prices = runner.write_json("prices.json", {"7g.141gb": 4.0})
+    args = [str(prices) if a == "PRICES" else a for a in args]
+    r = subprocess.run(sweep(runner, "--scenario", two_tenants(runner), "--layouts",
+                             runner.write_json("l.txt", "3g.71gb,3g.71gb\n"), *args, "--out", tmp_path / "o"),
+                       capture_output=True, text=True, timeout=60, env=runner.env)
+    assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert read_ops(state) == []
 
 
 def test_a_gpu_not_in_mig_mode_is_exit_3_with_what_an_administrator_does(runner, tmp_path, fake):

@@ -1,8 +1,13 @@
-// mig-sweep's judgement on layouts whose answer is known: most tenants passing first, then STP; a runner-up
-// whose intervals all overlap cannot be told apart (exit 5); a failing best layout is exit 1.
+// mig-sweep's judgement on layouts whose answer is known: most tenants passing first, then STP (per price
+// with prices); a runner-up whose intervals all overlap cannot be told apart (exit 5); a failing best layout
+// is exit 1, a failed reference exit 4. The power summary and the prices file on hand-made inputs.
 #include "harness/core/exit_codes.h"
 #include "harness/vet/mig_sweep.h"
+#include "harness/core/errors.h"
 #include "reports/mig_sweep_writer.h"
+
+#include <cstdio>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -76,6 +81,81 @@ TEST(MigSweepRecommendation, ExitCodesOfWhatCannotBeRecommended) {
   EXPECT_EQ(sweep_exit_code(result, 1), kExitCannotRun);
   result.interrupted = true;
   EXPECT_EQ(sweep_exit_code(result, 1), kExitInterrupted);
+}
+
+TEST(MigSweepRecommendation, WithPricesTheCheaperThroughputWins) {
+  // Both pass both tenants; x has the higher STP but costs more per unit of it: 1.6 / 4.5 < 1.2 / 2.5.
+  std::vector<SweepLayout> ls = {
+      layout("x", {"4g.71gb", "3g.71gb"}, {tenant("a", Verdict::pass, 0.1, 0.02), tenant("b", Verdict::pass, 0.1, 0.02)}, 1.6),
+      layout("y", {"2g.35gb", "2g.35gb"}, {tenant("a", Verdict::pass, 0.3, 0.02), tenant("b", Verdict::pass, 0.3, 0.02)}, 1.2)};
+  EXPECT_EQ(recommend_layout(ls, 2)->layout, "x");  // without prices: the most STP
+  ls[0].price = 4.5;
+  ls[0].stp_per_price = 1.6 / 4.5;
+  ls[1].price = 2.5;
+  ls[1].stp_per_price = 1.2 / 2.5;
+  const auto r = recommend_layout(ls, 2);
+  EXPECT_EQ(r->layout, "y");
+  EXPECT_NE(r->reason.find("0.48 STP per unit of price"), std::string::npos) << r->reason;
+}
+
+TEST(MigSweepRecommendation, AFailedReferenceIsAWorkloadFailure) {
+  MigSweepResult result;
+  result.layouts = {layout("x", {"3g.71gb", "3g.71gb"},
+                           {tenant("a", Verdict::pass, 0.1, 0.02), tenant("b", Verdict::pass, 0.1, 0.02)}, 1.5)};
+  result.recommendation = recommend_layout(result.layouts, 2);
+  EXPECT_EQ(sweep_exit_code(result, 2), kExitPass);
+  SweepLayout ref = layout("timeslice on 7g.141gb", {"7g.141gb", "7g.141gb"}, {}, 1.0);
+  ref.sharing = SweepSharing::timeslice;
+  ref.outcome = LayoutOutcome::failed;
+  result.references.push_back(ref);
+  EXPECT_EQ(sweep_exit_code(result, 2), kExitWorkloadFailed);
+}
+
+TelemetrySample reading(std::optional<double> power, std::optional<double> limit, std::optional<unsigned long long> reasons) {
+  TelemetrySample t;
+  t.r.power_w = power;
+  t.r.power_limit_w = limit;
+  t.r.clock_event_reasons = reasons;
+  return t;
+}
+
+TEST(MigSweepPower, MedianMaxLimitAndThePowerCappedFraction) {
+  EXPECT_FALSE(summarize_power({}));
+  EXPECT_FALSE(summarize_power({reading(std::nullopt, 700.0, 0)}));  // no power figure: nothing to say
+  // powers 300, 650, 500, 690 (and one reading without): median 575, max 690; limits 700, 700, 650 -> 700;
+  // reasons on four readings: SwPowerCap (0x4), HwPowerBrakeSlowdown (0x80), SwThermalSlowdown (0x20, not power), 0.
+  const auto p = summarize_power({reading(300.0, 700.0, 0x4), reading(650.0, 700.0, 0x80), reading(500.0, 650.0, 0x20),
+                                  reading(690.0, std::nullopt, 0x0), reading(std::nullopt, std::nullopt, std::nullopt)});
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->readings, 4u);
+  EXPECT_DOUBLE_EQ(*p->median_w, 575.0);
+  EXPECT_DOUBLE_EQ(*p->max_w, 690.0);
+  EXPECT_DOUBLE_EQ(*p->limit_w, 700.0);
+  EXPECT_DOUBLE_EQ(*p->power_capped_fraction, 0.5);  // 2 of the 4 readings with reasons
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(MigSweepPrices, AnObjectOfPositivePricesElseOneLineNamingTheKey) {
+  const auto prices = read_sweep_prices(write_temp("prices-ok.json", R"({"1g.18gb": 0.6, "7g.141gb": 4})"));
+  EXPECT_EQ(prices, (std::map<std::string, double>{{"1g.18gb", 0.6}, {"7g.141gb", 4.0}}));
+  for (const auto& [text, says] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"1g.18gb": 0})", "1g.18gb: a price above 0 was expected"},
+           {R"({"1g.18gb": "cheap"})", "1g.18gb: a price above 0 was expected"},
+           {R"([1, 2])", "an object of MIG profile -> price"},
+           {R"({})", "an object of MIG profile -> price"}}) {
+    const std::string path = write_temp("prices-bad.json", text);
+    try {
+      read_sweep_prices(path);
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("mig-sweep --prices " + path + ": " + says), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(MigPartedYaml, TheRecommendedLayoutAsMigDevicesWithTheDeviceFilter) {

@@ -320,6 +320,34 @@ def test_the_second_call_brings_back_the_rest_in_order(checkout, tmp_path):
     assert summary["figures"]["gpu_tests"]["failed"], summary["figures"]["gpu_tests"]  # IB_REQUIRE_GPU=1
 
 
+MIG_ENABLED_SMI = """#!/bin/sh
+case "$*" in
+  *mig.mode.current*) echo "Enabled";;
+  *--query-gpu*) echo "0, NVIDIA H200, 580.159.04, 143771 MiB";;
+  -L) echo "GPU 0: NVIDIA H200 (UUID: GPU-00000000-0000-0000-0000-000000000000)";;
+  *) echo "fake nvidia-smi $*";;
+esac
+"""
+
+
+@pytest.mark.parametrize("mig", ["disabled", "enabled"])
+def test_part_mig_sweeps_only_a_gpu_already_in_mig_mode(checkout, tmp_path, mig):
+    if cuda_sees_a_gpu():
+        pytest.skip("CUDA sees a GPU here: the check would measure for minutes")
+    smi = fake_smi(tmp_path, text=MIG_ENABLED_SMI if mig == "enabled" else None)
+    out, work, steps, _, _ = device_check(checkout, tmp_path, 0, NVIDIA_SMI=smi, REHEARSE_ALL="1", PART="mig")
+    assert not any(f"{name} exit" in steps for name in FIRST + SECOND), steps
+    if mig == "disabled":
+        assert "SKIPPED mig-sweep: GPU 0 is not in MIG mode (nvidia-smi says: 0, NVIDIA H200" in steps
+        assert "mig-sweep exit" not in steps
+        return
+    assert "mig-sweep exit" in steps, steps
+    assert (work / "nvidia-smi-mig-lgipp.txt").read_text().startswith("fake nvidia-smi mig -lgipp")
+    log = (work / "mig-sweep.log").read_text()
+    assert "mig-sweep --backend cuda" in log and "scenarios/cuda/quick-gemm-copy.json" in log and "--budget 360" in log
+    assert "STOPPED.txt" not in os.listdir(out)
+
+
 def test_an_unknown_part_stops_naming_the_parts(checkout, tmp_path):
     out, _, _, stdout, wall = device_check(checkout, tmp_path, 3, PART="all")
     assert_stopped(out, stdout, wall, "unknown PART=all (first, second or mig)")

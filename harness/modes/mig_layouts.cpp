@@ -243,4 +243,31 @@ std::vector<MigLayoutCheck> check_mig_layouts(const std::string& list,
   return out;
 }
 
+MigCreationPlan plan_mig_creation(const std::vector<std::string>& profiles,
+                                  const std::vector<MigGpuInstanceProfile>& gpu_profiles,
+                                  const std::vector<MigPlacement>& occupied) {
+  std::string line;
+  for (const std::string& p : profiles) line += (line.empty() ? "" : ",") + p;
+  MigCreationPlan plan;
+  const auto checks = check_mig_layouts(line, gpu_profiles, 0, occupied);
+  if (checks.empty()) {  // nothing named
+    plan.check.problem = MigLayoutProblem::empty;
+    plan.check.reason = "no profile named";
+    return plan;
+  }
+  plan.check = checks.front();
+  if (!plan.check.layout) return plan;
+  // The canonical layout's instances handed out in the caller's order: the k-th instance of a profile asked
+  // for takes that profile's k-th placement.
+  std::vector<bool> taken(plan.check.layout->instances.size(), false);
+  for (const std::string& p : profiles)
+    for (std::size_t i = 0; i < taken.size(); ++i)
+      if (!taken[i] && plan.check.layout->instances[i].profile == p) {
+        taken[i] = true;
+        plan.placements.push_back(plan.check.layout->instances[i].placement);
+        break;
+      }
+  return plan;
+}
+
 }  // namespace ib

@@ -75,4 +75,15 @@ std::vector<MigLayoutCheck> check_mig_layouts(const std::string& list,
                                               const std::vector<MigGpuInstanceProfile>& profiles, unsigned tenants,
                                               const std::vector<MigPlacement>& occupied = {});
 
+// Where to create the GPU instances of `profiles`, in that order (--mig-create's list), beside pre-existing
+// instances at `occupied`: one placement per profile, same order, chosen as check_mig_layouts places the same
+// multiset. `check.problem` says why they cannot be created (then `placements` is empty).
+struct MigCreationPlan {
+  std::vector<MigPlacement> placements;
+  MigLayoutCheck check;
+};
+MigCreationPlan plan_mig_creation(const std::vector<std::string>& profiles,
+                                  const std::vector<MigGpuInstanceProfile>& gpu_profiles,
+                                  const std::vector<MigPlacement>& occupied);
+
 }  // namespace ib

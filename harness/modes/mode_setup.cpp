@@ -1,6 +1,7 @@
 #include "harness/modes/mode_setup.h"
 
 #include "harness/modes/journal.h"
+#include "harness/modes/mig_layouts.h"
 
 #include "harness/analysis/analysis.h"
 #include "harness/core/errors.h"
@@ -196,13 +197,62 @@ std::map<std::string, BaselinePhase> load_baseline(const std::string& path, cons
   return out;
 }
 
+namespace {
+
+// "1g.18gb (MIG-...) at memory slices 6-6, ...": the pre-existing instances, for a refusal they cause.
+std::string instances_text(const std::vector<MigInstance>& instances) {
+  std::string out;
+  for (const MigInstance& m : instances) {
+    out += (out.empty() ? "" : ", ") + m.profile + " (" + m.uuid + ")";
+    if (m.placement)
+      out += " at memory slices " + std::to_string(m.placement->start) + "-" +
+             std::to_string(m.placement->end() == 0 ? 0 : m.placement->end() - 1);
+  }
+  return out;
+}
+
+// Where each of `profiles` is to be created beside the instances already there, worked out before anything is
+// made so that a layout that fits is never refused for the order it was asked in (a 1g.18gb created first
+// wherever NVML likes can leave no room for a 4g.71gb). None when NVML cannot say where the instances there sit
+// or which placements the profiles take: then NVML places each as it is created. CannotRunError, naming the
+// instances in the way, when they cannot all be created.
+std::vector<std::optional<MigPlacement>> creation_placements(Nvml& nvml, unsigned device,
+                                                             const std::vector<std::string>& profiles) {
+  std::vector<std::optional<MigPlacement>> none(profiles.size());
+  std::vector<MigGpuInstanceProfile> gpu_profiles;
+  std::vector<MigInstance> existing;
+  try {
+    gpu_profiles = nvml.mig_gpu_instance_profiles(device);
+    existing = nvml.mig_instances(device);
+  } catch (const NvmlError&) {
+    return none;
+  }
+  std::vector<MigPlacement> occupied;
+  for (const MigInstance& m : existing) {
+    if (!m.placement) return none;
+    occupied.push_back(*m.placement);
+  }
+  const MigCreationPlan plan = plan_mig_creation(profiles, gpu_profiles, occupied);
+  std::string list;
+  for (const std::string& p : profiles) list += (list.empty() ? "" : ",") + p;
+  if (plan.check.problem == MigLayoutProblem::blocked_by_existing)
+    throw CannotRunError("--mig-create " + list + ": " + plan.check.reason + "; in the way: " + instances_text(existing) +
+                         ". Nothing was created");
+  if (!plan.check.layout) throw CannotRunError("--mig-create " + list + ": " + plan.check.reason + ". Nothing was created");
+  return {plan.placements.begin(), plan.placements.end()};
+}
+
+}  // namespace
+
 MigInstancesGuard::MigInstancesGuard(Nvml& nvml, unsigned device, const std::vector<std::string>& profiles,
                                      Journal* journal)
     : nvml_(nvml), device_(device), journal_(journal) {
-  for (const auto& p : profiles) {
+  const auto placements = creation_placements(nvml_, device_, profiles);
+  for (std::size_t i = 0; i < profiles.size(); ++i) {
+    const std::string& p = profiles[i];
     try {
       if (journal_) journal_->record({JournalEvent::mig_intent, device_, {p, 0, 0}, ""});
-      created_.push_back(nvml_.create_mig_instance(device_, p));
+      created_.push_back(nvml_.create_mig_instance(device_, p, placements[i]));
       if (journal_) journal_->record({JournalEvent::mig_created, device_, created_.back(), ""});
     } catch (const CannotRunError&) {  // the journal cannot be written: create nothing more
       destroy_all();

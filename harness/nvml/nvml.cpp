@@ -81,6 +81,7 @@ class DlNvml final : public Nvml {
     bind("nvmlDeviceGetGpuInstanceProfileInfo", gi_profile_info_);
     bind("nvmlDeviceGetGpuInstancePossiblePlacements_v2", gi_placements_);
     bind("nvmlDeviceCreateGpuInstance", create_gi_);
+    bind("nvmlDeviceCreateGpuInstanceWithPlacement", create_gi_at_);
     bind("nvmlDeviceGetGpuInstanceById", get_gi_by_id_);
     bind("nvmlGpuInstanceGetInfo", gi_get_info_);
     bind("nvmlGpuInstanceGetComputeInstanceProfileInfo", ci_profile_info_);
@@ -210,6 +211,7 @@ class DlNvml final : public Nvml {
       nvmlMemory_t mem{};
       check("nvmlDeviceGetMemoryInfo", need(get_memory_, "nvmlDeviceGetMemoryInfo")(mig, &mem));
       m.memory_bytes = mem.total;
+      m.placement = gpu_instance_placement(h, m.gpu_instance_id);
       out.push_back(std::move(m));
     }
     std::sort(out.begin(), out.end(), [](const MigInstance& a, const MigInstance& b) {
@@ -220,7 +222,8 @@ class DlNvml final : public Nvml {
     return out;
   }
 
-  CreatedMigInstance create_mig_instance(unsigned device, const std::string& profile) override {
+  CreatedMigInstance create_mig_instance(unsigned device, const std::string& profile,
+                                         std::optional<MigPlacement> at) override {
     auto mode = mig_mode(device);
     if (!mode) throw NvmlError("cannot create MIG instance " + profile + ": GPU " + std::to_string(device) +
                                " does not support MIG");
@@ -234,7 +237,13 @@ class DlNvml final : public Nvml {
 
     // 2. The GPU instance.
     nvmlGpuInstance_t gi = nullptr;
-    check("nvmlDeviceCreateGpuInstance", need(create_gi_, "nvmlDeviceCreateGpuInstance")(h, gi_profile.id, &gi));
+    if (at) {
+      const nvmlGpuInstancePlacement_t placement{at->start, at->size};
+      check("nvmlDeviceCreateGpuInstanceWithPlacement",
+            need(create_gi_at_, "nvmlDeviceCreateGpuInstanceWithPlacement")(h, gi_profile.id, &placement, &gi));
+    } else {
+      check("nvmlDeviceCreateGpuInstance", need(create_gi_, "nvmlDeviceCreateGpuInstance")(h, gi_profile.id, &gi));
+    }
     CreatedMigInstance created;
     created.profile = profile;
     try {
@@ -592,6 +601,19 @@ class DlNvml final : public Nvml {
     return out;
   }
 
+  // Where GPU instance `id` sits, or none when NVML does not say: looking a GPU instance up needs root on most
+  // drivers (NO_PERMISSION) and an old driver lacks the calls. Whatever the code, the answer is only "not known":
+  // the instance is still listed (a run on it needs no placement), and what needs one (--mig-create, mig-sweep)
+  // falls back to letting NVML place new instances.
+  std::optional<MigPlacement> gpu_instance_placement(nvmlDevice_t h, unsigned id) const {
+    if (!get_gi_by_id_ || !gi_get_info_) return std::nullopt;
+    nvmlGpuInstance_t gi = nullptr;
+    if (get_gi_by_id_(h, id, &gi) != NVML_SUCCESS) return std::nullopt;
+    nvmlGpuInstanceInfo_t info{};
+    if (gi_get_info_(gi, &info) != NVML_SUCCESS) return std::nullopt;
+    return MigPlacement{info.placement.start, info.placement.size};
+  }
+
   // nvmlDeviceGetGpuInstancePossiblePlacements_v2, the documented two-step query: placements NULL gives the count,
   // then a buffer of that length (retried a few times should the driver answer INSUFFICIENT_SIZE).
   std::vector<MigPlacement> possible_placements(nvmlDevice_t h, unsigned profile_id) const {
@@ -665,6 +687,7 @@ class DlNvml final : public Nvml {
   decltype(&nvmlDeviceGetGpuInstanceProfileInfo) gi_profile_info_ = nullptr;
   decltype(&nvmlDeviceGetGpuInstancePossiblePlacements_v2) gi_placements_ = nullptr;
   decltype(&nvmlDeviceCreateGpuInstance) create_gi_ = nullptr;
+  decltype(&nvmlDeviceCreateGpuInstanceWithPlacement) create_gi_at_ = nullptr;
   decltype(&nvmlDeviceGetGpuInstanceById) get_gi_by_id_ = nullptr;
   decltype(&nvmlGpuInstanceGetInfo) gi_get_info_ = nullptr;
   decltype(&nvmlGpuInstanceGetComputeInstanceProfileInfo) ci_profile_info_ = nullptr;

@@ -17,6 +17,17 @@ class NvmlError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Where a GPU instance sits on the GPU: memory slices [start, start + size) (nvmlGpuInstancePlacement_t). Two GPU
+// instances can coexist only when their placements do not overlap.
+struct MigPlacement {
+  unsigned start = 0;
+  unsigned size = 0;
+  unsigned end() const { return start + size; }
+  bool overlaps(const MigPlacement& o) const { return start < o.end() && o.start < end(); }
+  bool operator==(const MigPlacement& o) const { return start == o.start && size == o.size; }
+  bool operator!=(const MigPlacement& o) const { return !(*this == o); }
+};
+
 struct MigInstance {
   int index = 0;               // position in the enumeration (sorted by GPU instance id, then compute instance id)
   unsigned gpu_instance_id = 0;
@@ -26,6 +37,9 @@ struct MigInstance {
   std::string uuid;            // "MIG-..." as CUDA_VISIBLE_DEVICES wants it
   unsigned sm_count = 0;
   unsigned long long memory_bytes = 0;
+  // Where its GPU instance sits (nvmlGpuInstanceGetInfo); none when NVML will not say (no permission to look
+  // the GPU instance up, or a driver without the calls).
+  std::optional<MigPlacement> placement;
 };
 
 struct MigModeState {
@@ -42,17 +56,6 @@ struct CreatedMigInstance {
   std::string profile;
   unsigned gpu_instance_id = 0;
   unsigned compute_instance_id = 0;
-};
-
-// Where a GPU instance sits on the GPU: memory slices [start, start + size) (nvmlGpuInstancePlacement_t). Two GPU
-// instances can coexist only when their placements do not overlap.
-struct MigPlacement {
-  unsigned start = 0;
-  unsigned size = 0;
-  unsigned end() const { return start + size; }
-  bool overlaps(const MigPlacement& o) const { return start < o.end() && o.start < end(); }
-  bool operator==(const MigPlacement& o) const { return start == o.start && size == o.size; }
-  bool operator!=(const MigPlacement& o) const { return !(*this == o); }
 };
 
 // A GPU instance profile that a GPU in MIG mode offers (nvmlDeviceGetGpuInstanceProfileInfo[V]) with the placements
@@ -148,9 +151,11 @@ class Nvml {
   virtual std::optional<MigModeState> mig_mode(unsigned device) = 0;
   // The MIG devices (GPU instance + compute instance) that exist on `device`, in index order.
   virtual std::vector<MigInstance> mig_instances(unsigned device) = 0;
-  // Creates one GPU instance of `profile` (e.g. "1g.18gb") and one compute instance spanning it.
-  // Throws NvmlError (unknown profile, no capacity, permission).
-  virtual CreatedMigInstance create_mig_instance(unsigned device, const std::string& profile) = 0;
+  // Creates one GPU instance of `profile` (e.g. "1g.18gb") and one compute instance spanning it, at placement `at`
+  // when given (nvmlDeviceCreateGpuInstanceWithPlacement), else where NVML puts it.
+  // Throws NvmlError (unknown profile, no capacity, placement taken, permission).
+  virtual CreatedMigInstance create_mig_instance(unsigned device, const std::string& profile,
+                                                 std::optional<MigPlacement> at = std::nullopt) = 0;
   // Destroys exactly that compute instance and its GPU instance. Throws NvmlError.
   virtual void destroy_mig_instance(unsigned device, const CreatedMigInstance& instance) = 0;
   // The GPU instance profiles `device` offers, in profile index order, each with its possible placements. A profile

@@ -318,6 +318,33 @@ std::optional<SweepPower> summarize_power(const std::vector<TelemetrySample>& re
   return p;
 }
 
+void skip_blocked_entries(MigSweepResult& r, const std::vector<MigGpuInstanceProfile>& gpu_profiles,
+                          const std::vector<MigInstance>& existing) {
+  if (existing.empty()) return;
+  std::vector<MigPlacement> occupied;
+  for (const MigInstance& m : existing)
+    if (m.placement) occupied.push_back(*m.placement);
+  const bool known = occupied.size() == existing.size();
+  for (auto* entries : {&r.references, &r.layouts})
+    for (SweepLayout& l : *entries) {
+      const bool reference = entries == &r.references;
+      // A reference's tenants share one instance of the largest profile.
+      const std::vector<std::string> instances = reference ? std::vector<std::string>{l.profiles.front()} : l.profiles;
+      if (!known) {
+        if (!reference) continue;
+        l.outcome = LayoutOutcome::skipped_existing;
+        l.reason = "needs an instance of " + instances.front() + ", and NVML does not say where the pre-existing "
+                   "instances sit (never touched)";
+        continue;
+      }
+      const auto checks = check_mig_layouts(joined(instances, ","), gpu_profiles, 0, occupied);
+      if (!checks.empty() && checks.front().layout) continue;
+      l.outcome = LayoutOutcome::skipped_existing;
+      l.reason = (reference ? "its " + instances.front() + " instance " : std::string("it ")) +
+                 (checks.empty() ? "cannot be placed" : checks.front().reason);
+    }
+}
+
 std::map<std::string, double> read_sweep_prices(const std::string& file) {
   const json doc = read_json_file(file, "mig-sweep --prices");
   const std::string where = "mig-sweep --prices " + file;
@@ -430,10 +457,6 @@ void plan_entries(MigSweepResult& r, const std::vector<SweepSharing>& sharings, 
     l.profiles.assign(tenants, largest.name);
     l.outcome = LayoutOutcome::pending;
     l.price = price_of(r, {largest.name});
-    if (!r.preexisting.empty()) {
-      l.outcome = LayoutOutcome::skipped_existing;
-      l.reason = "needs the largest instance, " + largest.name + ", which the pre-existing instances leave no room for";
-    }
     r.references.push_back(l);
   }
   for (const auto& profiles : layouts) {
@@ -527,6 +550,7 @@ int mig_sweep_command(const PlatformOptions& o) {
   r.prices_file = o.prices;
   r.prices = std::move(prices);
   plan_entries(r, sharings, largest_profile(gpu_profiles), layouts, tenants);
+  skip_blocked_entries(r, gpu_profiles, nvml->mig_instances(static_cast<unsigned>(o.device)));
   write_sweep(out, r);
   const auto t0 = std::chrono::steady_clock::now();
   run_references(o, scenario, *nvml, out, r, t0);

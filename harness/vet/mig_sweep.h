@@ -2,6 +2,7 @@
 // to recommend and the sweep's exit code. The command itself is mig_sweep_command (platform.h).
 #pragma once
 
+#include "harness/nvml/nvml.h"
 #include "harness/nvml/telemetry.h"
 #include "harness/results/mig_sweep.h"
 
@@ -32,5 +33,12 @@ std::optional<SweepPower> summarize_power(const std::vector<TelemetrySample>& re
 // --prices FILE: a JSON object, profile name -> the price of one instance (a positive number, in the
 // file's unit, e.g. $/h). Throws InputError naming the file and the key.
 std::map<std::string, double> read_sweep_prices(const std::string& file);
+
+// Pre-existing instances (`existing`) are never touched: each planned entry (references and layouts) whose
+// instances do not fit beside them on a GPU offering `gpu_profiles` becomes skipped_existing with the reason. When
+// NVML does not say where one of them sits, the layouts are left to their runs (which refuse when one does not
+// fit) and the references, on the largest instance, are skipped.
+void skip_blocked_entries(MigSweepResult& r, const std::vector<MigGpuInstanceProfile>& gpu_profiles,
+                          const std::vector<MigInstance>& existing);
 
 }  // namespace ib

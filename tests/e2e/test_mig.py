@@ -25,6 +25,7 @@ PROFILES = [
     {"name": "1g.18gb", "id": 19, "slices": 1, "sm": 16, "memory_mb": 17664, "capacity": 7},
     {"name": "2g.35gb", "id": 14, "slices": 2, "sm": 32, "memory_mb": 35584, "capacity": 3},
     {"name": "3g.71gb", "id": 9, "slices": 3, "sm": 60, "memory_mb": 71424, "capacity": 2},
+    {"name": "7g.141gb", "id": 0, "slices": 7, "sm": 132, "memory_mb": 143360, "capacity": 1},
 ]
 
 
@@ -243,15 +244,23 @@ def test_mig_create_destroys_exactly_its_instances_even_when_a_worker_crashes(ru
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="--mig-create needs root")
-def test_mig_create_failure_destroys_what_was_made(runner, tmp_path, nvml):
-    state = nvml(gpu(instances=[]))
+@pytest.mark.parametrize("profiles, says, ops", [
+    # A set that cannot fit is refused before anything is made.
+    ("1g.18gb,3g.71gb,3g.71gb,1g.18gb", "--mig-create 1g.18gb,3g.71gb,3g.71gb,1g.18gb: 8 compute slices in all, but "
+     "the GPU has 7. Nothing was created", []),
+    # One that fits but whose second creation fails (a race lost): the first is destroyed again.
+    ("1g.18gb,2g.35gb", "--mig-create 2g.35gb: nvmlDeviceCreateGpuInstanceWithPlacement: Insufficient resources",
+     ["create_gi", "create_ci", "destroy_ci", "destroy_gi"]),
+])
+def test_mig_create_failure_leaves_nothing_made(runner, tmp_path, nvml, profiles, says, ops):
+    dev = gpu(instances=[])
+    dev["profiles"] = [dict(p, create_fails=23) if p["name"] == "2g.35gb" else p for p in PROFILES]
+    state = nvml(dev)
     f = runner.write_json("s.json", scenario("m", [compute("a")], mode="mig", duration=0.3))
-    r = runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--mig-create",
-                   "1g.18gb,7g.141gb")
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--mig-create", profiles)
     assert r.returncode == 3
-    assert "--mig-create 7g.141gb" in r.stderr and "destroyed" in r.stderr
-    ops = [o["op"] for o in read_ops(state)]
-    assert ops == ["create_gi", "create_ci", "destroy_ci", "destroy_gi"]
+    assert says in r.stderr and "\n" not in r.stderr.strip(), r.stderr
+    assert [o["op"] for o in read_ops(state)] == ops
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="--mig-create needs root")

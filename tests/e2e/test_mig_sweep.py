@@ -26,8 +26,9 @@ H200_PROFILES = [
     {"name": "4g.71gb", "id": 5, "slices": 4, "sm": 64, "memory_mb": 69632, "capacity": 1},
     {"name": "7g.141gb", "id": 0, "slices": 7, "sm": 132, "memory_mb": 143360, "capacity": 1},
 ]
+# A 1g.18gb at memory slice 6, which leaves no room for a second 3g.71gb (placements 0-3 and 4-7).
 PREEXISTING = {"gi": 13, "ci": 0, "profile": "1g.18gb", "uuid": "MIG-ffffffff-0000-0000-0000-000000000013", "sm": 16,
-               "memory_mb": 16384, "slot": 6}
+               "memory_mb": 16384, "slot": 6, "placement": [6, 1]}
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mig-sweep creates instances with --mig-create: needs root")
 
@@ -71,20 +72,27 @@ def sweep(runner, *args):
 def test_each_layout_makes_and_destroys_exactly_its_instances_and_the_recommendation_is_a_mig_parted_config(
         runner, tmp_path, fake):
     state = fake(instances=[PREEXISTING])
-    layouts = runner.write_json("layouts.txt", "# two layouts for two tenants\n3g.71gb,3g.71gb\n4g.71gb, 2g.35gb\n")
+    layouts = runner.write_json("layouts.txt", "# three layouts for two tenants\n3g.71gb,3g.71gb\n4g.71gb, 2g.35gb\n"
+                                               "1g.18gb,4g.71gb\n")
     out = tmp_path / "out"
     r = subprocess.run(sweep(runner, "--scenario", two_tenants(runner), "--layouts", layouts, "--rounds", "2",
                              "--out", out), capture_output=True, text=True, timeout=300, env=runner.env)
     assert r.returncode in (0, 1, 5), r.stdout + r.stderr
     doc = json.loads((out / "mig-sweep.json").read_text())
     jsonschema.validate(doc, SWEEP_SCHEMA)
-    assert [l["name"] for l in doc["layouts"]] == ["3g.71gb,3g.71gb", "4g.71gb,2g.35gb"]
-    assert all(l["outcome"] == "measured" for l in doc["layouts"]), doc["layouts"]
+    assert [l["name"] for l in doc["layouts"]] == ["3g.71gb,3g.71gb", "4g.71gb,2g.35gb", "1g.18gb,4g.71gb"]
+    # The layout the pre-existing instance blocks is skipped before anything is made, with the reason.
+    blocked = doc["layouts"][0]
+    assert blocked["outcome"] == "skipped_existing", blocked
+    assert "beside the pre-existing instances at memory slices 6-6" in blocked["reason"]
+    assert [l["outcome"] for l in doc["layouts"][1:]] == ["measured", "measured"], doc["layouts"]
     assert [t["profile"] for t in doc["layouts"][1]["tenants"]] == ["4g.71gb", "2g.35gb"]
-    # Per layout: its two instances made, then destroyed; the pre-existing one never touched.
+    # Per layout: its two instances made where the whole set fits (the 1g.18gb asked for first is not put
+    # at 0, where the 4g.71gb has its only placement), then destroyed; the pre-existing one never touched.
     ops = read_ops(state)
-    made = [o["profile"] for o in ops if o["op"] == "create_gi"]
-    assert made == ["3g.71gb", "3g.71gb", "4g.71gb", "2g.35gb"]
+    made = [(o["profile"], o["placement"]) for o in ops if o["op"] == "create_gi"]
+    assert made == [("4g.71gb", [0, 4]), ("2g.35gb", [4, 2]), ("1g.18gb", [4, 1]), ("4g.71gb", [0, 4])]
+    assert all(o["asked"] for o in ops if o["op"] == "create_gi")
     assert [o["op"] for o in ops[:4]] == ["create_gi", "create_ci", "create_gi", "create_ci"]
     assert live_created(state) == set()
     assert PREEXISTING["gi"] not in {o["gi"] for o in ops}
@@ -203,7 +211,7 @@ def test_an_interrupted_sweep_leaves_no_instance_it_made(runner, tmp_path, fake,
     state = fake(instances=[PREEXISTING])
     out = tmp_path / "out"
     p = subprocess.Popen(sweep(runner, "--scenario", two_tenants(runner, duration=20), "--layouts",
-                               runner.write_json("l.txt", "3g.71gb,3g.71gb\n2g.35gb,2g.35gb\n"), "--rounds", "1",
+                               runner.write_json("l.txt", "2g.35gb,2g.35gb\n4g.71gb,2g.35gb\n"), "--rounds", "1",
                                "--out", out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=runner.env,
                          start_new_session=True)
     wait_for(lambda: len(live_created(state)) == 2, process=p)  # the first layout's instances exist

@@ -11,9 +11,12 @@
 //         "name": "NVIDIA H200", "uuid": "GPU-...", "compute_mode": 0, "sm": 132, "memory_mb": 143771,
 //         "mig": {"supported": true, "current": 1, "pending": 1, "max_devices": 7, "slices": 7},
 //         "instances": [{"gi": 1, "ci": 0, "profile": "1g.18gb", "uuid": "MIG-...", "sm": 16,
-//                        "memory_mb": 16384, "slot": 0}],    // slot: index for GetMigDeviceHandleByIndex
+//                        "memory_mb": 16384, "slot": 0,      // slot: index for GetMigDeviceHandleByIndex
+//                        "placement": [6, 1]}],              // its GPU instance's [start, size] (default: the
+//                                                            // profile's first placement free of those before it)
 //         "profiles": [{"name": "1g.18gb", "id": 19, "slices": 1, "sm": 16, "memory_mb": 16384,
 //                       "capacity": 7, "index": 0,         // index: NVML_GPU_INSTANCE_PROFILE_* (default from slices)
+//                       "create_fails": 23,                // (optional) what creating one answers, a race lost
 //                       "placements": [[0, 1], [1, 1]]}],  // nvmlDeviceGetGpuInstancePossiblePlacements_v2's
 //                       // [start, size] in memory slices (or {"start": s, "size": n}); default: the A100/H100/H200
 //                       // ones for the slice count (1: {0..6}:1, or {0,2,4,6}:2 when capacity <= 4 as for 1g.35gb;
@@ -56,7 +59,9 @@
 //   nvmlDeviceGetCurrentClocksEventReasons and ...ThrottleReasons both answer "reasons".
 //   $FAKE_NVML_STATE   JSON-lines file of MIG instances created/destroyed through the fake, shared by every process
 //     that uses it: {"op":"create_gi","device":0,"gi":2,"profile":"1g.18gb","profile_id":19,"slices":1,"sm":16,
-//     "memory_mb":16384}, {"op":"create_ci","device":0,"gi":2,"ci":0,"profile_id":0,"profile":"1g.18gb",
+//     "memory_mb":16384,"placement":[3,1],"asked":false} (asked: made by ...WithPlacement at that placement, which
+//     must be one of the profile's and free; else the first free one in the profile's order; neither: 23
+//     INSUFFICIENT_RESOURCES, as a real GPU whose instances overlap every placement), {"op":"create_ci","device":0,"gi":2,"ci":0,"profile_id":0,"profile":"1g.18gb",
 //     "uuid":"MIG-...","sm":16,"memory_mb":16384,"slot":3}, {"op":"destroy_ci","device":0,"gi":2,"ci":0},
 //     {"op":"destroy_gi","device":0,"gi":2}. The MIG devices seen are the configured instances plus the replayed
 //     file. Without it the operations are kept in memory for the life of the process.
@@ -78,6 +83,7 @@
 #include <deque>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -268,6 +274,8 @@ struct Gi {
   unsigned slices;
   unsigned sm;
   unsigned long long memory_mb;
+  unsigned start;  // its placement: memory slices [start, start + size)
+  unsigned size;
 };
 struct Ci {
   unsigned gi;
@@ -339,6 +347,53 @@ int slices_for_ci_index(unsigned index) {
   return -1;
 }
 
+// A profile's possible placements (see "placements" at the top of this file).
+std::vector<nvmlGpuInstancePlacement_t> placements_of(const json& p) {
+  std::vector<nvmlGpuInstancePlacement_t> out;
+  auto it = p.find("placements");
+  if (it != p.end() && it->is_array()) {
+    for (const auto& pl : *it) {
+      if (pl.is_array() && pl.size() == 2)
+        out.push_back({pl[0].get<unsigned>(), pl[1].get<unsigned>()});
+      else if (pl.is_object())
+        out.push_back({as_unsigned(pl, "start", 0), as_unsigned(pl, "size", 1)});
+    }
+    return out;
+  }
+  unsigned slices = as_unsigned(p, "slices", slices_of_name(get_or<std::string>(p, "name", "")));
+  switch (slices) {
+    case 1:
+      if (as_unsigned(p, "capacity", 1) <= 4)
+        out = {{0, 2}, {2, 2}, {4, 2}, {6, 2}};  // the 2-memory-slice 1g profile (1g.35gb on an H200)
+      else
+        for (unsigned k = 0; k < 7; ++k) out.push_back({k, 1});
+      break;
+    case 2: out = {{0, 2}, {2, 2}, {4, 2}}; break;
+    case 3: out = {{0, 4}, {4, 4}}; break;
+    case 4: out = {{0, 4}}; break;
+    case 7: out = {{0, 8}}; break;
+    default:
+      for (unsigned k = 0; k < as_unsigned(p, "capacity", 1); ++k) out.push_back({k * slices, slices});
+  }
+  return out;
+}
+
+
+// Whether [start, start + size) overlaps a GPU instance of `s`.
+bool placement_taken(const DevState& s, const nvmlGpuInstancePlacement_t& pl) {
+  return std::any_of(s.gis.begin(), s.gis.end(), [&](const Gi& g) {
+    return pl.start < g.start + g.size && g.start < pl.start + pl.size;
+  });
+}
+
+// Where the fake puts a new GPU instance of profile `p` without a placement asked for: the first of its
+// possible placements (NVML's order) that overlaps nothing in `s`; none when every one does.
+std::optional<nvmlGpuInstancePlacement_t> first_free_placement(const json& p, const DevState& s) {
+  for (const auto& pl : placements_of(p))
+    if (!placement_taken(s, pl)) return pl;
+  return std::nullopt;
+}
+
 DevState state_of(unsigned dev) {
   DevState s;
   const json& d = device_config(dev);
@@ -361,7 +416,16 @@ DevState state_of(unsigned dev) {
       ++seq;
       if (!s.find_gi(c.gi)) {
         const json* p = profile_by(d, [&](const json& p) { return get_or<std::string>(p, "name", "") == c.profile; });
-        s.gis.push_back({c.gi, c.profile, p ? as_unsigned(*p, "id", 0) : 0u, c.slices, c.sm, c.memory_mb});
+        Gi g{c.gi, c.profile, p ? as_unsigned(*p, "id", 0) : 0u, c.slices, c.sm, c.memory_mb, 0, c.slices};
+        auto at = i.find("placement");
+        if (at != i.end() && at->is_array() && at->size() == 2) {
+          g.start = (*at)[0].get<unsigned>();
+          g.size = (*at)[1].get<unsigned>();
+        } else if (auto free = p ? first_free_placement(*p, s) : std::nullopt) {
+          g.start = free->start;
+          g.size = free->size;
+        }
+        s.gis.push_back(g);
       }
       s.cis.push_back(c);
     }
@@ -371,9 +435,11 @@ DevState state_of(unsigned dev) {
     std::string kind = get_or<std::string>(op, "op", "");
     unsigned gi = as_unsigned(op, "gi", 0);
     if (kind == "create_gi") {
+      const json placement = op.value("placement", json::array({0, as_unsigned(op, "slices", 1)}));
       s.gis.push_back({gi, get_or<std::string>(op, "profile", ""), as_unsigned(op, "profile_id", 0),
                        as_unsigned(op, "slices", 1), as_unsigned(op, "sm", 0),
-                       get_or<unsigned long long>(op, "memory_mb", 0)});
+                       get_or<unsigned long long>(op, "memory_mb", 0), placement[0].get<unsigned>(),
+                       placement[1].get<unsigned>()});
     } else if (kind == "create_ci") {
       s.cis.push_back({gi, as_unsigned(op, "ci", 0), as_unsigned(op, "profile_id", 0),
                        get_or<std::string>(op, "profile", ""), get_or<std::string>(op, "uuid", ""),
@@ -718,35 +784,43 @@ void fill_gi_profile(const json& p, Info* info) {
   info->memorySizeMB = get_or<unsigned long long>(p, "memory_mb", 16384);
 }
 
-// A profile's possible placements (see "placements" at the top of this file).
-std::vector<nvmlGpuInstancePlacement_t> placements_of(const json& p) {
-  std::vector<nvmlGpuInstancePlacement_t> out;
-  auto it = p.find("placements");
-  if (it != p.end() && it->is_array()) {
-    for (const auto& pl : *it) {
-      if (pl.is_array() && pl.size() == 2)
-        out.push_back({pl[0].get<unsigned>(), pl[1].get<unsigned>()});
-      else if (pl.is_object())
-        out.push_back({as_unsigned(pl, "start", 0), as_unsigned(pl, "size", 1)});
-    }
-    return out;
+// Both GPU instance creations: the profile's instance count and the GPU's compute slices, then the placement
+// (the one asked for, which must be one of the profile's and free; else the first free one).
+nvmlReturn_t create_gi(Handle* h, unsigned profileId, const nvmlGpuInstancePlacement_t* asked, nvmlGpuInstance_t* gi) {
+  MigInfo m = mig_of(h->dev);
+  if (!m.supported || !m.current) return NVML_ERROR_NOT_SUPPORTED;
+  const json& d = device_config(h->dev);
+  const json* p = profile_by(d, [&](const json& p) { return as_unsigned(p, "id", 0) == profileId; });
+  if (!p) return NVML_ERROR_INVALID_ARGUMENT;
+  if (p->contains("create_fails")) return code_from((*p)["create_fails"]);
+  std::string name = get_or<std::string>(*p, "name", "");
+  unsigned slices = as_unsigned(*p, "slices", slices_of_name(name));
+  DevState s = state_of(h->dev);
+  unsigned same = 0, used = 0;
+  for (const auto& g : s.gis) {
+    used += g.slices;
+    if (g.profile == name) ++same;
   }
-  unsigned slices = as_unsigned(p, "slices", slices_of_name(get_or<std::string>(p, "name", "")));
-  switch (slices) {
-    case 1:
-      if (as_unsigned(p, "capacity", 1) <= 4)
-        out = {{0, 2}, {2, 2}, {4, 2}, {6, 2}};  // the 2-memory-slice 1g profile (1g.35gb on an H200)
-      else
-        for (unsigned k = 0; k < 7; ++k) out.push_back({k, 1});
-      break;
-    case 2: out = {{0, 2}, {2, 2}, {4, 2}}; break;
-    case 3: out = {{0, 4}, {4, 4}}; break;
-    case 4: out = {{0, 4}}; break;
-    case 7: out = {{0, 8}}; break;
-    default:
-      for (unsigned k = 0; k < as_unsigned(p, "capacity", 1); ++k) out.push_back({k * slices, slices});
+  if (same >= as_unsigned(*p, "capacity", 1) || used + slices > m.slices) return NVML_ERROR_INSUFFICIENT_RESOURCES;
+  std::optional<nvmlGpuInstancePlacement_t> at;
+  if (asked) {
+    const auto all = placements_of(*p);
+    if (std::none_of(all.begin(), all.end(), [&](const auto& pl) { return pl.start == asked->start && pl.size == asked->size; }))
+      return NVML_ERROR_INVALID_ARGUMENT;
+    if (placement_taken(s, *asked)) return NVML_ERROR_INSUFFICIENT_RESOURCES;
+    at = *asked;
+  } else {
+    at = first_free_placement(*p, s);
+    if (!at) return NVML_ERROR_INSUFFICIENT_RESOURCES;
   }
-  return out;
+  unsigned id = 1;
+  while (s.find_gi(id)) ++id;
+  append_op({{"op", "create_gi"}, {"device", h->dev}, {"gi", id}, {"profile", name}, {"profile_id", profileId},
+             {"slices", slices}, {"sm", as_unsigned(*p, "sm", 16)},
+             {"memory_mb", get_or<unsigned long long>(*p, "memory_mb", 16384)}, {"placement", {at->start, at->size}},
+             {"asked", asked != nullptr}});
+  *gi = as<nvmlGpuInstance_t>(intern(Kind::gi, h->dev, id));
+  return NVML_SUCCESS;
 }
 
 }  // namespace
@@ -810,27 +884,17 @@ nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profi
   Handle* h = lookup(device, Kind::device);
   if (!h || !gi) return NVML_ERROR_INVALID_ARGUMENT;
   if (int rc = scripted("nvmlDeviceCreateGpuInstance", static_cast<int>(h->dev))) return rc;
-  MigInfo m = mig_of(h->dev);
-  if (!m.supported || !m.current) return NVML_ERROR_NOT_SUPPORTED;
-  const json& d = device_config(h->dev);
-  const json* p = profile_by(d, [&](const json& p) { return as_unsigned(p, "id", 0) == profileId; });
-  if (!p) return NVML_ERROR_INVALID_ARGUMENT;
-  std::string name = get_or<std::string>(*p, "name", "");
-  unsigned slices = as_unsigned(*p, "slices", slices_of_name(name));
-  DevState s = state_of(h->dev);
-  unsigned same = 0, used = 0;
-  for (const auto& g : s.gis) {
-    used += g.slices;
-    if (g.profile == name) ++same;
-  }
-  if (same >= as_unsigned(*p, "capacity", 1) || used + slices > m.slices) return NVML_ERROR_INSUFFICIENT_RESOURCES;
-  unsigned id = 1;
-  while (s.find_gi(id)) ++id;
-  append_op({{"op", "create_gi"}, {"device", h->dev}, {"gi", id}, {"profile", name}, {"profile_id", profileId},
-             {"slices", slices}, {"sm", as_unsigned(*p, "sm", 16)},
-             {"memory_mb", get_or<unsigned long long>(*p, "memory_mb", 16384)}});
-  *gi = as<nvmlGpuInstance_t>(intern(Kind::gi, h->dev, id));
-  return NVML_SUCCESS;
+  return create_gi(h, profileId, nullptr, gi);
+}
+
+nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsigned int profileId,
+                                                      const nvmlGpuInstancePlacement_t* placement,
+                                                      nvmlGpuInstance_t* gi) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = lookup(device, Kind::device);
+  if (!h || !gi || !placement) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceCreateGpuInstanceWithPlacement", static_cast<int>(h->dev))) return rc;
+  return create_gi(h, profileId, placement, gi);
 }
 
 nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t* gi) {
@@ -857,7 +921,7 @@ nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstan
   info->device = as<nvmlDevice_t>(intern(Kind::device, h->dev));
   info->id = g->id;
   info->profileId = g->profile_id;
-  info->placement = {0, g->slices};
+  info->placement = {g->start, g->size};
   return NVML_SUCCESS;
 }
 

@@ -219,4 +219,24 @@ TEST(MigLayouts, AUserLayoutBlockedByAPreExistingInstanceSaysSo) {
   EXPECT_EQ(checks[1].layout->instances[0].placement, (MigPlacement{0, 4}));
 }
 
+// --mig-create's order is the tenants' (tenant i on the i-th profile), but the placements are chosen for the
+// whole set: a 1g.18gb first and a 4g.71gb second get 4-4 and 0-3 (NVML left to itself could have put the 1g.18gb
+// at 0, where the 4g.71gb has its only placement); two of a kind take that profile's placements in turn.
+TEST(MigLayouts, CreationPlacementsFollowTheCallersOrder) {
+  auto plan = ib::plan_mig_creation({G1, G4, G1}, h200(), {});
+  ASSERT_TRUE(plan.check.layout) << plan.check.reason;
+  EXPECT_EQ(plan.placements, (std::vector<MigPlacement>{{4, 1}, {0, 4}, {5, 1}}));
+  // Beside a pre-existing 1g.18gb at 4: the 1g.18gb go to 5 and 6.
+  plan = ib::plan_mig_creation({G1, G4, G1}, h200(), {{4, 1}});
+  EXPECT_EQ(plan.placements, (std::vector<MigPlacement>{{5, 1}, {0, 4}, {6, 1}}));
+  // Beside one at 0 the 4g.71gb has nowhere to go: refused with the reason, nothing to create.
+  plan = ib::plan_mig_creation({G1, G4}, h200(), {{0, 1}});
+  EXPECT_EQ(plan.check.problem, MigLayoutProblem::blocked_by_existing);
+  EXPECT_TRUE(plan.placements.empty());
+  EXPECT_NE(plan.check.reason.find("memory slices 0-0"), std::string::npos) << plan.check.reason;
+  plan = ib::plan_mig_creation({G4, G4}, h200(), {});
+  EXPECT_EQ(plan.check.problem, MigLayoutProblem::over_instance_count);
+  EXPECT_EQ(ib::plan_mig_creation({}, h200(), {}).check.problem, MigLayoutProblem::empty);
+}
+
 }  // namespace

@@ -175,5 +175,67 @@ TEST(MigPartedYaml, TheRecommendedLayoutAsMigDevicesWithTheDeviceFilter) {
       << y;
 }
 
+// The H200's profiles with NVML's placements (memory slices), for the pre-existing instance checks.
+std::vector<MigGpuInstanceProfile> h200_profiles() {
+  auto at = [](std::vector<unsigned> starts, unsigned size) {
+    std::vector<MigPlacement> out;
+    for (unsigned s : starts) out.push_back({s, size});
+    return out;
+  };
+  return {{"1g.18gb", 0, 19, 1, 7, 16, 16384, at({0, 1, 2, 3, 4, 5, 6}, 1)},
+          {"2g.35gb", 1, 14, 2, 3, 32, 33536, at({0, 2, 4}, 2)},
+          {"3g.71gb", 2, 9, 3, 2, 60, 71424, at({0, 4}, 4)},
+          {"4g.71gb", 3, 5, 4, 1, 64, 71424, at({0}, 4)},
+          {"7g.141gb", 4, 0, 7, 1, 132, 143360, at({0}, 8)}};
+}
+
+MigSweepResult planned(std::vector<std::vector<std::string>> layouts) {
+  MigSweepResult r;
+  SweepLayout ref;
+  ref.name = "timeslice on 7g.141gb";
+  ref.sharing = SweepSharing::timeslice;
+  ref.profiles = {"7g.141gb", "7g.141gb"};
+  ref.outcome = LayoutOutcome::pending;
+  r.references.push_back(ref);
+  for (auto& p : layouts) {
+    SweepLayout l;
+    l.name = p.front() + "," + p.back();
+    l.profiles = p;
+    l.outcome = LayoutOutcome::pending;
+    r.layouts.push_back(l);
+  }
+  return r;
+}
+
+// A 1g.18gb at memory slice 6 leaves room for 4g.71gb + 2g.35gb (0-3, 4-5) but not for a second 3g.71gb (4-7)
+// nor for the references' 7g.141gb (0-7): those are skipped with the slices in the way, the rest left to run.
+TEST(MigSweepPreExisting, EntriesThatDoNotFitBesideThemAreSkippedWithTheReason) {
+  MigInstance at6;
+  at6.profile = "1g.18gb";
+  at6.placement = MigPlacement{6, 1};
+  MigSweepResult r = planned({{"3g.71gb", "3g.71gb"}, {"4g.71gb", "2g.35gb"}});
+  skip_blocked_entries(r, h200_profiles(), {at6});
+  EXPECT_EQ(r.references[0].outcome, LayoutOutcome::skipped_existing);
+  EXPECT_EQ(r.references[0].reason,
+            "its 7g.141gb instance does not fit beside the pre-existing instances at memory slices 6-6 (never "
+            "touched); it would fit without them");
+  EXPECT_EQ(r.layouts[0].outcome, LayoutOutcome::skipped_existing);
+  EXPECT_EQ(r.layouts[0].reason.rfind("it does not fit beside the pre-existing instances at memory slices 6-6", 0), 0u)
+      << r.layouts[0].reason;
+  EXPECT_EQ(r.layouts[1].outcome, LayoutOutcome::pending);
+  // Nothing there: nothing skipped.
+  MigSweepResult clear = planned({{"3g.71gb", "3g.71gb"}});
+  skip_blocked_entries(clear, h200_profiles(), {});
+  EXPECT_EQ(clear.references[0].outcome, LayoutOutcome::pending);
+  EXPECT_EQ(clear.layouts[0].outcome, LayoutOutcome::pending);
+  // Where NVML does not say where it sits: the layouts are left to their runs, the references skipped.
+  at6.placement.reset();
+  MigSweepResult unknown = planned({{"3g.71gb", "3g.71gb"}});
+  skip_blocked_entries(unknown, h200_profiles(), {at6});
+  EXPECT_EQ(unknown.references[0].outcome, LayoutOutcome::skipped_existing);
+  EXPECT_NE(unknown.references[0].reason.find("NVML does not say where"), std::string::npos);
+  EXPECT_EQ(unknown.layouts[0].outcome, LayoutOutcome::pending);
+}
+
 }  // namespace
 }  // namespace ib

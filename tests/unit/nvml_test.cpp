@@ -71,6 +71,24 @@ json machine() {
   return {{"init", "ok"}, {"devices", json::array({mig_gpu, disabled_gpu, plain_gpu})}};
 }
 
+// The MIG GPU with no instances and a 4g.71gb profile (its only placement 0-3) beside the others.
+json with_4g() {
+  json config = machine();
+  config["devices"][0]["instances"] = json::array();
+  config["devices"][0]["profiles"].push_back(
+      {{"name", "4g.71gb"}, {"id", 5}, {"slices", 4}, {"sm", 64}, {"memory_mb", 71424}, {"capacity", 1}});
+  return config;
+}
+
+// The MIG GPU with no instances, where creating a 2g.35gb fails as a race lost to another process would.
+json with_second_create_failing() {
+  json config = machine();
+  config["devices"][0]["instances"] = json::array();
+  for (json& p : config["devices"][0]["profiles"])
+    if (p["name"] == "2g.35gb") p["create_fails"] = "INSUFFICIENT_RESOURCES";
+  return config;
+}
+
 class NvmlTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -268,10 +286,10 @@ TEST_F(NvmlTest, MigGuardDestroysExactlyWhatItCreatedNewestFirst) {
 // Every creation is journalled before it is made (mig_intent), so a run killed mid-creation leaves
 // an instance cleanup can name; then what became of it.
 TEST_F(NvmlTest, MigGuardJournalsItsIntentBeforeEachCreation) {
-  write_config(machine());
+  write_config(with_second_create_failing());
   auto nvml = ib::Nvml::load();
   ib::Journal journal((dir_ / "state").string());
-  EXPECT_THROW(ib::MigInstancesGuard(*nvml, 0, {"1g.18gb", "9g.999gb"}, &journal), ib::CannotRunError);
+  EXPECT_THROW(ib::MigInstancesGuard(*nvml, 0, {"1g.18gb", "2g.35gb"}, &journal), ib::CannotRunError);
   std::vector<ib::JournalEvent> events;
   for (const auto& e : ib::read_journal(journal.path()).entries) events.push_back(e.event);
   using E = ib::JournalEvent;
@@ -296,13 +314,16 @@ TEST_F(NvmlTest, GpuLoadProbeCountsByNumberWhenNoPidMatches) {
 }
 
 TEST_F(NvmlTest, MigGuardUndoesAPartialCreate) {
-  write_config(machine());
+  write_config(with_second_create_failing());
   auto nvml = ib::Nvml::load();
   try {
-    ib::MigInstancesGuard guard(*nvml, 0, {"1g.18gb", "9g.999gb"});
-    FAIL() << "an unknown profile must refuse";
+    ib::MigInstancesGuard guard(*nvml, 0, {"1g.18gb", "2g.35gb"});
+    FAIL() << "a failed creation must refuse";
   } catch (const ib::CannotRunError& e) {
-    EXPECT_NE(std::string(e.what()).find("--mig-create 9g.999gb"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--mig-create 2g.35gb: nvmlDeviceCreateGpuInstanceWithPlacement: "
+                                         "Insufficient resources (23)"),
+              std::string::npos)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("instances created so far were destroyed"), std::string::npos);
   }
   const auto ops = state_ops();
@@ -310,7 +331,85 @@ TEST_F(NvmlTest, MigGuardUndoesAPartialCreate) {
   EXPECT_EQ(ops[2]["op"], "destroy_ci");
   EXPECT_EQ(ops[3]["op"], "destroy_gi");
   EXPECT_EQ(ops[3]["gi"], ops[0]["gi"]);
-  EXPECT_EQ(nvml->mig_instances(0).size(), 4u);
+  EXPECT_TRUE(nvml->mig_instances(0).empty());
+}
+
+// The guard places the whole set before it makes any: a 1g.18gb asked for first goes where it leaves the 4g.71gb
+// its only placement (0-3). Left to NVML, the same order fails: the fake, like a GPU, puts a 1g.18gb at the first
+// free placement, 0.
+TEST_F(NvmlTest, MigGuardCreatesAtPlacementsChosenForTheWholeSet) {
+  json config = with_4g();
+  write_config(config);
+  auto nvml = ib::Nvml::load();
+  {
+    ib::MigInstancesGuard guard(*nvml, 0, {"1g.18gb", "4g.71gb"});
+    const auto mig = nvml->mig_instances(0);
+    ASSERT_EQ(mig.size(), 2u);
+    ASSERT_TRUE(mig[0].placement && mig[1].placement);
+    EXPECT_EQ(*mig[0].placement, (ib::MigPlacement{4, 1}));  // GPU instance 1, the 1g.18gb
+    EXPECT_EQ(*mig[1].placement, (ib::MigPlacement{0, 4}));
+  }
+  auto ops = state_ops();
+  ASSERT_EQ(ops.size(), 8u);
+  EXPECT_EQ(ops[0]["placement"], json::array({4, 1}));
+  EXPECT_EQ(ops[0]["asked"], true);
+  EXPECT_EQ(ops[2]["placement"], json::array({0, 4}));
+  nvml->create_mig_instance(0, "1g.18gb");
+  EXPECT_EQ(state_ops()[8]["placement"], json::array({0, 1}));
+  EXPECT_EQ(error_of([&] { nvml->create_mig_instance(0, "4g.71gb"); }),
+            "nvmlDeviceCreateGpuInstance: Insufficient resources (23)");
+  EXPECT_EQ(error_of([&] { nvml->create_mig_instance(0, "4g.71gb", ib::MigPlacement{4, 4}); }),
+            "nvmlDeviceCreateGpuInstanceWithPlacement: Invalid Argument (2)");  // not one of its placements
+}
+
+// Without root NVML will not look a GPU instance up: the instances are still listed, without a placement, and
+// the guard lets NVML place what it creates (asked: false in the fake's log).
+TEST_F(NvmlTest, WithoutPlacementsTheGuardLetsNvmlPlace) {
+  json config = machine();
+  config["devices"][0]["fail"] = {{"nvmlDeviceGetGpuInstanceById", "NO_PERMISSION"}};
+  write_config(config);
+  auto nvml = ib::Nvml::load();
+  const auto mig = nvml->mig_instances(0);
+  ASSERT_EQ(mig.size(), 4u);
+  for (const auto& m : mig) EXPECT_FALSE(m.placement) << m.uuid;
+  {
+    ib::MigInstancesGuard guard(*nvml, 0, {"1g.18gb"});
+    ASSERT_EQ(guard.created().size(), 1u);
+  }  // its destroy needs the same lookup: it fails and is recorded, not thrown
+  const auto ops = state_ops();
+  ASSERT_FALSE(ops.empty());
+  EXPECT_EQ(ops[0]["op"], "create_gi");
+  EXPECT_EQ(ops[0]["asked"], false);
+}
+
+// A set that does not fit beside an instance that was there before is refused before anything is made, naming
+// the instance in the way (which is never touched).
+TEST_F(NvmlTest, MigGuardRefusesASetBlockedByAPreExistingInstance) {
+  json config = with_4g();
+  config["devices"][0]["instances"] = json::array(
+      {{{"gi", 9}, {"ci", 0}, {"profile", "1g.18gb"}, {"uuid", "MIG-99999999-0000-0000-0000-000000000000"},
+        {"placement", {2, 1}}}});
+  write_config(config);
+  auto nvml = ib::Nvml::load();
+  std::string err = "(no error)";
+  try {
+    ib::MigInstancesGuard guard(*nvml, 0, {"2g.35gb", "4g.71gb"});
+  } catch (const ib::CannotRunError& e) {
+    err = e.what();
+  }
+  EXPECT_EQ(err.rfind("--mig-create 2g.35gb,4g.71gb: does not fit beside the pre-existing instances at memory "
+                      "slices 2-2 (never touched)", 0),
+            0u)
+      << err;
+  EXPECT_NE(err.find("in the way: 1g.18gb (MIG-99999999-0000-0000-0000-000000000000) at memory slices 2-2. Nothing "
+                     "was created"),
+            std::string::npos)
+      << err;
+  EXPECT_TRUE(state_ops().empty());
+  // What fits beside it is made, around it: two 1g.18gb at 0 and 1.
+  ib::MigInstancesGuard ok(*nvml, 0, {"1g.18gb", "1g.18gb"});
+  EXPECT_EQ(state_ops()[0]["placement"], json::array({0, 1}));
+  EXPECT_EQ(state_ops()[2]["placement"], json::array({1, 1}));
 }
 
 TEST_F(NvmlTest, CreateAndDestroyThroughTheStateFile) {

@@ -73,9 +73,13 @@ def test_a_toy_loop_sharing_one_core_with_a_compute_neighbour_fails_near_double(
     a = aggregate(res, "train")
     est = a["metrics"]["p95_slowdown"]
     if a["verdict"] == "inconclusive":
-        # Not decided within the budget (CI once saw [+39.8%, +212%] after 20 rounds): never a pass, and
-        # the interval far above no slowdown at all, which is what a broken measurement would give.
-        assert r.returncode == 5 and est["value"] > 0.4 and est["ci_low"] > 0.2, (a["verdict_reason"], est)
+        # Not decided within the budget (CI once saw [+39.8%, +212%] after 20 rounds; a wall run once had
+        # 60 colocated values of the 72 a P95 needs): never a pass, and the interval far above no slowdown
+        # at all, which is what a broken measurement would give. The exit code follows the precedence
+        # 4, 1, 5: the compute twin shares the core too, and when its own verdict is a fail the run's is 1.
+        twin_failed = aggregate(res, "twin")["verdict"] == "fail"
+        assert r.returncode == (1 if twin_failed else 5), (r.returncode, a["verdict_reason"])
+        assert est["value"] > 0.4 and est["ci_low"] > 0.2, (a["verdict_reason"], est)
     else:
         assert a["verdict"] == "fail" and r.returncode == 1, (a["verdict_reason"], r.stdout + r.stderr)
     # Near +100% (this VM, whose speed switches between plateaus, has shown +74% to +143%); far from the

@@ -100,6 +100,8 @@ def test_each_layout_makes_and_destroys_exactly_its_instances_and_the_recommenda
     # The recommendation, as mig-parted reads it.
     rec = doc["recommendation"]
     cfg = yaml.safe_load((out / "mig-parted.yaml").read_text())
+    assert f"# Measured beside pre-existing instances this config leaves out (applying it replaces them): 1g.18gb " \
+           f"({PREEXISTING['uuid']})" in (out / "mig-parted.yaml").read_text()
     assert cfg["version"] == "v1"
     [entry] = cfg["mig-configs"]["interference-bench-recommended"]
     assert entry["mig-enabled"] is True and entry["devices"] == [0]

@@ -2,6 +2,8 @@
 // order, each checked for instance counts, the compute-slice total and, last, a placement of every instance.
 #include "harness/modes/mig_layouts.h"
 
+#include "harness/core/text.h"
+
 #include <algorithm>
 #include <numeric>
 #include <sstream>
@@ -117,11 +119,6 @@ void extend(const Board& board, unsigned tenants, std::vector<std::size_t>& pick
   }
 }
 
-// "0-3" for memory slices [0, 4).
-std::string slices_text(const MigPlacement& p) {
-  return std::to_string(p.start) + "-" + std::to_string(p.end() == 0 ? 0 : p.end() - 1);
-}
-
 // A profile's placements as `nvidia-smi mig -lgipp` shows them: "{0,4}:4" (or "0:1,2:2" for mixed sizes).
 std::string placements_text(const std::vector<MigPlacement>& placements) {
   bool one_size = std::all_of(placements.begin(), placements.end(),
@@ -210,6 +207,10 @@ MigLayoutCheck check_line(const Board& board, unsigned tenants, unsigned line, c
 
 }  // namespace
 
+std::string slices_text(const MigPlacement& p) {
+  return std::to_string(p.start) + "-" + std::to_string(p.end() == 0 ? 0 : p.end() - 1);
+}
+
 std::string MigLayout::name() const {
   std::string out;
   for (const auto& i : instances) out += (out.empty() ? "" : ",") + i.profile;
@@ -246,10 +247,8 @@ std::vector<MigLayoutCheck> check_mig_layouts(const std::string& list,
 MigCreationPlan plan_mig_creation(const std::vector<std::string>& profiles,
                                   const std::vector<MigGpuInstanceProfile>& gpu_profiles,
                                   const std::vector<MigPlacement>& occupied) {
-  std::string line;
-  for (const std::string& p : profiles) line += (line.empty() ? "" : ",") + p;
   MigCreationPlan plan;
-  const auto checks = check_mig_layouts(line, gpu_profiles, 0, occupied);
+  const auto checks = check_mig_layouts(joined(profiles, ","), gpu_profiles, 0, occupied);
   if (checks.empty()) {  // nothing named
     plan.check.problem = MigLayoutProblem::empty;
     plan.check.reason = "no profile named";

@@ -35,6 +35,9 @@ struct MigLayout {
   std::string name() const;
 };
 
+// A placement's memory slices as the reasons name them: "0-3" for [0, 4).
+std::string slices_text(const MigPlacement& p);
+
 // Every valid layout of exactly `tenants` instances on a GPU offering `profiles` beside pre-existing instances
 // at `occupied`, each once, sorted by the canonical rank sequence of their profiles (layouts with larger profiles
 // first). `tenants` 0 gives none.

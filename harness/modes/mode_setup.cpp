@@ -5,6 +5,7 @@
 
 #include "harness/analysis/analysis.h"
 #include "harness/core/errors.h"
+#include "harness/core/text.h"
 #include "harness/modes/mps_daemon.h"
 #include "harness/process/process.h"
 #include "reports/results_reader.h"
@@ -204,9 +205,7 @@ std::string instances_text(const std::vector<MigInstance>& instances) {
   std::string out;
   for (const MigInstance& m : instances) {
     out += (out.empty() ? "" : ", ") + m.profile + " (" + m.uuid + ")";
-    if (m.placement)
-      out += " at memory slices " + std::to_string(m.placement->start) + "-" +
-             std::to_string(m.placement->end() == 0 ? 0 : m.placement->end() - 1);
+    if (m.placement) out += " at memory slices " + slices_text(*m.placement);
   }
   return out;
 }
@@ -233,8 +232,7 @@ std::vector<std::optional<MigPlacement>> creation_placements(Nvml& nvml, unsigne
     occupied.push_back(*m.placement);
   }
   const MigCreationPlan plan = plan_mig_creation(profiles, gpu_profiles, occupied);
-  std::string list;
-  for (const std::string& p : profiles) list += (list.empty() ? "" : ",") + p;
+  const std::string list = joined(profiles, ",");
   if (plan.check.problem == MigLayoutProblem::blocked_by_existing)
     throw CannotRunError("--mig-create " + list + ": " + plan.check.reason + "; in the way: " + instances_text(existing) +
                          ". Nothing was created");

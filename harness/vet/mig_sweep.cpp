@@ -337,11 +337,10 @@ void skip_blocked_entries(MigSweepResult& r, const std::vector<MigGpuInstancePro
                    "instances sit (never touched)";
         continue;
       }
-      const auto checks = check_mig_layouts(joined(instances, ","), gpu_profiles, 0, occupied);
-      if (!checks.empty() && checks.front().layout) continue;
+      const MigCreationPlan plan = plan_mig_creation(instances, gpu_profiles, occupied);
+      if (plan.check.layout) continue;
       l.outcome = LayoutOutcome::skipped_existing;
-      l.reason = (reference ? "its " + instances.front() + " instance " : std::string("it ")) +
-                 (checks.empty() ? "cannot be placed" : checks.front().reason);
+      l.reason = (reference ? "its " + instances.front() + " instance " : std::string("it ")) + plan.check.reason;
     }
 }
 
@@ -361,7 +360,7 @@ std::map<std::string, double> read_sweep_prices(const std::string& file) {
 
 namespace {
 
-MigSweepResult new_sweep_result(const PlatformOptions& o, Nvml& nvml) {
+MigSweepResult new_sweep_result(const PlatformOptions& o, Nvml& nvml, const std::vector<MigInstance>& existing) {
   MigSweepResult r;
   r.argv = o.argv;
   r.version = o.version;
@@ -377,7 +376,7 @@ MigSweepResult new_sweep_result(const PlatformOptions& o, Nvml& nvml) {
   r.pci_device_id = nvml.pci_device_id(dev);
   r.layouts_source = o.layouts;
   r.budget_s = o.sweep_budget_s;
-  for (const MigInstance& m : nvml.mig_instances(dev)) r.preexisting.push_back(m.profile + " (" + m.uuid + ")");
+  for (const MigInstance& m : existing) r.preexisting.push_back(m.profile + " (" + m.uuid + ")");
   return r;
 }
 
@@ -546,11 +545,12 @@ int mig_sweep_command(const PlatformOptions& o) {
   OutputDir folder("--out", out_dir, kSweepFiles, o.force);
   const std::string& out = folder.path();
   folder.keep();
-  MigSweepResult r = new_sweep_result(o, *nvml);
+  const auto existing = nvml->mig_instances(static_cast<unsigned>(o.device));
+  MigSweepResult r = new_sweep_result(o, *nvml, existing);
   r.prices_file = o.prices;
   r.prices = std::move(prices);
   plan_entries(r, sharings, largest_profile(gpu_profiles), layouts, tenants);
-  skip_blocked_entries(r, gpu_profiles, nvml->mig_instances(static_cast<unsigned>(o.device)));
+  skip_blocked_entries(r, gpu_profiles, existing);
   write_sweep(out, r);
   const auto t0 = std::chrono::steady_clock::now();
   run_references(o, scenario, *nvml, out, r, t0);

@@ -378,7 +378,6 @@ std::vector<nvmlGpuInstancePlacement_t> placements_of(const json& p) {
   return out;
 }
 
-
 // Whether [start, start + size) overlaps a GPU instance of `s`.
 bool placement_taken(const DevState& s, const nvmlGpuInstancePlacement_t& pl) {
   return std::any_of(s.gis.begin(), s.gis.end(), [&](const Gi& g) {

@@ -6,8 +6,11 @@
 //   for (...) { step(); hb.step(/*work=*/tokens); } // after cudaDeviceSynchronize() for GPU time
 //
 // step() reports the step's start and end on CLOCK_MONOTONIC and, when the harness asked for a pause
-// between measurement blocks, blocks until it is released. When the harness ends the run (end of file
-// on the connection) the program exits with status 0, as it would be ended anyway. Wire format:
+// between measurement blocks, blocks until it is released. It never ends the program on its own account:
+// an address that is not one (a leftover or garbage INTERFERENCE_BENCH_HEARTBEAT, a socket nobody
+// listens on) is one warning line on stderr, and the client then stays inactive. When the harness goes
+// away (end of file, a reset or a broken pipe on the connection, at any point) the program exits with
+// status 0 after one line on stderr, as the harness would end it anyway. Wire format:
 // docs/heartbeat.md. No exceptions, no allocation per step.
 #pragma once
 
@@ -28,16 +31,27 @@ namespace interference_bench {
 class Heartbeat {
  public:
   // Connects to the address in INTERFERENCE_BENCH_HEARTBEAT (or `address`), says hello and waits for
-  // the first "go". Without an address it stays inactive. A bad address prints why and exits 2.
+  // the first "go". Without an address it stays inactive; with one that is not an address, or that
+  // nobody listens on, it says so in one line on stderr and stays inactive.
   explicit Heartbeat(const char* address = nullptr) {
     const char* value = address ? address : getenv("INTERFERENCE_BENCH_HEARTBEAT");
+    const char* what = address ? "address" : "INTERFERENCE_BENCH_HEARTBEAT";
     start_ns_ = now_ns();
     if (!value || !*value) return;
     sockaddr_un addr;
     socklen_t len = 0;
-    if (!parse_address(value, addr, len)) die("INTERFERENCE_BENCH_HEARTBEAT: expected unix:@NAME or unix:/PATH");
-    fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0 || connect(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0) die("cannot connect to the harness");
+    if (!parse_address(value, addr, len)) {
+      warn(what, value, "is not unix:@NAME or unix:/PATH", nullptr);
+      return;
+    }
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+      const int err = errno;
+      if (fd >= 0) close(fd);
+      warn(what, value, "cannot connect", strerror(err));
+      return;
+    }
+    fd_ = fd;
     send_line("hello 1\n");
     wait_for_go();
   }
@@ -72,9 +86,19 @@ class Heartbeat {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<std::int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
   }
-  static void die(const char* why) {
-    fprintf(stderr, "interference-bench heartbeat: %s\n", why);
-    exit(2);
+  // The one line for an address the client cannot use: the value shown on one line (control
+  // characters as '?'), at most 120 characters of it.
+  static void warn(const char* what, const char* value, const char* problem, const char* why) {
+    char shown[128];
+    size_t n = 0;
+    for (; value[n] && n < 120; ++n) {
+      const unsigned char c = static_cast<unsigned char>(value[n]);
+      shown[n] = c < 0x20 || c == 0x7f ? '?' : value[n];
+    }
+    shown[n] = '\0';
+    fprintf(stderr, "interference-bench heartbeat: %s=\"%s%s\" %s%s%s%s: steps are not reported (a leftover from another "
+            "run?)\n", what, shown, value[n] ? "..." : "", problem, why ? " (" : "", why ? why : "", why ? ")" : "");
+    fflush(stderr);
   }
   static bool parse_address(const char* value, sockaddr_un& addr, socklen_t& len) {
     if (strncmp(value, "unix:", 5) != 0) return false;
@@ -93,15 +117,17 @@ class Heartbeat {
     while (left > 0) {
       const ssize_t n = send(fd_, line, left, MSG_NOSIGNAL);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) gone();
+      if (n <= 0) gone(n < 0 ? strerror(errno) : "end of file");
       line += n;
       left -= static_cast<size_t>(n);
     }
   }
   // Reads what is there without waiting; true when a complete "pause" line came.
   bool pause_asked() {
+    if (used_ == sizeof(buf_)) gone("no line in 256 bytes: not the harness");
     const ssize_t n = recv(fd_, buf_ + used_, sizeof(buf_) - used_, MSG_DONTWAIT);
-    if (n == 0) gone();
+    if (n == 0) gone("end of file");
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) gone(strerror(errno));  // a reset
     if (n > 0) used_ += static_cast<size_t>(n);
     char line[16];
     return take_line(line, sizeof(line)) && strcmp(line, "pause") == 0;
@@ -110,10 +136,10 @@ class Heartbeat {
     char line[16];
     for (;;) {
       while (!take_line(line, sizeof(line))) {
-        if (used_ == sizeof(buf_)) gone();  // no line in 256 bytes: not our harness
+        if (used_ == sizeof(buf_)) gone("no line in 256 bytes: not the harness");
         const ssize_t n = recv(fd_, buf_ + used_, sizeof(buf_) - used_, 0);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) gone();
+        if (n <= 0) gone(n < 0 ? strerror(errno) : "end of file");
         used_ += static_cast<size_t>(n);
       }
       if (strcmp(line, "go") == 0) break;
@@ -132,10 +158,13 @@ class Heartbeat {
     used_ -= len + 1;
     return true;
   }
-  [[noreturn]] void gone() {
+  // The harness ended the run (or died): end the program, as the harness would end it anyway.
+  [[noreturn]] void gone(const char* why) {
     close(fd_);
     fd_ = -1;
-    exit(0);  // the harness ended the run
+    fprintf(stderr, "interference-bench heartbeat: the connection to the harness ended (%s): the run is over, exiting with "
+            "status 0\n", why);
+    exit(0);
   }
 
   int fd_ = -1;

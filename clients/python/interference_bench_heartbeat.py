@@ -14,43 +14,85 @@ times every step and your program never runs beside another tenant's exclusive b
 cuda_sync=True it calls torch.cuda.synchronize() before taking the time, so a step's time is its GPU
 time, not the time to enqueue it.
 
+The client never ends your program on its own account: an address that is not one (a leftover or
+garbage INTERFERENCE_BENCH_HEARTBEAT, a socket nobody listens on) is one warning line on stderr and
+then a no-op. Only the harness going away (end of file, a reset or a broken pipe on the connection, at
+any point) ends the program, with one line on stderr and status 0, as the harness would end it anyway.
+
 Standard library only, Python 3.8+. The wire format is in docs/heartbeat.md.
 """
 
 import os
 import socket
 import sys
+import threading
 import time
 
 __all__ = ["Heartbeat", "ENV", "PROTOCOL_VERSION"]
 
 ENV = "INTERFERENCE_BENCH_HEARTBEAT"
 PROTOCOL_VERSION = 1
+_PREFIX = "interference-bench heartbeat: "
+_MAX_LINE = 256  # the protocol's longest line: a peer sending this many bytes without a line end is not the harness
 
 
 def _address(value):
     """The socket address of ENV's value: "unix:@NAME" (abstract) or "unix:/PATH"."""
     if not value.startswith("unix:") or len(value) <= len("unix:"):
-        raise ValueError("%s=%r: expected unix:@NAME or unix:/PATH" % (ENV, value))
+        raise ValueError(value)
     rest = value[len("unix:"):]
     return "\0" + rest[1:] if rest.startswith("@") else rest
 
 
+def _say(text):
+    """One line on stderr; never raises (a closed or missing stderr is not the program's end)."""
+    try:
+        sys.stderr.write(_PREFIX + text + "\n")
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 (sys.stderr may be None or closed)
+        pass
+
+
+class _Gone(Exception):
+    """The harness went away (end of file, a reset, a broken pipe): the conversation is over."""
+
+
 class Heartbeat:
-    """One connection to the harness; inactive (every call returns at once) without ENV."""
+    """One connection to the harness; inactive (every call returns at once) without ENV, or after one
+    warning line when ENV's address is not one or nobody listens there."""
 
     def __init__(self, cuda_sync=False, address=None):
         value = address if address is not None else os.environ.get(ENV)
+        what = "address" if address is not None else ENV
         self._sock = None
         self._buf = b""
         self._sync = _cuda_synchronize if cuda_sync else None
         self._start_ns = time.monotonic_ns()
         if not value:
             return
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.connect(_address(value))
-        self._send("hello %d" % PROTOCOL_VERSION)
-        self._wait_for_go()
+        shown = repr(value)
+        if len(shown) > 120:
+            shown = shown[:117] + "..."
+        try:
+            addr = _address(value)
+        except ValueError:
+            _say("%s=%s is not unix:@NAME or unix:/PATH: steps are not reported (a leftover from another "
+                 "run?)" % (what, shown))
+            return
+        sock = None
+        try:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(None)  # blocking whatever socket.setdefaulttimeout() says: a pause has no limit
+            sock.connect(addr)
+        except (OSError, ValueError, TypeError, UnicodeError) as e:
+            if sock is not None:
+                sock.close()
+            why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            _say("%s=%s cannot connect (%s): steps are not reported (a leftover from another run?)"
+                 % (what, shown, why))
+            return
+        self._sock = sock
+        self._talk(self._hello)
 
     @property
     def active(self):
@@ -67,15 +109,15 @@ class Heartbeat:
         line = "step %d %d" % (self._start_ns, end)
         if work is not None:
             line += " %r" % float(work)
-        self._send(line)
         self._start_ns = end
-        if self._pause_asked():
-            self._send("paused")
-            self._wait_for_go()
+        self._talk(self._report, line)
 
     def close(self):
         if self._sock is not None:
-            self._sock.close()
+            try:
+                self._sock.close()
+            except OSError:
+                pass
             self._sock = None
 
     def __enter__(self):
@@ -84,35 +126,56 @@ class Heartbeat:
     def __exit__(self, *exc):
         self.close()
 
-    # -- the wire
+    # -- the wire: every socket call runs under _talk, which turns the harness going away into the end
+
+    def _talk(self, what, *args):
+        try:
+            what(*args)
+        except _Gone as e:
+            self._gone(str(e))
+        except OSError as e:  # a reset, a broken pipe, ...: the harness is gone
+            self._gone(e.strerror or e.__class__.__name__)
+
+    def _hello(self):
+        self._send("hello %d" % PROTOCOL_VERSION)
+        self._wait_for_go()
+
+    def _report(self, line):
+        self._send(line)
+        if self._pause_asked():
+            self._send("paused")
+            self._wait_for_go()
 
     def _send(self, line):
-        try:
-            self._sock.sendall(line.encode("ascii") + b"\n")
-        except (BrokenPipeError, ConnectionResetError):
-            self._gone()
+        data = (line + "\n").encode("ascii")
+        while data:
+            # MSG_NOSIGNAL: a program that restored SIGPIPE's default is not killed by a closed socket.
+            n = self._sock.send(data, socket.MSG_NOSIGNAL)
+            data = data[n:]
+
+    def _recv(self, flags=0):
+        chunk = self._sock.recv(4096, flags)
+        if not chunk:
+            raise _Gone("end of file")
+        self._buf += chunk
+        if b"\n" not in self._buf and len(self._buf) >= _MAX_LINE:
+            raise _Gone("no line in %d bytes: not the harness" % len(self._buf))
 
     def _pause_asked(self):
         """Reads what the harness sent without waiting; True when it says "pause"."""
-        self._sock.setblocking(False)
         try:
-            chunk = self._sock.recv(4096)
-            if not chunk:
-                self._gone()
-            self._buf += chunk
-        except BlockingIOError:
+            self._recv(socket.MSG_DONTWAIT)
+        except (BlockingIOError, InterruptedError):
             pass
-        finally:
-            self._sock.setblocking(True)
         return self._take_line() == "pause" if b"\n" in self._buf else False
 
     def _wait_for_go(self):
         while True:
             while b"\n" not in self._buf:
-                chunk = self._sock.recv(4096)
-                if not chunk:
-                    self._gone()
-                self._buf += chunk
+                try:
+                    self._recv()
+                except InterruptedError:
+                    continue
             if self._take_line() == "go":
                 # The next step starts now: the time paused is no step's.
                 self._start_ns = time.monotonic_ns()
@@ -122,10 +185,19 @@ class Heartbeat:
         line, _, self._buf = self._buf.partition(b"\n")
         return line.decode("ascii", "replace").strip()
 
-    def _gone(self):
-        # The harness ended the run (or died): end the program, as it would end it anyway.
+    def _gone(self, why):
+        # The harness ended the run (or died): end the program, as the harness would end it anyway.
         self.close()
-        sys.exit(0)
+        _say("the connection to the harness ended (%s): the run is over, exiting with status 0" % why)
+        if threading.current_thread() is threading.main_thread():
+            raise SystemExit(0)
+        # SystemExit would end only this thread: end the program, its output flushed first.
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001
+                pass
+        os._exit(0)
 
 
 def _cuda_synchronize():

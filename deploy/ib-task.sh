@@ -6,7 +6,9 @@
 #   ib-task.sh --fleet-dir DIR [--binary PATH] -- RUN_ARGS...
 #
 # node:  $SLURMD_NODENAME, else $NODE_NAME (Kubernetes downward API: spec.nodeName), else `hostname -s`
-# index: $SLURM_ARRAY_TASK_ID, else $JOB_COMPLETION_INDEX, else none
+# index: $SLURM_ARRAY_TASK_ID, else $JOB_COMPLETION_INDEX, else none; a non-negative integer below 10^9
+#        (refused otherwise, exit 2), leading zeros dropped: 007 is task 7 (task.json's "task_index": 7, a
+#        JSON number, and the folder <node>.7)
 # Task folder: DIR/tasks/<node>.<index> (DIR/tasks/<node> without an index). One that already holds a
 # task.json is refused (exit 2): a task never writes over another's results (a requeued task included).
 # DIR/tasks/<task>/task.json is written (temp file + mv) before the run with "exit_code": null and
@@ -20,6 +22,8 @@
 set -uo pipefail
 
 die() { echo "ib-task: $*" >&2; exit 2; }
+# A value as it may appear in die's one line: control characters (a line break) as '?', at most 80 characters.
+shown() { local s="${1//[[:cntrl:]]/?}"; [ ${#s} -le 80 ] || s="${s:0:77}..."; printf '%s' "$s"; }
 
 fleet_dir="" binary="${IB_BINARY:-}"
 while [ $# -gt 0 ]; do
@@ -67,8 +71,15 @@ fi
 node="${SLURMD_NODENAME:-${NODE_NAME:-$(hostname -s)}}"
 index="${SLURM_ARRAY_TASK_ID:-${JOB_COMPLETION_INDEX:-}}"
 # The node name becomes a folder name: only the characters host names are made of.
-[[ "$node" =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || die "node name '$node' has characters a host name does not"
-[ -z "$index" ] || [[ "$index" =~ ^[0-9]+$ ]] || die "task index '$index' is not a number"
+[[ "$node" =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || die "node name '$(shown "$node")' has characters a host name does not"
+if [ -n "$index" ]; then
+  [[ "$index" =~ ^[0-9]+$ ]] \
+    || die "task index '$(shown "$index")' (SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX) is not a non-negative integer"
+  # task.json's "task_index" is a JSON number, which has no leading zeros: 007 is 7 (and 000 is 0).
+  index="${index#"${index%%[!0]*}"}"
+  index="${index:-0}"
+  [ ${#index} -le 9 ] || die "task index '$(shown "$index")' is out of range (at most 999999999)"
+fi
 for v in "$job_id" "$array_job_id"; do
   case "$v" in *[[:cntrl:]]*) die "a job id holds a control character: refusing to write it into task.json" ;; esac
 done

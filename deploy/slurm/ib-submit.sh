@@ -9,7 +9,11 @@
 #   --partition P      the partition (default: Slurm's default one)
 #   --nodes N1,N2,...  the nodes expected to report (default: the partition's nodes, `sinfo -h -N -p P -o %N`)
 #   --tasks N          array tasks (default: one per node); more tasks than nodes run one after another
-#                      on the nodes (how a test on one node runs several tasks)
+#                      on the nodes (how a test on one node runs several tasks); a positive integer of
+#                      at most --max-array-size
+#   --max-array-size M your cluster's MaxArraySize (`scontrol show config | grep MaxArraySize`; default
+#                      1001, Slurm's default: array indices 0..1000); --tasks may be at most M, since
+#                      task i is array index i (with --pin too)
 #   --pin              one single-index array job per task, held to its node with --nodelist
 #                      (task i on node i mod nodes), instead of one array whose tasks Slurm places
 #   --gpus N           --gres=gpu:N for each task (default 1; 0: no GRES, e.g. the host backend)
@@ -25,7 +29,9 @@
 #   --dry-run          prints the sbatch commands instead of running them
 #   RUN_ARGS           the run's arguments (written to FLEET_DIR/run-args, one a line; default
 #                      --suite nightly --backend auto). A file FLEET_DIR/run-args.<index> made before
-#                      submitting replaces them for that array index.
+#                      submitting replaces them for that array index. --out (--out X or --out=X) is the
+#                      wrapper's and refused; after a `--` in them (your program's argv with
+#                      --victim-command) an --out is your program's and passes.
 #
 # Writes FLEET_DIR/expected-nodes.txt (one node a line) and FLEET_DIR/logs/, then prints
 #   fleet_dir=DIR
@@ -39,6 +45,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 deploy_dir="$(cd "$here/.." && pwd)"
 
 fleet_dir="" partition="" nodes="" tasks="" pin=0 gpus=1 sharing=exclusive share="" time_limit=""
+max_array=1001
 binary="${IB_BINARY:-}" dry_run=0
 extra=()
 need() { [ $# -ge 2 ] || die "$1 needs a value"; }
@@ -48,6 +55,7 @@ while [ $# -gt 0 ]; do
     --partition) need "$@"; partition="$2"; shift 2 ;;
     --nodes) need "$@"; nodes="$2"; shift 2 ;;
     --tasks) need "$@"; tasks="$2"; shift 2 ;;
+    --max-array-size) need "$@"; max_array="$2"; shift 2 ;;
     --pin) pin=1; shift ;;
     --gpus) need "$@"; gpus="$2"; shift 2 ;;
     --sharing) need "$@"; sharing="$2"; shift 2 ;;
@@ -71,9 +79,22 @@ case "$sharing" in
   *) die "--sharing '$sharing': expected exclusive, mps or shard" ;;
 esac
 [ -z "$share" ] || [[ "$share" =~ ^[1-9][0-9]*$ ]] || die "--share '$share' is not a positive count"
+# A value as it may appear in die's one line: control characters as '?', at most 80 characters.
+shown() { local s="${1//[[:cntrl:]]/?}"; [ ${#s} -le 80 ] || s="${s:0:77}..."; printf '%s' "$s"; }
+# A count: digits only, no leading zero, at most 9 digits (so that bash's arithmetic cannot wrap).
+is_count() { [[ "$1" =~ ^[1-9][0-9]{0,8}$ ]]; }
+if ! { is_count "$max_array" && [ "$max_array" -le 4000001 ]; }; then
+  die "--max-array-size '$(shown "$max_array")' is not a positive integer of at most 4000001 (Slurm's largest MaxArraySize)"
+fi
+own=1  # before a `--` in the run's arguments they are the run's; after it, the program's (--victim-command)
 for a in "${run_args[@]}"; do
   case "$a" in *$'\n'*) die "a run argument holds a line break" ;; esac
-  [ "$a" != "--out" ] || die "--out is the wrapper's (each task writes FLEET_DIR/tasks/<node>.<index>/results)"
+  if [ "$own" = 1 ]; then
+    case "$a" in
+      --) own=0 ;;
+      --out|--out=*) die "run argument '$(shown "$a")': --out is the wrapper's (each task writes FLEET_DIR/tasks/<node>.<index>/results)" ;;
+    esac
+  fi
 done
 
 # The nodes, in order, each once.
@@ -87,7 +108,9 @@ mapfile -t node_arr < <(awk 'NF && !seen[$1]++ {print $1}' <<<"$node_list")
 [ ${#node_arr[@]} -gt 0 ] || die "no nodes${partition:+ in partition $partition}"
 for n in "${node_arr[@]}"; do [[ "$n" =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || die "node name '$n' is not a host name"; done
 tasks="${tasks:-${#node_arr[@]}}"
-[[ "$tasks" =~ ^[1-9][0-9]*$ ]] || die "--tasks '$tasks' is not a positive count"
+if ! { is_count "$tasks" && [ "$tasks" -le "$max_array" ]; }; then
+  die "--tasks '$(shown "$tasks")' is not a positive integer of at most $max_array (MaxArraySize, --max-array-size: array indices 0..$((max_array - 1)))"
+fi
 
 if [ -z "$fleet_dir" ]; then
   fleet_dir="$PWD/ib-fleet/$(date -u +%Y%m%dT%H%M%SZ)"

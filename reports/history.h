@@ -134,6 +134,13 @@ std::vector<HistoryCheck> history_checks(const std::string& db, std::int64_t run
 // so that the database never hides a verdict, or 3 (cannot do what was asked) when that was 0.
 int exit_code_after_history_failure(int own_exit_code);
 
+// False in a build without SQLiteCpp (reports/history_unavailable.cpp): every function above then
+// throws HistoryError saying so; the commands refuse --history before they measure (require_history).
+bool history_available();
+
+// Throws CannotRunError (exit 3) naming `option` when !history_available().
+void require_history(const std::string& option);
+
 // PRAGMA user_version of the file (0 for an empty one). Throws HistoryError.
 int history_schema_version(const std::string& db);
 

@@ -3,7 +3,8 @@
 # (scripts/device-check.sh) runs what was built and tested here instead of building on the H200, whose
 # image has nvcc, CMake and ninja but none of this project's Debian packages.
 #
-#   .device-bundle/bin/      interference-bench, interference-microbench, ib_cuda_gpu_tests (stripped)
+#   .device-bundle/bin/      interference-bench and its CUDA module libinterference-bench-cuda.so (beside
+#                            it, where the binary looks), interference-microbench, ib_cuda_gpu_tests (stripped)
 #   .device-bundle/lib/      shared libraries they need that the device image does not bring: everything
 #                            ldd resolves here except glibc, libstdc++/libgcc and the CUDA toolkit's
 #                            libraries. NCCL is not linked at all (allreduce and train-step load it at
@@ -33,7 +34,8 @@ BUILD="${BUILD_DIR:-$ROOT/build}"
 B="${BUNDLE_DIR:-$ROOT/.device-bundle}"
 ARCH_LIB=/usr/lib/x86_64-linux-gnu
 
-PROGRAMS=("$BUILD/interference-bench" "$BUILD/kernels/cuda/interference-microbench" "$BUILD/tests/gpu/ib_cuda_gpu_tests")
+PROGRAMS=("$BUILD/interference-bench" "$BUILD/libinterference-bench-cuda.so" "$BUILD/kernels/cuda/interference-microbench"
+          "$BUILD/tests/gpu/ib_cuda_gpu_tests")
 # What the programs are built from: every tracked file but documentation, scripts and the Python
 # end-to-end tests (they change nothing in the programs). The device has no .git, so the checksums
 # travel and are checked there against the files of the checkout. Untracked files are left out (a log
@@ -55,9 +57,9 @@ source_checksums > "$SUMS_BEFORE"
 
 if [ "${NO_BUILD:-0}" != 1 ]; then
   if [ ! -f "$BUILD/build.ninja" ]; then
-    cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIB_BUILD_TESTS=ON -DIB_BUILD_BENCHMARKS=ON
   fi
-  cmake --build "$BUILD" --target interference-bench interference-microbench ib_cuda_gpu_tests
+  cmake --build "$BUILD" --target interference-bench interference-bench-cuda interference-microbench ib_cuda_gpu_tests
 fi
 # A source edited while the programs were built would make them differ from SOURCES.sha256.
 if ! source_checksums | cmp -s - "$SUMS_BEFORE"; then

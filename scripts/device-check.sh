@@ -236,10 +236,10 @@ build_here() {
   step "building here into $BUILD (2-5 minutes)${prefix:+, the packages from $prefix}"
   if [ ! -f "$BUILD/build.ninja" ]; then
     run configure 60 120 "$CMAKE" -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_CUDA_ARCHITECTURES=90 ${prefix:+"-DCMAKE_PREFIX_PATH=$prefix"}
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DIB_BUILD_TESTS=ON -DIB_BUILD_BENCHMARKS=ON ${prefix:+"-DCMAKE_PREFIX_PATH=$prefix"}
   fi
   [ -f "$BUILD/build.ninja" ] || stop "the build here could not be configured: $(tail -n 1 "$WORK/configure.log" 2>/dev/null)"
-  run build 120 360 "$CMAKE" --build "$BUILD" -j "$JOBS" --target interference-microbench ib_cuda_gpu_tests interference-bench
+  run build 120 360 "$CMAKE" --build "$BUILD" -j "$JOBS" --target interference-microbench ib_cuda_gpu_tests interference-bench interference-bench-cuda
   [ -x "$BUILD/interference-bench" ] || stop "the build here failed: $(tail -n 1 "$WORK/build.log" 2>/dev/null)"
   # a build against the bundle's prefix links its Google Benchmark: find it at run time too
   [ -n "$prefix" ] && add_project_lib "$prefix/lib/x86_64-linux-gnu"
@@ -310,13 +310,19 @@ preflight_cuda() {
 }
 preflight_programs() {
   choose_programs
-  resolve_libs "$IB" "$MB" "$GT"
+  # The CUDA module, beside the binary: loaded only for a CUDA backend, so --version cannot tell whether
+  # its libraries resolve here; ldd does.
+  local module="$(dirname "$IB")/libinterference-bench-cuda.so"
+  resolve_libs "$IB" "$MB" "$GT" "$module"
   echo "the programs' environment: ${PENV[*]}" >> "$WORK/steps.log"
-  if ! "${PENV[@]}" "$IB" --version > "$WORK/version.txt" 2>&1 && [ "$IB" = "$BUNDLE/bin/interference-bench" ]; then
+  if { ! "${PENV[@]}" "$IB" --version > "$WORK/version.txt" 2>&1 \
+       || "${PENV[@]}" ldd "$module" 2>&1 | grep "not found" >> "$WORK/version.txt"; } \
+     && [ "$IB" = "$BUNDLE/bin/interference-bench" ]; then
     # The carried programs do not start (a library this image lacks): build them here instead.
     step "the carried interference-bench does not start here ($(tail -n 1 "$WORK/version.txt")): building it here"
     build_here
-    resolve_libs "$IB" "$MB" "$GT"
+    module="$(dirname "$IB")/libinterference-bench-cuda.so"
+    resolve_libs "$IB" "$MB" "$GT" "$module"
   fi
   "${PENV[@]}" "$IB" --version > "$WORK/version.txt" 2>&1 \
     || stop "interference-bench does not start here: $(tail -n 2 "$WORK/version.txt" | tr '\n' ' ')"

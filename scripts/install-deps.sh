@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages interference-bench builds and runs with; --tests adds what its
 # tests use. Debian 12 and 13, Ubuntu 22.04 and 24.04 (others: tried, with a warning).
-# The CUDA toolkit (nvcc, cuBLAS, NCCL) is expected at /usr/local/cuda and is not installed here.
+# The CUDA toolkit (nvcc >= 12.0, cuBLAS; NCCL for collectives) is not installed here: the build finds
+# nvcc through $CUDACXX, PATH, $CUDAToolkit_ROOT or /usr/local/cuda (cmake/cuda.cmake).
 #
 # Decisions are made from what dpkg-query (installed) and apt-cache (candidates) say, never from the
 # distribution's name: a too old CMake/fmt/CLI11/nlohmann-json is one line with the fix and exit 1; an

@@ -28,9 +28,10 @@
 #include "harness/process/process.h"
 #include "harness/scenario/scenario.h"
 #include "harness/run/worker.h"
-#include "kernels/cuda/cuda_workloads.h"
+#include "harness/exec/cuda_module.h"
 #include "kernels/command/command_workload.h"
 #include "kernels/host/host_workloads.h"
+#include "reports/history.h"
 #include "reports/html_writer.h"
 #include "reports/json_writer.h"
 #include "reports/junit_writer.h"
@@ -200,10 +201,14 @@ Meta make_meta(const RunOptions& o, const std::vector<std::string>& argv, Backen
   meta.resolution = o.resolution;
   backend = o.backend == "host" ? Backend::host : Backend::cuda;
   if (o.backend != "host") {
-    if (const auto why = cuda_unavailable_reason(o.device.value_or(0))) {
-      if (o.backend == "cuda") throw CannotRunError("--backend cuda: " + *why);
+    const Availability cuda = cuda_availability(o.device.value_or(0));
+    // A GPU this build cannot run on is refused whatever the backend: falling back to the host there
+    // would answer a question nobody asked.
+    if (cuda.state == Availability::State::unusable) throw CannotRunError(cuda.reason);
+    if (cuda.state == Availability::State::no_gpu) {
+      if (o.backend == "cuda") throw CannotRunError("--backend cuda: " + cuda.reason);
       backend = Backend::host;
-      meta.backend_note = "NO GPU FOUND (" + *why +
+      meta.backend_note = "NO GPU FOUND (" + cuda.reason +
                           "). Running the host (CPU) workloads instead: these figures describe CPU and "
                           "memory-bandwidth sharing on this machine, not GPU sharing.";
       std::cerr << "\n*** " << meta.backend_note << " ***\n\n";
@@ -378,7 +383,10 @@ void check_run_outputs(const RunOptions& o, const std::string& dir, const std::v
   for (const auto& [option, path] : {std::pair<const char*, const std::string&>{"--junit", o.junit},
                                      {"--prometheus", o.prometheus}, {"--html", o.html}})
     if (!path.empty()) plan.outputs.push_back({option, path});
-  if (!o.history.empty()) plan.outputs.push_back({"--history", o.history, true});
+  if (!o.history.empty()) {
+    require_history("--history");
+    plan.outputs.push_back({"--history", o.history, true});
+  }
   if (!o.victim_command)  // the one-line form's scenarios are built in memory: no file to protect
     for (const Scenario& s : scenarios) plan.inputs.push_back({o.scenario.empty() ? "--suite" : "--scenario", s.file});
   if (!o.baseline.empty()) plan.inputs.push_back({"--baseline", o.baseline});

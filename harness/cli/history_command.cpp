@@ -30,6 +30,7 @@ void add_history_command(CLI::App& app, HistoryCommand& c) {
 }
 
 int history_command(const HistoryCommand& c) {
+  require_history("history");
   try {
     const auto records = history_trend(c.db, {c.scenario, c.tenant, c.last});
     if (c.json) std::cout << history_json(records).dump(2) << "\n";

@@ -34,6 +34,7 @@ bool contains(const std::vector<std::string>& v, const std::string& x) { return 
 std::vector<std::string> history_files(const CompareCommand& c, const Results& next) {
   const std::string self = std::filesystem::absolute(c.next).lexically_normal().string();
   std::vector<std::string> files;
+  require_history("--against-history");
   try {
     for (const RunResult& run : next.runs)
       for (const TenantResult& t : run.tenants) {

@@ -21,7 +21,7 @@
 //     ppm-level, i.e. microseconds over a phase.
 // Reading host time when the end event is observed would instead put every sample late by the
 // host's wake-up latency and by however long the host was busy enqueuing the next sample.
-#include "harness/exec/executor.h"
+#include "harness/exec/cuda_module_api.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_workloads.h"
 #include "kernels/cuda/device_info.h"
@@ -119,9 +119,13 @@ class CudaExecutor final : public Executor {
 
 }  // namespace
 
-std::unique_ptr<Executor> make_cuda_executor(int device) {
-  if (auto why = cuda_unavailable_reason(device)) throw WorkloadError(*why);
+}  // namespace ib
+
+namespace ib::cuda {
+
+std::unique_ptr<Executor> make_executor(int device) {
+  if (auto why = unavailable_reason(device)) throw WorkloadError(*why);
   return std::make_unique<CudaExecutor>(device);
 }
 
-}  // namespace ib
+}  // namespace ib::cuda

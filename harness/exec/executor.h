@@ -35,9 +35,8 @@ class Executor {
 
 std::unique_ptr<Executor> make_host_executor();
 
-// CUDA side (harness/exec/cuda_executor.cpp). Built only when the CUDA toolkit is found; otherwise it says so
-// (cuda_unavailable_reason in kernels/cuda/cuda_workloads.h tells why a device cannot be used).
-// Throws WorkloadError when CUDA is unavailable.
+// The CUDA executor, made by the CUDA module (harness/exec/cuda_module.h, loaded on first use). Throws
+// WorkloadError when CUDA is unavailable (no module, driver or GPU; cuda_unavailable_reason says why).
 std::unique_ptr<Executor> make_cuda_executor(int device);
 
 }  // namespace ib

@@ -374,7 +374,10 @@ void check_platform_outputs(const PlatformOptions& o, const std::string& out, co
   for (const std::string& f : own_files) plan.outputs.push_back({"--out", out + "/" + f});
   if (!o.junit.empty()) plan.outputs.push_back({"--junit", o.junit});
   if (!o.html.empty()) plan.outputs.push_back({"--html", o.html});
-  if (!o.history.empty()) plan.outputs.push_back({"--history", o.history, true});
+  if (!o.history.empty()) {
+    require_history("--history");
+    plan.outputs.push_back({"--history", o.history, true});
+  }
   if (!o.baseline.empty()) plan.inputs.push_back({"--baseline", o.baseline});
   check_output_paths(plan);
 }

@@ -1,18 +1,28 @@
-// CUDA workloads (gemm, copy, h2d, latency, allreduce, train-step, serve).
-// Built only when the CUDA toolkit is found; without it nothing is registered and
-// `--backend cuda` says the tool was built without CUDA.
+// The CUDA workloads in this process (gemm, copy, h2d, latency, allreduce, train-step, serve): what the
+// CUDA module (harness/exec/cuda_module_entry.cpp) exports, and what a program linked with the
+// workloads themselves (the microbenchmark, the GPU tests) calls directly. The tool's binary never
+// links these: it loads the module when a CUDA backend is asked for (harness/exec/cuda_module.h).
 #pragma once
 
+#include "kernels/cuda/cuda_specs.h"
 #include "kernels/workload.h"
 
 #include <optional>
 #include <string>
 
-namespace ib {
+namespace ib::cuda {
 
-void register_cuda_workloads(Registry& registry);
+// Whether CUDA `device` can be used: no driver, no GPU or a bad index is no_gpu; a GPU whose
+// architecture this build has no kernels for is unusable (architectures.h).
+Availability device_availability(int device);
 
-// Why CUDA `device` cannot be used (no driver, no GPU, bad index), or nullopt when it can.
-std::optional<std::string> cuda_unavailable_reason(int device);
+// The reason of device_availability when not usable, else nullopt.
+std::optional<std::string> unavailable_reason(int device);
 
-}  // namespace ib
+// The workloads' own factory: supported() and create() by name (unknown names: not supported / throw).
+CudaFactory in_process_factory();
+
+// add_cuda_workload_specs with in_process_factory().
+void register_workloads(Registry& registry);
+
+}  // namespace ib::cuda

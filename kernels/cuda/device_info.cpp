@@ -1,7 +1,8 @@
 #include "kernels/cuda/device_info.h"
 
-#include "kernels/cuda/cuda_workloads.h"
+#include "kernels/cuda/architectures.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_workloads.h"
 
 #include <cstring>
 #include <ctime>
@@ -9,27 +10,56 @@
 #include <sstream>
 #include <utility>
 
-namespace ib {
+namespace ib::cuda {
 
-std::optional<std::string> cuda_unavailable_reason(int device) {
+namespace {
+
+// The architectures this build compiled (CMAKE_CUDA_ARCHITECTURES, set by CMake) against `device`:
+// from the list when it is one, else by asking the runtime for a kernel's attributes, which fails
+// with cudaErrorNoKernelImageForDevice when no cubin or PTX fits the GPU.
+std::optional<std::string> architecture_reason(int device) {
+  cudaDeviceProp prop{};
+  const cudaError_t e = cudaGetDeviceProperties(&prop, device);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return std::string("cannot read GPU ") + std::to_string(device) + "'s properties: " + cudaGetErrorName(e);
+  }
+  const int cc = prop.major * 10 + prop.minor;
+  if (const auto built = parse_architectures(IB_CUDA_ARCHITECTURES))
+    return architecture_refusal(prop.name, device, cc, *built);
+  if (cudaSetDevice(device) == cudaSuccess && kernel_image_available()) return std::nullopt;
+  (void)cudaGetLastError();
+  return "GPU " + std::to_string(device) + " (" + prop.name + ", compute capability " + std::to_string(prop.major) +
+         "." + std::to_string(prop.minor) + ") cannot run this build's kernels (CMAKE_CUDA_ARCHITECTURES=" +
+         IB_CUDA_ARCHITECTURES + "); rebuild for it: cmake --preset default -DCMAKE_CUDA_ARCHITECTURES=" +
+         std::to_string(cc) + " && cmake --build --preset default";
+}
+
+}  // namespace
+
+Availability device_availability(int device) {
+  using State = Availability::State;
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();  // clear it so later calls do not see it
-    return std::string("no CUDA GPU found: cudaGetDeviceCount returned ") + cudaGetErrorName(e) + " (" +
-           cudaGetErrorString(e) + ")";
+    return {State::no_gpu, std::string("no CUDA GPU found: cudaGetDeviceCount returned ") + cudaGetErrorName(e) +
+                               " (" + cudaGetErrorString(e) + ")"};
   }
-  if (count == 0) return std::string("no CUDA GPU found: cudaGetDeviceCount reported 0 devices");
+  if (count == 0) return {State::no_gpu, "no CUDA GPU found: cudaGetDeviceCount reported 0 devices"};
   if (device < 0 || device >= count) {
-    return "device " + std::to_string(device) + " does not exist: " + std::to_string(count) +
-           " CUDA device(s) visible (indices 0.." + std::to_string(count - 1) + ")";
+    return {State::no_gpu, "device " + std::to_string(device) + " does not exist: " + std::to_string(count) +
+                               " CUDA device(s) visible (indices 0.." + std::to_string(count - 1) + ")"};
   }
-  return std::nullopt;
+  if (auto why = architecture_reason(device)) return {State::unusable, *why};
+  return {};
 }
 
-}  // namespace ib
-
-namespace ib::cuda {
+std::optional<std::string> unavailable_reason(int device) {
+  Availability a = device_availability(device);
+  if (a.state == Availability::State::usable) return std::nullopt;
+  return std::move(a.reason);
+}
 
 DeviceInfo query_device(int device) {
   DeviceInfo info;
@@ -46,7 +76,7 @@ DeviceInfo query_device(int device) {
 }
 
 Support cuda_support(int device) {
-  if (auto why = cuda_unavailable_reason(device)) return {false, *why};
+  if (auto why = unavailable_reason(device)) return {false, *why};
   return {};
 }
 

@@ -23,6 +23,10 @@ struct DeviceInfo {
   unsigned char uuid[16] = {};
 };
 
+// Whether the current device can run this build's kernels: the runtime finds a cubin or PTX for it
+// (cudaFuncGetAttributes of one kernel; defined in device_util.cu).
+bool kernel_image_available();
+
 // Makes `device` current and reads its properties and free memory (throws WorkloadError).
 DeviceInfo query_device(int device);
 

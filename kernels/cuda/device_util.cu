@@ -1,4 +1,5 @@
 #include "kernels/cuda/device_util.cuh"
+#include "kernels/cuda/device_info.h"
 
 namespace ib::cuda {
 
@@ -6,6 +7,14 @@ __global__ void fill_words_kernel(std::uint32_t* p, std::size_t n, std::uint64_t
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
     p[i] = word_at(seed, i);
+}
+
+bool kernel_image_available() {
+  cudaFuncAttributes attributes{};
+  const cudaError_t e = cudaFuncGetAttributes(&attributes, fill_words_kernel);
+  if (e == cudaSuccess) return true;
+  (void)cudaGetLastError();  // cudaErrorNoKernelImageForDevice (or invalid device function): not sticky
+  return false;
 }
 
 void fill_words(std::uint32_t* p, std::size_t n, std::uint64_t seed, cudaStream_t s) {

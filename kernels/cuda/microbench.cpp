@@ -83,7 +83,7 @@ void report_counters(benchmark::State& state, const Case& c, const json& params,
 
 void run_case_or_throw(benchmark::State& state, const Case& c) {
   ib::Registry registry;
-  ib::register_cuda_workloads(registry);
+  ib::cuda::register_workloads(registry);
   const ib::WorkloadSpec* spec = registry.find(c.workload);
   std::string err;
   auto params = spec ? ib::validate_params(*spec, c.params, err) : std::nullopt;
@@ -226,7 +226,7 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  if (auto why = ib::cuda_unavailable_reason(0)) {
+  if (auto why = ib::cuda::unavailable_reason(0)) {
     // Still run: every case reports its waiver, so the output says why there are no numbers.
     fprintf(stderr, "interference-microbench: %s\n", why->c_str());
   }

@@ -44,7 +44,8 @@ nlohmann::json nccl_info() {
 }
 
 nlohmann::json devices() {
-  if (auto why = cuda_unavailable_reason(0)) return {{"count", 0}, {"reason", *why}};
+  const Availability first = device_availability(0);
+  if (first.state == Availability::State::no_gpu) return {{"count", 0}, {"reason", first.reason}};
   int count = 0;
   IB_CHECK(cudaGetDeviceCount(&count));
   nlohmann::json list = nlohmann::json::array();
@@ -56,7 +57,9 @@ nlohmann::json devices() {
                     {"compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor)},
                     {"sms", p.multiProcessorCount},
                     {"memory_bytes", p.totalGlobalMem},
-                    {"l2_bytes", p.l2CacheSize}});
+                    {"l2_bytes", p.l2CacheSize},
+                    {"built_architectures", IB_CUDA_ARCHITECTURES},
+                    {"refused", d == 0 ? first.reason : device_availability(d).reason}});
   }
   return {{"count", count}, {"list", list}};
 }

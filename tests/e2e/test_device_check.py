@@ -18,7 +18,7 @@ from conftest import BINARY, SOURCE_DIR
 
 BUILD = Path(BINARY).parent
 PROGRAMS = [BUILD / "interference-bench", BUILD / "kernels" / "cuda" / "interference-microbench",
-            BUILD / "tests" / "gpu" / "ib_cuda_gpu_tests"]
+            BUILD / "tests" / "gpu" / "ib_cuda_gpu_tests", BUILD / "libinterference-bench-cuda.so"]
 pytestmark = pytest.mark.skipif(not all(p.exists() for p in PROGRAMS) or not (SOURCE_DIR / ".git").exists(),
                                  reason="needs the CUDA programs (default preset) and a git checkout")
 # What the device tool brings back: at most 8 files, flat, plain names.
@@ -240,7 +240,8 @@ def test_a_host_only_build_configures_from_the_bundle_alone(checkout, tmp_path):
     b = tmp_path / "build"
     tools = [f"-DCMAKE_MAKE_PROGRAM={shutil.which('ninja')}", f"-DCMAKE_CXX_COMPILER={shutil.which('c++')}",
              f"-DCMAKE_C_COMPILER={shutil.which('cc')}"]  # found on PATH, which is switched off below
-    r = subprocess.run(["cmake", "-S", str(checkout), "-B", str(b), "-G", "Ninja", "-DIB_WITH_CUDA=OFF", *tools,
+    r = subprocess.run(["cmake", "-S", str(checkout), "-B", str(b), "-G", "Ninja", "-DIB_WITH_CUDA=OFF",
+                        "-DIB_BUILD_TESTS=ON", "-DIB_BUILD_BENCHMARKS=ON", *tools,
                         f"-DCMAKE_PREFIX_PATH={prefix}", "-DCMAKE_FIND_USE_CMAKE_SYSTEM_PATH=OFF",
                         "-DCMAKE_FIND_USE_SYSTEM_ENVIRONMENT_PATH=OFF", "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF",
                         "-DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF"], capture_output=True, text=True, timeout=240)

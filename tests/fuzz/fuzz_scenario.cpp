@@ -6,7 +6,7 @@
 #include "harness/core/json_input.h"
 #include "harness/scenario/scenario.h"
 #include "kernels/command/command_workload.h"
-#include "kernels/cuda/cuda_workloads.h"
+#include "harness/exec/cuda_module.h"
 #include "kernels/host/host_workloads.h"
 
 #include <cstddef>

@@ -7,7 +7,7 @@
 // (every gemm dtype, fp8 included since the H200 is compute capability 9.0; copy sm/ce; h2d/d2h
 // pinned/pageable; latency; serve; allreduce on one GPU; train-step). Waivers that depend on the
 // machine's size (a second GPU, more memory than the GPU has) still skip.
-#include "harness/exec/executor.h"
+#include "harness/exec/cuda_module_api.h"
 #include "kernels/cuda/accounting.h"
 #include "kernels/cuda/cuda_workloads.h"
 #include "kernels/open_loop.h"
@@ -35,12 +35,12 @@ bool gpu_required() {
 class CudaGpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (auto why = ib::cuda_unavailable_reason(0)) {
+    if (auto why = ib::cuda::unavailable_reason(0)) {
       if (gpu_required()) GTEST_FAIL() << "IB_REQUIRE_GPU=1, but there is no usable CUDA GPU: " << *why;
       GTEST_SKIP() << "no CUDA GPU: " << *why;
     }
-    ib::register_cuda_workloads(registry_);
-    exec_ = ib::make_cuda_executor(0);
+    ib::cuda::register_workloads(registry_);
+    exec_ = ib::cuda::make_executor(0);
   }
 
   struct Run {

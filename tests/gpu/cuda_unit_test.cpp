@@ -1,5 +1,5 @@
 // CUDA workloads: what can be checked without a GPU.
-#include "harness/exec/executor.h"
+#include "harness/exec/cuda_module_api.h"
 #include "kernels/cuda/accounting.h"
 #include "kernels/cuda/cuda_workloads.h"
 #include "kernels/cuda/lt_matmul.h"
@@ -30,7 +30,7 @@ using nlohmann::json;
 
 ib::Registry cuda_registry() {
   ib::Registry r;
-  ib::register_cuda_workloads(r);
+  ib::cuda::register_workloads(r);
   return r;
 }
 
@@ -65,7 +65,7 @@ TEST(CudaRegistry, EveryWorkloadRegisteredAsCuda) {
 
 TEST(CudaRegistry, CoexistsWithHostWorkloadNames) {
   ib::Registry r;
-  ib::register_cuda_workloads(r);
+  ib::cuda::register_workloads(r);
   EXPECT_EQ(r.find("host-compute"), nullptr);  // no name clash with the host family
   EXPECT_NE(r.find("gemm"), nullptr);
 }
@@ -329,7 +329,7 @@ class ScopedEnv {
 };
 
 TEST(CudaSupported, NoGpuGivesClearReason) {
-  const auto why = ib::cuda_unavailable_reason(0);
+  const auto why = ib::cuda::unavailable_reason(0);
   if (!why) GTEST_SKIP() << "a CUDA GPU is present: the no-GPU reasons cannot be checked here";
   // NCCL is looked for before the GPU: make it found, so that allreduce gives the GPU's reason too.
   const ScopedEnv nccl("INTERFERENCE_BENCH_NCCL", std::string(FAKE_NCCL_DIR));
@@ -340,11 +340,11 @@ TEST(CudaSupported, NoGpuGivesClearReason) {
     EXPECT_FALSE(s.supported) << spec->name;
     EXPECT_EQ(s.reason, *why) << spec->name;
   }
-  EXPECT_THROW(ib::make_cuda_executor(0), ib::WorkloadError);
+  EXPECT_THROW(ib::cuda::make_executor(0), ib::WorkloadError);
 }
 
 TEST(CudaSupported, BadDeviceIndex) {
-  const auto why = ib::cuda_unavailable_reason(1000);
+  const auto why = ib::cuda::unavailable_reason(1000);
   ASSERT_TRUE(why.has_value());
   EXPECT_FALSE(why->empty());
 }

@@ -132,7 +132,7 @@ TEST(ModeNames, RoundTrip) {
 }  // namespace
 }  // namespace ib
 
-#include "kernels/cuda/cuda_workloads.h"
+#include "harness/exec/cuda_module.h"
 
 namespace ib {
 namespace {

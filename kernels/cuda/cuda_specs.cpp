@@ -1,14 +1,30 @@
-// register_cuda_workloads: the CUDA workloads' names, descriptions and parameters.
-// The workloads themselves live in one .cu file each (see workloads_internal.h).
-#include "kernels/cuda/cuda_workloads.h"
-#include "kernels/cuda/workloads_internal.h"
+// The CUDA workloads' names, descriptions and parameters: plain data, compiled into the binary, so
+// that `list workloads` and scenario validation know them on a machine without the CUDA libraries.
+// Checking and making one goes through a CudaFactory: the CUDA module's (loaded at run time by
+// harness/exec/cuda_module.cpp) or, in a program linked with the workloads, their own.
+#include "kernels/cuda/cuda_specs.h"
 
-namespace ib {
+namespace ib::cuda {
 
-void register_cuda_workloads(Registry& registry) {
+namespace {
+
+// The spec's supported() and create() ask the factory under the workload's name.
+void bind(WorkloadSpec& spec, const CudaFactory& factory) {
+  spec.supported = [f = factory.supported, name = spec.name](const Params& p, const ExecContext& ctx) {
+    return f(name, p, ctx);
+  };
+  spec.create = [f = factory.create, name = spec.name](const Params& p) { return f(name, p); };
+}
+
+}  // namespace
+
+void add_cuda_workload_specs(Registry& registry, const CudaFactory& factory) {
   using T = ParamSpec::Type;
-  using namespace ib::cuda;
-  registry.add({"gemm", Backend::cuda,
+  const auto add = [&](WorkloadSpec spec) {
+    bind(spec, factory);
+    registry.add(std::move(spec));
+  };
+  add({"gemm", Backend::cuda,
                 "cuBLASLt GEMM D = A^T B (TN) or A B (NN), rotating among input sets larger than L2, the fastest of up "
                 "to 8 heuristic algorithms (FLOP/s; 2mnk per GEMM)",
                 {{"dtype", T::string, "bf16", {}, {}, {"bf16", "fp16", "tf32", "fp32", "fp8"},
@@ -26,8 +42,8 @@ void register_cuda_workloads(Registry& registry) {
                  {"reps", T::integer, 1, 1, 10000, {}, "GEMMs per sample (raise for small sizes: 1-50 ms per sample)"},
                  {"input_sets", T::integer, 0, 0, 4096, {},
                   "input sets to rotate through (0: enough for 4x L2, at least 2)"}},
-                gemm_supported, make_gemm});
-  registry.add({"copy", Backend::cuda,
+                {}, {}});
+  add({"copy", Backend::cuda,
                 "device-to-device copy, SM kernel (16-byte vectors) or copy engine (B/s counted read+written)",
                 {{"engine", T::string, "sm", {}, {}, {"sm", "ce"}, "sm: copy kernel; ce: cudaMemcpyAsync"},
                  {"kernel", T::string, "v4", {}, {},
@@ -36,15 +52,15 @@ void register_cuda_workloads(Registry& registry) {
                   "stores (-stream), 512 threads per block instead of 256 (-b512)"},
                  {"mib", T::integer, 1024, 1, 65536, {}, "buffer size in MiB (source and destination each)"},
                  {"reps", T::integer, 8, 1, 10000, {}, "copies per sample"}},
-                copy_supported, make_copy});
-  registry.add({"h2d", Backend::cuda,
+                {}, {}});
+  add({"h2d", Backend::cuda,
                 "host<->device copies over PCIe/C2C, pinned or pageable host memory (B/s, one direction)",
                 {{"direction", T::string, "h2d", {}, {}, {"h2d", "d2h"}, "h2d: host to device; d2h: device to host"},
                  {"memory", T::string, "pinned", {}, {}, {"pinned", "pageable"}, "host buffer kind"},
                  {"mib", T::integer, 256, 1, 65536, {}, "transfer size in MiB"},
                  {"reps", T::integer, 1, 1, 10000, {}, "transfers per sample"}},
-                h2d_supported, make_h2d});
-  registry.add({"latency", Backend::cuda,
+                {}, {}});
+  add({"latency", Backend::cuda,
                 "latency-sensitive inference loop: small bf16 GEMM-chain requests, open-loop Poisson or closed-loop; "
                 "per-request latency incl. queueing (requests/s, P50/P95/P99)",
                 {{"mode", T::string, "open", {}, {}, {"open", "closed"}, "open: Poisson arrivals; closed: fixed concurrency"},
@@ -60,8 +76,8 @@ void register_cuda_workloads(Registry& registry) {
                  {"batch", T::integer, 16, 1, 4096, {}, "rows (tokens) per request"},
                  {"layers", T::integer, 4, 1, 64, {}, "linear layers per request"},
                  {"seed", T::integer, 1, 0, 1e9, {}, "arrival-process seed"}},
-                latency_supported, make_latency});
-  registry.add({"serve", Backend::cuda,
+                {}, {}});
+  add({"serve", Backend::cuda,
                 "inference serving mix: requests of random sizes, open-loop Poisson, dynamic batching into CUDA "
                 "graphs; latency percentiles and goodput (requests within slo_ms per second)",
                 {{"load", T::number, 0.7, 0.01, 2.0, {},
@@ -77,8 +93,8 @@ void register_cuda_workloads(Registry& registry) {
                  {"hidden", T::integer, 4096, 64, 16384, {}, "model width"},
                  {"layers", T::integer, 4, 1, 64, {}, "linear layers"},
                  {"seed", T::integer, 1, 0, 1e9, {}, "arrival and size seed"}},
-                serve_supported, make_serve});
-  registry.add({"train-step", Backend::cuda,
+                {}, {}});
+  add({"train-step", Backend::cuda,
                 "synthetic transformer-layer training step: bf16 forward/backward GEMMs (cuBLASLt, attention as "
                 "batched GEMMs), layernorm/softmax/GELU kernels, Adam or SGD on fp32 master weights, NCCL gradient "
                 "allreduce when gpus > 1 (FLOP/s; steps/s via counter `steps`)",
@@ -92,8 +108,8 @@ void register_cuda_workloads(Registry& registry) {
                  {"steps", T::integer, 1, 1, 1000, {}, "training steps per sample"},
                  {"optimizer", T::string, "adam", {}, {}, {"adam", "sgd"}, "adam, or sgd with momentum 0.9"},
                  {"gpus", T::integer, 1, 1, 64, {}, "data-parallel ranks: devices device..device+gpus-1 (NCCL allreduce of gradients when > 1)"}},
-                train_step_supported, make_train_step});
-  registry.add({"allreduce", Backend::cuda,
+                {}, {}});
+  add({"allreduce", Backend::cuda,
                 "NCCL float32 sum-allreduce over the tenant's GPUs, one rank per GPU, one process (algbw B/s; "
                 "busbw = algbw x 2(n-1)/n); on one GPU a local copy, no communication (counter local_copy_bytes). "
                 "NCCL is loaded at run time: without libnccl.so.2 it is waived",
@@ -103,7 +119,7 @@ void register_cuda_workloads(Registry& registry) {
                   "allreduces per sample (16 puts a 256 MiB sample in the 1-50 ms guideline on H200s: an estimated "
                   "~2.5 ms on one GPU, where the allreduce is a local copy, up to ~20 ms over 8 NVLink GPUs)"},
                  {"timeout_s", T::number, 60.0, 0.1, 3600, {}, "abort the communicators when a collective takes longer"}},
-                allreduce_supported, make_allreduce});
+                {}, {}});
 }
 
-}  // namespace ib
+}  // namespace ib::cuda

@@ -1,0 +1,79 @@
+// The collective tenant's figures (harness/stats/collectives.h) on hand-computed values.
+#include "harness/stats/collectives.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace ib {
+namespace {
+
+TEST(Collectives, BusBandwidthFactorsAreNcclTests) {
+  // 8 ranks: allreduce 2*7/8 = 1.75; allgather, reduce-scatter, alltoall 7/8; broadcast 1.
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::allreduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::allgather, 8), 0.875);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::reduce_scatter, 8), 0.875);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::alltoall, 8), 0.875);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::broadcast, 8), 1.0);
+  // 2 ranks: allreduce 1, the others 1/2; one rank moves nothing but a broadcast's copy.
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::allreduce, 2), 1.0);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::allgather, 2), 0.5);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::allreduce, 1), 0.0);
+  EXPECT_THROW(busbw_factor(Collective::allreduce, 0), std::invalid_argument);
+}
+
+TEST(Collectives, AlgorithmAndBusBandwidth) {
+  // 256 MiB allreduce in 2 ms over 4 ranks: algbw 134.2 GB/s, busbw x 1.5 = 201.3 GB/s.
+  const double bytes = 256.0 * 1024 * 1024;
+  EXPECT_DOUBLE_EQ(algbw(bytes, 0.002), 134217728000.0);
+  EXPECT_DOUBLE_EQ(busbw(Collective::allreduce, 4, bytes, 0.002), 201326592000.0);
+}
+
+TEST(Collectives, NamesRoundTrip) {
+  for (Collective c : {Collective::allreduce, Collective::allgather, Collective::reduce_scatter, Collective::alltoall,
+                       Collective::broadcast})
+    EXPECT_EQ(parse_collective(collective_name(c)), c);
+  EXPECT_FALSE(parse_collective("all-reduce").has_value());
+}
+
+TEST(Collectives, ASampleIsTheSlowestRank) {
+  EXPECT_DOUBLE_EQ(collective_sample({0.010, 0.013, 0.011}), 0.013);
+  EXPECT_THROW(collective_sample({}), std::invalid_argument);
+}
+
+TEST(Collectives, TheStragglerIsTheRankMostOftenSlowest) {
+  // Rank 1 is slowest in iterations 0, 2, 3; rank 0 in iteration 1.
+  const auto s = straggler_rank({{1.0, 3.0, 1.0, 1.0}, {2.0, 2.0, 2.0, 2.0}, {1.5, 1.0, 1.5, 1.9}});
+  EXPECT_EQ(s.rank, 1);
+  EXPECT_DOUBLE_EQ(s.share, 0.75);
+  // A tie in counts goes to the lower rank.
+  EXPECT_EQ(straggler_rank({{2.0, 1.0}, {1.0, 2.0}}).rank, 0);
+  EXPECT_THROW(straggler_rank({{1.0, 2.0}, {1.0}}), std::invalid_argument);
+}
+
+TEST(Collectives, AmplificationIsTheJobsSlowdownOverOneGpus) {
+  // One GPU alone slows by 25% under the aggressor; the 8-rank job by 60%: amplified 2.4x.
+  EXPECT_DOUBLE_EQ(*amplification(0.60, 0.25), 2.4);
+  EXPECT_DOUBLE_EQ(*amplification(0.25, 0.25), 1.0);
+  EXPECT_FALSE(amplification(0.30, 0.005).has_value());  // nothing to amplify
+}
+
+TEST(Collectives, BlastRadiusCountsTheRanksThatSlowed) {
+  // Medians exclusive 1.0 each; colocated 1.3, 1.04, 1.2, 1.0: with a 10% threshold ranks 0 and 2.
+  const std::vector<std::vector<double>> e = {{1.0, 1.0, 1.0}, {1.0, 1.0, 1.0}, {1.0, 1.0, 1.0}, {1.0, 1.0, 1.0}};
+  const std::vector<std::vector<double>> c = {{1.3, 1.2, 1.4}, {1.04, 1.0, 1.1}, {1.2, 1.2, 1.2}, {1.0, 1.0, 1.0}};
+  EXPECT_EQ(blast_radius(e, c, 0.10), 2);
+  EXPECT_EQ(blast_radius(e, c, 0.03), 3);
+  EXPECT_THROW(blast_radius(e, {{1.0}}, 0.1), std::invalid_argument);
+}
+
+TEST(Collectives, TheLongestStallAgainstATimeout) {
+  // PyTorch's default NCCL timeout, 600 s, against a 150 s stall: a margin of 4.
+  const auto m = stall_margin({0.02, 150.0, 0.03}, 600.0);
+  EXPECT_DOUBLE_EQ(m.longest_stall_s, 150.0);
+  EXPECT_DOUBLE_EQ(m.margin, 4.0);
+  EXPECT_LT(stall_margin({700.0}, 600.0).margin, 1.0);  // that job would have been killed
+}
+
+}  // namespace
+}  // namespace ib

@@ -114,6 +114,8 @@ class DlNvml final : public Nvml {
     bind("nvmlDeviceGetMaxPcieLinkWidth", get_pcie_max_width_);
     bind("nvmlDeviceGetPciInfo_v3", get_pci_info_);
     bind("nvmlDeviceGetNvLinkState", get_nvlink_state_);
+    bind("nvmlDeviceGetTopologyCommonAncestor", get_common_ancestor_);
+    bind("nvmlDeviceGetP2PStatus", get_p2p_status_);
     bind("nvmlDeviceGetComputeRunningProcesses_v3", get_processes_);
     processes_call_ = "nvmlDeviceGetComputeRunningProcesses_v3";
     if (!get_processes_) {
@@ -516,6 +518,54 @@ class DlNvml final : public Nvml {
     f.processes = std::move(out);
   }
 
+  std::optional<GpuPairPath> gpu_pair_path(unsigned a, unsigned b) override {
+    GpuPairPath p;
+    p.a = a;
+    p.b = b;
+    nvmlDevice_t ha = handle(a), hb = handle(b);
+    if (!get_common_ancestor_) {
+      p.unsupported.push_back("pci path: nvmlDeviceGetTopologyCommonAncestor: not exported by " + path_);
+    } else {
+      nvmlGpuTopologyLevel_t level = 0;
+      const nvmlReturn_t rc = get_common_ancestor_(ha, hb, &level);
+      if (rc == NVML_SUCCESS) p.pci = pci_path_of(level);
+      else p.unsupported.push_back("pci path: " + message("nvmlDeviceGetTopologyCommonAncestor", rc));
+    }
+    p.p2p_read = p2p(ha, hb, NVML_P2P_CAPS_INDEX_READ, "read", p.unsupported);
+    p.p2p_write = p2p(ha, hb, NVML_P2P_CAPS_INDEX_WRITE, "write", p.unsupported);
+    p.nvlink = p2p(ha, hb, NVML_P2P_CAPS_INDEX_NVLINK, "nvlink", p.unsupported);
+    return p;
+  }
+
+  static PciPath pci_path_of(nvmlGpuTopologyLevel_t level) {
+    switch (level) {
+      case NVML_TOPOLOGY_INTERNAL: return PciPath::same_board;
+      case NVML_TOPOLOGY_SINGLE: return PciPath::one_switch;
+      case NVML_TOPOLOGY_MULTIPLE: return PciPath::switches;
+      case NVML_TOPOLOGY_HOSTBRIDGE: return PciPath::host_bridge;
+      case NVML_TOPOLOGY_NODE: return PciPath::numa_node;
+      case NVML_TOPOLOGY_SYSTEM: return PciPath::across_numa;
+      default: return PciPath::unknown;
+    }
+  }
+
+  // One P2P capability: true when NVML answers OK, false for any "not supported" status, none when the call fails.
+  std::optional<bool> p2p(nvmlDevice_t a, nvmlDevice_t b, nvmlGpuP2PCapsIndex_t index, const char* what,
+                          std::vector<std::string>& unsupported) const {
+    if (!get_p2p_status_) {
+      unsupported.push_back(std::string("p2p ") + what + ": nvmlDeviceGetP2PStatus: not exported by " + path_);
+      return std::nullopt;
+    }
+    nvmlGpuP2PStatus_t status = NVML_P2P_STATUS_UNKNOWN;
+    const nvmlReturn_t rc = get_p2p_status_(a, b, index, &status);
+    if (rc != NVML_SUCCESS || status == NVML_P2P_STATUS_UNKNOWN) {
+      unsupported.push_back(std::string("p2p ") + what + ": " +
+                            (rc != NVML_SUCCESS ? message("nvmlDeviceGetP2PStatus", rc) : "status unknown"));
+      return std::nullopt;
+    }
+    return status == NVML_P2P_STATUS_OK;
+  }
+
   template <typename F>
   void bind(const char* name, F& fn) {
     fn = reinterpret_cast<F>(dlsym(lib_, name));
@@ -718,11 +768,26 @@ class DlNvml final : public Nvml {
   decltype(&nvmlDeviceGetPciInfo_v3) get_pci_info_ = nullptr;
   decltype(&nvmlDeviceGetMaxPcieLinkWidth) get_pcie_max_width_ = nullptr;
   decltype(&nvmlDeviceGetNvLinkState) get_nvlink_state_ = nullptr;
+  decltype(&nvmlDeviceGetTopologyCommonAncestor) get_common_ancestor_ = nullptr;
+  decltype(&nvmlDeviceGetP2PStatus) get_p2p_status_ = nullptr;
   decltype(&nvmlDeviceGetComputeRunningProcesses_v3) get_processes_ = nullptr;
   const char* processes_call_ = "nvmlDeviceGetComputeRunningProcesses_v3";
 };
 
 }  // namespace
+
+const char* pci_path_name(PciPath p) {
+  switch (p) {
+    case PciPath::same_board: return "same board";
+    case PciPath::one_switch: return "one PCIe switch";
+    case PciPath::switches: return "PCIe switches";
+    case PciPath::host_bridge: return "host bridge";
+    case PciPath::numa_node: return "NUMA node";
+    case PciPath::across_numa: return "across NUMA nodes";
+    case PciPath::unknown: return "unknown";
+  }
+  return "unknown";
+}
 
 std::unique_ptr<Nvml> Nvml::load() {
   const char* env = std::getenv("INTERFERENCE_BENCH_NVML");

@@ -135,6 +135,18 @@ struct DeviceFacts {
   std::vector<std::string> unsupported;
 };
 
+// How two GPUs of this machine reach each other: the closest common ancestor on PCIe
+// (nvmlDeviceGetTopologyCommonAncestor) and the peer-to-peer capabilities (nvmlDeviceGetP2PStatus: read, write,
+// NVLink). A capability NVML would not answer is none.
+enum class PciPath { same_board, one_switch, switches, host_bridge, numa_node, across_numa, unknown };
+const char* pci_path_name(PciPath p);
+struct GpuPairPath {
+  unsigned a = 0, b = 0;
+  PciPath pci = PciPath::unknown;
+  std::optional<bool> p2p_read, p2p_write, nvlink;
+  std::vector<std::string> unsupported;  // what NVML would not say, with its words
+};
+
 class Nvml {
  public:
   // Loads and initialises NVML; throws NvmlError with a clear reason when the library is missing
@@ -165,6 +177,8 @@ class Nvml {
   // The PCI device id (nvmlPciInfo_t.pciDeviceId: device << 16 | vendor, e.g. 0x233510DE), what mig-parted's
   // device-filter matches; none when NVML cannot say.
   virtual std::optional<unsigned> pci_device_id(unsigned /*device*/) { return std::nullopt; }
+  // How GPUs `a` and `b` reach each other (see GpuPairPath); none where the binding cannot ask.
+  virtual std::optional<GpuPairPath> gpu_pair_path(unsigned /*a*/, unsigned /*b*/) { return std::nullopt; }
 
   // One telemetry reading of `device` (see TelemetryReading). Thread-safe as NVML is; cheap enough for 10 Hz.
   virtual TelemetryReading read_telemetry(unsigned device) = 0;

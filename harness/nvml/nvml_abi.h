@@ -37,6 +37,9 @@ typedef int nvmlPerfPolicyType_t;
 typedef int nvmlEnableState_t;
 typedef int nvmlComputeMode_t;
 typedef int nvmlGpuVirtualizationMode_t;
+typedef int nvmlGpuTopologyLevel_t;
+typedef int nvmlGpuP2PCapsIndex_t;
+typedef int nvmlGpuP2PStatus_t;
 
 // ---- constants (nvml.h's enum values and #defines, with their names) ----
 
@@ -123,6 +126,28 @@ constexpr unsigned int NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE = 32;
 // The binding queries 18: a driver answers INVALID_ARGUMENT past the GPU's last link, so the value only bounds
 // the walk; a GPU with more than 18 links would be undercounted (none that the harness targets has).
 constexpr unsigned int NVML_NVLINK_MAX_LINKS = 18;
+
+// nvmlGpuTopologyLevel_t: the closest common ancestor of two GPUs on PCIe (nvmlDeviceGetTopologyCommonAncestor).
+// SINGLE and MULTIPLE are PCIe switches, not NVLink; NVLink is a P2P capability (below).
+constexpr nvmlGpuTopologyLevel_t NVML_TOPOLOGY_INTERNAL = 0;     // the same board (two GPUs on one card)
+constexpr nvmlGpuTopologyLevel_t NVML_TOPOLOGY_SINGLE = 10;      // one PCIe switch
+constexpr nvmlGpuTopologyLevel_t NVML_TOPOLOGY_MULTIPLE = 20;    // several PCIe switches, no host bridge
+constexpr nvmlGpuTopologyLevel_t NVML_TOPOLOGY_HOSTBRIDGE = 30;  // the same host bridge
+constexpr nvmlGpuTopologyLevel_t NVML_TOPOLOGY_NODE = 40;        // the same NUMA node (CPU)
+constexpr nvmlGpuTopologyLevel_t NVML_TOPOLOGY_SYSTEM = 50;      // across NUMA nodes (SMP interconnect)
+
+// nvmlGpuP2PCapsIndex_t and nvmlGpuP2PStatus_t (nvmlDeviceGetP2PStatus).
+constexpr nvmlGpuP2PCapsIndex_t NVML_P2P_CAPS_INDEX_READ = 0;
+constexpr nvmlGpuP2PCapsIndex_t NVML_P2P_CAPS_INDEX_WRITE = 1;
+constexpr nvmlGpuP2PCapsIndex_t NVML_P2P_CAPS_INDEX_NVLINK = 2;
+constexpr nvmlGpuP2PCapsIndex_t NVML_P2P_CAPS_INDEX_ATOMICS = 3;
+constexpr nvmlGpuP2PStatus_t NVML_P2P_STATUS_OK = 0;
+constexpr nvmlGpuP2PStatus_t NVML_P2P_STATUS_CHIPSET_NOT_SUPPORED = 1;  // sic, NVML's spelling
+constexpr nvmlGpuP2PStatus_t NVML_P2P_STATUS_GPU_NOT_SUPPORTED = 2;
+constexpr nvmlGpuP2PStatus_t NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED = 3;
+constexpr nvmlGpuP2PStatus_t NVML_P2P_STATUS_DISABLED_BY_REGKEY = 4;
+constexpr nvmlGpuP2PStatus_t NVML_P2P_STATUS_NOT_SUPPORTED = 5;
+constexpr nvmlGpuP2PStatus_t NVML_P2P_STATUS_UNKNOWN = 6;
 
 // NVML_VALUE_NOT_AVAILABLE is (-1): in an unsigned long long field (usedGpuMemory) it reads as all ones.
 constexpr unsigned long long NVML_VALUE_NOT_AVAILABLE_ULL = ~0ull;
@@ -300,6 +325,10 @@ nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned in
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int* maxLinkWidth);
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci);
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t* isActive);
+nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2,
+                                                 nvmlGpuTopologyLevel_t* pathInfo);
+nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuP2PCapsIndex_t p2pIndex,
+                                    nvmlGpuP2PStatus_t* p2pStatus);
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount,
                                                      nvmlProcessInfo_t* infos);
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int* infoCount,

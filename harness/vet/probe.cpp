@@ -167,6 +167,10 @@ ProbeFacts collect_probe_facts(Nvml& nvml, unsigned device, double idle_window_s
   f.mig_instances = nvml.mig_instances(device);
   f.own_pids = {static_cast<unsigned>(getpid())};
   f.host = read_host_facts();
+  f.gpu_count = nvml.device_count();
+  for (unsigned a = 0; a < f.gpu_count; ++a)
+    for (unsigned b = a + 1; b < f.gpu_count; ++b)
+      if (auto path = nvml.gpu_pair_path(a, b)) f.gpu_pairs.push_back(std::move(*path));
   return f;
 }
 
@@ -447,6 +451,28 @@ Judgement check_nvlink(const ProbeFacts& f, const ProbeThresholds&) {
       std::to_string(*g.nvlink_links_up) + " of " + std::to_string(g.nvlink_links_queried) + " NVLink links active"};
 }
 
+// How every pair of GPUs is joined: NVLink for all pairs passes, PCIe only for some or all warns (seeds 002,
+// 003: multi-card training wants NVLink), a pair NVML would not answer is unknown.
+Judgement check_interconnect(const ProbeFacts& f, const ProbeThresholds&) {
+  if (f.gpu_count <= 1) return {CheckStatus::pass, "one GPU: no peer to reach"};
+  const std::string n = std::to_string(f.gpu_count);
+  if (f.gpu_pairs.empty()) return {CheckStatus::unknown, "NVML cannot say how these " + n + " GPUs reach each other"};
+  std::vector<std::string> pcie_only, unknown;
+  for (const GpuPairPath& p : f.gpu_pairs) {
+    const std::string pair = std::to_string(p.a) + "-" + std::to_string(p.b);
+    if (!p.nvlink) unknown.push_back(pair);
+    else if (!*p.nvlink) pcie_only.push_back(pair + " (" + pci_path_name(p.pci) + ")");
+  }
+  if (pcie_only.size() == f.gpu_pairs.size())
+    return {CheckStatus::warn, "these " + n + " GPUs reach each other over PCIe only (no NVLink): " + join(pcie_only, ", ")};
+  if (!pcie_only.empty())
+    return {CheckStatus::warn, std::to_string(pcie_only.size()) + " of " + std::to_string(f.gpu_pairs.size()) +
+                                   " GPU pairs over PCIe only (no NVLink): " + join(pcie_only, ", ")};
+  if (!unknown.empty())
+    return {CheckStatus::unknown, "NVML would not say whether NVLink joins GPUs " + join(unknown, ", ")};
+  return {CheckStatus::pass, "these " + n + " GPUs reach each other over NVLink (every pair)"};
+}
+
 Judgement check_ecc(const ProbeFacts& f, const ProbeThresholds&) {
   const DeviceFacts& g = f.gpu;
   if (!g.ecc_current) return {CheckStatus::unknown, "ECC not supported by this GPU or driver"};
@@ -545,6 +571,10 @@ const CheckSpec kChecks[] = {
     {"nvlink", "NVLink links", CheckKind::gpu,
      "report; warn when the GPU has NVLink links but none is active (multi-GPU traffic falls back to PCIe)", nullptr,
      "DESIGN.md section 6", check_nvlink},
+    {"interconnect", "How the GPUs reach each other (NVLink or PCIe)", CheckKind::gpu,
+     "pass: NVLink between every pair of GPUs, or one GPU; warn: a pair over PCIe only (multi-GPU training and "
+     "collectives want NVLink); unknown: NVML would not say",
+     nullptr, "seeds 002, 003; DESIGN.md section 13", check_interconnect},
     {"ecc", "ECC mode", CheckKind::gpu, "pass when ECC is on; warn when off or when a change is pending a reboot",
      nullptr, "DESIGN.md section 6", check_ecc},
     {"host", "Host cores and memory", CheckKind::host, nullptr, host_threshold, "seed 001; DESIGN.md section 6",

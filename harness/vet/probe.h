@@ -42,6 +42,8 @@ struct ProbeFacts {
   std::vector<unsigned> own_pids;            // compute processes that are ours (not neighbours)
   std::optional<double> load_util_pct;       // mean GPU utilisation under our own load (measured elsewhere)
   HostFacts host;
+  unsigned gpu_count = 1;                    // GPUs NVML sees on this machine
+  std::vector<GpuPairPath> gpu_pairs;        // every pair a < b of them (empty where NVML cannot say)
 };
 
 // Gathers the facts of `device`: samples telemetry at `hz` for `idle_window_s` seconds while running nothing

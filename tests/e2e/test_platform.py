@@ -188,3 +188,29 @@ def test_vet_names_the_field_of_a_baseline_that_does_not_read(runner, tmp_path):
     assert len(lines) == 1, lines
     assert f"--baseline {base}: runs[0].tenants[0].phases.exclusive.stats.p95: missing" in lines[0], lines
     assert not (tmp_path / "v" / "stability").exists()
+
+
+@pytest.mark.parametrize("nvlink,status,line", [
+    (False, "warn", "these 8 GPUs reach each other over PCIe only (no NVLink): 0-1 (host bridge), "),
+    (True, "pass", "these 8 GPUs reach each other over NVLink (every pair)"),
+])
+def test_probe_says_whether_eight_gpus_reach_each_other_over_nvlink(runner, nvlink, status, line):
+    # The fake NVML answers nvmlDeviceGetTopologyCommonAncestor and nvmlDeviceGetP2PStatus for every pair.
+    devices = [h200(uuid=f"GPU-{i}") for i in range(8)]
+    cfg = runner.write_json("nvml.json", {"driver_version": "570.86.15", "cuda_driver_version": 12080,
+                                          "devices": devices,
+                                          "topology": {"pci": "hostbridge", "nvlink": nvlink,
+                                                       "pairs": [{"a": 3, "b": 4, "pci": "system"}]}})
+    runner.env.update(INTERFERENCE_BENCH_NVML=FAKE_NVML, FAKE_NVML_CONFIG=str(cfg))
+    r, checks = probe(runner)
+    assert r.returncode == 0, r.stderr
+    assert checks["interconnect"]["status"] == status, checks["interconnect"]
+    assert line in checks["interconnect"]["evidence"], checks["interconnect"]
+    if not nvlink:
+        assert "3-4 (across NUMA nodes)" in checks["interconnect"]["evidence"]
+
+
+def test_probe_without_topology_answers_says_it_cannot_tell(runner):
+    configure(runner, h200(uuid="GPU-0"), h200(uuid="GPU-1"))  # no "topology": both calls NOT_SUPPORTED
+    r, checks = probe(runner)
+    assert checks["interconnect"]["status"] == "unknown", checks["interconnect"]

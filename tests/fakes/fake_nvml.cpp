@@ -43,6 +43,11 @@
 //         "attributes_on_device": true                        // nvmlDeviceGetAttributes_v2 answers "sm" for the
 //                                                             // whole GPU (default: NOT_SUPPORTED, as NVML documents)
 //       }],
+//       "topology": {"pci": "hostbridge", "nvlink": false,     // every pair of GPUs (absent: both calls NOT_SUPPORTED)
+//                    "pairs": [{"a": 0, "b": 1, "pci": "single", "nvlink": true, "read": true, "write": true}]},
+//                    // pci: internal|single|multiple|hostbridge|node|system (nvmlDeviceGetTopologyCommonAncestor);
+//                    // nvlink/read/write: nvmlDeviceGetP2PStatus OK or NOT_SUPPORTED (read/write default true);
+//                    // a pair's keys override the defaults, in either order of a and b
 //       "driver_version": "550.90.07",                        // nvmlSystemGetDriverVersion (null: NOT_SUPPORTED)
 //       "cuda_driver_version": 12040                          // nvmlSystemGetCudaDriverVersion_v2 (null: NOT_SUPPORTED)
 //     }
@@ -1048,6 +1053,26 @@ int whole_device(nvmlDevice_t device) {
   return h->kind == Kind::device ? dev : -2;
 }
 
+// The configured answers for the pair of whole GPUs (d1, d2): "topology"'s defaults overridden by its entry in
+// "pairs" (either order). NOT_SUPPORTED without "topology"; INVALID_ARGUMENT for a bad handle or the same GPU twice.
+template <typename Out>
+int topology_pair(nvmlDevice_t d1, nvmlDevice_t d2, const char* fn, Out* out, json* pair) {
+  FAKE_REQUIRE_INIT();
+  const int a = whole_device(d1), b = whole_device(d2);
+  if (a < 0 || b < 0 || a == b || !out) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = scripted(fn, a)) return rc;
+  auto topo = g_config.find("topology");
+  if (topo == g_config.end() || !topo->is_object()) return NVML_ERROR_NOT_SUPPORTED;
+  *pair = json{{"pci", topo->value("pci", "system")}, {"nvlink", topo->value("nvlink", false)}};
+  for (const json& p : topo->value("pairs", json::array())) {
+    const int pa = p.value("a", -1), pb = p.value("b", -1);
+    if ((pa == a && pb == b) || (pa == b && pb == a))
+      for (const auto& [k, v] : p.items())
+        if (k != "a" && k != "b") (*pair)[k] = v;
+  }
+  return NVML_SUCCESS;
+}
+
 #define FAKE_WHOLE_DEVICE(fn, out)              \
   FAKE_REQUIRE_INIT();                          \
   int dev = whole_device(device);               \
@@ -1287,6 +1312,36 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nv
   unsigned links = as_unsigned(*it, "links", 18);
   if (link >= links || link >= NVML_NVLINK_MAX_LINKS) return NVML_ERROR_INVALID_ARGUMENT;
   *active = link < as_unsigned(*it, "up", links) ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2,
+                                                 nvmlGpuTopologyLevel_t* pathInfo) {
+  json pair;
+  if (int rc = topology_pair(device1, device2, "nvmlDeviceGetTopologyCommonAncestor", pathInfo, &pair)) return rc;
+  const std::string level = get_or<std::string>(pair, "pci", "system");
+  static const std::pair<const char*, nvmlGpuTopologyLevel_t> kLevels[] = {
+      {"internal", NVML_TOPOLOGY_INTERNAL}, {"single", NVML_TOPOLOGY_SINGLE}, {"multiple", NVML_TOPOLOGY_MULTIPLE},
+      {"hostbridge", NVML_TOPOLOGY_HOSTBRIDGE}, {"node", NVML_TOPOLOGY_NODE}, {"system", NVML_TOPOLOGY_SYSTEM}};
+  for (const auto& [name, value] : kLevels)
+    if (level == name) {
+      *pathInfo = value;
+      return NVML_SUCCESS;
+    }
+  return NVML_ERROR_UNKNOWN;
+}
+
+nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuP2PCapsIndex_t p2pIndex,
+                                    nvmlGpuP2PStatus_t* p2pStatus) {
+  json pair;
+  if (int rc = topology_pair(device1, device2, "nvmlDeviceGetP2PStatus", p2pStatus, &pair)) return rc;
+  const char* key = p2pIndex == NVML_P2P_CAPS_INDEX_READ     ? "read"
+                    : p2pIndex == NVML_P2P_CAPS_INDEX_WRITE  ? "write"
+                    : p2pIndex == NVML_P2P_CAPS_INDEX_NVLINK ? "nvlink"
+                                                             : nullptr;
+  if (!key) return NVML_ERROR_INVALID_ARGUMENT;
+  const bool fallback = p2pIndex != NVML_P2P_CAPS_INDEX_NVLINK;
+  *p2pStatus = get_or<bool>(pair, key, fallback) ? NVML_P2P_STATUS_OK : NVML_P2P_STATUS_NOT_SUPPORTED;
   return NVML_SUCCESS;
 }
 

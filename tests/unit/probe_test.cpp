@@ -120,8 +120,8 @@ TEST(ProbeChecks, HealthyWholeGpuPasses) {
   std::vector<std::string> ids;
   for (const auto& c : checks) ids.push_back(c.id);
   EXPECT_EQ(ids, (std::vector<std::string>{"identity", "memory_total", "mig", "virtualization", "neighbours",
-                                           "power_limit", "max_sm_clock", "pcie", "nvlink", "ecc", "host",
-                                           "h2d_bandwidth", "load_utilization"}));
+                                           "power_limit", "max_sm_clock", "pcie", "nvlink", "interconnect", "ecc",
+                                           "host", "h2d_bandwidth", "load_utilization"}));
   for (const auto& c : checks) {
     EXPECT_FALSE(c.title.empty()) << c.id;
     EXPECT_FALSE(c.threshold.empty()) << c.id;
@@ -265,6 +265,39 @@ TEST(ProbeChecks, DegradedPcieLinkWarnsWithThePowerSavingNote) {
   EXPECT_EQ(status(f, "pcie"), ib::CheckStatus::unknown);
 }
 
+// Eight GPUs, every pair answered: all NVLink passes; none, or some, over PCIe only warns and names the pairs.
+TEST(ProbeChecks, InterconnectSaysWhetherTheGpusReachEachOtherOverNvlink) {
+  auto f = healthy();
+  EXPECT_EQ(status(f, "interconnect"), ib::CheckStatus::pass);  // one GPU
+  f.gpu_count = 8;
+  EXPECT_EQ(status(f, "interconnect"), ib::CheckStatus::unknown);  // NVML would not say
+  for (unsigned a = 0; a < 8; ++a)
+    for (unsigned b = a + 1; b < 8; ++b) {
+      ib::GpuPairPath p;
+      p.a = a;
+      p.b = b;
+      p.pci = a / 4 == b / 4 ? ib::PciPath::host_bridge : ib::PciPath::across_numa;
+      p.nvlink = false;
+      f.gpu_pairs.push_back(p);
+    }
+  auto checks = ib::evaluate_probe(f);
+  EXPECT_EQ(check(checks, "interconnect").status, ib::CheckStatus::warn);
+  EXPECT_TRUE(contains(check(checks, "interconnect").evidence,
+                       "these 8 GPUs reach each other over PCIe only (no NVLink): 0-1 (host bridge), "))
+      << check(checks, "interconnect").evidence;
+  EXPECT_TRUE(contains(check(checks, "interconnect").evidence, "3-4 (across NUMA nodes)"));
+  for (auto& p : f.gpu_pairs) p.nvlink = true;
+  checks = ib::evaluate_probe(f);
+  EXPECT_EQ(check(checks, "interconnect").status, ib::CheckStatus::pass);
+  EXPECT_EQ(check(checks, "interconnect").evidence, "these 8 GPUs reach each other over NVLink (every pair)");
+  f.gpu_pairs[27].nvlink = false;  // pair 6-7
+  checks = ib::evaluate_probe(f);
+  EXPECT_EQ(check(checks, "interconnect").status, ib::CheckStatus::warn);
+  EXPECT_EQ(check(checks, "interconnect").evidence, "1 of 28 GPU pairs over PCIe only (no NVLink): 6-7 (host bridge)");
+  f.gpu_pairs[27].nvlink.reset();
+  EXPECT_EQ(status(f, "interconnect"), ib::CheckStatus::unknown);
+}
+
 TEST(ProbeChecks, NvlinkEccHostH2dAndLoadUtilisation) {
   auto f = healthy();
   f.gpu.nvlink_links_up = 18;
@@ -371,6 +404,10 @@ TEST(ProbeCheckTable, IdsTitlesSourcesAndDefaultThresholdsInOrder) {
       {"nvlink", "NVLink links",
        "report; warn when the GPU has NVLink links but none is active (multi-GPU traffic falls back to PCIe)",
        "DESIGN.md section 6"},
+      {"interconnect", "How the GPUs reach each other (NVLink or PCIe)",
+       "pass: NVLink between every pair of GPUs, or one GPU; warn: a pair over PCIe only (multi-GPU training and "
+       "collectives want NVLink); unknown: NVML would not say",
+       "seeds 002, 003; DESIGN.md section 13"},
       {"ecc", "ECC mode", "pass when ECC is on; warn when off or when a change is pending a reboot",
        "DESIGN.md section 6"},
       {"host", "Host cores and memory", "warn below 4 usable cores, or host memory below 1x the GPU memory",

@@ -168,11 +168,16 @@ std::map<std::string, BaselinePhase> baseline_phases(const std::string& path) {
     for (const TenantResult& t : run.tenants) {
       const std::string key = run.scenario + "/" + t.name;
       if (found.count(key) || t.exclusive.outcome.status != WorkerStatus::ok) continue;
-      if (t.exclusive.source != PhaseSource::measured)
-        refuse_baseline(path, key + ": the exclusive phase was not measured on a whole GPU (" +
+      // An exclusive run on one MIG instance is accepted (mode mig has no whole GPU to compare with; it is
+      // what mig-sweep measures its yardstick with, on the GPU's largest instance), and the run says so.
+      if (t.exclusive.source != PhaseSource::measured && t.exclusive.source != PhaseSource::mig_instance)
+        refuse_baseline(path, key + ": the exclusive phase was not measured on a whole GPU or one MIG instance (" +
                                   to_string(t.exclusive.source) + ")");
       if (!doc.raw_samples) refuse_baseline(path, key + " has no raw samples (the file was written with --no-raw)");
-      found.emplace(key, baseline_phase(t, run, doc.results.meta, path));
+      BaselinePhase b = baseline_phase(t, run, doc.results.meta, path);
+      if (t.exclusive.source == PhaseSource::mig_instance)
+        b.measured_on = run.mode_config.exclusive_source.value_or("one MIG instance, not a whole GPU");
+      found.emplace(key, std::move(b));
     }
   }
   return found;

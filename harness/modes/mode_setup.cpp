@@ -347,6 +347,25 @@ void check_compute_mode(ModeSetup& setup, int device, const ModesUsed& used) {
   setup.device["compute_policy"] = policy.ok() ? policy.output : "not available";
 }
 
+// With --mig-create the run uses only the instances it made, for its tenants and its exclusive phase: a
+// pre-existing instance (another user's, perhaps busy) is never touched, whatever its id or size. Indexed
+// anew (placement.mig_instance counts the made ones). CannotRunError when NVML does not list one it made.
+std::vector<MigInstance> only_created(const std::vector<MigInstance>& listed, const std::vector<CreatedMigInstance>& made) {
+  std::vector<MigInstance> out;
+  for (const CreatedMigInstance& c : made) {
+    const auto it = std::find_if(listed.begin(), listed.end(), [&c](const MigInstance& m) {
+      return m.gpu_instance_id == c.gpu_instance_id && m.compute_instance_id == c.compute_instance_id;
+    });
+    if (it == listed.end())
+      throw CannotRunError("--mig-create: the " + c.profile + " instance it made (GPU instance " +
+                           std::to_string(c.gpu_instance_id) + ") is not listed by NVML");
+    out.push_back(*it);
+  }
+  std::sort(out.begin(), out.end(), [](const MigInstance& a, const MigInstance& b) { return a.index < b.index; });
+  for (std::size_t i = 0; i < out.size(); ++i) out[i].index = static_cast<int>(i);
+  return out;
+}
+
 // Mode mig needs MIG mode on and instances (made here with --mig-create, as root).
 std::vector<MigInstance> mig_instances_for_run(const ModeRequest& o, ModeSetup& setup, int device) {
   if (!setup.nvml) throw CannotRunError("mode mig needs NVML to find the MIG instances: " + setup.nvml_error);
@@ -370,6 +389,7 @@ std::vector<MigInstance> mig_instances_for_run(const ModeRequest& o, ModeSetup& 
     setup.device["mig_created"] = made;
   }
   auto instances = setup.nvml->mig_instances(dev);
+  if (setup.created) instances = only_created(instances, setup.created->created());
   if (instances.empty())
     throw CannotRunError("mode mig: MIG mode is enabled on " + gpu +
                          " but no MIG instances exist: create them (nvidia-smi mig -cgi ... -C) or use --mig-create");

@@ -260,10 +260,14 @@ def test_mig_create_destroys_exactly_its_instances_even_when_a_worker_crashes(ru
     assert INSTANCES[0]["gi"] not in {o["gi"] for o in ops}, "the instance that was there before is left alone"
     run = load_results(tmp_path / "out")["runs"][0]
     assert [c["profile"] for c in run["mode_config"]["device"]["mig_created"]] == ["1g.18gb", "2g.35gb"]
-    # The created instances were the ones the tenants ran on.
+    # Issue 34 (item 2): the tenants ran on exactly the instances it made, and the exclusive phase on the
+    # largest of those (the 2g.35gb), never on the pre-existing 3g.71gb (larger, and with the lowest id).
     assigned = set(run["mode_config"]["mig"]["assignment"].values())
-    made_uuids = {o["uuid"] for o in ops if o["op"] == "create_ci"}
-    assert len(assigned & made_uuids) >= 1
+    made = {o["profile"]: o["uuid"] for o in ops if o["op"] == "create_ci"}
+    assert assigned == set(made.values())
+    assert INSTANCES[0]["uuid"] not in run["mode_config"]["exclusive_source"]
+    assert run["mode_config"]["exclusive_source"].startswith(f"largest MIG instance 2g.35gb ({made['2g.35gb']}")
+    assert INSTANCES[0]["uuid"] not in json.dumps(run["mode_config"]["mig"]["assignment"])
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="--mig-create needs root")

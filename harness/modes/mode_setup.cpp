@@ -206,10 +206,10 @@ std::map<std::string, BaselinePhase> load_baseline(const std::string& path, cons
 namespace {
 
 // "1g.18gb (MIG-...) at memory slices 6-6, ...": the pre-existing instances, for a refusal they cause.
-std::string instances_text(const std::vector<MigInstance>& instances) {
+std::string instances_text(const std::vector<MigGpuInstance>& instances) {
   std::string out;
-  for (const MigInstance& m : instances) {
-    out += (out.empty() ? "" : ", ") + m.profile + " (" + m.uuid + ")";
+  for (const MigGpuInstance& m : instances) {
+    out += (out.empty() ? "" : ", ") + gpu_instance_label(m);
     if (m.placement) out += " at memory slices " + slices_text(*m.placement);
   }
   return out;
@@ -224,15 +224,15 @@ std::vector<std::optional<MigPlacement>> creation_placements(Nvml& nvml, unsigne
                                                              const std::vector<std::string>& profiles) {
   std::vector<std::optional<MigPlacement>> none(profiles.size());
   std::vector<MigGpuInstanceProfile> gpu_profiles;
-  std::vector<MigInstance> existing;
+  std::vector<MigGpuInstance> existing;  // with or without a compute instance: each takes its slices
   try {
     gpu_profiles = nvml.mig_gpu_instance_profiles(device);
-    existing = nvml.mig_instances(device);
+    existing = nvml.mig_gpu_instances(device);
   } catch (const NvmlError&) {
     return none;
   }
   std::vector<MigPlacement> occupied;
-  for (const MigInstance& m : existing) {
+  for (const MigGpuInstance& m : existing) {
     if (!m.placement) return none;
     occupied.push_back(*m.placement);
   }

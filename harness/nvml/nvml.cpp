@@ -83,6 +83,7 @@ class DlNvml final : public Nvml {
     bind("nvmlDeviceCreateGpuInstance", create_gi_);
     bind("nvmlDeviceCreateGpuInstanceWithPlacement", create_gi_at_);
     bind("nvmlDeviceGetGpuInstanceById", get_gi_by_id_);
+    bind("nvmlDeviceGetGpuInstances", get_gis_);
     bind("nvmlGpuInstanceGetInfo", gi_get_info_);
     bind("nvmlGpuInstanceGetComputeInstanceProfileInfo", ci_profile_info_);
     bind("nvmlGpuInstanceCreateComputeInstance", create_ci_);
@@ -220,6 +221,17 @@ class DlNvml final : public Nvml {
     });
     for (size_t i = 0; i < out.size(); ++i) out[i].index = static_cast<int>(i);
     return out;
+  }
+
+  std::vector<MigGpuInstance> mig_gpu_instances(unsigned device) override {
+    const std::vector<MigInstance> devices = mig_instances(device);
+    auto listed = gpu_instances_by_profile(device);
+    if (!listed) listed = gpu_instances_of(devices);
+    for (MigGpuInstance& g : *listed)
+      for (const MigInstance& m : devices)
+        if (m.gpu_instance_id == g.id && g.uuid.empty()) g.uuid = m.uuid;
+    std::sort(listed->begin(), listed->end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    return *listed;
   }
 
   CreatedMigInstance create_mig_instance(unsigned device, const std::string& profile,
@@ -605,6 +617,39 @@ class DlNvml final : public Nvml {
   // drivers (NO_PERMISSION) and an old driver lacks the calls. Whatever the code, the answer is only "not known":
   // the instance is still listed (a run on it needs no placement), and what needs one (--mig-create, mig-sweep)
   // falls back to letting NVML place new instances.
+  // Every GPU instance, profile by profile (nvmlDeviceGetGpuInstances): those without a compute instance too. None
+  // where the driver lacks the call or refuses it (not root): then only the compute instances' view is left.
+  std::optional<std::vector<MigGpuInstance>> gpu_instances_by_profile(unsigned device) {
+    auto mode = mig_mode(device);
+    if (!mode || !mode->current) return std::vector<MigGpuInstance>{};
+    if (!get_gis_ || !gi_get_info_) return std::nullopt;
+    const nvmlDevice_t h = handle(device);
+    std::vector<MigGpuInstance> out;
+    for (const MigGpuInstanceProfile& p : mig_gpu_instance_profiles(device)) {
+      // The buffer holds the most the profile allows (the call takes no NULL to ask how many there are).
+      std::vector<nvmlGpuInstance_t> gis(std::max<std::size_t>({1, p.instance_count, p.placements.size()}), nullptr);
+      unsigned count = static_cast<unsigned>(gis.size());
+      const nvmlReturn_t rc = get_gis_(h, p.id, gis.data(), &count);
+      if (rc == NVML_ERROR_NO_PERMISSION || rc == NVML_ERROR_NOT_SUPPORTED) return std::nullopt;
+      check("nvmlDeviceGetGpuInstances", rc);
+      for (unsigned i = 0; i < count && i < gis.size(); ++i) {
+        nvmlGpuInstanceInfo_t info{};
+        check("nvmlGpuInstanceGetInfo", gi_get_info_(gis[i], &info));
+        out.push_back({info.id, p.name, MigPlacement{info.placement.start, info.placement.size}, ""});
+      }
+    }
+    return out;
+  }
+
+  // The GPU instances that hold a compute instance, from the MIG devices: one per GPU instance.
+  static std::vector<MigGpuInstance> gpu_instances_of(const std::vector<MigInstance>& devices) {
+    std::vector<MigGpuInstance> out;
+    for (const MigInstance& m : devices)
+      if (std::none_of(out.begin(), out.end(), [&m](const MigGpuInstance& g) { return g.id == m.gpu_instance_id; }))
+        out.push_back({m.gpu_instance_id, m.profile, m.placement, m.uuid});
+    return out;
+  }
+
   std::optional<MigPlacement> gpu_instance_placement(nvmlDevice_t h, unsigned id) const {
     if (!get_gi_by_id_ || !gi_get_info_) return std::nullopt;
     nvmlGpuInstance_t gi = nullptr;
@@ -690,6 +735,7 @@ class DlNvml final : public Nvml {
   decltype(&nvmlDeviceCreateGpuInstanceWithPlacement) create_gi_at_ = nullptr;
   decltype(&nvmlDeviceGetGpuInstanceById) get_gi_by_id_ = nullptr;
   decltype(&nvmlGpuInstanceGetInfo) gi_get_info_ = nullptr;
+  decltype(&nvmlDeviceGetGpuInstances) get_gis_ = nullptr;
   decltype(&nvmlGpuInstanceGetComputeInstanceProfileInfo) ci_profile_info_ = nullptr;
   decltype(&nvmlGpuInstanceCreateComputeInstance) create_ci_ = nullptr;
   decltype(&nvmlGpuInstanceGetComputeInstanceById) get_ci_by_id_ = nullptr;

@@ -42,6 +42,15 @@ struct MigInstance {
   std::optional<MigPlacement> placement;
 };
 
+// A GPU instance, with or without a compute instance: what occupies memory slices. A MigInstance (a CUDA device)
+// needs both; a GPU instance made with `nvidia-smi mig -cgi` without -C has none, yet its slices are taken.
+struct MigGpuInstance {
+  unsigned id = 0;
+  std::string profile;                    // e.g. "1g.18gb"
+  std::optional<MigPlacement> placement;  // none when NVML will not say
+  std::string uuid;                       // its compute instance's MIG device UUID; "" when it has none
+};
+
 struct MigModeState {
   bool current = false;
   bool pending = false;
@@ -151,6 +160,10 @@ class Nvml {
   virtual std::optional<MigModeState> mig_mode(unsigned device) = 0;
   // The MIG devices (GPU instance + compute instance) that exist on `device`, in index order.
   virtual std::vector<MigInstance> mig_instances(unsigned device) = 0;
+  // Every GPU instance on `device` (nvmlDeviceGetGpuInstances per profile), with or without a compute instance, in
+  // id order: what creating an instance must fit beside. Where NVML cannot list them (a driver without the call, no
+  // permission) the GPU instances of mig_instances(). Throws NvmlError on other NVML errors.
+  virtual std::vector<MigGpuInstance> mig_gpu_instances(unsigned device) = 0;
   // Creates one GPU instance of `profile` (e.g. "1g.18gb") and one compute instance spanning it, at placement `at`
   // when given (nvmlDeviceCreateGpuInstanceWithPlacement), else where NVML puts it.
   // Throws NvmlError (unknown profile, no capacity, placement taken, permission).

@@ -344,6 +344,12 @@ nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsig
                                                       const nvmlGpuInstancePlacement_t* placement,
                                                       nvmlGpuInstance_t* gpuInstance);
 nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t* gpuInstance);
+// The GPU instances of one profile (by its id), whether or not they hold a compute instance (`nvidia-smi mig -cgi`
+// without -C makes one without, which nvmlDeviceGetMigDeviceHandleByIndex does not list). gpuInstances must hold the
+// profile's instanceCount (it takes no NULL to ask for the count); *count receives how many there are. Requires a
+// privileged user (else NO_PERMISSION).
+nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t* gpuInstances,
+                                       unsigned int* count);
 nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t* info);
 nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_t gpuInstance, unsigned int profile,
                                                           unsigned int engProfile,

@@ -324,10 +324,10 @@ std::optional<SweepPower> summarize_power(const std::vector<TelemetrySample>& re
 }
 
 void skip_blocked_entries(MigSweepResult& r, const std::vector<MigGpuInstanceProfile>& gpu_profiles,
-                          const std::vector<MigInstance>& existing) {
+                          const std::vector<MigGpuInstance>& existing) {
   if (existing.empty()) return;
   std::vector<MigPlacement> occupied;
-  for (const MigInstance& m : existing)
+  for (const MigGpuInstance& m : existing)
     if (m.placement) occupied.push_back(*m.placement);
   const bool known = occupied.size() == existing.size();
   for (auto* entries : {&r.references, &r.layouts})
@@ -350,7 +350,7 @@ void skip_blocked_entries(MigSweepResult& r, const std::vector<MigGpuInstancePro
 }
 
 void plan_yardstick(const std::string& baseline, SweepYardstick& y, const std::vector<MigGpuInstanceProfile>& gpu_profiles,
-                    const std::vector<MigInstance>& existing) {
+                    const std::vector<MigGpuInstance>& existing) {
   y = SweepYardstick{};
   if (!baseline.empty()) {
     y.source = YardstickSource::baseline;
@@ -359,7 +359,7 @@ void plan_yardstick(const std::string& baseline, SweepYardstick& y, const std::v
     return;
   }
   std::vector<MigPlacement> occupied;
-  for (const MigInstance& m : existing) {
+  for (const MigGpuInstance& m : existing) {
     if (!m.placement) {
       y.outcome = LayoutOutcome::skipped_existing;
       y.reason = "NVML does not say where the pre-existing instances sit (never touched), so no instance for the "
@@ -401,7 +401,7 @@ std::map<std::string, double> read_sweep_prices(const std::string& file) {
 
 namespace {
 
-MigSweepResult new_sweep_result(const PlatformOptions& o, Nvml& nvml, const std::vector<MigInstance>& existing) {
+MigSweepResult new_sweep_result(const PlatformOptions& o, Nvml& nvml, const std::vector<MigGpuInstance>& existing) {
   MigSweepResult r;
   r.argv = o.argv;
   r.version = o.version;
@@ -417,7 +417,7 @@ MigSweepResult new_sweep_result(const PlatformOptions& o, Nvml& nvml, const std:
   r.pci_device_id = nvml.pci_device_id(dev);
   r.layouts_source = o.layouts;
   r.budget_s = o.sweep_budget_s;
-  for (const MigInstance& m : existing) r.preexisting.push_back(m.profile + " (" + m.uuid + ")");
+  for (const MigGpuInstance& m : existing) r.preexisting.push_back(gpu_instance_label(m));
   return r;
 }
 
@@ -633,7 +633,8 @@ int mig_sweep_command(const PlatformOptions& o) {
   OutputDir folder("--out", out_dir, kSweepFiles, o.force);
   const std::string& out = folder.path();
   folder.keep();
-  const auto existing = nvml->mig_instances(static_cast<unsigned>(o.device));
+  // Every GPU instance, those without a compute instance too: each takes its memory slices.
+  const auto existing = nvml->mig_gpu_instances(static_cast<unsigned>(o.device));
   MigSweepResult r = new_sweep_result(o, *nvml, existing);
   r.prices_file = o.prices;
   r.prices = std::move(prices);

@@ -39,13 +39,13 @@ std::map<std::string, double> read_sweep_prices(const std::string& file);
 // NVML does not say where one of them sits, the layouts are left to their runs (which refuse when one does not
 // fit) and the references, on the largest instance, are skipped.
 void skip_blocked_entries(MigSweepResult& r, const std::vector<MigGpuInstanceProfile>& gpu_profiles,
-                          const std::vector<MigInstance>& existing);
+                          const std::vector<MigGpuInstance>& existing);
 
 // The sweep's one yardstick, before anything runs: the user's --baseline file (`baseline`, given), else the
 // instance its exclusive run is to be measured on: the GPU's largest profile, or, where pre-existing
 // instances leave no room for it, the largest profile that fits beside them (whole_gpu_largest false, with
 // the reason); skipped_existing, with the reason, when none fits or NVML does not say where they sit.
 void plan_yardstick(const std::string& baseline, SweepYardstick& y, const std::vector<MigGpuInstanceProfile>& gpu_profiles,
-                    const std::vector<MigInstance>& existing);
+                    const std::vector<MigGpuInstance>& existing);
 
 }  // namespace ib

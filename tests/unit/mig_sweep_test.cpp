@@ -210,7 +210,7 @@ MigSweepResult planned(std::vector<std::vector<std::string>> layouts) {
 // A 1g.18gb at memory slice 6 leaves room for 4g.71gb + 2g.35gb (0-3, 4-5) but not for a second 3g.71gb (4-7)
 // nor for the references' 7g.141gb (0-7): those are skipped with the slices in the way, the rest left to run.
 TEST(MigSweepPreExisting, EntriesThatDoNotFitBesideThemAreSkippedWithTheReason) {
-  MigInstance at6;
+  MigGpuInstance at6;
   at6.profile = "1g.18gb";
   at6.placement = MigPlacement{6, 1};
   MigSweepResult r = planned({{"3g.71gb", "3g.71gb"}, {"4g.71gb", "2g.35gb"}});
@@ -247,7 +247,7 @@ TEST(MigSweepYardstick, TheLargestInstanceThatFitsOrTheBaselineFile) {
   EXPECT_EQ(y.profile, "7g.141gb");
   EXPECT_TRUE(y.whole_gpu_largest);
   EXPECT_EQ(y.outcome, LayoutOutcome::pending);
-  MigInstance at6;
+  MigGpuInstance at6;
   at6.profile = "1g.18gb";
   at6.placement = MigPlacement{6, 1};
   plan_yardstick("", y, h200_profiles(), {at6});

@@ -366,7 +366,9 @@ TEST_F(NvmlTest, MigGuardCreatesAtPlacementsChosenForTheWholeSet) {
 // the guard lets NVML place what it creates (asked: false in the fake's log).
 TEST_F(NvmlTest, WithoutPlacementsTheGuardLetsNvmlPlace) {
   json config = machine();
-  config["devices"][0]["fail"] = {{"nvmlDeviceGetGpuInstanceById", "NO_PERMISSION"}};
+  // Both need a privileged user.
+  config["devices"][0]["fail"] = {{"nvmlDeviceGetGpuInstanceById", "NO_PERMISSION"},
+                                  {"nvmlDeviceGetGpuInstances", "NO_PERMISSION"}};
   write_config(config);
   auto nvml = ib::Nvml::load();
   const auto mig = nvml->mig_instances(0);
@@ -410,6 +412,50 @@ TEST_F(NvmlTest, MigGuardRefusesASetBlockedByAPreExistingInstance) {
   ib::MigInstancesGuard ok(*nvml, 0, {"1g.18gb", "1g.18gb"});
   EXPECT_EQ(state_ops()[0]["placement"], json::array({0, 1}));
   EXPECT_EQ(state_ops()[2]["placement"], json::array({1, 1}));
+}
+
+// Issue 34 (item 7): a GPU instance made without a compute instance (nvidia-smi mig -cgi without -C) is no MIG
+// device, yet it takes its slices. nvmlDeviceGetGpuInstances lists it, and the guard places the set around it: a
+// 3g.71gb at 4-7 and a 2g.35gb at 2-3 beside a bare 1g.18gb at slice 0 (placed from the MIG devices alone, the
+// 3g.71gb went to 0-3, where creating it failed and the set was lost though it fits).
+TEST_F(NvmlTest, AGpuInstanceWithoutAComputeInstanceTakesItsSlices) {
+  json config = with_4g();
+  config["devices"][0]["instances"] =
+      json::array({{{"gi", 7}, {"ci", nullptr}, {"profile", "1g.18gb"}, {"placement", {0, 1}}}});
+  write_config(config);
+  auto nvml = ib::Nvml::load();
+  EXPECT_TRUE(nvml->mig_instances(0).empty());
+  const auto gis = nvml->mig_gpu_instances(0);
+  ASSERT_EQ(gis.size(), 1u);
+  EXPECT_EQ(gis[0].id, 7u);
+  EXPECT_EQ(gis[0].profile, "1g.18gb");
+  EXPECT_EQ(gis[0].placement, (ib::MigPlacement{0, 1}));
+  EXPECT_EQ(ib::gpu_instance_label(gis[0]), "1g.18gb (GPU instance 7, no compute instance)");
+  {
+    ib::MigInstancesGuard guard(*nvml, 0, {"3g.71gb", "2g.35gb"});
+    ASSERT_EQ(guard.created().size(), 2u);
+    const auto with_made = nvml->mig_gpu_instances(0);
+    ASSERT_EQ(with_made.size(), 3u);
+    EXPECT_FALSE(with_made[1].uuid.empty());  // a made one has its compute instance's UUID
+  }
+  const auto ops = state_ops();
+  ASSERT_EQ(ops.size(), 8u);
+  EXPECT_EQ(ops[0]["placement"], json::array({4, 4}));
+  EXPECT_EQ(ops[2]["placement"], json::array({2, 2}));
+  // A set that cannot fit beside it names it.
+  std::string err;
+  try {
+    ib::MigInstancesGuard guard(*nvml, 0, {"4g.71gb"});
+  } catch (const ib::CannotRunError& e) {
+    err = e.what();
+  }
+  EXPECT_NE(err.find("in the way: 1g.18gb (GPU instance 7, no compute instance) at memory slices 0-0"), std::string::npos)
+      << err;
+  // Without permission to list GPU instances, the MIG devices' view is what is left.
+  config["devices"][0]["fail"] = {{"nvmlDeviceGetGpuInstances", "NO_PERMISSION"}};
+  write_config(config);
+  auto limited = ib::Nvml::load();
+  EXPECT_TRUE(limited->mig_gpu_instances(0).empty());
 }
 
 TEST_F(NvmlTest, CreateAndDestroyThroughTheStateFile) {

@@ -384,8 +384,15 @@ void RepetitionRun::note_gpu_memory(const BlockSpec& spec, const ForeignLoad& lo
     if (seat.worker == SIZE_MAX || !workers_[seat.worker].channel) continue;
     const std::vector<pid_t> mine = with_descendants({workers_[seat.worker].channel->pid()}, parents);
     unsigned long long bytes = 0;
+    bool listed = false;
     for (const auto& [pid, used] : load.gpu_own_process_memory)
-      if (std::find(mine.begin(), mine.end(), static_cast<pid_t>(pid)) != mine.end()) bytes += used;
+      if (std::find(mine.begin(), mine.end(), static_cast<pid_t>(pid)) != mine.end()) {
+        bytes += used;
+        listed = true;
+      }
+    // NVML listed none of the tenant's processes (under MPS it lists the server, not its clients): its
+    // memory is unknown, not 0 bytes.
+    if (!listed) continue;
     PhaseResult& p = phase_of(r_.tenants[i], spec.phase);
     p.gpu_memory_peak_bytes = std::max(p.gpu_memory_peak_bytes.value_or(0), bytes);
     p.gpu_memory_total_bytes = load.gpu_memory_total_bytes;

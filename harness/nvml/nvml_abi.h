@@ -190,6 +190,17 @@ typedef struct nvmlProcessInfo_v2_st {
   unsigned int computeInstanceId;    // NVML_NO_INSTANCE_ID outside MIG
 } nvmlProcessInfo_v2_t, nvmlProcessInfo_t;
 
+// What an early R535 NVML (the CUDA 12.2 headers, met on the forward-compatibility path) wrote for each entry of
+// ..._v3: the fields above and usedGpuCcProtectedMemory, 32 bytes, where R550-R580 write 24. Read with the stride
+// the driver used (nvml.cpp, process_entry_bytes); never passed to NVML as a type.
+typedef struct nvmlProcessInfo_v3_st {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+  unsigned long long usedGpuCcProtectedMemory;
+} nvmlProcessInfo_v3_t;
+
 typedef struct nvmlDeviceAttributes_st {  // nvmlDeviceGetAttributes_v2
   unsigned int multiprocessorCount;
   unsigned int sharedCopyEngineCount;
@@ -393,6 +404,8 @@ static_assert(sizeof(nvmlProcessInfo_t) == 24, "nvmlProcessInfo_t");
 static_assert(offsetof(nvmlProcessInfo_t, usedGpuMemory) == 8, "nvmlProcessInfo_t");
 static_assert(offsetof(nvmlProcessInfo_t, gpuInstanceId) == 16, "nvmlProcessInfo_t");
 static_assert(offsetof(nvmlProcessInfo_t, computeInstanceId) == 20, "nvmlProcessInfo_t");
+static_assert(sizeof(nvmlProcessInfo_v3_t) == 32, "nvmlProcessInfo_v3_t");
+static_assert(offsetof(nvmlProcessInfo_v3_t, computeInstanceId) == 20, "nvmlProcessInfo_v3_t");
 
 // 8 unsigned ints, then memorySizeMB.
 static_assert(sizeof(nvmlDeviceAttributes_t) == 40, "nvmlDeviceAttributes_t");

@@ -42,6 +42,8 @@
 //                      // each call; a missing file lists none): the fake MPS server's, written as it starts;
 //                      // {"children": true, "used_mb": ...}: one process per live child of the process calling
 //                      // NVML (the harness's workers, which a real NVML lists once they hold a CUDA context)
+//         "process_info_bytes": 32,                           // ..._v3 writes 32-byte entries, as an early R535
+//                                                             // NVML did (default 24, R550-R580)
 //         "attributes_on_device": true                        // nvmlDeviceGetAttributes_v2 answers "sm" for the
 //                                                             // whole GPU (default: NOT_SUPPORTED, as NVML documents)
 //       }],
@@ -1376,12 +1378,21 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
     return NVML_ERROR_INSUFFICIENT_SIZE;
   }
   if (n > 0 && !infos) return NVML_ERROR_INVALID_ARGUMENT;
+  // "process_info_bytes": 32 writes the entries an early R535 NVML wrote (nvmlProcessInfo_v3_t), else 24.
+  const bool v3 = as_unsigned(device_config(dev), "process_info_bytes", 24) == 32;
   for (unsigned i = 0; i < n; ++i) {
     const json& p = list[i];
-    infos[i].pid = as_unsigned(p, "pid", 0);
-    infos[i].usedGpuMemory = get_or<unsigned long long>(p, "used_mb", 0) << 20;
-    infos[i].gpuInstanceId = as_unsigned(p, "gi", NVML_NO_INSTANCE_ID);
-    infos[i].computeInstanceId = as_unsigned(p, "ci", NVML_NO_INSTANCE_ID);
+    nvmlProcessInfo_v3_t e{};
+    e.pid = as_unsigned(p, "pid", 0);
+    e.usedGpuMemory = get_or<unsigned long long>(p, "used_mb", 0) << 20;
+    e.gpuInstanceId = as_unsigned(p, "gi", NVML_NO_INSTANCE_ID);
+    e.computeInstanceId = as_unsigned(p, "ci", NVML_NO_INSTANCE_ID);
+    e.usedGpuCcProtectedMemory = 0;
+    if (v3) {
+      std::memcpy(reinterpret_cast<unsigned char*>(infos) + i * sizeof e, &e, sizeof e);
+    } else {
+      infos[i] = {e.pid, e.usedGpuMemory, e.gpuInstanceId, e.computeInstanceId};
+    }
   }
   *count = n;
   return NVML_SUCCESS;

@@ -458,6 +458,33 @@ TEST_F(NvmlTest, AGpuInstanceWithoutAComputeInstanceTakesItsSlices) {
   EXPECT_TRUE(limited->mig_gpu_instances(0).empty());
 }
 
+// Issue 34 (item 11): an early R535 NVML wrote 32-byte entries (nvmlProcessInfo_v3_t) where R550-R580 write 24;
+// read with a 24-byte stride, every entry after the first was misread. Read with the stride the driver used.
+TEST_F(NvmlTest, ProcessEntriesAreReadWithTheStrideTheDriverWrote) {
+  for (unsigned bytes : {24u, 32u}) {
+    json config = machine();
+    config["devices"][0]["process_info_bytes"] = bytes;
+    config["devices"][0]["processes"] = json::array({{{"pid", 4001}, {"used_mb", 100}, {"gi", 1}, {"ci", 0}},
+                                                     {{"pid", 4002}, {"used_mb", 200}},
+                                                     {{"pid", 4003}, {"used_mb", 300}, {"gi", 9}, {"ci", 0}}});
+    config["devices"][0]["mig"]["current"] = 0;  // the whole GPU answers the process list
+    config["devices"][0]["mig"]["pending"] = 0;
+    write_config(config);
+    auto nvml = ib::Nvml::load();
+    const auto facts = nvml->device_facts(0);
+    ASSERT_TRUE(facts.processes) << bytes;
+    ASSERT_EQ(facts.processes->size(), 3u) << bytes;
+    const auto& p = *facts.processes;
+    EXPECT_EQ(p[0].pid, 4001u);
+    EXPECT_EQ(p[1].pid, 4002u) << bytes;
+    EXPECT_EQ(p[2].pid, 4003u) << bytes;
+    EXPECT_EQ(p[1].used_bytes, 200ull << 20) << bytes;
+    EXPECT_EQ(p[2].used_bytes, 300ull << 20) << bytes;
+    EXPECT_FALSE(p[1].gpu_instance_id) << bytes;
+    EXPECT_EQ(p[2].gpu_instance_id, 9u) << bytes;
+  }
+}
+
 TEST_F(NvmlTest, CreateAndDestroyThroughTheStateFile) {
   write_config(machine());
   ib::CreatedMigInstance created;

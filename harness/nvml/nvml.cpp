@@ -251,6 +251,19 @@ class DlNvml final : public Nvml {
     return *listed;
   }
 
+  MigInstanceUsage mig_instance_usage(unsigned device, unsigned gpu_instance_id, unsigned compute_instance_id) override {
+    const nvmlDevice_t mig = mig_handle(device, gpu_instance_id, compute_instance_id);
+    MigInstanceUsage u;
+    DeviceFacts f;
+    read_processes(mig, f);
+    u.processes = std::move(f.processes);
+    nvmlMemory_t mem{};
+    const nvmlReturn_t rc = need(get_memory_, "nvmlDeviceGetMemoryInfo")(mig, &mem);
+    if (rc != NVML_ERROR_NOT_SUPPORTED && rc != NVML_ERROR_NO_PERMISSION) check("nvmlDeviceGetMemoryInfo", rc);
+    if (rc == NVML_SUCCESS) u.memory_total_bytes = mem.total;
+    return u;
+  }
+
   CreatedMigInstance create_mig_instance(unsigned device, const std::string& profile,
                                          std::optional<MigPlacement> at) override {
     auto mode = mig_mode(device);
@@ -663,6 +676,25 @@ class DlNvml final : public Nvml {
       }
     }
     return out;
+  }
+
+  // The MIG device handle of GPU instance `gi`, compute instance `ci`.
+  nvmlDevice_t mig_handle(unsigned device, unsigned gi, unsigned ci) {
+    const nvmlDevice_t h = handle(device);
+    unsigned max = 0;
+    check("nvmlDeviceGetMaxMigDeviceCount", need(get_max_mig_count_, "nvmlDeviceGetMaxMigDeviceCount")(h, &max));
+    for (unsigned i = 0; i < max; ++i) {
+      nvmlDevice_t mig = nullptr;
+      const nvmlReturn_t rc = need(get_mig_handle_, "nvmlDeviceGetMigDeviceHandleByIndex")(h, i, &mig);
+      if (rc == NVML_ERROR_NOT_FOUND) continue;
+      check("nvmlDeviceGetMigDeviceHandleByIndex", rc);
+      unsigned g = 0, c = 0;
+      check("nvmlDeviceGetGpuInstanceId", need(get_gi_id_, "nvmlDeviceGetGpuInstanceId")(mig, &g));
+      check("nvmlDeviceGetComputeInstanceId", need(get_ci_id_, "nvmlDeviceGetComputeInstanceId")(mig, &c));
+      if (g == gi && c == ci) return mig;
+    }
+    throw NvmlError("no MIG device of GPU instance " + std::to_string(gi) + ", compute instance " + std::to_string(ci) +
+                    " on GPU " + std::to_string(device));
   }
 
   // The GPU instances that hold a compute instance, from the MIG devices: one per GPU instance.

@@ -144,6 +144,14 @@ struct DeviceFacts {
   std::vector<std::string> unsupported;
 };
 
+// One MIG instance's own view, from its MIG device handle (NVML gives per-instance information only there; the
+// parent GPU's list is all instances' processes, and only for a privileged caller): the compute processes on it
+// and its memory. Each empty when NVML cannot say.
+struct MigInstanceUsage {
+  std::optional<std::vector<ComputeProcess>> processes;
+  std::optional<unsigned long long> memory_total_bytes;
+};
+
 class Nvml {
  public:
   // Loads and initialises NVML; throws NvmlError with a clear reason when the library is missing
@@ -164,6 +172,9 @@ class Nvml {
   // id order: what creating an instance must fit beside. Where NVML cannot list them (a driver without the call, no
   // permission) the GPU instances of mig_instances(). Throws NvmlError on other NVML errors.
   virtual std::vector<MigGpuInstance> mig_gpu_instances(unsigned device) = 0;
+  // The processes on one MIG instance and its memory (see MigInstanceUsage). Throws NvmlError when no MIG device
+  // has those ids.
+  virtual MigInstanceUsage mig_instance_usage(unsigned device, unsigned gpu_instance_id, unsigned compute_instance_id) = 0;
   // Creates one GPU instance of `profile` (e.g. "1g.18gb") and one compute instance spanning it, at placement `at`
   // when given (nvmlDeviceCreateGpuInstanceWithPlacement), else where NVML puts it.
   // Throws NvmlError (unknown profile, no capacity, placement taken, permission).

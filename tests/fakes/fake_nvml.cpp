@@ -1351,11 +1351,17 @@ extern "C" {
 
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
                                                      nvmlProcessInfo_t* infos) {
-  FAKE_WHOLE_DEVICE("nvmlDeviceGetComputeRunningProcesses_v3", count);
+  // A MIG device handle lists the processes on its instance (the entries with its "gi"), as NVML does.
+  FAKE_REQUIRE_INIT();
+  Handle* h = nullptr;
+  const int dev = device_of(device, &h);
+  if (dev < 0 || !count) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetComputeRunningProcesses_v3", dev)) return rc;
   json configured;
   if (int rc = fact(device_config(dev), "processes", json::array(), &configured)) return rc;
   json list = json::array();
   for (const json& p : configured) {
+    if (h->kind == Kind::mig && as_unsigned(p, "gi", NVML_NO_INSTANCE_ID) != h->gi) continue;
     std::vector<unsigned long> pids;
     if (p.contains("pid_file")) {
       std::ifstream in(p.at("pid_file").get<std::string>());

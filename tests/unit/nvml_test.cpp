@@ -313,6 +313,38 @@ TEST_F(NvmlTest, GpuLoadProbeCountsByNumberWhenNoPidMatches) {
   EXPECT_EQ(*quiet.gpu_foreign_processes, 0);
 }
 
+// Issue 34 (item 6): in mode mig the probe asks the run's instances through their MIG device handles. A process on
+// another user's instance is not foreign load (it shares no SMs or memory with ours); one on ours that is not ours
+// is; and our process's memory is against its instance's (16 GiB), not the whole GPU's 141 GB.
+TEST_F(NvmlTest, GpuLoadProbeInModeMigAsksOnlyTheRunsInstances) {
+  json config = machine();
+  config["devices"][0]["memory_mb"] = 143771;
+  config["devices"][0]["processes"] = json::array({{{"pid", 5001}, {"used_mb", 1000}, {"gi", 9}, {"ci", 0}},
+                                                   {{"pid", 6001}, {"used_mb", 9000}, {"gi", 1}, {"ci", 0}}});
+  write_config(config);
+  auto nvml = ib::Nvml::load();
+  std::vector<ib::MigInstance> ours;
+  for (const auto& m : nvml->mig_instances(0))
+    if (m.gpu_instance_id == 9) ours.push_back(m);
+  ASSERT_EQ(ours.size(), 1u);
+  const auto probe = ib::make_gpu_load_probe(*nvml, 0, 0.0, ours);
+  ib::ForeignLoad load;
+  probe(load, {::getpid(), 5001});
+  ASSERT_TRUE(load.gpu_foreign_processes.has_value());
+  EXPECT_EQ(*load.gpu_foreign_processes, 0);  // 6001 runs on another user's 3g.71gb
+  ASSERT_EQ(load.gpu_own_process_memory.size(), 1u);
+  EXPECT_EQ(load.gpu_memory_total_by_pid.at(5001), 16384ull << 20);
+  // A neighbour on our own instance still counts.
+  config["devices"][0]["processes"].push_back({{"pid", 6002}, {"used_mb", 500}, {"gi", 9}, {"ci", 0}});
+  write_config(config);
+  auto again = ib::Nvml::load();
+  const auto probe2 = ib::make_gpu_load_probe(*again, 0, 0.0, ours);
+  ib::ForeignLoad busy;
+  probe2(busy, {::getpid(), 5001});
+  EXPECT_EQ(busy.gpu_foreign_processes, 1);
+  EXPECT_EQ(busy.gpu_foreign_memory_bytes, 500ull << 20);
+}
+
 TEST_F(NvmlTest, MigGuardUndoesAPartialCreate) {
   write_config(with_second_create_failing());
   auto nvml = ib::Nvml::load();

@@ -3,7 +3,8 @@
 #
 # A session has 15 minutes of device time in all (starts and idle time included), so a call of under
 # 10 minutes (DEADLINE_S=560; give the call timeout_s 600) brings back, in this order of value, what
-# the first look at a GPU needs; a second PART brings the rest. A step that no longer fits its minimum
+# the first look at a GPU needs; a second PART brings the rest, as the one call of a later session (one call
+# of ~10 minutes and the machine's start fill a session's 15 minutes). A step that no longer fits its minimum
 # before the deadline is skipped and says so. Expected times are the review's (issue 19), not measured:
 #
 # PART=first (the default; about 400-470 s):

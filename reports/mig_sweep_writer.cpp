@@ -57,6 +57,34 @@ ojson layout_json(const SweepLayout& l) {
           {"tenants", tenants}};
 }
 
+ojson yardstick_json(const SweepYardstick& y) {
+  return {{"source", to_string(y.source)},
+          {"profile", y.profile},
+          {"whole_gpu_largest", y.whole_gpu_largest},
+          {"uuid", y.uuid},
+          {"baseline_file", y.baseline_file},
+          {"outcome", to_string(y.outcome)},
+          {"reason", y.reason},
+          {"exit_code", y.exit_code ? ojson(*y.exit_code) : ojson(nullptr)},
+          {"seconds", json_number(y.seconds)}};
+}
+
+// One sentence: what every layout's slowdowns and STP are against.
+std::string yardstick_words(const SweepYardstick& y) {
+  if (y.source == YardstickSource::baseline)
+    return "Every layout's slowdowns and STP are against one yardstick: the exclusive phases of the --baseline file " +
+           y.baseline_file + ".";
+  const std::string on = "each tenant alone once on one " + y.profile + " instance" + (y.uuid.empty() ? "" : " (" + y.uuid + ")");
+  if (y.outcome != LayoutOutcome::measured && y.outcome != LayoutOutcome::pending)
+    return "No common yardstick (" + (y.profile.empty() ? std::string("no instance for it") : on) + "): " +
+           std::string(to_string(y.outcome)) + (y.reason.empty() ? "" : ", " + y.reason) +
+           ". The layouts are not run against their own largest instances, which would not be comparable; give one with "
+           "--baseline.";
+  return "Every layout's slowdowns and STP are against one yardstick: " + on +
+         (y.whole_gpu_largest ? ", the GPU's largest" : " (" + y.reason + ")") +
+         (y.baseline_file.empty() ? "" : ", read by each layout's run as its --baseline " + y.baseline_file) + ".";
+}
+
 // The recommended layout's profiles counted, in the order they first appear.
 std::vector<std::pair<std::string, int>> profile_counts(const std::vector<std::string>& profiles) {
   std::vector<std::pair<std::string, int>> out;
@@ -143,6 +171,7 @@ ojson mig_sweep_to_json(const MigSweepResult& r) {
           {"preexisting_instances", r.preexisting},
           {"prices_file", r.prices_file},
           {"prices", prices},
+          {"yardstick", yardstick_json(r.yardstick)},
           {"references", references},
           {"layouts", layouts},
           {"recommendation", rec},
@@ -160,6 +189,7 @@ std::string mig_sweep_markdown(const MigSweepResult& r) {
     os << "**No layout was measured.**\n";
   if (r.interrupted) os << "\nInterrupted: the layouts below are those it finished (exit code 130).\n";
   if (!r.preexisting.empty()) os << "\nPre-existing instances (never touched): " << cell(joined(r.preexisting, ", ")) << ".\n";
+  os << "\n" << cell(yardstick_words(r.yardstick)) << "\n";
   if (!r.references.empty()) {
     os << "\n## References: every tenant on the largest instance\n\nWhat the layouts are weighed against: the same "
           "tenants sharing one instance of the largest profile (the whole GPU's equivalent in MIG mode), time-sliced "
@@ -207,7 +237,7 @@ std::string mig_sweep_html(const MigSweepResult& r) {
      << html_escape("interference-bench mig-sweep — GPU " + std::to_string(r.device) + " (" + r.gpu_name + ")") << "</h1><p>"
      << html_escape(r.recommendation ? "Recommended layout: " + r.recommendation->layout + " — " + r.recommendation->reason
                                      : std::string("No layout was measured."))
-     << "</p>\n";
+     << "</p>\n<p>" << html_escape(yardstick_words(r.yardstick)) << "</p>\n";
   const char* header = "<table><tr><th>entry</th><th>outcome</th><th>passing</th><th>STP</th><th>STP per price</th>"
                        "<th>power (colocated)</th><th>tenant</th><th>instance</th><th>verdict</th><th>P95 slowdown [CI]</th></tr>\n";
   if (!r.references.empty()) {

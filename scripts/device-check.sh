@@ -3,7 +3,8 @@
 #
 # A session has 15 minutes of device time in all (starts and idle time included), so a call of under
 # 10 minutes (DEADLINE_S=560; give the call timeout_s 600) brings back, in this order of value, what
-# the first look at a GPU needs; a second PART brings the rest. A step that no longer fits its minimum
+# the first look at a GPU needs; a second PART brings the rest, as the one call of a later session (one call
+# of ~10 minutes and the machine's start fill a session's 15 minutes). A step that no longer fits its minimum
 # before the deadline is skipped and says so. Expected times are the review's (issue 19), not measured:
 #
 # PART=first (the default; about 400-470 s):
@@ -36,7 +37,10 @@
 #   are listed as skipped); its instances are made and destroyed by the sweep's runs, pre-existing ones
 #   are never touched.
 # Every step's files reach $OUT before the next step starts (BEFORE_STEP=CMD runs CMD NAME OUT first:
-# the rehearsal looks there).
+# the rehearsal looks there). After every step that ran interference-bench, whatever its exit (a step
+# killed by its timeout never got to clean up), `interference-bench cleanup` undoes what the killed run's
+# journal says it left (MIG instances it made, its MPS daemon) and every MPS process started during the
+# check is stopped, so that no step measures beside what an earlier one left (NAME-cleanup.log).
 #
 # Programs: .device-bundle/ (scripts/device-bundle.sh, run right before the call; device run with
 # carry [".device-bundle"]). Its files are checked against BUNDLE.sha256 and the checkout's sources
@@ -54,7 +58,8 @@
 # Usage: OUT=/some/dir scripts/device-check.sh   (PART=first|second|mig, BUNDLE=, BUILD_DIR=, WORK=, DEADLINE_S=,
 #        REBUILD=1, ALLOW_STALE_BUNDLE=1, CMAKE= (default cmake), CUDA_COMPAT_DIR= (default /usr/local/cuda/compat),
 #        NVIDIA_SMI= (default nvidia-smi), REHEARSE_ALL=1: on a machine where CUDA sees no GPU, go on
-#        past the preflight anyway so that every step's plumbing runs (tests/e2e/test_device_check.py))
+#        past the preflight anyway so that every step's plumbing runs (tests/e2e/test_device_check.py);
+#        rehearsal only: MAX_STEP_S= caps every step's timeout, KILL_AFTER= (default 10 s))
 # Exit: 0 when it ran to the end (whatever the figures), 3 when it stopped in the preflight.
 # Never changes GPU settings; the private MPS daemon of the modes step is the harness's and is quit by
 # it; the check reports any MPS process still running at the end and stops it.
@@ -69,7 +74,8 @@ JOBS="${JOBS:-$(nproc)}"
 CUDA_COMPAT_DIR="${CUDA_COMPAT_DIR:-/usr/local/cuda/compat}"
 NVIDIA_SMI="${NVIDIA_SMI:-nvidia-smi}"
 MIN_DRIVER_MAJOR=580   # CUDA 13.0 needs driver R580 or newer
-KILL_AFTER=10          # a step that ignores SIGTERM is killed this long after its timeout
+KILL_AFTER="${KILL_AFTER:-10}"   # a step that ignores SIGTERM is killed this long after its timeout
+MAX_STEP_S="${MAX_STEP_S:-}"     # rehearsal: no step's timeout above this
 DEADLINE_S="${DEADLINE_S:-560}"
 CMAKE="${CMAKE:-cmake}"
 rm -rf "$WORK"
@@ -121,6 +127,14 @@ stop_left_over_mps() {
     step "MPS processes started during the check and still running: $left_over (stopping them)"
     echo "left over: $left_over" > "$WORK/mps-left-over.txt"
     kill $left_over 2>/dev/null
+    # Gone before the next step starts: a bounded wait, then SIGKILL for what ignored SIGTERM.
+    local i
+    for i in $(seq 50); do
+      [ -z "$(mps_pids | comm -13 "$WORK/mps-before.txt" -)" ] && break
+      sleep 0.1
+    done
+    left_over=$(mps_pids | comm -13 "$WORK/mps-before.txt" - | tr '\n' ' ')
+    [ -n "${left_over// /}" ] && kill -9 $left_over 2>/dev/null
   else
     echo "none (before the check: $(tr '\n' ' ' < "$WORK/mps-before.txt"))" > "$WORK/mps-left-over.txt"
   fi
@@ -136,9 +150,20 @@ stop() {
   exit 3
 }
 
+# After a step that ran interference-bench: its journalled GPU state undone and the check's MPS stopped,
+# whatever the step's exit (the cleanup's own output in WORK/NAME-cleanup.log).
+after_ib_step() {
+  local name=$1 rc
+  timeout --kill-after=5 60 "${PENV[@]}" "$IB" cleanup > "$WORK/$name-cleanup.log" 2>&1
+  rc=$?
+  echo "$name cleanup exit $rc" >> "$WORK/steps.log"
+  stop_left_over_mps
+}
+
 # run_into NAME MIN MAX STDOUT CMD...: CMD under `timeout --kill-after` with at most MAX seconds and
 # never past the deadline; skipped when fewer than MIN seconds would be left. stdout and stderr go to
-# WORK/NAME.log (stdout alone to STDOUT when given). Every step ends with publish.
+# WORK/NAME.log (stdout alone to STDOUT when given). A step that ran interference-bench is followed by
+# after_ib_step. Every step ends with publish.
 run_into() {
   local name=$1 min=$2 max=$3 stdout=$4 t rc
   shift 4
@@ -148,6 +173,7 @@ run_into() {
     return 0
   fi
   [ "$t" -gt "$max" ] && t=$max
+  [ -n "$MAX_STEP_S" ] && [ "$t" -gt "$MAX_STEP_S" ] && t=$MAX_STEP_S
   [ -n "${BEFORE_STEP:-}" ] && "$BEFORE_STEP" "$name" "$OUT"
   step "$name (timeout ${t} s)"
   echo "\$ $*" > "$WORK/$name.log"
@@ -160,6 +186,10 @@ run_into() {
   [ "$rc" -eq 124 ] && step "$name TIMED OUT after ${t} s"
   [ "$rc" -eq 137 ] && step "$name KILLED: still running ${KILL_AFTER} s after its timeout"
   echo "$name exit $rc" | tee -a "$WORK/steps.log"
+  local a
+  for a in "$@"; do
+    if [ -n "$IB" ] && [ "$a" = "$IB" ]; then after_ib_step "$name"; break; fi
+  done
   publish
   return 0
 }

@@ -319,6 +319,22 @@ std::vector<Scenario> prepare_plan(const RunOptions& o, Backend backend, const s
   return plan;
 }
 
+// The MIG instances the mig scenarios' tenants (and exclusive phases) use: the foreign-load probe asks only
+// those, each through its own handle (none without a mig scenario: the whole GPU is asked). A run that mixes
+// mig and other modes (--mode all) is probed on those instances in every mode.
+std::vector<MigInstance> mig_scope(const ModeContext& ctx) {
+  std::vector<MigInstance> scope;
+  const auto add = [&scope](const MigInstance& m) {
+    if (std::none_of(scope.begin(), scope.end(), [&m](const MigInstance& x) { return x.uuid == m.uuid; }))
+      scope.push_back(m);
+  };
+  for (const auto& [name, plan] : ctx.mig_plans) {
+    for (std::size_t k : plan.tenant_instance) add(plan.instances.at(k));
+    if (ctx.baseline.empty() && !plan.instances.empty()) add(plan.instances.at(plan.largest));
+  }
+  return scope;
+}
+
 // NVML telemetry beside every block (DESIGN.md section 5) and the GPU side of the foreign-load check,
 // where NVML answers.
 void attach_nvml(const RunOptions& o, Backend backend, int device, ModeSetup& setup, OrchestratorOptions& oo, Meta& meta) {
@@ -339,10 +355,11 @@ void attach_nvml(const RunOptions& o, Backend backend, int device, ModeSetup& se
   }
   // The host backend checks the GPU too once it reads NVML (--telemetry-hz > 0): a rehearsal of the
   // GPU side (fake NVML, fake MPS server) with no idle gap to wait for, since its workloads leave the GPU alone.
+  const std::vector<MigInstance> scope = mig_scope(oo.modes);
   if (backend == Backend::cuda)
-    oo.gpu_load_probe = make_gpu_load_probe(*setup.nvml, static_cast<unsigned>(device));
+    oo.gpu_load_probe = make_gpu_load_probe(*setup.nvml, static_cast<unsigned>(device), 0.2, scope);
   else if (hz > 0.0)
-    oo.gpu_load_probe = make_gpu_load_probe(*setup.nvml, static_cast<unsigned>(device), 0.0);
+    oo.gpu_load_probe = make_gpu_load_probe(*setup.nvml, static_cast<unsigned>(device), 0.0, scope);
 }
 
 std::vector<int> scenario_devices(const std::vector<Scenario>& scenarios) {

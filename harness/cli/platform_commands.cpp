@@ -113,7 +113,8 @@ CLI::App* add_mig_sweep_command(CLI::App& app, PlatformOptions& o) {
       ->check(number_in(kMinDurationS, kMaxDurationS));
   sub->add_option("--rounds", o.rounds, "Each layout's run a fixed N rounds (default: until its verdicts are decided)")
       ->check(CLI::Range(1, 1000));
-  sub->add_option("--baseline", o.baseline, "The exclusive card's results (default: the largest instance of each layout)")
+  sub->add_option("--baseline", o.baseline, "An exclusive run's results, the one yardstick of every layout (default: "
+                                            "each tenant alone once on the GPU's largest instance, measured by the sweep)")
       ->check(non_empty())->check(CLI::ExistingFile);
   sub->add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(number_in(0.0, kMaxCutoff, true));
   sub->add_option("--references", o.references, "The references beside the layouts, every tenant on the largest "

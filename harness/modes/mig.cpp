@@ -35,6 +35,14 @@ Plan mig_plan(const Scenario& s, const ModeContext& ctx, int) {
   p.sets.push_back(placed);
   if (!ctx.baseline.empty()) {
     p.config.exclusive_source = "baseline file " + ctx.baseline_file;
+    // A baseline measured on a MIG instance (mig-sweep's yardstick) is not a whole GPU: say where.
+    for (const auto& t : s.tenants) {
+      const std::string& on = ctx.baseline.at(s.name + "/" + t.name).measured_on;
+      if (!on.empty()) {
+        *p.config.exclusive_source += " (measured on " + on + ")";
+        break;
+      }
+    }
     p.before = exclusive_from_baseline(s, ctx);
   } else {
     const MigInstance& big = mig.instances[mig.largest];

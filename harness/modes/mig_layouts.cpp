@@ -269,4 +269,8 @@ MigCreationPlan plan_mig_creation(const std::vector<std::string>& profiles,
   return plan;
 }
 
+std::string gpu_instance_label(const MigGpuInstance& g) {
+  return g.profile + " (" + (g.uuid.empty() ? "GPU instance " + std::to_string(g.id) + ", no compute instance" : g.uuid) + ")";
+}
+
 }  // namespace ib

@@ -21,6 +21,9 @@
 
 namespace ib {
 
+// "1g.18gb (MIG-...)", or "1g.18gb (GPU instance 3, no compute instance)": a pre-existing instance in a reason.
+std::string gpu_instance_label(const MigGpuInstance& g);
+
 // One GPU instance of a layout: its profile (by name) and a placement that fits.
 struct MigLayoutInstance {
   std::string profile;

@@ -168,11 +168,16 @@ std::map<std::string, BaselinePhase> baseline_phases(const std::string& path) {
     for (const TenantResult& t : run.tenants) {
       const std::string key = run.scenario + "/" + t.name;
       if (found.count(key) || t.exclusive.outcome.status != WorkerStatus::ok) continue;
-      if (t.exclusive.source != PhaseSource::measured)
-        refuse_baseline(path, key + ": the exclusive phase was not measured on a whole GPU (" +
+      // An exclusive run on one MIG instance is accepted (mode mig has no whole GPU to compare with; it is
+      // what mig-sweep measures its yardstick with, on the GPU's largest instance), and the run says so.
+      if (t.exclusive.source != PhaseSource::measured && t.exclusive.source != PhaseSource::mig_instance)
+        refuse_baseline(path, key + ": the exclusive phase was not measured on a whole GPU or one MIG instance (" +
                                   to_string(t.exclusive.source) + ")");
       if (!doc.raw_samples) refuse_baseline(path, key + " has no raw samples (the file was written with --no-raw)");
-      found.emplace(key, baseline_phase(t, run, doc.results.meta, path));
+      BaselinePhase b = baseline_phase(t, run, doc.results.meta, path);
+      if (t.exclusive.source == PhaseSource::mig_instance)
+        b.measured_on = run.mode_config.exclusive_source.value_or("one MIG instance, not a whole GPU");
+      found.emplace(key, std::move(b));
     }
   }
   return found;
@@ -201,10 +206,10 @@ std::map<std::string, BaselinePhase> load_baseline(const std::string& path, cons
 namespace {
 
 // "1g.18gb (MIG-...) at memory slices 6-6, ...": the pre-existing instances, for a refusal they cause.
-std::string instances_text(const std::vector<MigInstance>& instances) {
+std::string instances_text(const std::vector<MigGpuInstance>& instances) {
   std::string out;
-  for (const MigInstance& m : instances) {
-    out += (out.empty() ? "" : ", ") + m.profile + " (" + m.uuid + ")";
+  for (const MigGpuInstance& m : instances) {
+    out += (out.empty() ? "" : ", ") + gpu_instance_label(m);
     if (m.placement) out += " at memory slices " + slices_text(*m.placement);
   }
   return out;
@@ -219,15 +224,15 @@ std::vector<std::optional<MigPlacement>> creation_placements(Nvml& nvml, unsigne
                                                              const std::vector<std::string>& profiles) {
   std::vector<std::optional<MigPlacement>> none(profiles.size());
   std::vector<MigGpuInstanceProfile> gpu_profiles;
-  std::vector<MigInstance> existing;
+  std::vector<MigGpuInstance> existing;  // with or without a compute instance: each takes its slices
   try {
     gpu_profiles = nvml.mig_gpu_instance_profiles(device);
-    existing = nvml.mig_instances(device);
+    existing = nvml.mig_gpu_instances(device);
   } catch (const NvmlError&) {
     return none;
   }
   std::vector<MigPlacement> occupied;
-  for (const MigInstance& m : existing) {
+  for (const MigGpuInstance& m : existing) {
     if (!m.placement) return none;
     occupied.push_back(*m.placement);
   }
@@ -342,6 +347,25 @@ void check_compute_mode(ModeSetup& setup, int device, const ModesUsed& used) {
   setup.device["compute_policy"] = policy.ok() ? policy.output : "not available";
 }
 
+// With --mig-create the run uses only the instances it made, for its tenants and its exclusive phase: a
+// pre-existing instance (another user's, perhaps busy) is never touched, whatever its id or size. Indexed
+// anew (placement.mig_instance counts the made ones). CannotRunError when NVML does not list one it made.
+std::vector<MigInstance> only_created(const std::vector<MigInstance>& listed, const std::vector<CreatedMigInstance>& made) {
+  std::vector<MigInstance> out;
+  for (const CreatedMigInstance& c : made) {
+    const auto it = std::find_if(listed.begin(), listed.end(), [&c](const MigInstance& m) {
+      return m.gpu_instance_id == c.gpu_instance_id && m.compute_instance_id == c.compute_instance_id;
+    });
+    if (it == listed.end())
+      throw CannotRunError("--mig-create: the " + c.profile + " instance it made (GPU instance " +
+                           std::to_string(c.gpu_instance_id) + ") is not listed by NVML");
+    out.push_back(*it);
+  }
+  std::sort(out.begin(), out.end(), [](const MigInstance& a, const MigInstance& b) { return a.index < b.index; });
+  for (std::size_t i = 0; i < out.size(); ++i) out[i].index = static_cast<int>(i);
+  return out;
+}
+
 // Mode mig needs MIG mode on and instances (made here with --mig-create, as root).
 std::vector<MigInstance> mig_instances_for_run(const ModeRequest& o, ModeSetup& setup, int device) {
   if (!setup.nvml) throw CannotRunError("mode mig needs NVML to find the MIG instances: " + setup.nvml_error);
@@ -365,6 +389,7 @@ std::vector<MigInstance> mig_instances_for_run(const ModeRequest& o, ModeSetup& 
     setup.device["mig_created"] = made;
   }
   auto instances = setup.nvml->mig_instances(dev);
+  if (setup.created) instances = only_created(instances, setup.created->created());
   if (instances.empty())
     throw CannotRunError("mode mig: MIG mode is enabled on " + gpu +
                          " but no MIG instances exist: create them (nvidia-smi mig -cgi ... -C) or use --mig-create");

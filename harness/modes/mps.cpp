@@ -31,9 +31,13 @@ Plan mps_plan(const Scenario& s, const ModeContext& ctx, int sequence) {
   p.resources = daemon;
   // The server the daemon starts for our clients is listed by NVML as a compute process: ours.
   p.helper_pids = [d = daemon.get()] { return d->server_pids(); };
-  p.sets.push_back({"plain", one_process_per_tenant(s), [](std::size_t) { return std::vector<std::string>{}; }});
-  WorkerSet clients{"mps", one_process_per_tenant(s),
-                    [&s, d = daemon.get()](std::size_t i) { return mps_client_env(s, s.tenants[i], *d); }};
+  p.sets.push_back({"plain", one_process_per_tenant(s),
+                    [&s, &ctx](std::size_t i) { return command_device_env(s, i, ctx); }});
+  WorkerSet clients{"mps", one_process_per_tenant(s), [&s, &ctx, d = daemon.get()](std::size_t i) {
+                      std::vector<std::string> env = mps_client_env(s, s.tenants[i], *d);
+                      for (std::string& e : command_device_env(s, i, ctx)) env.push_back(std::move(e));
+                      return env;
+                    }};
   clients.mps_client = true;
   p.sets.push_back(clients);
   p.round = exclusive_blocks(s, 0);

@@ -34,6 +34,9 @@ struct BaselinePhase {
   std::string workload;
   PhaseResult phase;
   Work work;
+  // "" from a whole GPU; else where its exclusive run measured it (that run's mode_config.exclusive_source,
+  // e.g. "one MIG instance, not a whole GPU: ..."): mig-sweep's yardstick on the GPU's largest instance.
+  std::string measured_on;
 };
 
 // What the modes were given and found before anything ran (prepare_modes fills it).

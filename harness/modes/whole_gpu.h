@@ -6,6 +6,15 @@
 
 namespace ib {
 
+// A command tenant's program picks its own GPU (CUDA device 0 unless told), where the bench's workloads take
+// --device: on device N != 0, which NVML watches, it is shown that GPU by CUDA_VISIBLE_DEVICES, by NVML's UUID
+// where known (the same GPU for CUDA and NVML whatever CUDA's order), else by index.
+inline std::vector<std::string> command_device_env(const Scenario& s, std::size_t tenant, const ModeContext& ctx) {
+  if (s.device == 0 || s.tenants[tenant].workload != "command") return {};
+  const std::string uuid = ctx.device.is_object() ? ctx.device.value("uuid", std::string()) : std::string();
+  return {"CUDA_VISIBLE_DEVICES=" + (uuid.empty() ? std::to_string(s.device) : uuid)};
+}
+
 inline void note_mig_instance(Plan& p, const ModeContext& ctx) {
   if (ctx.mig_instance_note.empty()) return;
   p.config.exclusive_source = ctx.mig_instance_note;

@@ -59,6 +59,23 @@ std::string profile_from_name(const std::string& name) {
   return name.substr(pos + marker.size());
 }
 
+namespace {
+
+// What read_processes fills the buffer with before NVML writes into it.
+constexpr unsigned char kProcessFill = 0xA5;
+
+// Bytes per entry NVML wrote for `count` processes into `buf` (filled with kProcessFill): 24-byte entries
+// (nvmlProcessInfo_v2_t) leave the bytes past count x 24 as they were; 32-byte ones (nvmlProcessInfo_v3_t, an
+// early R535 NVML) write into them (every 8 bytes of an entry hold a field the driver sets).
+std::size_t process_entry_bytes(const unsigned char* buf, std::size_t size, unsigned count) {
+  const std::size_t v2 = sizeof(nvmlProcessInfo_v2_t), v3 = sizeof(nvmlProcessInfo_v3_t);
+  for (std::size_t b = count * v2; b < count * v3 && b < size; ++b)
+    if (buf[b] != kProcessFill) return v3;
+  return v2;
+}
+
+}  // namespace
+
 class DlNvml final : public Nvml {
  public:
   DlNvml(void* lib, std::string path) : lib_(lib), path_(std::move(path)) {
@@ -83,6 +100,7 @@ class DlNvml final : public Nvml {
     bind("nvmlDeviceCreateGpuInstance", create_gi_);
     bind("nvmlDeviceCreateGpuInstanceWithPlacement", create_gi_at_);
     bind("nvmlDeviceGetGpuInstanceById", get_gi_by_id_);
+    bind("nvmlDeviceGetGpuInstances", get_gis_);
     bind("nvmlGpuInstanceGetInfo", gi_get_info_);
     bind("nvmlGpuInstanceGetComputeInstanceProfileInfo", ci_profile_info_);
     bind("nvmlGpuInstanceCreateComputeInstance", create_ci_);
@@ -222,6 +240,30 @@ class DlNvml final : public Nvml {
     });
     for (size_t i = 0; i < out.size(); ++i) out[i].index = static_cast<int>(i);
     return out;
+  }
+
+  std::vector<MigGpuInstance> mig_gpu_instances(unsigned device) override {
+    const std::vector<MigInstance> devices = mig_instances(device);
+    auto listed = gpu_instances_by_profile(device);
+    if (!listed) listed = gpu_instances_of(devices);
+    for (MigGpuInstance& g : *listed)
+      for (const MigInstance& m : devices)
+        if (m.gpu_instance_id == g.id && g.uuid.empty()) g.uuid = m.uuid;
+    std::sort(listed->begin(), listed->end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    return *listed;
+  }
+
+  MigInstanceUsage mig_instance_usage(unsigned device, unsigned gpu_instance_id, unsigned compute_instance_id) override {
+    const nvmlDevice_t mig = mig_handle(device, gpu_instance_id, compute_instance_id);
+    MigInstanceUsage u;
+    DeviceFacts f;
+    read_processes(mig, f);
+    u.processes = std::move(f.processes);
+    nvmlMemory_t mem{};
+    const nvmlReturn_t rc = need(get_memory_, "nvmlDeviceGetMemoryInfo")(mig, &mem);
+    if (rc != NVML_ERROR_NOT_SUPPORTED && rc != NVML_ERROR_NO_PERMISSION) check("nvmlDeviceGetMemoryInfo", rc);
+    if (rc == NVML_SUCCESS) u.memory_total_bytes = mem.total;
+    return u;
   }
 
   CreatedMigInstance create_mig_instance(unsigned device, const std::string& profile,
@@ -486,20 +528,23 @@ class DlNvml final : public Nvml {
   }
 
   // The documented two-step query: *infoCount = 0 answers SUCCESS (none) or INSUFFICIENT_SIZE with the count;
-  // then a buffer with headroom (the list can grow between the calls), retried a few times.
+  // then a buffer with headroom (the list can grow between the calls), retried a few times. The buffer has room
+  // for 32-byte entries and is filled with kProcessFill first, so the entries are read with the stride the
+  // driver wrote (process_entry_bytes): an early R535 NVML writes 32 bytes an entry, R550-R580 24.
   void read_processes(nvmlDevice_t h, DeviceFacts& f) const {
     const char* call = processes_call_;
     if (!get_processes_) {
       f.unsupported.push_back(std::string("processes: ") + call + ": not exported by " + path_);
       return;
     }
-    std::vector<nvmlProcessInfo_t> buf;
+    std::vector<nvmlProcessInfo_v3_t> room;  // 32-byte entries: room for either stride, suitably aligned
     unsigned count = 0;
     nvmlReturn_t rc = get_processes_(h, &count, nullptr);
     for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < 4; ++attempt) {
-      buf.assign(count + 8, nvmlProcessInfo_t{});
-      count = static_cast<unsigned>(buf.size());
-      rc = get_processes_(h, &count, buf.data());
+      room.assign(count + 8, nvmlProcessInfo_v3_t{});
+      std::memset(room.data(), kProcessFill, room.size() * sizeof(nvmlProcessInfo_v3_t));
+      count = static_cast<unsigned>(room.size());
+      rc = get_processes_(h, &count, reinterpret_cast<nvmlProcessInfo_t*>(room.data()));
     }
     if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_NO_PERMISSION) {
       f.unsupported.push_back("processes: " + message(call, rc));
@@ -507,12 +552,16 @@ class DlNvml final : public Nvml {
     }
     check(call, rc);
     std::vector<ComputeProcess> out;
-    for (unsigned i = 0; i < count && i < buf.size(); ++i) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(room.data());
+    const std::size_t stride = process_entry_bytes(bytes, room.size() * sizeof(nvmlProcessInfo_v3_t), count);
+    for (unsigned i = 0; i < count && i < room.size(); ++i) {
+      nvmlProcessInfo_v2_t e{};  // the first 24 bytes of either entry
+      std::memcpy(&e, bytes + i * stride, sizeof e);
       ComputeProcess p;
-      p.pid = buf[i].pid;
-      if (buf[i].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE_ULL) p.used_bytes = buf[i].usedGpuMemory;
-      if (buf[i].gpuInstanceId != NVML_NO_INSTANCE_ID) p.gpu_instance_id = buf[i].gpuInstanceId;
-      if (buf[i].computeInstanceId != NVML_NO_INSTANCE_ID) p.compute_instance_id = buf[i].computeInstanceId;
+      p.pid = e.pid;
+      if (e.usedGpuMemory != NVML_VALUE_NOT_AVAILABLE_ULL) p.used_bytes = e.usedGpuMemory;
+      if (e.gpuInstanceId != NVML_NO_INSTANCE_ID) p.gpu_instance_id = e.gpuInstanceId;
+      if (e.computeInstanceId != NVML_NO_INSTANCE_ID) p.compute_instance_id = e.computeInstanceId;
       out.push_back(p);
     }
     f.processes = std::move(out);
@@ -655,6 +704,58 @@ class DlNvml final : public Nvml {
   // drivers (NO_PERMISSION) and an old driver lacks the calls. Whatever the code, the answer is only "not known":
   // the instance is still listed (a run on it needs no placement), and what needs one (--mig-create, mig-sweep)
   // falls back to letting NVML place new instances.
+  // Every GPU instance, profile by profile (nvmlDeviceGetGpuInstances): those without a compute instance too. None
+  // where the driver lacks the call or refuses it (not root): then only the compute instances' view is left.
+  std::optional<std::vector<MigGpuInstance>> gpu_instances_by_profile(unsigned device) {
+    auto mode = mig_mode(device);
+    if (!mode || !mode->current) return std::vector<MigGpuInstance>{};
+    if (!get_gis_ || !gi_get_info_) return std::nullopt;
+    const nvmlDevice_t h = handle(device);
+    std::vector<MigGpuInstance> out;
+    for (const MigGpuInstanceProfile& p : mig_gpu_instance_profiles(device)) {
+      // The buffer holds the most the profile allows (the call takes no NULL to ask how many there are).
+      std::vector<nvmlGpuInstance_t> gis(std::max<std::size_t>({1, p.instance_count, p.placements.size()}), nullptr);
+      unsigned count = static_cast<unsigned>(gis.size());
+      const nvmlReturn_t rc = get_gis_(h, p.id, gis.data(), &count);
+      if (rc == NVML_ERROR_NO_PERMISSION || rc == NVML_ERROR_NOT_SUPPORTED) return std::nullopt;
+      check("nvmlDeviceGetGpuInstances", rc);
+      for (unsigned i = 0; i < count && i < gis.size(); ++i) {
+        nvmlGpuInstanceInfo_t info{};
+        check("nvmlGpuInstanceGetInfo", gi_get_info_(gis[i], &info));
+        out.push_back({info.id, p.name, MigPlacement{info.placement.start, info.placement.size}, ""});
+      }
+    }
+    return out;
+  }
+
+  // The MIG device handle of GPU instance `gi`, compute instance `ci`.
+  nvmlDevice_t mig_handle(unsigned device, unsigned gi, unsigned ci) {
+    const nvmlDevice_t h = handle(device);
+    unsigned max = 0;
+    check("nvmlDeviceGetMaxMigDeviceCount", need(get_max_mig_count_, "nvmlDeviceGetMaxMigDeviceCount")(h, &max));
+    for (unsigned i = 0; i < max; ++i) {
+      nvmlDevice_t mig = nullptr;
+      const nvmlReturn_t rc = need(get_mig_handle_, "nvmlDeviceGetMigDeviceHandleByIndex")(h, i, &mig);
+      if (rc == NVML_ERROR_NOT_FOUND) continue;
+      check("nvmlDeviceGetMigDeviceHandleByIndex", rc);
+      unsigned g = 0, c = 0;
+      check("nvmlDeviceGetGpuInstanceId", need(get_gi_id_, "nvmlDeviceGetGpuInstanceId")(mig, &g));
+      check("nvmlDeviceGetComputeInstanceId", need(get_ci_id_, "nvmlDeviceGetComputeInstanceId")(mig, &c));
+      if (g == gi && c == ci) return mig;
+    }
+    throw NvmlError("no MIG device of GPU instance " + std::to_string(gi) + ", compute instance " + std::to_string(ci) +
+                    " on GPU " + std::to_string(device));
+  }
+
+  // The GPU instances that hold a compute instance, from the MIG devices: one per GPU instance.
+  static std::vector<MigGpuInstance> gpu_instances_of(const std::vector<MigInstance>& devices) {
+    std::vector<MigGpuInstance> out;
+    for (const MigInstance& m : devices)
+      if (std::none_of(out.begin(), out.end(), [&m](const MigGpuInstance& g) { return g.id == m.gpu_instance_id; }))
+        out.push_back({m.gpu_instance_id, m.profile, m.placement, m.uuid});
+    return out;
+  }
+
   std::optional<MigPlacement> gpu_instance_placement(nvmlDevice_t h, unsigned id) const {
     if (!get_gi_by_id_ || !gi_get_info_) return std::nullopt;
     nvmlGpuInstance_t gi = nullptr;
@@ -740,6 +841,7 @@ class DlNvml final : public Nvml {
   decltype(&nvmlDeviceCreateGpuInstanceWithPlacement) create_gi_at_ = nullptr;
   decltype(&nvmlDeviceGetGpuInstanceById) get_gi_by_id_ = nullptr;
   decltype(&nvmlGpuInstanceGetInfo) gi_get_info_ = nullptr;
+  decltype(&nvmlDeviceGetGpuInstances) get_gis_ = nullptr;
   decltype(&nvmlGpuInstanceGetComputeInstanceProfileInfo) ci_profile_info_ = nullptr;
   decltype(&nvmlGpuInstanceCreateComputeInstance) create_ci_ = nullptr;
   decltype(&nvmlGpuInstanceGetComputeInstanceById) get_ci_by_id_ = nullptr;

@@ -42,6 +42,15 @@ struct MigInstance {
   std::optional<MigPlacement> placement;
 };
 
+// A GPU instance, with or without a compute instance: what occupies memory slices. A MigInstance (a CUDA device)
+// needs both; a GPU instance made with `nvidia-smi mig -cgi` without -C has none, yet its slices are taken.
+struct MigGpuInstance {
+  unsigned id = 0;
+  std::string profile;                    // e.g. "1g.18gb"
+  std::optional<MigPlacement> placement;  // none when NVML will not say
+  std::string uuid;                       // its compute instance's MIG device UUID; "" when it has none
+};
+
 struct MigModeState {
   bool current = false;
   bool pending = false;
@@ -147,6 +156,14 @@ struct GpuPairPath {
   std::vector<std::string> unsupported;  // what NVML would not say, with its words
 };
 
+// One MIG instance's own view, from its MIG device handle (NVML gives per-instance information only there; the
+// parent GPU's list is all instances' processes, and only for a privileged caller): the compute processes on it
+// and its memory. Each empty when NVML cannot say.
+struct MigInstanceUsage {
+  std::optional<std::vector<ComputeProcess>> processes;
+  std::optional<unsigned long long> memory_total_bytes;
+};
+
 class Nvml {
  public:
   // Loads and initialises NVML; throws NvmlError with a clear reason when the library is missing
@@ -163,6 +180,13 @@ class Nvml {
   virtual std::optional<MigModeState> mig_mode(unsigned device) = 0;
   // The MIG devices (GPU instance + compute instance) that exist on `device`, in index order.
   virtual std::vector<MigInstance> mig_instances(unsigned device) = 0;
+  // Every GPU instance on `device` (nvmlDeviceGetGpuInstances per profile), with or without a compute instance, in
+  // id order: what creating an instance must fit beside. Where NVML cannot list them (a driver without the call, no
+  // permission) the GPU instances of mig_instances(). Throws NvmlError on other NVML errors.
+  virtual std::vector<MigGpuInstance> mig_gpu_instances(unsigned device) = 0;
+  // The processes on one MIG instance and its memory (see MigInstanceUsage). Throws NvmlError when no MIG device
+  // has those ids.
+  virtual MigInstanceUsage mig_instance_usage(unsigned device, unsigned gpu_instance_id, unsigned compute_instance_id) = 0;
   // Creates one GPU instance of `profile` (e.g. "1g.18gb") and one compute instance spanning it, at placement `at`
   // when given (nvmlDeviceCreateGpuInstanceWithPlacement), else where NVML puts it.
   // Throws NvmlError (unknown profile, no capacity, placement taken, permission).

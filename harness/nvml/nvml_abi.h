@@ -215,6 +215,17 @@ typedef struct nvmlProcessInfo_v2_st {
   unsigned int computeInstanceId;    // NVML_NO_INSTANCE_ID outside MIG
 } nvmlProcessInfo_v2_t, nvmlProcessInfo_t;
 
+// What an early R535 NVML (the CUDA 12.2 headers, met on the forward-compatibility path) wrote for each entry of
+// ..._v3: the fields above and usedGpuCcProtectedMemory, 32 bytes, where R550-R580 write 24. Read with the stride
+// the driver used (nvml.cpp, process_entry_bytes); never passed to NVML as a type.
+typedef struct nvmlProcessInfo_v3_st {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+  unsigned long long usedGpuCcProtectedMemory;
+} nvmlProcessInfo_v3_t;
+
 typedef struct nvmlDeviceAttributes_st {  // nvmlDeviceGetAttributes_v2
   unsigned int multiprocessorCount;
   unsigned int sharedCopyEngineCount;
@@ -373,6 +384,12 @@ nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsig
                                                       const nvmlGpuInstancePlacement_t* placement,
                                                       nvmlGpuInstance_t* gpuInstance);
 nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t* gpuInstance);
+// The GPU instances of one profile (by its id), whether or not they hold a compute instance (`nvidia-smi mig -cgi`
+// without -C makes one without, which nvmlDeviceGetMigDeviceHandleByIndex does not list). gpuInstances must hold the
+// profile's instanceCount (it takes no NULL to ask for the count); *count receives how many there are. Requires a
+// privileged user (else NO_PERMISSION).
+nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t* gpuInstances,
+                                       unsigned int* count);
 nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t* info);
 nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_t gpuInstance, unsigned int profile,
                                                           unsigned int engProfile,
@@ -416,6 +433,8 @@ static_assert(sizeof(nvmlProcessInfo_t) == 24, "nvmlProcessInfo_t");
 static_assert(offsetof(nvmlProcessInfo_t, usedGpuMemory) == 8, "nvmlProcessInfo_t");
 static_assert(offsetof(nvmlProcessInfo_t, gpuInstanceId) == 16, "nvmlProcessInfo_t");
 static_assert(offsetof(nvmlProcessInfo_t, computeInstanceId) == 20, "nvmlProcessInfo_t");
+static_assert(sizeof(nvmlProcessInfo_v3_t) == 32, "nvmlProcessInfo_v3_t");
+static_assert(offsetof(nvmlProcessInfo_v3_t, computeInstanceId) == 20, "nvmlProcessInfo_v3_t");
 
 // 8 unsigned ints, then memorySizeMB.
 static_assert(sizeof(nvmlDeviceAttributes_t) == 40, "nvmlDeviceAttributes_t");

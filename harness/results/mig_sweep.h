@@ -13,7 +13,7 @@
 
 namespace ib {
 
-constexpr const char* kMigSweepSchemaVersion = "1.1";
+constexpr const char* kMigSweepSchemaVersion = "1.2";
 
 // What became of one layout of the sweep.
 // skipped_existing: pre-existing instances (never touched) hold the memory slices it needs; cannot_run: its
@@ -73,6 +73,30 @@ struct SweepLayout {
   std::optional<double> stp_per_price;       // stp / price
 };
 
+// The one yardstick every layout is judged against (DESIGN.md section 12): each tenant measured alone once,
+// on one instance of the GPU's largest profile (a child run of mode exclusive there, which every layout's run
+// then reads as its --baseline), or the user's --baseline file. Never a layout's own largest instance, which
+// would flatter small symmetric layouts (a 1g.18gb tenant against a 1g.18gb instance is not slowed).
+enum class YardstickSource { largest_instance, baseline };
+template <>
+struct EnumWords<YardstickSource> {
+  static constexpr std::array<const char*, 2> words = {"largest_instance", "baseline"};
+};
+
+struct SweepYardstick {
+  YardstickSource source = YardstickSource::largest_instance;
+  std::string profile;                // largest_instance: the instance's profile ("" for a baseline file)
+  // false: pre-existing instances (never touched) leave no room for the GPU's largest profile, so the
+  // yardstick is the largest one that fits beside them; every layout still gets the same one.
+  bool whole_gpu_largest = true;
+  std::string uuid;                   // the instance it ran on ("" until made, or for a baseline file)
+  std::string baseline_file;          // what every layout's run gets as --baseline
+  LayoutOutcome outcome = LayoutOutcome::pending;  // measured (or a given --baseline), else why there is none
+  std::string reason;
+  std::optional<int> exit_code;       // its run (none for a given --baseline)
+  double seconds = 0.0;
+};
+
 struct SweepRecommendation {
   std::string layout;                 // a SweepLayout name
   std::vector<std::string> profiles;
@@ -93,6 +117,7 @@ struct MigSweepResult {
   std::string layouts_source;              // "all" (enumerated from NVML's profiles) or the --layouts file
   double budget_s = 0.0;
   std::vector<std::string> preexisting;    // instances found before the sweep (never touched), by profile
+  SweepYardstick yardstick;
   std::vector<SweepLayout> layouts;
   // The references the user decides against (all tenants on the largest instance, time-sliced and under
   // MPS); skipped with the reason where they cannot run.

@@ -134,6 +134,9 @@ struct ForeignLoad {
   // repetition attributes to the block's tenants (PhaseResult::gpu_memory_peak_bytes).
   std::vector<std::pair<int, unsigned long long>> gpu_own_process_memory;
   std::optional<unsigned long long> gpu_memory_total_bytes;
+  // Mode mig: the memory of the MIG instance each of our listed processes was on (pid -> bytes), which is a
+  // tenant's "card", not the whole GPU's.
+  std::map<int, unsigned long long> gpu_memory_total_by_pid;
 };
 
 // One block of a repetition: `tenants` released together for `phase`, in round `round`.

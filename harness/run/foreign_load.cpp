@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace ib {
@@ -148,31 +149,62 @@ std::string contamination_reason(const ForeignLoad& load, const ForeignLoadLimit
   return "";
 }
 
+namespace {
+
+// Which of the `listed` GPU processes are ours and which are not, into `load`.
+void count_gpu_processes(const std::vector<ComputeProcess>& listed, const std::vector<pid_t>& own, ForeignLoad& load) {
+  int foreign = 0, matched = 0;
+  unsigned long long memory = 0;
+  for (const ComputeProcess& p : listed) {
+    if (std::find(own.begin(), own.end(), static_cast<pid_t>(p.pid)) != own.end()) {
+      ++matched;
+      if (p.used_bytes) load.gpu_own_process_memory.emplace_back(static_cast<int>(p.pid), *p.used_bytes);
+      continue;
+    }
+    ++foreign;
+    memory += p.used_bytes.value_or(0);
+  }
+  const int our_workers = static_cast<int>(own.size()) - 1;  // own[0] is the harness
+  if (matched == 0 && foreign > 0) foreign = std::max(0, foreign - our_workers);
+  load.gpu_foreign_processes = foreign;
+  if (matched > 0) load.gpu_foreign_memory_bytes = memory;
+}
+
+// Mode mig: each of the run's instances through its MIG device handle; unknown (fields left empty) when NVML
+// cannot list one of them.
+void probe_mig_instances(Nvml& nvml, unsigned device, const std::vector<MigInstance>& scope, ForeignLoad& load,
+                         const std::vector<pid_t>& own) {
+  std::vector<ComputeProcess> listed;
+  std::map<int, unsigned long long> total_by_pid;
+  for (const MigInstance& m : scope) {
+    const MigInstanceUsage u = nvml.mig_instance_usage(device, m.gpu_instance_id, m.compute_instance_id);
+    if (!u.processes) return;
+    for (const ComputeProcess& p : *u.processes) {
+      listed.push_back(p);
+      total_by_pid[static_cast<int>(p.pid)] = u.memory_total_bytes.value_or(m.memory_bytes);
+    }
+  }
+  count_gpu_processes(listed, own, load);
+  load.gpu_memory_total_by_pid = std::move(total_by_pid);
+}
+
+}  // namespace
+
 std::function<void(ForeignLoad&, const std::vector<pid_t>&)> make_gpu_load_probe(Nvml& nvml, unsigned device,
-                                                                                 double idle_gap_s) {
-  return [&nvml, device, idle_gap_s](ForeignLoad& load, const std::vector<pid_t>& own) {
+                                                                                 double idle_gap_s,
+                                                                                 std::vector<MigInstance> mig_scope) {
+  return [&nvml, device, idle_gap_s, scope = std::move(mig_scope)](ForeignLoad& load, const std::vector<pid_t>& own) {
     std::this_thread::sleep_for(std::chrono::duration<double>(idle_gap_s));
     try {
       load.gpu_idle_util_pct = nvml.read_telemetry(device).util_gpu_pct;
-      const DeviceFacts facts = nvml.device_facts(device);
-      const auto& listed = facts.processes;
-      if (!listed) return;
-      load.gpu_memory_total_bytes = facts.memory_total_bytes;
-      int foreign = 0, matched = 0;
-      unsigned long long memory = 0;
-      for (const ComputeProcess& p : *listed) {
-        if (std::find(own.begin(), own.end(), static_cast<pid_t>(p.pid)) != own.end()) {
-          ++matched;
-          if (p.used_bytes) load.gpu_own_process_memory.emplace_back(static_cast<int>(p.pid), *p.used_bytes);
-          continue;
-        }
-        ++foreign;
-        memory += p.used_bytes.value_or(0);
+      if (!scope.empty()) {
+        probe_mig_instances(nvml, device, scope, load, own);
+        return;
       }
-      const int our_workers = static_cast<int>(own.size()) - 1;  // own[0] is the harness
-      if (matched == 0 && foreign > 0) foreign = std::max(0, foreign - our_workers);
-      load.gpu_foreign_processes = foreign;
-      if (matched > 0) load.gpu_foreign_memory_bytes = memory;
+      const DeviceFacts facts = nvml.device_facts(device);
+      if (!facts.processes) return;
+      load.gpu_memory_total_bytes = facts.memory_total_bytes;
+      count_gpu_processes(*facts.processes, own, load);
     } catch (const std::exception&) {
       // NVML could not say: the GPU fields stay empty (unknown), the CPU check still applies.
     }

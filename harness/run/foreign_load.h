@@ -66,7 +66,12 @@ std::string contamination_reason(const ForeignLoad& load, const ForeignLoadLimit
 // averages utilisation over its own sample period (1/6 s to 1 s), which may still include the end of
 // the previous block: it is recorded, not judged. A process list whose pids match none of ours (a
 // container's PID namespace) is judged by count: entries beyond our worker processes are foreign.
+//
+// With `mig_scope` (mode mig: the MIG instances this run's tenants use) each instance is asked through its own MIG
+// device handle: only processes on those instances count, foreign when not ours (another user's instance shares no
+// SMs or memory with ours: not foreign load), and each of our processes' memory is against its instance's.
 std::function<void(ForeignLoad&, const std::vector<pid_t>&)> make_gpu_load_probe(Nvml& nvml, unsigned device,
-                                                                                 double idle_gap_s = 0.2);
+                                                                                 double idle_gap_s = 0.2,
+                                                                                 std::vector<MigInstance> mig_scope = {});
 
 }  // namespace ib

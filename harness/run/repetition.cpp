@@ -377,18 +377,28 @@ void RepetitionRun::measure_foreign_load(BlockRecord& b, const CpuSnapshot& befo
 // started, e.g. a command tenant's program), kept at its peak per phase: a user's program's footprint
 // for the advice (analysis/advice.h).
 void RepetitionRun::note_gpu_memory(const BlockSpec& spec, const ForeignLoad& load) {
-  if (load.gpu_own_process_memory.empty() || !load.gpu_memory_total_bytes) return;
+  if (load.gpu_own_process_memory.empty() || (!load.gpu_memory_total_bytes && load.gpu_memory_total_by_pid.empty())) return;
   const std::map<pid_t, pid_t> parents = process_parents();
   for (std::size_t i : spec.tenants) {
     const Seat seat = seats_[spec.set][i];
     if (seat.worker == SIZE_MAX || !workers_[seat.worker].channel) continue;
     const std::vector<pid_t> mine = with_descendants({workers_[seat.worker].channel->pid()}, parents);
     unsigned long long bytes = 0;
+    bool listed = false;
+    std::optional<unsigned long long> total = load.gpu_memory_total_bytes;  // mode mig: its instance's, below
     for (const auto& [pid, used] : load.gpu_own_process_memory)
-      if (std::find(mine.begin(), mine.end(), static_cast<pid_t>(pid)) != mine.end()) bytes += used;
+      if (std::find(mine.begin(), mine.end(), static_cast<pid_t>(pid)) != mine.end()) {
+        bytes += used;
+        listed = true;
+        if (const auto it = load.gpu_memory_total_by_pid.find(pid); it != load.gpu_memory_total_by_pid.end())
+          total = it->second;
+      }
+    // NVML listed none of the tenant's processes (under MPS it lists the server, not its clients): its
+    // memory is unknown, not 0 bytes.
+    if (!listed) continue;
     PhaseResult& p = phase_of(r_.tenants[i], spec.phase);
     p.gpu_memory_peak_bytes = std::max(p.gpu_memory_peak_bytes.value_or(0), bytes);
-    p.gpu_memory_total_bytes = load.gpu_memory_total_bytes;
+    p.gpu_memory_total_bytes = total;
   }
 }
 

@@ -2,8 +2,10 @@
 // tenants (enumerated from NVML's GPU-instance profiles and placements, harness/modes/mig_layouts.h, or a
 // --layouts list) is measured by a child run of mode mig that creates the layout's instances with
 // --mig-create (journalled, destroyed on every way out of that run; pre-existing instances are never
-// touched) and runs the tenants on them. The layouts are compared: most tenants passing the cutoff, then
-// the most system throughput; the recommendation is written as a mig-parted config.
+// touched) and runs the tenants on them. Every layout's run reads the same exclusive phase as its --baseline
+// (the yardstick: each tenant alone once on the GPU's largest instance, or the user's --baseline), so their
+// slowdowns and STP are comparable. The layouts are compared: most tenants passing the cutoff, then the most
+// system throughput; the recommendation is written as a mig-parted config.
 #include "harness/core/clock.h"
 #include "harness/core/errors.h"
 #include "harness/core/exit_codes.h"
@@ -112,11 +114,11 @@ std::vector<std::string> child_run_args(const PlatformOptions& o, const std::str
   return args;
 }
 
+// Every layout's run reads its exclusive phase from the yardstick's file: never its own largest instance.
 std::vector<std::string> layout_run_args(const PlatformOptions& o, const std::string& scenario,
-                                         const std::vector<std::string>& profiles) {
+                                         const std::vector<std::string>& profiles, const std::string& yardstick_file) {
   std::vector<std::string> args = child_run_args(o, "mig", scenario);
-  args.insert(args.end(), {"--mig-create", joined(profiles, ",")});
-  if (!o.baseline.empty()) args.insert(args.end(), {"--baseline", o.baseline});
+  args.insert(args.end(), {"--mig-create", joined(profiles, ","), "--baseline", yardstick_file});
   return args;
 }
 
@@ -184,10 +186,11 @@ void run_entry(const PlatformOptions& o, const std::vector<std::string>& args, c
   }
 }
 
-void run_layout(const PlatformOptions& o, const json& scenario, const std::string& dir, SweepLayout& l) {
+void run_layout(const PlatformOptions& o, const json& scenario, const std::string& dir, const std::string& yardstick_file,
+                SweepLayout& l) {
   std::filesystem::create_directories(dir);
   const std::string file = write_layout_scenario(scenario, l.profiles, dir);
-  run_entry(o, layout_run_args(o, file, l.profiles), dir, {}, l);
+  run_entry(o, layout_run_args(o, file, l.profiles, yardstick_file), dir, {}, l);
 }
 
 // ---- the references: every tenant on the GPU's largest instance, time-sliced or as MPS clients ----
@@ -214,17 +217,18 @@ std::vector<SweepSharing> reference_sharings(const std::string& list) {
   return out;
 }
 
-// The scenario as a reference runs it: mode timeslice or mps on the one instance CUDA shows the workers
-// (CUDA_VISIBLE_DEVICES, set by the sweep); the tenants' MIG placements are dropped, the rest kept.
-std::string write_reference_scenario(const json& scenario, SweepSharing sharing, const std::string& dir) {
+// The scenario as a reference (mode timeslice or mps) or the yardstick (mode exclusive) runs it, on the one
+// instance CUDA shows the workers (CUDA_VISIBLE_DEVICES, set by the sweep); the tenants' MIG placements are
+// dropped, the rest kept.
+std::string write_largest_instance_scenario(const json& scenario, const std::string& mode, const std::string& dir) {
   json s = scenario;
-  s["mode"] = to_string(sharing);
+  s["mode"] = mode;
   for (json& t : s["tenants"])
     if (t.contains("placement") && t["placement"].is_object()) {
       t["placement"].erase("mig_profile");
       t["placement"].erase("mig_instance");
     }
-  const std::string path = dir + "/reference.scenario.json";
+  const std::string path = dir + "/" + mode + ".scenario.json";
   write_file_atomic(path, s.dump(2) + "\n");
   return path;
 }
@@ -262,7 +266,7 @@ std::optional<SweepRecommendation> recommend_layout(const std::vector<SweepLayou
   const SweepLayout& best = *measured.front();
   SweepRecommendation r{best.name, best.profiles, "", true, ""};
   r.reason = std::to_string(best.passing) + " of " + std::to_string(tenants) + " tenants pass the cutoff" +
-             (best.stp ? ", system throughput " + significant(*best.stp, 3) + " (STP against the exclusive card)" : "") +
+             (best.stp ? ", system throughput " + significant(*best.stp, 3) + " (STP against the common yardstick)" : "") +
              (best.stp_per_price ? ", " + significant(*best.stp_per_price, 3) + " STP per unit of price" : "");
   if (measured.size() > 1) {
     const SweepLayout& next = *measured[1];
@@ -282,6 +286,7 @@ std::optional<SweepRecommendation> recommend_layout(const std::vector<SweepLayou
 
 int sweep_exit_code(const MigSweepResult& result, unsigned tenants) {
   if (result.interrupted) return kExitInterrupted;
+  if (result.yardstick.outcome == LayoutOutcome::failed) return kExitWorkloadFailed;
   for (const auto* entries : {&result.layouts, &result.references})
     for (const SweepLayout& l : *entries)
       if (l.outcome == LayoutOutcome::failed) return kExitWorkloadFailed;
@@ -319,10 +324,10 @@ std::optional<SweepPower> summarize_power(const std::vector<TelemetrySample>& re
 }
 
 void skip_blocked_entries(MigSweepResult& r, const std::vector<MigGpuInstanceProfile>& gpu_profiles,
-                          const std::vector<MigInstance>& existing) {
+                          const std::vector<MigGpuInstance>& existing) {
   if (existing.empty()) return;
   std::vector<MigPlacement> occupied;
-  for (const MigInstance& m : existing)
+  for (const MigGpuInstance& m : existing)
     if (m.placement) occupied.push_back(*m.placement);
   const bool known = occupied.size() == existing.size();
   for (auto* entries : {&r.references, &r.layouts})
@@ -344,6 +349,42 @@ void skip_blocked_entries(MigSweepResult& r, const std::vector<MigGpuInstancePro
     }
 }
 
+void plan_yardstick(const std::string& baseline, SweepYardstick& y, const std::vector<MigGpuInstanceProfile>& gpu_profiles,
+                    const std::vector<MigGpuInstance>& existing) {
+  y = SweepYardstick{};
+  if (!baseline.empty()) {
+    y.source = YardstickSource::baseline;
+    y.baseline_file = baseline;
+    y.outcome = LayoutOutcome::measured;  // given: each layout's run checks it against the scenario
+    return;
+  }
+  std::vector<MigPlacement> occupied;
+  for (const MigGpuInstance& m : existing) {
+    if (!m.placement) {
+      y.outcome = LayoutOutcome::skipped_existing;
+      y.reason = "NVML does not say where the pre-existing instances sit (never touched), so no instance for the "
+                 "yardstick can be placed";
+      return;
+    }
+    occupied.push_back(*m.placement);
+  }
+  std::vector<MigGpuInstanceProfile> by_size = gpu_profiles;
+  std::stable_sort(by_size.begin(), by_size.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.slice_count, a.memory_mib) > std::tie(b.slice_count, b.memory_mib);
+  });
+  for (const MigGpuInstanceProfile& p : by_size) {
+    if (!plan_mig_creation({p.name}, gpu_profiles, occupied).check.layout) continue;
+    y.profile = p.name;
+    y.whole_gpu_largest = p.name == by_size.front().name;
+    if (!y.whole_gpu_largest)
+      y.reason = "the GPU's largest profile, " + by_size.front().name + ", does not fit beside the pre-existing "
+                 "instances: the largest that does";
+    return;
+  }
+  y.outcome = LayoutOutcome::skipped_existing;
+  y.reason = "no MIG instance fits beside the pre-existing instances (never touched)";
+}
+
 std::map<std::string, double> read_sweep_prices(const std::string& file) {
   const json doc = read_json_file(file, "mig-sweep --prices");
   const std::string where = "mig-sweep --prices " + file;
@@ -360,7 +401,7 @@ std::map<std::string, double> read_sweep_prices(const std::string& file) {
 
 namespace {
 
-MigSweepResult new_sweep_result(const PlatformOptions& o, Nvml& nvml, const std::vector<MigInstance>& existing) {
+MigSweepResult new_sweep_result(const PlatformOptions& o, Nvml& nvml, const std::vector<MigGpuInstance>& existing) {
   MigSweepResult r;
   r.argv = o.argv;
   r.version = o.version;
@@ -376,7 +417,7 @@ MigSweepResult new_sweep_result(const PlatformOptions& o, Nvml& nvml, const std:
   r.pci_device_id = nvml.pci_device_id(dev);
   r.layouts_source = o.layouts;
   r.budget_s = o.sweep_budget_s;
-  for (const MigInstance& m : existing) r.preexisting.push_back(m.profile + " (" + m.uuid + ")");
+  for (const MigGpuInstance& m : existing) r.preexisting.push_back(gpu_instance_label(m));
   return r;
 }
 
@@ -474,33 +515,73 @@ std::string uuid_of(Nvml& nvml, unsigned device, const CreatedMigInstance& c) {
   throw CannotRunError("mig-sweep: the " + c.profile + " instance it made is not listed by NVML");
 }
 
-// The references, on one instance of the largest profile made for them (journalled like --mig-create's,
-// destroyed on every way out of here) and shown to each child as CUDA_VISIBLE_DEVICES.
-void run_references(const PlatformOptions& o, const json& scenario, Nvml& nvml, const std::string& out,
-                    MigSweepResult& r, SteadyTime t0) {
+// The yardstick's run: every tenant alone once (mode exclusive) on the instance `uuid`; its results.json is
+// every layout's --baseline. Exempt from the budget: without it no layout can be judged.
+void run_yardstick(const PlatformOptions& o, const json& scenario, const std::string& out, const std::string& uuid,
+                   MigSweepResult& r) {
+  SweepYardstick& y = r.yardstick;
+  y.uuid = uuid;
+  if (r.interrupted || (o.stop && o.stop())) {
+    r.interrupted = true;
+    y.outcome = LayoutOutcome::interrupted;
+    y.reason = "the sweep was interrupted before the yardstick";
+    return;
+  }
+  const std::string dir = out + "/yardstick";
+  std::filesystem::create_directories(dir);
+  const std::string file = write_largest_instance_scenario(scenario, "exclusive", dir);
+  std::cerr << "interference-bench: mig-sweep: yardstick: every tenant alone on " << y.profile << "\n";
+  SweepLayout l;
+  l.name = "yardstick on " + y.profile;
+  l.profiles = {y.profile};
+  run_entry(o, child_run_args(o, "exclusive", file), dir, {"CUDA_VISIBLE_DEVICES=" + uuid}, l);
+  y.exit_code = l.exit_code;
+  y.seconds = l.seconds;
+  y.outcome = l.outcome;
+  if (!l.reason.empty()) y.reason = l.reason;  // else the plan's (why not the GPU's largest profile)
+  y.baseline_file = l.results_file;
+  if (l.outcome == LayoutOutcome::interrupted) r.interrupted = true;
+}
+
+// The yardstick and the references, on one instance of the largest profile made for them (journalled like
+// --mig-create's, destroyed on every way out of here) and shown to each child as CUDA_VISIBLE_DEVICES. When
+// pre-existing instances leave no room for the largest profile the references are skipped and the
+// yardstick's instance is the largest that fits (plan_yardstick).
+void run_on_largest_instance(const PlatformOptions& o, const json& scenario, Nvml& nvml, const std::string& out,
+                             MigSweepResult& r, SteadyTime t0) {
   std::vector<SweepLayout*> pending;
   for (SweepLayout& l : r.references)
     if (l.outcome == LayoutOutcome::pending) pending.push_back(&l);
-  if (pending.empty()) return;
+  const bool yardstick = r.yardstick.outcome == LayoutOutcome::pending;
+  if (pending.empty() && !yardstick) return;
+  const std::string profile = yardstick ? r.yardstick.profile : pending.front()->profiles.front();
   const unsigned dev = static_cast<unsigned>(o.device);
   Journal journal(default_state_dir());
   std::unique_ptr<MigInstancesGuard> guard;
   std::string uuid;
   try {
-    guard = std::make_unique<MigInstancesGuard>(nvml, dev, std::vector<std::string>{pending.front()->profiles.front()}, &journal);
+    guard = std::make_unique<MigInstancesGuard>(nvml, dev, std::vector<std::string>{profile}, &journal);
     uuid = uuid_of(nvml, dev, guard->created().front());
   } catch (const CannotRunError& e) {
     for (SweepLayout* l : pending) {
       l->outcome = LayoutOutcome::cannot_run;
       l->reason = e.what();
     }
+    if (yardstick) {
+      r.yardstick.outcome = LayoutOutcome::cannot_run;
+      r.yardstick.reason = e.what();
+    }
     return;
+  }
+  if (yardstick) {
+    run_yardstick(o, scenario, out, uuid, r);
+    write_sweep(out, r);
   }
   for (SweepLayout* l : pending) {
     if (skipped_before_running(o, r, t0, *l)) continue;
     const std::string dir = out + "/references/" + to_string(l->sharing);
     std::filesystem::create_directories(dir);
-    const std::string file = write_reference_scenario(scenario, l->sharing, dir);
+    const std::string file = write_largest_instance_scenario(scenario, to_string(l->sharing), dir);
     std::cerr << "interference-bench: mig-sweep: reference: " << l->name << "\n";
     run_entry(o, child_run_args(o, to_string(l->sharing), file), dir, {"CUDA_VISIBLE_DEVICES=" + uuid}, *l);
     if (l->outcome == LayoutOutcome::interrupted) r.interrupted = true;
@@ -511,6 +592,7 @@ void run_references(const PlatformOptions& o, const json& scenario, Nvml& nvml, 
 }
 
 void run_layouts(const PlatformOptions& o, const json& scenario, const std::string& out, MigSweepResult& r, SteadyTime t0) {
+  const SweepYardstick& y = r.yardstick;
   for (std::size_t i = 0; i < r.layouts.size(); ++i) {
     SweepLayout& l = r.layouts[i];
     if (l.outcome != LayoutOutcome::pending) continue;
@@ -519,9 +601,15 @@ void run_layouts(const PlatformOptions& o, const json& scenario, const std::stri
       return x.outcome == LayoutOutcome::measured || x.outcome == LayoutOutcome::failed;
     });
     if (!skipped_before_running(o, r, t0, l, first)) {
-      std::cerr << "interference-bench: mig-sweep: layout " << i + 1 << " of " << r.layouts.size() << ": " << l.name << "\n";
-      run_layout(o, scenario, out + "/layouts/" + std::to_string(i + 1) + "-" + file_name_part(l.name), l);
-      if (l.outcome == LayoutOutcome::interrupted) r.interrupted = true;
+      if (y.outcome != LayoutOutcome::measured) {
+        // Against its own largest instance it would not be comparable with the others: not run at all.
+        l.outcome = LayoutOutcome::cannot_run;
+        l.reason = "no common yardstick to judge it against (" + y.reason + "); give one with --baseline";
+      } else {
+        std::cerr << "interference-bench: mig-sweep: layout " << i + 1 << " of " << r.layouts.size() << ": " << l.name << "\n";
+        run_layout(o, scenario, out + "/layouts/" + std::to_string(i + 1) + "-" + file_name_part(l.name), y.baseline_file, l);
+        if (l.outcome == LayoutOutcome::interrupted) r.interrupted = true;
+      }
     }
     write_sweep(out, r);  // after each layout: an interrupted sweep keeps what it finished
   }
@@ -545,15 +633,17 @@ int mig_sweep_command(const PlatformOptions& o) {
   OutputDir folder("--out", out_dir, kSweepFiles, o.force);
   const std::string& out = folder.path();
   folder.keep();
-  const auto existing = nvml->mig_instances(static_cast<unsigned>(o.device));
+  // Every GPU instance, those without a compute instance too: each takes its memory slices.
+  const auto existing = nvml->mig_gpu_instances(static_cast<unsigned>(o.device));
   MigSweepResult r = new_sweep_result(o, *nvml, existing);
   r.prices_file = o.prices;
   r.prices = std::move(prices);
   plan_entries(r, sharings, largest_profile(gpu_profiles), layouts, tenants);
   skip_blocked_entries(r, gpu_profiles, existing);
+  plan_yardstick(o.baseline, r.yardstick, gpu_profiles, existing);
   write_sweep(out, r);
   const auto t0 = std::chrono::steady_clock::now();
-  run_references(o, scenario, *nvml, out, r, t0);
+  run_on_largest_instance(o, scenario, *nvml, out, r, t0);
   nvml.reset();  // the layouts' children load their own
   run_layouts(o, scenario, out, r, t0);
   r.recommendation = recommend_layout(r.layouts, tenants);

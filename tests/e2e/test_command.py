@@ -262,6 +262,22 @@ def test_the_program_gets_the_placement_of_its_mode(runner, tmp_path, mode):
         assert placed["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] == "40" and "CUDA_MPS_PIPE_DIRECTORY" in placed
 
 
+@pytest.mark.parametrize("mode", ["timeslice", "mps"])
+def test_on_device_1_the_program_is_shown_that_gpu(runner, tmp_path, mode):
+    # Issue 34 (item 12): a command tenant's program picks CUDA device 0 unless told; on device N it is shown
+    # GPU N by CUDA_VISIBLE_DEVICES (NVML's UUID where NVML is loaded, else the index), in every phase.
+    from test_mps import FAKES  # the fake MPS control daemon
+    runner.env.update(PATH=f"{FAKES}:{os.environ['PATH']}", FAKE_MPS_LOG=str(tmp_path / "mps.log"))
+    envs = tmp_path / "env.jsonl"
+    train = toy("train", "heartbeat", env={"IB_ENV_FILE": str(envs)})
+    doc = scenario("device1", [train, {"name": "n", "role": "aggressor", "workload": "host-idle",
+                                       "params": {"sample_ms": 1.0}}], mode=mode, duration=0.4, device=1)
+    r, res = run(runner, tmp_path, doc, *LENIENT)
+    assert r.returncode in (0, 1, 5), r.stdout + r.stderr
+    seen = [json.loads(line) for line in envs.read_text().splitlines()]
+    assert seen and all(e.get("CUDA_VISIBLE_DEVICES") == "1" for e in seen), seen
+
+
 def test_a_sigkilled_harness_leaves_no_program_behind(runner, tmp_path):
     # SIGKILL the harness while the program runs: its worker dies (PR_SET_PDEATHSIG), and the keeper
     # that watched the worker kills the program's group.

@@ -109,6 +109,29 @@ def test_exclusive_phase_from_a_baseline_file(runner, tmp_path, nvml):
             t["phases"]["colocated"]["stats"]["median"] / bt["phases"]["exclusive"]["stats"]["median"] - 1)
 
 
+def test_an_exclusive_run_on_one_mig_instance_is_a_baseline_that_says_so(runner, tmp_path, nvml):
+    # Issue 34 (item 1): mig-sweep's yardstick is an exclusive run on the GPU's largest MIG instance, which
+    # --backend cuda records as source mig_instance; every layout's run must take it as its --baseline, and
+    # say where it was measured. (The host backend measures no MIG instance: the file is made to say so.)
+    doc = scenario("pair", [compute("a"), compute("b")], duration=0.3)
+    f = runner.write_json("s.json", doc)
+    base = runner.run(*LENIENT, "--backend", "host", "--mode", "exclusive", "--scenario", f, "--out", tmp_path / "base")
+    assert base.returncode == 0, base.stderr
+    res = json.loads((tmp_path / "base" / "results.json").read_text())
+    note = "one MIG instance, not a whole GPU: GPU 0 is in MIG mode, so CUDA shows a worker CUDA_VISIBLE_DEVICES=MIG-x"
+    res["runs"][0]["mode_config"]["exclusive_source"] = note
+    for t in res["runs"][0]["tenants"]:
+        t["phases"]["exclusive"]["source"] = "mig_instance"
+    on_instance = runner.write_json("on-instance.json", res)
+    nvml(gpu())
+    r = runner.run(*LENIENT, "--backend", "host", "--mode", "mig", "--scenario", f, "--out", tmp_path / "out",
+                   "--baseline", on_instance)
+    assert r.returncode in (0, 1, 5), r.stderr
+    run = load_results(tmp_path / "out")["runs"][0]
+    assert run["mode_config"]["exclusive_source"] == f"baseline file {on_instance} (measured on {note})"
+    assert all(t["phases"]["exclusive"]["source"] == "baseline" for t in run["tenants"])
+
+
 def test_baseline_without_the_scenario_is_exit_2(runner, tmp_path, nvml):
     f = runner.write_json("s.json", scenario("other", [compute("x")], mode="exclusive", duration=0.3))
     assert runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "base").returncode == 0
@@ -237,10 +260,14 @@ def test_mig_create_destroys_exactly_its_instances_even_when_a_worker_crashes(ru
     assert INSTANCES[0]["gi"] not in {o["gi"] for o in ops}, "the instance that was there before is left alone"
     run = load_results(tmp_path / "out")["runs"][0]
     assert [c["profile"] for c in run["mode_config"]["device"]["mig_created"]] == ["1g.18gb", "2g.35gb"]
-    # The created instances were the ones the tenants ran on.
+    # Issue 34 (item 2): the tenants ran on exactly the instances it made, and the exclusive phase on the
+    # largest of those (the 2g.35gb), never on the pre-existing 3g.71gb (larger, and with the lowest id).
     assigned = set(run["mode_config"]["mig"]["assignment"].values())
-    made_uuids = {o["uuid"] for o in ops if o["op"] == "create_ci"}
-    assert len(assigned & made_uuids) >= 1
+    made = {o["profile"]: o["uuid"] for o in ops if o["op"] == "create_ci"}
+    assert assigned == set(made.values())
+    assert INSTANCES[0]["uuid"] not in run["mode_config"]["exclusive_source"]
+    assert run["mode_config"]["exclusive_source"].startswith(f"largest MIG instance 2g.35gb ({made['2g.35gb']}")
+    assert INSTANCES[0]["uuid"] not in json.dumps(run["mode_config"]["mig"]["assignment"])
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="--mig-create needs root")

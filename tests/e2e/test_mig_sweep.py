@@ -12,9 +12,10 @@ import jsonschema
 import pytest
 import yaml
 
-from conftest import BINARY, LENIENT, SOURCE_DIR, compute, scenario, wait_for
+from conftest import BINARY, LENIENT, SOURCE_DIR, compute, load_results, scenario, wait_for
 
 FAKE_NVML = os.environ.get("FAKE_NVML_LIB", "")
+TOY_STEP = os.environ.get("IB_TOY_STEP", str(Path(BINARY).parent / "tests" / "ib_toy_step"))
 SWEEP_SCHEMA = json.loads((SOURCE_DIR / "reports" / "mig-sweep.schema.json").read_text())
 # The H200's GPU instance profiles (placements: the fake's defaults for each slice count, as nvidia-smi
 # mig -lgipp lists them on an H100/H200).
@@ -69,6 +70,31 @@ def sweep(runner, *args):
     return [BINARY, "mig-sweep", "--backend", "host", *LENIENT, *map(str, args)]
 
 
+def exclusive_baseline(runner, tmp_path):
+    """An exclusive run of two_tenants' scenario (its names and workloads), short: a --baseline file."""
+    s = runner.write_json("base.json", scenario("pair", [compute("victim", n=48, reps=2), compute("other", n=48, reps=2)],
+                                                mode="exclusive", duration=0.2, warmup=0.05))
+    r = runner.run("--backend", "host", "--scenario", s, "--rounds", "1", "--until", "fixed", "--out", tmp_path / "base",
+                   *LENIENT)
+    assert r.returncode in (0, 5), r.stdout + r.stderr
+    return tmp_path / "base" / "results.json"
+
+
+SM_SCALED = r"""#!/bin/sh
+sm=$(grep '"create_ci"' "$FAKE_NVML_STATE" | grep "\"uuid\":\"$CUDA_VISIBLE_DEVICES\"" | sed 's/.*"sm":\([0-9]*\).*/\1/' | tail -n 1)
+[ -n "$sm" ] || { echo "no MIG instance $CUDA_VISIBLE_DEVICES" >&2; exit 2; }
+exec TOY_STEP --work $((4000000 * 132 / sm))
+"""
+
+
+def sm_scaled_tenant(runner, name):
+    """A compute-heavy command tenant on the fake H200: each step's work is 132 / (the SMs of the MIG instance
+    CUDA_VISIBLE_DEVICES shows it, from the fake's operation log) times a whole GPU's, as a GEMM's on fewer SMs.
+    So a 1g.18gb (16 SMs) is about 8x slower than the 7g.141gb, a 4g.71gb (64 SMs) about 2x."""
+    script = runner.write_json(f"{name}.sh", SM_SCALED.replace("TOY_STEP", TOY_STEP))
+    return {"name": name, "role": "victim", "command": {"argv": ["/bin/sh", str(script)], "metric": "heartbeat"}}
+
+
 def test_each_layout_makes_and_destroys_exactly_its_instances_and_the_recommendation_is_a_mig_parted_config(
         runner, tmp_path, fake):
     state = fake(instances=[PREEXISTING])
@@ -87,13 +113,23 @@ def test_each_layout_makes_and_destroys_exactly_its_instances_and_the_recommenda
     assert "beside the pre-existing instances at memory slices 6-6" in blocked["reason"]
     assert [l["outcome"] for l in doc["layouts"][1:]] == ["measured", "measured"], doc["layouts"]
     assert [t["profile"] for t in doc["layouts"][1]["tenants"]] == ["4g.71gb", "2g.35gb"]
+    # The yardstick first: the 7g.141gb has no room beside the pre-existing instance, so every tenant alone on
+    # the largest instance that fits, 4g.71gb, said so; both layouts' runs read that one run as their baseline.
+    y = doc["yardstick"]
+    assert (y["source"], y["profile"], y["whole_gpu_largest"], y["outcome"]) == ("largest_instance", "4g.71gb", False,
+                                                                                  "measured"), y
+    assert "7g.141gb, does not fit beside the pre-existing instances" in y["reason"]
+    for l in doc["layouts"][1:]:
+        assert load_results(Path(l["results_file"]).parent)["runs"][0]["mode_config"]["exclusive_source"] == \
+            f"baseline file {y['baseline_file']}"
     # Per layout: its two instances made where the whole set fits (the 1g.18gb asked for first is not put
     # at 0, where the 4g.71gb has its only placement), then destroyed; the pre-existing one never touched.
     ops = read_ops(state)
     made = [(o["profile"], o["placement"]) for o in ops if o["op"] == "create_gi"]
-    assert made == [("4g.71gb", [0, 4]), ("2g.35gb", [4, 2]), ("1g.18gb", [4, 1]), ("4g.71gb", [0, 4])]
+    assert made == [("4g.71gb", [0, 4]), ("4g.71gb", [0, 4]), ("2g.35gb", [4, 2]), ("1g.18gb", [4, 1]), ("4g.71gb", [0, 4])]
     assert all(o["asked"] for o in ops if o["op"] == "create_gi")
-    assert [o["op"] for o in ops[:4]] == ["create_gi", "create_ci", "create_gi", "create_ci"]
+    assert [o["op"] for o in ops[:8]] == ["create_gi", "create_ci", "destroy_ci", "destroy_gi", "create_gi", "create_ci",
+                                          "create_gi", "create_ci"]
     assert live_created(state) == set()
     assert PREEXISTING["gi"] not in {o["gi"] for o in ops}
     assert doc["preexisting_instances"] == [f"1g.18gb ({PREEXISTING['uuid']})"]
@@ -212,9 +248,10 @@ def test_a_layout_list_line_that_cannot_be_placed_is_bad_input(runner, tmp_path,
 def test_an_interrupted_sweep_leaves_no_instance_it_made(runner, tmp_path, fake, how):
     state = fake(instances=[PREEXISTING])
     out = tmp_path / "out"
+    base = exclusive_baseline(runner, tmp_path)  # the yardstick: no instance for it, the first layout's come first
     p = subprocess.Popen(sweep(runner, "--scenario", two_tenants(runner, duration=20), "--layouts",
                                runner.write_json("l.txt", "2g.35gb,2g.35gb\n4g.71gb,2g.35gb\n"), "--rounds", "1",
-                               "--out", out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=runner.env,
+                               "--baseline", base, "--out", out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=runner.env,
                          start_new_session=True)
     wait_for(lambda: len(live_created(state)) == 2, process=p)  # the first layout's instances exist
     if how == "sigterm":
@@ -223,6 +260,7 @@ def test_an_interrupted_sweep_leaves_no_instance_it_made(runner, tmp_path, fake,
         assert p.returncode == 130
         doc = json.loads((out / "mig-sweep.json").read_text())
         assert doc["interrupted"] is True and doc["layouts"][0]["outcome"] == "interrupted"
+        assert (doc["yardstick"]["source"], doc["yardstick"]["baseline_file"]) == ("baseline", str(base))
     else:
         os.killpg(p.pid, signal.SIGKILL)  # the sweep and its run: nothing of ours gets to clean up
         p.communicate(timeout=60)
@@ -232,3 +270,61 @@ def test_an_interrupted_sweep_leaves_no_instance_it_made(runner, tmp_path, fake,
         assert r.returncode == 0, r.stdout + r.stderr
     assert live_created(state) == set()
     assert PREEXISTING["gi"] not in {o["gi"] for o in read_ops(state)}
+
+
+def test_every_layout_is_judged_against_one_yardstick_and_a_sweep_ranks_small_and_large_layouts_by_it(
+        runner, tmp_path, fake):
+    # Issue 34 (item 1). Two compute-heavy tenants whose speed follows their instance's SMs: against each
+    # layout's own largest instance 1g.18gb,1g.18gb looked unslowed (STP about 2) and won; against the one
+    # yardstick (each tenant alone once on the 7g.141gb) it is about 8x slower, and 4g.71gb,3g.71gb wins.
+    state = fake()
+    doc_s = scenario("pair", [sm_scaled_tenant(runner, "a"), sm_scaled_tenant(runner, "b")], mode="mig", duration=0.6,
+                     warmup=0.05)
+    layouts = runner.write_json("layouts.txt", "1g.18gb,1g.18gb\n4g.71gb,3g.71gb\n")
+    out = tmp_path / "out"
+    r = subprocess.run(sweep(runner, "--scenario", runner.write_json("s.json", doc_s), "--layouts", layouts, "--rounds", "2",
+                             "--references", "none", "--out", out), capture_output=True, text=True, timeout=300,
+                       env=runner.env)
+    assert r.returncode in (0, 1, 5), r.stdout + r.stderr
+    doc = json.loads((out / "mig-sweep.json").read_text())
+    jsonschema.validate(doc, SWEEP_SCHEMA)
+    y = doc["yardstick"]
+    assert (y["source"], y["profile"], y["whole_gpu_largest"], y["outcome"]) == ("largest_instance", "7g.141gb", True,
+                                                                                  "measured"), y
+    ops = read_ops(state)
+    assert [o["profile"] for o in ops if o["op"] == "create_gi"][0] == "7g.141gb"
+    assert y["uuid"] == next(o["uuid"] for o in ops if o["op"] == "create_ci")
+    assert live_created(state) == set()
+    # The same exclusive source and figures in both layouts' runs: the yardstick's.
+    small, large = doc["layouts"]
+    assert (small["outcome"], large["outcome"]) == ("measured", "measured"), doc["layouts"]
+    runs = [load_results(Path(l["results_file"]).parent)["runs"][0] for l in (small, large)]
+    assert {run["mode_config"]["exclusive_source"] for run in runs} == {f"baseline file {y['baseline_file']}"}
+    for name in ("a", "b"):
+        ex = [next(t for t in run["tenants"] if t["name"] == name)["phases"]["exclusive"] for run in runs]
+        assert ex[0]["source"] == ex[1]["source"] == "baseline"
+        assert ex[0]["stats"] == ex[1]["stats"]
+    # Ranked by what was measured against it: a 1g.18gb has a quarter of a 4g.71gb's SMs.
+    assert large["stp"] > 2 * small["stp"], (large["stp"], small["stp"])
+    assert doc["recommendation"]["layout"] == "4g.71gb,3g.71gb"
+    assert "against one yardstick: each tenant alone once on one 7g.141gb instance" in (out / "mig-sweep.md").read_text()
+
+
+def test_without_a_yardstick_no_layout_runs(runner, tmp_path, fake):
+    # The largest instance cannot be made (a race lost): no layout is judged against its own largest instance.
+    state = fake()
+    cfg = json.loads(Path(runner.env["FAKE_NVML_CONFIG"]).read_text())
+    next(p for p in cfg["devices"][0]["profiles"] if p["name"] == "7g.141gb")["create_fails"] = 23
+    runner.write_json("nvml.json", cfg)
+    out = tmp_path / "out"
+    r = subprocess.run(sweep(runner, "--scenario", two_tenants(runner), "--layouts",
+                             runner.write_json("l.txt", "3g.71gb,3g.71gb\n"), "--references", "none", "--out", out),
+                       capture_output=True, text=True, timeout=120, env=runner.env)
+    assert r.returncode == 3, r.stdout + r.stderr
+    doc = json.loads((out / "mig-sweep.json").read_text())
+    jsonschema.validate(doc, SWEEP_SCHEMA)
+    assert doc["yardstick"]["outcome"] == "cannot_run"
+    [l] = doc["layouts"]
+    assert l["outcome"] == "cannot_run" and "no common yardstick" in l["reason"] and "--baseline" in l["reason"], l
+    assert not [o for o in read_ops(state) if o["op"] == "create_gi"]
+    assert "No common yardstick" in (out / "mig-sweep.md").read_text()

@@ -177,12 +177,15 @@ def test_mps_pipe_dir_needs_mode_mps(runner, tmp_path):
 FAKE_NVML = os.environ.get("FAKE_NVML_LIB", "")
 
 
-def mps_run_with_gpu_processes(runner, tmp_path, name, *processes):
-    """An MPS run whose fake NVML lists the workers (as a real NVML lists CUDA processes), the fake MPS
-    server and `processes`, with the GPU side of foreign-load control on (--telemetry-hz on the host)."""
+def mps_run_with_gpu_processes(runner, tmp_path, name, *processes, workers_listed=True, runs=False):
+    """An MPS run whose fake NVML lists the workers (as a real NVML lists CUDA processes; not with
+    workers_listed=False, as a real NVML under MPS, which lists the server), the fake MPS server and
+    `processes`, with the GPU side of foreign-load control on (--telemetry-hz on the host). Its blocks, or
+    with runs=True the run."""
     servers = tmp_path / f"{name}-servers.pids"
     runner.env["FAKE_MPS_SERVER_PIDS"] = str(servers)
-    listed = [{"children": True, "used_mb": 500}, {"pid_file": str(servers), "used_mb": 30}, *processes]
+    listed = [{"children": True, "used_mb": 500}] if workers_listed else []
+    listed += [{"pid_file": str(servers), "used_mb": 30}, *processes]
     cfg = runner.write_json(f"{name}-nvml.json", {"devices": [{"name": "NVIDIA H200", "processes": listed}]})
     runner.env.update(INTERFERENCE_BENCH_NVML=FAKE_NVML, FAKE_NVML_CONFIG=str(cfg))
     f = runner.write_json(f"{name}.json", scenario(name, [compute("a"), compute("b")], mode="mps", duration=0.6,
@@ -192,7 +195,22 @@ def mps_run_with_gpu_processes(runner, tmp_path, name, *processes):
                    *LENIENT)
     assert r.returncode in (0, 1, 5), r.stderr
     assert servers.read_text().split(), "the fake daemon started a server"
-    return load_results(out)["runs"][0]["blocks"]
+    run = load_results(out)["runs"][0]
+    return run if runs else run["blocks"]
+
+
+@pytest.mark.skipif(not FAKE_NVML, reason="FAKE_NVML_LIB not set (run through ctest)")
+def test_a_tenants_gpu_memory_that_nvml_does_not_list_is_unknown_not_zero(runner, tmp_path, mps):
+    # Issue 34 (item 8): under MPS NVML lists the MPS server, not its clients: the tenants' memory is unknown
+    # (null), never 0 bytes, which the advice would read as "uses no GPU memory".
+    run = mps_run_with_gpu_processes(runner, tmp_path, "server-only", workers_listed=False, runs=True)
+    for t in run["tenants"]:
+        for phase in ("alone", "colocated"):
+            # The writer leaves out what is unknown (it wrote peak_bytes 0 before).
+            assert t["phases"][phase].get("gpu_memory") is None, (t["name"], phase, t["phases"][phase]["gpu_memory"])
+    # Where NVML lists the workers, their memory is known.
+    run = mps_run_with_gpu_processes(runner, tmp_path, "listed", runs=True)
+    assert all(t["phases"]["colocated"]["gpu_memory"]["peak_bytes"] == 500 << 20 for t in run["tenants"]), run["tenants"]
 
 
 @pytest.mark.skipif(not FAKE_NVML, reason="FAKE_NVML_LIB not set (run through ctest)")

@@ -14,6 +14,8 @@
 //                        "memory_mb": 16384, "slot": 0,      // slot: index for GetMigDeviceHandleByIndex
 //                        "placement": [6, 1]}],              // its GPU instance's [start, size] (default: the
 //                                                            // profile's first placement free of those before it)
+//                        // "ci": null: a GPU instance without a compute instance (nvidia-smi mig -cgi without -C):
+//                        // it takes its slices and nvmlDeviceGetGpuInstances lists it, but no MIG device handle does
 //         "profiles": [{"name": "1g.18gb", "id": 19, "slices": 1, "sm": 16, "memory_mb": 16384,
 //                       "capacity": 7, "index": 0,         // index: NVML_GPU_INSTANCE_PROFILE_* (default from slices)
 //                       "create_fails": 23,                // (optional) what creating one answers, a race lost
@@ -40,6 +42,8 @@
 //                      // each call; a missing file lists none): the fake MPS server's, written as it starts;
 //                      // {"children": true, "used_mb": ...}: one process per live child of the process calling
 //                      // NVML (the harness's workers, which a real NVML lists once they hold a CUDA context)
+//         "process_info_bytes": 32,                           // ..._v3 writes 32-byte entries, as an early R535
+//                                                             // NVML did (default 24, R550-R580)
 //         "attributes_on_device": true                        // nvmlDeviceGetAttributes_v2 answers "sm" for the
 //                                                             // whole GPU (default: NOT_SUPPORTED, as NVML documents)
 //       }],
@@ -405,6 +409,7 @@ DevState state_of(unsigned dev) {
   if (inst != d.end() && inst->is_array()) {
     unsigned seq = 0;
     for (const auto& i : *inst) {
+      const bool no_ci = i.contains("ci") && i["ci"].is_null();
       Ci c;
       c.gi = as_unsigned(i, "gi", 0);
       c.ci = as_unsigned(i, "ci", 0);
@@ -419,8 +424,12 @@ DevState state_of(unsigned dev) {
           as_unsigned(i, "ci_profile_id", static_cast<unsigned>(std::max(0, ci_profile_for_slices(c.slices))));
       ++seq;
       if (!s.find_gi(c.gi)) {
-        const json* p = profile_by(d, [&](const json& p) { return get_or<std::string>(p, "name", "") == c.profile; });
-        Gi g{c.gi, c.profile, p ? as_unsigned(*p, "id", 0) : 0u, c.slices, c.sm, c.memory_mb, 0, c.slices};
+        // The GPU instance's profile: a compute instance named "1c.2g.35gb" sits in a 2g.35gb.
+        const auto dot = c.profile.find("c.");
+        const std::string gi_profile = dot != std::string::npos && c.profile.find('g') > dot ? c.profile.substr(dot + 2)
+                                                                                               : c.profile;
+        const json* p = profile_by(d, [&](const json& p) { return get_or<std::string>(p, "name", "") == gi_profile; });
+        Gi g{c.gi, gi_profile, p ? as_unsigned(*p, "id", 0) : 0u, c.slices, c.sm, c.memory_mb, 0, c.slices};
         auto at = i.find("placement");
         if (at != i.end() && at->is_array() && at->size() == 2) {
           g.start = (*at)[0].get<unsigned>();
@@ -431,7 +440,7 @@ DevState state_of(unsigned dev) {
         }
         s.gis.push_back(g);
       }
-      s.cis.push_back(c);
+      if (!no_ci) s.cis.push_back(c);
     }
   }
   for (const auto& op : read_ops()) {
@@ -914,6 +923,28 @@ nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id, 
   return NVML_SUCCESS;
 }
 
+nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t* gpuInstances,
+                                       unsigned int* count) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = lookup(device, Kind::device);
+  if (!h || !gpuInstances || !count) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetGpuInstances", static_cast<int>(h->dev))) return rc;
+  MigInfo m = mig_of(h->dev);
+  if (!m.supported || !m.current) return NVML_ERROR_NOT_SUPPORTED;
+  const json* p =
+      profile_by(device_config(h->dev), [&](const json& p) { return as_unsigned(p, "id", 0) == profileId; });
+  if (!p) return NVML_ERROR_INVALID_ARGUMENT;
+  // As NVML: the caller's buffer is taken to hold the profile's instance count.
+  const unsigned room = as_unsigned(*p, "capacity", 1);
+  const std::string name = get_or<std::string>(*p, "name", "");
+  DevState s = state_of(h->dev);
+  unsigned n = 0;
+  for (const Gi& g : s.gis)
+    if (g.profile == name && n < room) gpuInstances[n++] = as<nvmlGpuInstance_t>(intern(Kind::gi, h->dev, g.id));
+  *count = n;
+  return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t* info) {
   FAKE_REQUIRE_INIT();
   Handle* h = lookup(gpuInstance, Kind::gi);
@@ -1375,11 +1406,17 @@ extern "C" {
 
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
                                                      nvmlProcessInfo_t* infos) {
-  FAKE_WHOLE_DEVICE("nvmlDeviceGetComputeRunningProcesses_v3", count);
+  // A MIG device handle lists the processes on its instance (the entries with its "gi"), as NVML does.
+  FAKE_REQUIRE_INIT();
+  Handle* h = nullptr;
+  const int dev = device_of(device, &h);
+  if (dev < 0 || !count) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetComputeRunningProcesses_v3", dev)) return rc;
   json configured;
   if (int rc = fact(device_config(dev), "processes", json::array(), &configured)) return rc;
   json list = json::array();
   for (const json& p : configured) {
+    if (h->kind == Kind::mig && as_unsigned(p, "gi", NVML_NO_INSTANCE_ID) != h->gi) continue;
     std::vector<unsigned long> pids;
     if (p.contains("pid_file")) {
       std::ifstream in(p.at("pid_file").get<std::string>());
@@ -1402,12 +1439,21 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
     return NVML_ERROR_INSUFFICIENT_SIZE;
   }
   if (n > 0 && !infos) return NVML_ERROR_INVALID_ARGUMENT;
+  // "process_info_bytes": 32 writes the entries an early R535 NVML wrote (nvmlProcessInfo_v3_t), else 24.
+  const bool v3 = as_unsigned(device_config(dev), "process_info_bytes", 24) == 32;
   for (unsigned i = 0; i < n; ++i) {
     const json& p = list[i];
-    infos[i].pid = as_unsigned(p, "pid", 0);
-    infos[i].usedGpuMemory = get_or<unsigned long long>(p, "used_mb", 0) << 20;
-    infos[i].gpuInstanceId = as_unsigned(p, "gi", NVML_NO_INSTANCE_ID);
-    infos[i].computeInstanceId = as_unsigned(p, "ci", NVML_NO_INSTANCE_ID);
+    nvmlProcessInfo_v3_t e{};
+    e.pid = as_unsigned(p, "pid", 0);
+    e.usedGpuMemory = get_or<unsigned long long>(p, "used_mb", 0) << 20;
+    e.gpuInstanceId = as_unsigned(p, "gi", NVML_NO_INSTANCE_ID);
+    e.computeInstanceId = as_unsigned(p, "ci", NVML_NO_INSTANCE_ID);
+    e.usedGpuCcProtectedMemory = 0;
+    if (v3) {
+      std::memcpy(reinterpret_cast<unsigned char*>(infos) + i * sizeof e, &e, sizeof e);
+    } else {
+      infos[i] = {e.pid, e.usedGpuMemory, e.gpuInstanceId, e.computeInstanceId};
+    }
   }
   *count = n;
   return NVML_SUCCESS;

@@ -210,7 +210,7 @@ MigSweepResult planned(std::vector<std::vector<std::string>> layouts) {
 // A 1g.18gb at memory slice 6 leaves room for 4g.71gb + 2g.35gb (0-3, 4-5) but not for a second 3g.71gb (4-7)
 // nor for the references' 7g.141gb (0-7): those are skipped with the slices in the way, the rest left to run.
 TEST(MigSweepPreExisting, EntriesThatDoNotFitBesideThemAreSkippedWithTheReason) {
-  MigInstance at6;
+  MigGpuInstance at6;
   at6.profile = "1g.18gb";
   at6.placement = MigPlacement{6, 1};
   MigSweepResult r = planned({{"3g.71gb", "3g.71gb"}, {"4g.71gb", "2g.35gb"}});
@@ -235,6 +235,56 @@ TEST(MigSweepPreExisting, EntriesThatDoNotFitBesideThemAreSkippedWithTheReason) 
   EXPECT_EQ(unknown.references[0].outcome, LayoutOutcome::skipped_existing);
   EXPECT_NE(unknown.references[0].reason.find("NVML does not say where"), std::string::npos);
   EXPECT_EQ(unknown.layouts[0].outcome, LayoutOutcome::pending);
+}
+
+// Issue 34 (item 1): one yardstick for every layout. Nothing there: the GPU's largest profile. A 1g.18gb at slice 6
+// leaves no room for the 7g.141gb: the largest that fits beside it (4g.71gb, slices 0-3), said so. Where NVML does
+// not say where an instance sits, none (and no layout runs). A --baseline file is the yardstick as given.
+TEST(MigSweepYardstick, TheLargestInstanceThatFitsOrTheBaselineFile) {
+  SweepYardstick y;
+  plan_yardstick("", y, h200_profiles(), {});
+  EXPECT_EQ(y.source, YardstickSource::largest_instance);
+  EXPECT_EQ(y.profile, "7g.141gb");
+  EXPECT_TRUE(y.whole_gpu_largest);
+  EXPECT_EQ(y.outcome, LayoutOutcome::pending);
+  MigGpuInstance at6;
+  at6.profile = "1g.18gb";
+  at6.placement = MigPlacement{6, 1};
+  plan_yardstick("", y, h200_profiles(), {at6});
+  EXPECT_EQ(y.profile, "4g.71gb");
+  EXPECT_FALSE(y.whole_gpu_largest);
+  EXPECT_EQ(y.outcome, LayoutOutcome::pending);
+  EXPECT_NE(y.reason.find("7g.141gb, does not fit beside the pre-existing instances"), std::string::npos) << y.reason;
+  at6.placement.reset();
+  plan_yardstick("", y, h200_profiles(), {at6});
+  EXPECT_EQ(y.outcome, LayoutOutcome::skipped_existing);
+  EXPECT_EQ(y.profile, "");
+  plan_yardstick("base.json", y, h200_profiles(), {at6});
+  EXPECT_EQ(y.source, YardstickSource::baseline);
+  EXPECT_EQ(y.baseline_file, "base.json");
+  EXPECT_EQ(y.outcome, LayoutOutcome::measured);
+}
+
+TEST(MigSweepYardstick, AFailedYardstickIsAWorkloadFailureAndTheFilesSayWhichItWas) {
+  MigSweepResult r;
+  r.yardstick.profile = "7g.141gb";
+  r.yardstick.uuid = "MIG-big";
+  r.yardstick.outcome = LayoutOutcome::failed;
+  r.yardstick.reason = "a workload failed (exit 4)";
+  EXPECT_EQ(sweep_exit_code(r, 2), kExitWorkloadFailed);
+  EXPECT_NE(mig_sweep_markdown(r).find("No common yardstick"), std::string::npos);
+  r.yardstick.outcome = LayoutOutcome::measured;
+  r.yardstick.reason.clear();
+  r.yardstick.baseline_file = "out/yardstick/run/results.json";
+  const auto doc = mig_sweep_to_json(r);
+  EXPECT_EQ(doc["schema_version"], "1.2");
+  EXPECT_EQ(doc["yardstick"]["source"], "largest_instance");
+  EXPECT_EQ(doc["yardstick"]["profile"], "7g.141gb");
+  EXPECT_EQ(doc["yardstick"]["baseline_file"], "out/yardstick/run/results.json");
+  EXPECT_NE(mig_sweep_markdown(r).find("against one yardstick: each tenant alone once on one 7g.141gb instance (MIG-big), "
+                                       "the GPU's largest"),
+            std::string::npos)
+      << mig_sweep_markdown(r);
 }
 
 }  // namespace

@@ -313,6 +313,38 @@ TEST_F(NvmlTest, GpuLoadProbeCountsByNumberWhenNoPidMatches) {
   EXPECT_EQ(*quiet.gpu_foreign_processes, 0);
 }
 
+// Issue 34 (item 6): in mode mig the probe asks the run's instances through their MIG device handles. A process on
+// another user's instance is not foreign load (it shares no SMs or memory with ours); one on ours that is not ours
+// is; and our process's memory is against its instance's (16 GiB), not the whole GPU's 141 GB.
+TEST_F(NvmlTest, GpuLoadProbeInModeMigAsksOnlyTheRunsInstances) {
+  json config = machine();
+  config["devices"][0]["memory_mb"] = 143771;
+  config["devices"][0]["processes"] = json::array({{{"pid", 5001}, {"used_mb", 1000}, {"gi", 9}, {"ci", 0}},
+                                                   {{"pid", 6001}, {"used_mb", 9000}, {"gi", 1}, {"ci", 0}}});
+  write_config(config);
+  auto nvml = ib::Nvml::load();
+  std::vector<ib::MigInstance> ours;
+  for (const auto& m : nvml->mig_instances(0))
+    if (m.gpu_instance_id == 9) ours.push_back(m);
+  ASSERT_EQ(ours.size(), 1u);
+  const auto probe = ib::make_gpu_load_probe(*nvml, 0, 0.0, ours);
+  ib::ForeignLoad load;
+  probe(load, {::getpid(), 5001});
+  ASSERT_TRUE(load.gpu_foreign_processes.has_value());
+  EXPECT_EQ(*load.gpu_foreign_processes, 0);  // 6001 runs on another user's 3g.71gb
+  ASSERT_EQ(load.gpu_own_process_memory.size(), 1u);
+  EXPECT_EQ(load.gpu_memory_total_by_pid.at(5001), 16384ull << 20);
+  // A neighbour on our own instance still counts.
+  config["devices"][0]["processes"].push_back({{"pid", 6002}, {"used_mb", 500}, {"gi", 9}, {"ci", 0}});
+  write_config(config);
+  auto again = ib::Nvml::load();
+  const auto probe2 = ib::make_gpu_load_probe(*again, 0, 0.0, ours);
+  ib::ForeignLoad busy;
+  probe2(busy, {::getpid(), 5001});
+  EXPECT_EQ(busy.gpu_foreign_processes, 1);
+  EXPECT_EQ(busy.gpu_foreign_memory_bytes, 500ull << 20);
+}
+
 TEST_F(NvmlTest, MigGuardUndoesAPartialCreate) {
   write_config(with_second_create_failing());
   auto nvml = ib::Nvml::load();
@@ -366,7 +398,9 @@ TEST_F(NvmlTest, MigGuardCreatesAtPlacementsChosenForTheWholeSet) {
 // the guard lets NVML place what it creates (asked: false in the fake's log).
 TEST_F(NvmlTest, WithoutPlacementsTheGuardLetsNvmlPlace) {
   json config = machine();
-  config["devices"][0]["fail"] = {{"nvmlDeviceGetGpuInstanceById", "NO_PERMISSION"}};
+  // Both need a privileged user.
+  config["devices"][0]["fail"] = {{"nvmlDeviceGetGpuInstanceById", "NO_PERMISSION"},
+                                  {"nvmlDeviceGetGpuInstances", "NO_PERMISSION"}};
   write_config(config);
   auto nvml = ib::Nvml::load();
   const auto mig = nvml->mig_instances(0);
@@ -410,6 +444,77 @@ TEST_F(NvmlTest, MigGuardRefusesASetBlockedByAPreExistingInstance) {
   ib::MigInstancesGuard ok(*nvml, 0, {"1g.18gb", "1g.18gb"});
   EXPECT_EQ(state_ops()[0]["placement"], json::array({0, 1}));
   EXPECT_EQ(state_ops()[2]["placement"], json::array({1, 1}));
+}
+
+// Issue 34 (item 7): a GPU instance made without a compute instance (nvidia-smi mig -cgi without -C) is no MIG
+// device, yet it takes its slices. nvmlDeviceGetGpuInstances lists it, and the guard places the set around it: a
+// 3g.71gb at 4-7 and a 2g.35gb at 2-3 beside a bare 1g.18gb at slice 0 (placed from the MIG devices alone, the
+// 3g.71gb went to 0-3, where creating it failed and the set was lost though it fits).
+TEST_F(NvmlTest, AGpuInstanceWithoutAComputeInstanceTakesItsSlices) {
+  json config = with_4g();
+  config["devices"][0]["instances"] =
+      json::array({{{"gi", 7}, {"ci", nullptr}, {"profile", "1g.18gb"}, {"placement", {0, 1}}}});
+  write_config(config);
+  auto nvml = ib::Nvml::load();
+  EXPECT_TRUE(nvml->mig_instances(0).empty());
+  const auto gis = nvml->mig_gpu_instances(0);
+  ASSERT_EQ(gis.size(), 1u);
+  EXPECT_EQ(gis[0].id, 7u);
+  EXPECT_EQ(gis[0].profile, "1g.18gb");
+  EXPECT_EQ(gis[0].placement, (ib::MigPlacement{0, 1}));
+  EXPECT_EQ(ib::gpu_instance_label(gis[0]), "1g.18gb (GPU instance 7, no compute instance)");
+  {
+    ib::MigInstancesGuard guard(*nvml, 0, {"3g.71gb", "2g.35gb"});
+    ASSERT_EQ(guard.created().size(), 2u);
+    const auto with_made = nvml->mig_gpu_instances(0);
+    ASSERT_EQ(with_made.size(), 3u);
+    EXPECT_FALSE(with_made[1].uuid.empty());  // a made one has its compute instance's UUID
+  }
+  const auto ops = state_ops();
+  ASSERT_EQ(ops.size(), 8u);
+  EXPECT_EQ(ops[0]["placement"], json::array({4, 4}));
+  EXPECT_EQ(ops[2]["placement"], json::array({2, 2}));
+  // A set that cannot fit beside it names it.
+  std::string err;
+  try {
+    ib::MigInstancesGuard guard(*nvml, 0, {"4g.71gb"});
+  } catch (const ib::CannotRunError& e) {
+    err = e.what();
+  }
+  EXPECT_NE(err.find("in the way: 1g.18gb (GPU instance 7, no compute instance) at memory slices 0-0"), std::string::npos)
+      << err;
+  // Without permission to list GPU instances, the MIG devices' view is what is left.
+  config["devices"][0]["fail"] = {{"nvmlDeviceGetGpuInstances", "NO_PERMISSION"}};
+  write_config(config);
+  auto limited = ib::Nvml::load();
+  EXPECT_TRUE(limited->mig_gpu_instances(0).empty());
+}
+
+// Issue 34 (item 11): an early R535 NVML wrote 32-byte entries (nvmlProcessInfo_v3_t) where R550-R580 write 24;
+// read with a 24-byte stride, every entry after the first was misread. Read with the stride the driver used.
+TEST_F(NvmlTest, ProcessEntriesAreReadWithTheStrideTheDriverWrote) {
+  for (unsigned bytes : {24u, 32u}) {
+    json config = machine();
+    config["devices"][0]["process_info_bytes"] = bytes;
+    config["devices"][0]["processes"] = json::array({{{"pid", 4001}, {"used_mb", 100}, {"gi", 1}, {"ci", 0}},
+                                                     {{"pid", 4002}, {"used_mb", 200}},
+                                                     {{"pid", 4003}, {"used_mb", 300}, {"gi", 9}, {"ci", 0}}});
+    config["devices"][0]["mig"]["current"] = 0;  // the whole GPU answers the process list
+    config["devices"][0]["mig"]["pending"] = 0;
+    write_config(config);
+    auto nvml = ib::Nvml::load();
+    const auto facts = nvml->device_facts(0);
+    ASSERT_TRUE(facts.processes) << bytes;
+    ASSERT_EQ(facts.processes->size(), 3u) << bytes;
+    const auto& p = *facts.processes;
+    EXPECT_EQ(p[0].pid, 4001u);
+    EXPECT_EQ(p[1].pid, 4002u) << bytes;
+    EXPECT_EQ(p[2].pid, 4003u) << bytes;
+    EXPECT_EQ(p[1].used_bytes, 200ull << 20) << bytes;
+    EXPECT_EQ(p[2].used_bytes, 300ull << 20) << bytes;
+    EXPECT_FALSE(p[1].gpu_instance_id) << bytes;
+    EXPECT_EQ(p[2].gpu_instance_id, 9u) << bytes;
+  }
 }
 
 TEST_F(NvmlTest, CreateAndDestroyThroughTheStateFile) {

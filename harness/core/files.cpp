@@ -68,4 +68,46 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   sync_folder_of(path);
 }
 
+namespace {
+
+void check_input_stat(const struct stat& st, const std::string& path, const std::string& what, std::size_t max_bytes) {
+  if (!S_ISREG(st.st_mode)) throw InputError(path + ": not a regular file (a " + what + " must be one)");
+  if (static_cast<unsigned long long>(st.st_size) > max_bytes)
+    throw InputError(path + ": " + std::to_string(st.st_size) + " bytes, more than the " + std::to_string(max_bytes) + " a " +
+                     what + " may have");
+}
+
+}  // namespace
+
+std::string read_input_file(const std::string& path, const std::string& what, std::size_t max_bytes) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw InputError(path + ": cannot open " + what + ": " + std::strerror(errno));
+  check_input_stat(st, path, what, max_bytes);
+  // O_NONBLOCK: should the path have become a FIFO since stat(), open() does not wait for a writer; the
+  // opened file is checked again, so what is read is what was checked.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) throw InputError(path + ": cannot open " + what + ": " + std::strerror(errno));
+  std::string text;
+  try {
+    if (::fstat(fd, &st) != 0) throw InputError(path + ": cannot read " + what + ": " + std::strerror(errno));
+    check_input_stat(st, path, what, max_bytes);
+    char buf[65536];
+    // Read one byte past the limit at most: a file that grew after stat() is still refused.
+    while (text.size() <= max_bytes) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw InputError(path + ": cannot read " + what + ": " + std::strerror(errno));
+      if (n == 0) break;
+      text.append(buf, static_cast<std::size_t>(n));
+    }
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  if (text.size() > max_bytes)
+    throw InputError(path + ": grew past the " + std::to_string(max_bytes) + " bytes a " + what + " may have while it was read");
+  return text;
+}
+
 }  // namespace ib

@@ -1,6 +1,7 @@
 // merge's reading: files and folders into members (merge.h).
 #include "harness/core/errors.h"
 #include "harness/core/exit_codes.h"
+#include "harness/core/files.h"
 #include "harness/core/text.h"
 #include "harness/fleet/merge.h"
 #include "harness/stats/stats.h"
@@ -8,7 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 #include <map>
 #include <system_error>
 
@@ -303,9 +304,17 @@ std::vector<FleetMember> read_members(const std::vector<std::string>& inputs) {
   return out;
 }
 
+// A list of node names is a few kB; the limit only keeps a wrong file from filling memory.
+constexpr std::size_t kExpectNodesMaxBytes = std::size_t{16} << 20;
+
 std::vector<std::string> read_expected_nodes(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError("--expect-nodes: " + file + ": cannot be read");
+  std::string text;
+  try {
+    text = read_input_file(file, "nodes file", kExpectNodesMaxBytes);
+  } catch (const InputError& e) {
+    throw InputError(std::string("--expect-nodes: ") + e.what());
+  }
+  std::istringstream in(text);
   std::vector<std::string> nodes;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
@@ -317,7 +326,6 @@ std::vector<std::string> read_expected_nodes(const std::string& file) {
                          "\" is not a node name (blanks or control characters)");
     if (std::find(nodes.begin(), nodes.end(), name) == nodes.end()) nodes.push_back(name);
   }
-  if (in.bad()) throw InputError("--expect-nodes: " + file + ": cannot be read");
   return nodes;
 }
 

@@ -234,7 +234,7 @@ def test_vet_and_sustain_reports_are_a_nodes_platform_checks(real_result, tmp_pa
     (["nosuch", "--out", "o"], "merge: nosuch: no such file or folder"),
     (["empty", "--out", "o"], "nothing to merge"),
     (["empty", "--expect-nodes", "bad.txt", "--out", "o"], "bad.txt:1: \"a b\" is not a node name"),
-    (["empty", "--expect-nodes", "none.txt", "--out", "o"], "--expect-nodes: none.txt: cannot be read"),
+    (["empty", "--expect-nodes", "none.txt", "--out", "o"], "--expect-nodes: none.txt: cannot open nodes file"),
 ])
 def test_bad_input_is_exit_2_in_one_line(tmp_path, args, message):
     (tmp_path / "empty").mkdir()

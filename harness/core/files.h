@@ -3,6 +3,8 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ib {
 
@@ -10,6 +12,11 @@ namespace ib {
 // so a reader (or an interrupted run) never sees a half-written file, and nothing is written through a
 // symlink or a file planted under the temporary name. Throws OutputError.
 void write_file_atomic(const std::string& path, const std::string& text);
+
+// Writes a set of files (path, text) that belong together (a report in several formats): every one to
+// a temporary beside it first, and only when all are complete are they renamed over the old ones, so a
+// failure leaves the old set whole. Throws OutputError.
+void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files);
 
 // Reads a file the user gives a command (a scenario, a results file, a list of nodes or layouts): only
 // a regular file of at most max_bytes. A FIFO, device, socket or folder is refused before anything is

@@ -10,9 +10,6 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-// The version of the probe and vet documents (results.json has its own, kSchemaVersion).
-constexpr const char* kPlatformSchemaVersion = "1.1";  // 1.1: vet.json and sustain.json have host
-
 ojson check_json(const CheckResult& c) {
   return {{"id", c.id},
           {"title", c.title},

@@ -747,8 +747,8 @@ ojson parse_file(const std::string& path, const char* kind) {
 
 }  // namespace
 
-bool schema_version_readable(const std::string& version) {
-  const std::string major = std::string(kSchemaMajor) + ".";
+bool schema_version_readable(const std::string& version, const char* schema_major) {
+  const std::string major = std::string(schema_major) + ".";
   if (version.compare(0, major.size(), major) != 0 || version.size() == major.size()) return false;
   return std::all_of(version.begin() + static_cast<std::ptrdiff_t>(major.size()), version.end(),
                      [](char c) { return c >= '0' && c <= '9'; });
@@ -819,8 +819,11 @@ TaskRecord read_task_file(const std::string& path) {
 
 VetReport read_vet_report(const std::string& path) {
   const ojson doc = parse_file(path, "vet report");
-  const Source source{path, "; not a vet report of this version"};
+  const Source source{path, std::string("; not a vet report of this version (platform schema ") + kPlatformSchemaMajor + ".x)"};
   const Field top(doc, "", source);
+  // As a results file's: another major (a newer tool's report), or no version at all, is not read as this one.
+  const Field version = top["schema_version"];
+  if (!schema_version_readable(version.string(), kPlatformSchemaMajor)) version.fail("\"" + version.string() + "\"");
   if (top["kind"].string() != "vet") top["kind"].fail("\"" + top["kind"].string() + "\" is not vet");
   VetReport r;
   r.start_time = top["start_time"].string();

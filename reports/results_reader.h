@@ -39,7 +39,7 @@ struct ResultsDocument {
 
 // Whether a results file of this schema_version reads: the same major as kSchemaVersion, any minor
 // (minor versions only add fields; a 2.0 file reads with meta.devices empty).
-bool schema_version_readable(const std::string& version);
+bool schema_version_readable(const std::string& version, const char* schema_major = kSchemaMajor);
 
 // Reads a results.json of this schema major (schema_version_readable); schema_version keeps the
 // file's. Throws ResultsFileError, also for a file without runs (nothing was measured in it).

@@ -151,9 +151,12 @@ int report_command(const ReportCommand& c) {
     if (!path.empty()) plan.outputs.push_back({option, path});
   check_output_paths(plan);
   const ResultsDocument doc = read_results_file(c.results);
-  if (!c.html.empty()) write_file_atomic(c.html, html_report(doc.results));
-  if (!c.junit.empty()) write_file_atomic(c.junit, junit_xml(doc.results));
-  if (!c.prometheus.empty()) write_file_atomic(c.prometheus, prometheus_text(doc.results));
+  // All rendered first, then replaced together: a failure leaves every earlier output as it was.
+  std::vector<std::pair<std::string, std::string>> files;
+  if (!c.html.empty()) files.push_back({c.html, html_report(doc.results)});
+  if (!c.junit.empty()) files.push_back({c.junit, junit_xml(doc.results)});
+  if (!c.prometheus.empty()) files.push_back({c.prometheus, prometheus_text(doc.results)});
+  write_files_atomic(files);
   return 0;
 }
 

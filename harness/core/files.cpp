@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace ib {
@@ -42,12 +43,14 @@ void sync_folder_of(const std::string& path) {
 
 }  // namespace
 
-void write_file_atomic(const std::string& path, const std::string& text) {
-  // A fresh temporary name (mkostemp: created with O_EXCL, so a file or symlink planted under a
-  // predictable name is never written through), then rename, which replaces `path` itself even
-  // when `path` is a symlink.
-  // The last guard under check_output_paths (core/output_paths.h): a rename would replace a device,
-  // FIFO or socket node with a regular file (as root, /dev/null itself).
+namespace {
+
+// The text in a fresh temporary beside `path`, synced; returns its name. A fresh name (mkostemp: created
+// with O_EXCL, so a file or symlink planted under a predictable name is never written through); the
+// rename that follows replaces `path` itself even when `path` is a symlink.
+// The last guard under check_output_paths (core/output_paths.h): a rename would replace a device,
+// FIFO or socket node with a regular file (as root, /dev/null itself).
+std::string write_temporary(const std::string& path, const std::string& text) {
   struct stat st{};
   if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
     throw OutputError(path, "cannot write " + path + ": not a regular file (only a regular file or a new path is written)");
@@ -60,12 +63,83 @@ void write_file_atomic(const std::string& path, const std::string& text) {
     ::unlink(tmpl.c_str());
     refuse(path, e);
   }
-  if (::close(fd) != 0 || ::rename(tmpl.c_str(), path.c_str()) != 0) {
+  if (::close(fd) != 0) {
     const int e = errno;
     ::unlink(tmpl.c_str());
     refuse(path, e);
   }
+  return tmpl;
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+  const std::string tmp = write_temporary(path, text);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    refuse(path, e);
+  }
   sync_folder_of(path);
+}
+
+void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> temporaries;
+  try {
+    for (const auto& [path, text] : files) temporaries.push_back(write_temporary(path, text));
+  } catch (...) {  // one could not be written: the old files stay as they were
+    for (const std::string& t : temporaries) ::unlink(t.c_str());
+    throw;
+  }
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (::rename(temporaries[i].c_str(), files[i].first.c_str()) != 0) {
+      const int e = errno;
+      for (std::size_t j = i; j < files.size(); ++j) ::unlink(temporaries[j].c_str());
+      refuse(files[i].first, e);
+    }
+  for (const auto& f : files) sync_folder_of(f.first);
+}
+
+namespace {
+
+void check_input_stat(const struct stat& st, const std::string& path, const std::string& what, std::size_t max_bytes) {
+  if (!S_ISREG(st.st_mode)) throw InputError(path + ": not a regular file (a " + what + " must be one)");
+  if (static_cast<unsigned long long>(st.st_size) > max_bytes)
+    throw InputError(path + ": " + std::to_string(st.st_size) + " bytes, more than the " + std::to_string(max_bytes) + " a " +
+                     what + " may have");
+}
+
+}  // namespace
+
+std::string read_input_file(const std::string& path, const std::string& what, std::size_t max_bytes) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw InputError(path + ": cannot open " + what + ": " + std::strerror(errno));
+  check_input_stat(st, path, what, max_bytes);
+  // O_NONBLOCK: should the path have become a FIFO since stat(), open() does not wait for a writer; the
+  // opened file is checked again, so what is read is what was checked.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) throw InputError(path + ": cannot open " + what + ": " + std::strerror(errno));
+  std::string text;
+  try {
+    if (::fstat(fd, &st) != 0) throw InputError(path + ": cannot read " + what + ": " + std::strerror(errno));
+    check_input_stat(st, path, what, max_bytes);
+    char buf[65536];
+    // Read one byte past the limit at most: a file that grew after stat() is still refused.
+    while (text.size() <= max_bytes) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw InputError(path + ": cannot read " + what + ": " + std::strerror(errno));
+      if (n == 0) break;
+      text.append(buf, static_cast<std::size_t>(n));
+    }
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  if (text.size() > max_bytes)
+    throw InputError(path + ": grew past the " + std::to_string(max_bytes) + " bytes a " + what + " may have while it was read");
+  return text;
 }
 
 }  // namespace ib

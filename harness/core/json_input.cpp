@@ -1,14 +1,9 @@
 #include "harness/core/json_input.h"
 
 #include "harness/core/errors.h"
+#include "harness/core/files.h"
 #include "harness/core/text.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <set>
 #include <vector>
 
@@ -90,26 +85,6 @@ J parse_text(const std::string& text, const std::string& where, const JsonLimits
   }
 }
 
-std::string read_limited_file(const std::string& path, const std::string& what, const JsonLimits& limits) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    throw InputError(path + ": cannot open " + what + ": " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw InputError(path + ": not a regular file (a " + what + " must be one)");
-  if (static_cast<unsigned long long>(st.st_size) > limits.max_bytes)
-    throw InputError(path + ": " + std::to_string(st.st_size) + " bytes, more than the " +
-                     std::to_string(limits.max_bytes) + " a " + what + " may have");
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw InputError(path + ": cannot open " + what + ": " + std::strerror(errno));
-  std::string text;
-  char buf[65536];
-  ssize_t n;
-  // Read one byte past the limit at most: a file that grew after stat() is still refused.
-  while (text.size() <= limits.max_bytes && ((n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)))
-    if (n > 0) text.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  return text;
-}
-
 }  // namespace
 
 json parse_json_text(const std::string& text, const std::string& where, const JsonLimits& limits) {
@@ -122,12 +97,12 @@ nlohmann::ordered_json parse_ordered_json_text(const std::string& text, const st
 }
 
 json read_json_file(const std::string& path, const std::string& what, const JsonLimits& limits) {
-  return parse_json_text(read_limited_file(path, what, limits), path, limits);
+  return parse_json_text(read_input_file(path, what, limits.max_bytes), path, limits);
 }
 
 nlohmann::ordered_json read_ordered_json_file(const std::string& path, const std::string& what,
                                               const JsonLimits& limits) {
-  return parse_ordered_json_text(read_limited_file(path, what, limits), path, limits);
+  return parse_ordered_json_text(read_input_file(path, what, limits.max_bytes), path, limits);
 }
 
 }  // namespace ib

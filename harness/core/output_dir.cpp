@@ -40,7 +40,7 @@ void remove_files_in(const std::string& dir) {
 }  // namespace
 
 OutputDir::OutputDir(const std::string& option, const std::string& path, const std::vector<std::string>& result_files,
-                     bool replace)
+                     bool replace, OldResults old)
     : path_(path) {
   std::error_code ec;
   created_ = !fs::exists(fs::symlink_status(path, ec));
@@ -63,9 +63,9 @@ OutputDir::OutputDir(const std::string& option, const std::string& path, const s
       throw InputError(option + " " + path + ": already holds " + name +
                        " of an earlier run; give a new folder, or --force to replace its results");
     }
-    fs::remove(f, ec);
+    if (old == OldResults::remove_now) fs::remove(f, ec);
   }
-  if (replace) remove_files_in(path + "/logs");
+  if (replace && old == OldResults::remove_now) remove_files_in(path + "/logs");
 }
 
 OutputDir::~OutputDir() {

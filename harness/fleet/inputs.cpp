@@ -1,16 +1,21 @@
 // merge's reading: files and folders into members (merge.h).
 #include "harness/core/errors.h"
 #include "harness/core/exit_codes.h"
+#include "harness/core/files.h"
 #include "harness/core/text.h"
 #include "harness/fleet/merge.h"
 #include "harness/stats/stats.h"
 #include "reports/results_reader.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 #include <map>
+#include <set>
 #include <system_error>
+
+#include <sys/stat.h>
 
 namespace ib {
 
@@ -24,6 +29,38 @@ std::string trimmed(const std::string& s) {
   const auto a = s.find_first_not_of(" \t\r");
   if (a == std::string::npos) return "";
   return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
+}
+
+// True when `s` is well-formed UTF-8 (no stray continuation byte, overlong form, surrogate or value past
+// U+10FFFF): text that goes into fleet.json must be.
+bool is_valid_utf8(const std::string& s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    std::uint32_t cp = n == 1 ? c : c & (0x7F >> n);
+    for (std::size_t k = 1; k < n; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    }
+    static constexpr std::uint32_t kLeast[] = {0, 0, 0x80, 0x800, 0x10000};  // below it: an overlong form
+    if (cp < kLeast[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += n;
+  }
+  return true;
+}
+
+// Text that is not UTF-8 as a message shows it: bytes outside printable ASCII as \xNN (the message
+// itself stays UTF-8), cut at `max` bytes of the text.
+std::string bytes_shown(const std::string& s, std::size_t max) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < s.size() && i < max; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f) out += static_cast<char>(c);
+    else out += std::string("\\x") + hex[c >> 4] + hex[c & 0xf];
+  }
+  return s.size() > max ? out + "..." : out;
 }
 
 // The files merge reads, by name; a file given by path is read as what its name says, and a file of
@@ -42,30 +79,44 @@ struct FoundFile {
   InputKind kind;
 };
 
-// Every file merge reads under the inputs, in a stable order. Folders are walked without following
-// symbolic links (a link to a folder is not entered; a link to a file is skipped as well).
-std::vector<FoundFile> find_files(const std::vector<std::string>& inputs) {
+// The files merge reads under one input. A file, or a symbolic link to one, given by path is read as
+// what its name says; a folder (or a link to one) is walked without following the links inside it (a link
+// to a folder is not entered; a link to a file is skipped as well). A path that leads nowhere (missing,
+// a dangling link) or to neither a file nor a folder is bad input.
+std::vector<FoundFile> files_of_input(const std::string& input) {
+  std::error_code ec;
+  const fs::file_status link = fs::symlink_status(input, ec);
+  if (ec || !fs::exists(link)) throw InputError("merge: " + printable_path(input) + ": no such file or folder");
+  const fs::file_status st = fs::is_symlink(link) ? fs::status(input, ec) : link;
+  if (fs::is_symlink(link) && (ec || !fs::exists(st)))
+    throw InputError("merge: " + printable_path(input) + ": a symbolic link to nothing (no such file or folder behind it)");
+  if (fs::is_regular_file(st)) return {{input, kind_by_name(input).value_or(InputKind::results)}};
+  if (!fs::is_directory(st)) throw InputError("merge: " + printable_path(input) + ": not a file or folder");
   std::vector<FoundFile> found;
-  for (const std::string& input : inputs) {
-    std::error_code ec;
-    const fs::file_status st = fs::symlink_status(input, ec);
-    if (ec || !fs::exists(st)) throw InputError("merge: " + input + ": no such file or folder");
-    if (fs::is_regular_file(st) || fs::is_symlink(st)) {
-      found.push_back({input, kind_by_name(input).value_or(InputKind::results)});
-      continue;
-    }
-    if (!fs::is_directory(st)) throw InputError("merge: " + input + ": not a file or folder");
-    fs::recursive_directory_iterator it(input, fs::directory_options::skip_permission_denied, ec), end;
-    if (ec) throw InputError("merge: " + input + ": cannot read the folder: " + ec.message());
-    for (; it != end; it.increment(ec)) {
-      if (ec) throw InputError("merge: " + input + ": cannot read the folder: " + ec.message());
-      if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
-      if (const auto kind = kind_by_name(it->path())) found.push_back({it->path(), *kind});
-    }
+  fs::recursive_directory_iterator it(input, fs::directory_options::skip_permission_denied, ec), end;
+  if (ec) throw InputError("merge: " + printable_path(input) + ": cannot read the folder: " + ec.message());
+  for (; it != end; it.increment(ec)) {
+    if (ec) throw InputError("merge: " + printable_path(input) + ": cannot read the folder: " + ec.message());
+    if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
+    if (const auto kind = kind_by_name(it->path())) found.push_back({it->path(), *kind});
   }
   std::sort(found.begin(), found.end(), [](const FoundFile& a, const FoundFile& b) { return a.path < b.path; });
-  found.erase(std::unique(found.begin(), found.end(), [](const FoundFile& a, const FoundFile& b) { return a.path == b.path; }),
-              found.end());
+  return found;
+}
+
+// Every file merge reads under the inputs, each once: one file reached under several spellings (a/x,
+// ./a/x, a link to it, a folder given by two paths) is the same device and inode, and is read under the
+// first spelling the inputs reach it by, in their order. Sorted by path.
+std::vector<FoundFile> find_files(const std::vector<std::string>& inputs) {
+  std::vector<FoundFile> found;
+  std::set<std::pair<dev_t, ino_t>> seen;
+  for (const std::string& input : inputs)
+    for (FoundFile& f : files_of_input(input)) {
+      struct stat st {};
+      if (::stat(f.path.c_str(), &st) == 0 && !seen.insert({st.st_dev, st.st_ino}).second) continue;
+      found.push_back(std::move(f));
+    }
+  std::sort(found.begin(), found.end(), [](const FoundFile& a, const FoundFile& b) { return a.path < b.path; });
   return found;
 }
 
@@ -303,21 +354,32 @@ std::vector<FleetMember> read_members(const std::vector<std::string>& inputs) {
   return out;
 }
 
+// A list of node names is a few kB; the limit only keeps a wrong file from filling memory.
+constexpr std::size_t kExpectNodesMaxBytes = std::size_t{16} << 20;
+
 std::vector<std::string> read_expected_nodes(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError("--expect-nodes: " + file + ": cannot be read");
+  std::string text;
+  try {
+    text = read_input_file(file, "nodes file", kExpectNodesMaxBytes);
+  } catch (const InputError& e) {
+    throw InputError(std::string("--expect-nodes: ") + e.what());
+  }
+  std::istringstream in(text);
   std::vector<std::string> nodes;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     const std::string name = trimmed(line);
     if (name.empty() || name[0] == '#') continue;
+    // Names go into fleet.json, which is UTF-8: other bytes are the file's fault, said here in one line.
+    if (!is_valid_utf8(name))
+      throw InputError("--expect-nodes: " + printable_path(file) + ":" + std::to_string(n) + ": \"" + bytes_shown(name, 80) +
+                       "\" is not UTF-8 text (a node name must be)");
     for (const char c : name)
       if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f)
         throw InputError("--expect-nodes: " + file + ":" + std::to_string(n) + ": \"" + printable(name, 80) +
                          "\" is not a node name (blanks or control characters)");
     if (std::find(nodes.begin(), nodes.end(), name) == nodes.end()) nodes.push_back(name);
   }
-  if (in.bad()) throw InputError("--expect-nodes: " + file + ": cannot be read");
   return nodes;
 }
 

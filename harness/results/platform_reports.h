@@ -13,6 +13,11 @@
 
 namespace ib {
 
+// The version of the probe, vet and sustain documents (results.json has its own, kSchemaVersion): a
+// reader takes any minor of its major.
+constexpr const char* kPlatformSchemaVersion = "1.1";  // 1.1: vet.json and sustain.json have host
+constexpr const char* kPlatformSchemaMajor = "1";
+
 // How one check of the vetting checklist came out; `unknown` when there was nothing to judge.
 enum class CheckOutcome { pass, warn, fail, unknown };
 template <>

@@ -22,6 +22,7 @@
 #include "harness/vet/mig_sweep.h"
 #include "harness/vet/platform.h"
 #include "reports/mig_sweep_writer.h"
+#include "reports/results_reader.h"
 
 #include <fmt/format.h>
 
@@ -53,6 +54,19 @@ json read_sweep_scenario(const std::string& file) {
   return s;
 }
 
+// Each layout's child run reads the baseline; it is read here first, before anything is made, so that a
+// bad one is one refusal (exit 2) and not an error of every layout.
+void check_sweep_baseline(const std::string& file) {
+  try {
+    (void)read_results_file(file);
+  } catch (const ResultsFileError& e) {
+    throw InputError(std::string("mig-sweep --baseline ") + e.what());
+  }
+}
+
+// A list of layouts is a few lines; the limit only keeps a wrong file from filling memory.
+constexpr std::size_t kLayoutsMaxBytes = std::size_t{1} << 20;
+
 // The layouts to try, in order: all valid ones, or the user's list (an invalid line is bad input).
 std::vector<std::vector<std::string>> sweep_layouts(const PlatformOptions& o, const std::vector<MigGpuInstanceProfile>& profiles,
                                                     unsigned tenants) {
@@ -66,11 +80,13 @@ std::vector<std::vector<std::string>> sweep_layouts(const PlatformOptions& o, co
     if (out.empty()) throw CannotRunError("mig-sweep: no layout of " + std::to_string(tenants) + " MIG instances fits this GPU");
     return out;
   }
-  std::ifstream in(o.layouts);
-  if (!in) throw InputError("mig-sweep --layouts " + o.layouts + ": cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
-  for (const MigLayoutCheck& c : check_mig_layouts(text.str(), profiles, tenants)) {
+  std::string text;
+  try {
+    text = read_input_file(o.layouts, "layouts file", kLayoutsMaxBytes);
+  } catch (const InputError& e) {
+    throw InputError(std::string("mig-sweep --layouts ") + e.what());
+  }
+  for (const MigLayoutCheck& c : check_mig_layouts(text, profiles, tenants)) {
     if (!c.layout)
       throw InputError("mig-sweep --layouts " + o.layouts + ":" + std::to_string(c.line) + ": \"" + printable(c.text, 80) +
                        "\": " + c.reason);
@@ -623,6 +639,7 @@ int mig_sweep_command(const PlatformOptions& o) {
   const unsigned tenants = static_cast<unsigned>(scenario["tenants"].size());
   const auto sharings = reference_sharings(o.references);
   auto prices = o.prices.empty() ? std::map<std::string, double>{} : read_sweep_prices(o.prices);
+  if (!o.baseline.empty()) check_sweep_baseline(o.baseline);
   auto nvml = platform_nvml("mig-sweep", o.device);
   require_mig_mode(*nvml, o.device);
   if (geteuid() != 0) throw CannotRunError("mig-sweep: it creates each layout's MIG instances, which needs root");

@@ -5,6 +5,7 @@ jitter on its figures, a few get known stragglers (slow exclusive throughput, hi
 are missing, truncated, killed or failed. merge must name exactly those, in under 2 s (the timing is its
 own test, left out under the sanitizers)."""
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -234,7 +235,7 @@ def test_vet_and_sustain_reports_are_a_nodes_platform_checks(real_result, tmp_pa
     (["nosuch", "--out", "o"], "merge: nosuch: no such file or folder"),
     (["empty", "--out", "o"], "nothing to merge"),
     (["empty", "--expect-nodes", "bad.txt", "--out", "o"], "bad.txt:1: \"a b\" is not a node name"),
-    (["empty", "--expect-nodes", "none.txt", "--out", "o"], "--expect-nodes: none.txt: cannot be read"),
+    (["empty", "--expect-nodes", "none.txt", "--out", "o"], "--expect-nodes: none.txt: cannot open nodes file"),
 ])
 def test_bad_input_is_exit_2_in_one_line(tmp_path, args, message):
     (tmp_path / "empty").mkdir()
@@ -251,3 +252,73 @@ def test_an_earlier_fleet_report_is_replaced_only_with_force(real_result, tmp_pa
     proc = merge(tmp_path, good, "--out", tmp_path / "out")
     assert proc.returncode == 2 and "--force" in proc.stderr
     assert merge(tmp_path, good, "--out", tmp_path / "out", "--force").returncode == 0
+
+
+# ------------------------------------------------------------------ issue 37, item 10: merge correctness
+
+def test_one_file_under_three_spellings_is_one_member(real_result, tmp_path):
+    good = small_fleet(tmp_path, real_result, n=1)
+    f = good / node(0) / "results.json"
+    (tmp_path / "x").mkdir()
+    (tmp_path / "link.json").symlink_to(f)
+    spellings = [f, tmp_path / "in" / "." / node(0) / "results.json", tmp_path / "x" / ".." / "in" / node(0) / "results.json",
+                 tmp_path / "link.json"]
+    proc = merge(tmp_path, *spellings, "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    [m] = json.loads((tmp_path / "out" / "fleet.json").read_text())["members"]
+    assert len(m["tenants"]) == len(real_result["aggregates"]) and len(m["files"]) == 1, m
+
+
+def test_a_task_folder_under_two_paths_is_one_member_per_task(real_result, tmp_path):
+    rng = random.Random(1)
+    for i in range(3):
+        task = tmp_path / "tasks" / f"{node(i)}.{i}"
+        (task / "results").mkdir(parents=True)
+        (task / "task.json").write_text(json.dumps(task_json(i, 0)))
+        (task / "results" / "results.json").write_text(json.dumps(node_copy(real_result, i, rng)))
+    # The folder relative to the working directory and as its real path.
+    proc = subprocess.run([BINARY, "merge", "tasks", str((tmp_path / "tasks").resolve()), "--expect-tasks", "3", "--out",
+                           "out"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((tmp_path / "out" / "fleet.json").read_text())
+    assert sorted(m["task_index"] for m in doc["members"]) == [0, 1, 2], [m["name"] for m in doc["members"]]
+
+
+@pytest.mark.parametrize("version", ["99.1", "garbage", None, "2.4"])
+def test_a_vet_report_of_another_schema_is_unreadable_with_the_reason(tmp_path, version):
+    vet = {"kind": "vet", "start_time": "2026-12-02T01:00:00Z", "host": "gpu-a", "device": 0, "backend": "host",
+           "budget_s": 60, "steps": {}, "baseline": "", "verdict": "pass", "checks": [], "cost": None,
+           "stability_results": "", "sustain_results": "", "interrupted": False}
+    if version is not None:
+        vet["schema_version"] = version
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "vet.json").write_text(json.dumps(vet))
+    proc = merge(tmp_path, tmp_path / "in", "--out", tmp_path / "out")
+    assert proc.returncode == 1, proc.stderr
+    [m] = json.loads((tmp_path / "out" / "fleet.json").read_text())["members"]
+    assert m["status"] == "unreadable" and "schema_version" in m["detail"], m
+    # The same report at this version reads.
+    vet["schema_version"] = "1.1"
+    (tmp_path / "in" / "vet.json").write_text(json.dumps(vet))
+    assert merge(tmp_path, tmp_path / "in", "--out", tmp_path / "out", "--force").returncode == 0
+
+
+def test_a_nodes_file_that_is_not_utf8_is_one_line(tmp_path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "nodes.txt").write_bytes(b"gpu-a\ngpu-\xff\xfe\n")
+    proc = merge(tmp_path, tmp_path / "empty", "--expect-nodes", tmp_path / "nodes.txt", "--out", tmp_path / "out")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, (proc.returncode, proc.stderr)
+    assert "--expect-nodes" in proc.stderr and "nodes.txt:2" in proc.stderr and "UTF-8" in proc.stderr
+    assert not (tmp_path / "out" / "fleet.json").exists()
+
+
+@pytest.mark.parametrize("target", ["nowhere", "fifo"])
+def test_a_dangling_or_odd_symlink_input_is_exit_2_like_a_missing_one(tmp_path, target):
+    if target == "fifo":
+        os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "results.json").symlink_to(tmp_path / target)
+    proc = merge(tmp_path, tmp_path / "results.json", "--out", tmp_path / "out")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, (proc.returncode, proc.stderr)
+    assert str(tmp_path / "results.json") in proc.stderr
+    missing = merge(tmp_path, tmp_path / "nowhere.json", "--out", tmp_path / "out")
+    assert missing.returncode == 2

@@ -195,30 +195,30 @@ done
 query_installed "${wanted[@]}" "${optional[@]}" chromium
 # Required packages to install: missing, or installed but older than the build needs (an upgrade may
 # help once a newer repository is configured; apt-cache decides, after apt-get update).
-req_todo=()
+req_missing=()
 for p in "${wanted[@]}"; do
   if [ "$p" = cmake ]; then
-    req_todo+=(cmake)   # not on PATH, or too old there
+    req_missing+=(cmake)   # not on PATH, or too old there
   elif [ -z "${installed[$p]+x}" ]; then
-    req_todo+=("$p")
+    req_missing+=("$p")
   elif [ -n "${min_version[$p]+x}" ]; then
     upstream "${installed[$p]}"
-    version_ge "$up" "${min_version[$p]}" || req_todo+=("$p")
+    version_ge "$up" "${min_version[$p]}" || req_missing+=("$p")
   fi
 done
-opt_todo=()
+opt_missing=()
 for p in "${optional[@]}"; do
-  [ -n "${installed[$p]+x}" ] || opt_todo+=("$p")
+  [ -n "${installed[$p]+x}" ] || opt_missing+=("$p")
 done
 
 browser_pending=0 rt_pending=0
 if [ "$tests" -eq 1 ]; then
-  if [ -n "$slurm_here" ] && { contains slurm-wlm "${opt_todo[@]}" || contains munge "${opt_todo[@]}"; }; then
+  if [ -n "$slurm_here" ] && { contains slurm-wlm "${opt_missing[@]}" || contains munge "${opt_missing[@]}"; }; then
     keep=()
-    for p in "${opt_todo[@]}"; do
+    for p in "${opt_missing[@]}"; do
       [ "$p" = slurm-wlm ] || [ "$p" = munge ] || keep+=("$p")
     done
-    opt_todo=("${keep[@]}")
+    opt_missing=("${keep[@]}")
     skip "slurm-wlm munge" "this host already has Slurm ($slurm_here); its configuration and daemons are left alone"
   fi
   [ -n "${installed[chromium]+x}" ] || browser_pending=1
@@ -241,11 +241,11 @@ fi
 # fuzzer runtime against apt's current package lists.
 resolve_optional() {
   local p keep=() n="" stub=0 show
-  query_candidates "${opt_todo[@]}" clang chromium chromium-browser
-  for p in "${opt_todo[@]}"; do
+  query_candidates "${opt_missing[@]}" clang chromium chromium-browser
+  for p in "${opt_missing[@]}"; do
     if [ -n "${candidate[$p]+x}" ]; then keep+=("$p"); else skip "$p" "apt has no $p on $os_name; $(consequence "$p")"; fi
   done
-  opt_todo=("${keep[@]}")
+  opt_missing=("${keep[@]}")
   if [ "$browser_pending" -eq 1 ]; then
     browser_pending=0
     for p in chromium chromium-browser; do
@@ -254,7 +254,7 @@ resolve_optional() {
       if grep -Eiq '^(Pre-Depends|Depends):.*\bsnapd\b|^Version:.*snap|^Description[^:]*:.*\bsnap\b' <<<"$show"; then
         stub=1
       else
-        opt_todo+=("$p"); stub=-1; break
+        opt_missing+=("$p"); stub=-1; break
       fi
     done
     if [ "$stub" -eq 1 ]; then
@@ -271,7 +271,7 @@ resolve_optional() {
     rt_pending=0
     up=""
     if [ -n "${installed[clang]+x}" ]; then upstream "${installed[clang]}";
-    elif contains clang "${opt_todo[@]}"; then upstream "${candidate[clang]}"; fi
+    elif contains clang "${opt_missing[@]}"; then upstream "${candidate[clang]}"; fi
     n=${up%%.*}
     if [ -z "$n" ]; then
       skip "clang's fuzzer runtime" "apt has no clang on $os_name; the fuzz targets are left out"
@@ -279,9 +279,9 @@ resolve_optional() {
       query_candidates "libclang-rt-$n-dev" "libclang-common-$n-dev"
       query_installed "libclang-common-$n-dev"
       if [ -n "${candidate[libclang-rt-$n-dev]+x}" ]; then
-        opt_todo+=("libclang-rt-$n-dev")
+        opt_missing+=("libclang-rt-$n-dev")
       elif [ -n "${candidate[libclang-common-$n-dev]+x}" ] && [ -z "${installed[libclang-common-$n-dev]+x}" ]; then
-        opt_todo+=("libclang-common-$n-dev")
+        opt_missing+=("libclang-common-$n-dev")
       else
         skip "libclang-rt-$n-dev" "apt has no fuzzer runtime for clang $n on $os_name (neither libclang-rt-$n-dev nor libclang-common-$n-dev with libclang_rt.fuzzer); the fuzz targets are left out"
       fi
@@ -303,7 +303,7 @@ summary() {  # summary INSTALLED...
   say "$text"
 }
 
-pending() { [ $((${#req_todo[@]} + ${#opt_todo[@]} + browser_pending + rt_pending)) -gt 0 ]; }
+pending() { [ $((${#req_missing[@]} + ${#opt_missing[@]} + browser_pending + rt_pending)) -gt 0 ]; }
 
 if pending && lists_present; then
   resolve_optional   # with the lists there are: no apt-get update for optional packages apt does not have
@@ -329,9 +329,9 @@ apt_get update -qq
 resolve_optional
 
 # Required packages: there, and new enough (apt's candidate; for CMake also the one on PATH).
-query_candidates "${req_todo[@]}"
+query_candidates "${req_missing[@]}"
 unavailable=() errors=0
-for p in "${req_todo[@]}"; do
+for p in "${req_missing[@]}"; do
   if [ -z "${candidate[$p]+x}" ]; then
     unavailable+=("$p")
     continue
@@ -352,7 +352,7 @@ if [ "${#unavailable[@]}" -gt 0 ]; then
 fi
 [ "$errors" -eq 0 ] || exit 1
 
-all=("${req_todo[@]}" "${opt_todo[@]}")
+all=("${req_missing[@]}" "${opt_missing[@]}")
 if [ "${#all[@]}" -eq 0 ]; then
   summary
   exit 0
@@ -361,20 +361,20 @@ say "installing ${all[*]}"
 done_list=()
 if apt_get install -y -qq --no-install-recommends "${all[@]}" >/dev/null; then
   done_list=("${all[@]}")
-elif [ "${#opt_todo[@]}" -eq 0 ]; then
-  err "apt-get could not install ${req_todo[*]} (its error is above), which the build needs"
+elif [ "${#opt_missing[@]}" -eq 0 ]; then
+  err "apt-get could not install ${req_missing[*]} (its error is above), which the build needs"
   exit 1
 else
   # One optional package that apt cannot install must not stop the others.
   say "installing them together failed; now the required ones together, then the optional ones one by one"
-  if [ "${#req_todo[@]}" -gt 0 ]; then
-    if ! apt_get install -y -qq --no-install-recommends "${req_todo[@]}" >/dev/null; then
-      err "apt-get could not install ${req_todo[*]} (its error is above), which the build needs"
+  if [ "${#req_missing[@]}" -gt 0 ]; then
+    if ! apt_get install -y -qq --no-install-recommends "${req_missing[@]}" >/dev/null; then
+      err "apt-get could not install ${req_missing[*]} (its error is above), which the build needs"
       exit 1
     fi
-    done_list=("${req_todo[@]}")
+    done_list=("${req_missing[@]}")
   fi
-  for p in "${opt_todo[@]}"; do
+  for p in "${opt_missing[@]}"; do
     if apt_get install -y -qq --no-install-recommends "$p" >/dev/null; then
       done_list+=("$p")
     else

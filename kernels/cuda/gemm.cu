@@ -9,7 +9,9 @@
 // phases, which then run exactly that algorithm (algo = that text: rebuilt with
 // cublasLtMatmulAlgoInit and checked with cublasLtMatmulAlgoCheck), so every phase runs the same
 // kernel rather than re-choosing on a GPU that neighbours may already be loading. The process that
-// chose it runs it rebuilt from the text too, so all of a tenant's processes run one algorithm object.
+// chose it runs it rebuilt from the text too, so all of a tenant's processes run one algorithm object,
+// and the candidates are timed as those rebuilt objects (a candidate whose rebuild cuBLASLt refuses, or
+// which reads back as another configuration, is skipped and the next one taken).
 // Work per sample: reps x 2mnk FLOP. Rotates among input sets so that the inputs of consecutive
 // GEMMs together exceed several times the L2 and the cache is not what is measured.
 // Correctness (setup): the configured GEMM is run once on the first and on the last input set into
@@ -171,18 +173,13 @@ class Gemm final : public Workload {
     workspace_ = DeviceBuffer(kLtWorkspaceBytes);
     plan_ = std::make_unique<LtMatmul>(handle_.get(), cfg_.dtype, /*trans_a=*/!cfg_.nn, /*trans_b=*/false, cfg_.m,
                                        cfg_.n, cfg_.k, kLtWorkspaceBytes);
-    if (cfg_.algo == "auto") use_fastest(s);
     // Every process of a tenant runs the algorithm rebuilt from its text, the one that chose it too:
     // the heuristic's object may differ from the rebuilt one in opaque parts, and the exclusive phase
     // (this process) would then run another kernel than the alone and colocated ones (given the text).
-    const std::string text = cfg_.algo == "auto" ? to_text(algo_config(plan_->algo())) : cfg_.algo;
+    // So the candidates are timed as rebuilt objects too (fastest_text): the objects that run.
+    const std::string text = cfg_.algo == "auto" ? fastest_text(s) : cfg_.algo;
     std::string err;
-    const auto config = parse_algo_config(text, err);
-    if (!config) throw WorkloadError("gemm: algo: " + err);
-    plan_->use(*config);
-    chosen_ = to_text(algo_config(plan_->algo()));
-    if (chosen_ != text)
-      throw WorkloadError("gemm: the algorithm built from \"" + text + "\" reads back as \"" + chosen_ + "\"");
+    if (!use_text(text, err)) throw WorkloadError("gemm: algo: " + err);
     verify(0, s);
     if (sets > 1) verify(sets - 1, s);
   }
@@ -219,10 +216,30 @@ class Gemm final : public Workload {
     for (std::size_t i = 0; i < a_.size(); ++i) plan_->run(a_[i].get(), b_[i].get(), d_.get(), workspace_.get(), s);
   }
 
+  // Builds the algorithm `text` names and runs with it from now on; false with `why` when the text
+  // does not parse, cuBLASLt refuses the object, or the object reads back as another configuration.
+  bool use_text(const std::string& text, std::string& why) {
+    const auto config = parse_algo_config(text, why);
+    if (!config) return false;
+    try {
+      plan_->use(*config);
+      chosen_ = to_text(algo_config(plan_->algo()));
+    } catch (const WorkloadError& e) {
+      why = e.what();
+      return false;
+    }
+    if (chosen_ == text) return true;
+    why = "the algorithm built from \"" + text + "\" reads back as \"" + chosen_ + "\"";
+    chosen_.clear();
+    return false;
+  }
+
   // Warms the GPU up for kTuneWarmupS with the heuristic's first choice, then times every candidate
   // once (one pass, after one untimed pass that loads its kernels: CUDA loads modules lazily) and
-  // keeps the fastest. A candidate cuBLASLt rejects on a closer check is skipped.
-  void use_fastest(cudaStream_t s) {
+  // returns the text of the fastest. Each candidate is timed as the object rebuilt from its text, the
+  // object every phase runs; one cuBLASLt refuses, or whose rebuild reads back differently, is skipped
+  // and the next one taken.
+  std::string fastest_text(cudaStream_t s) {
     const std::vector<cublasLtMatmulAlgo_t> cands = plan_->candidates(kCandidates);
     const auto warm_end = std::chrono::steady_clock::now() + std::chrono::duration<double>(kTuneWarmupS);
     do {
@@ -231,13 +248,15 @@ class Gemm final : public Workload {
     } while (std::chrono::steady_clock::now() < warm_end);
     EventPair ev;
     double best_s = std::numeric_limits<double>::infinity();
-    const cublasLtMatmulAlgo_t* best = nullptr;
+    std::string best, why;
     for (const auto& c : cands) {
+      std::string text;
       try {
-        plan_->use(c);
+        text = to_text(algo_config(c));
       } catch (const WorkloadError&) {
-        continue;  // the heuristic proposed it, the check refused it: not a candidate after all
+        continue;  // its configuration cannot be read: it could not be recorded nor rebuilt
       }
+      if (!use_text(text, why)) continue;  // the heuristic proposed it, the rebuild failed: not a candidate
       pass(s);
       IB_CHECK(cudaEventRecord(ev.start(), s));
       pass(s);
@@ -245,11 +264,13 @@ class Gemm final : public Workload {
       const double t = ev.elapsed_s();
       if (t < best_s) {
         best_s = t;
-        best = &c;
+        best = text;
       }
     }
-    if (!best) throw WorkloadError("gemm: cuBLASLt accepted none of its " + std::to_string(cands.size()) + " candidates");
-    plan_->use(*best);
+    if (best.empty())
+      throw WorkloadError("gemm: none of cuBLASLt's " + std::to_string(cands.size()) +
+                          " candidates could be rebuilt from its text (last: " + why + ")");
+    return best;
   }
 
   // Copies row i of A (its k elements, p = 0..k-1 of A(i, p)) to the host: contiguous in "tn"

@@ -17,6 +17,10 @@
 // Usage: interference-microbench [--ib-cases=all|headline|rest] [--benchmark_filter=REGEX] [--benchmark_format=json] ...
 //        interference-microbench --info   (prints runtime_info() as JSON and exits: the device check's
 //                                          preflight, which also proves that the program starts)
+//        interference-microbench --ib-headline-plan   (prints what the headline cases time, as JSON, and
+//                                          exits: scripts/torch_ceilings.py --print-plan must time the same
+//                                          ops per event pair, the same count of pairs, the same sizes and
+//                                          statistic; tests/e2e/test_device_summary.py compares the two)
 #include "harness/exec/executor.h"
 #include "harness/stats/stats.h"
 #include "kernels/cuda/accounting.h"
@@ -31,6 +35,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -182,6 +187,25 @@ std::vector<Case> cases() {
   return v;
 }
 
+// What each headline case times, for comparison with PyTorch's ceilings (scripts/torch_ceilings.py
+// --print-plan): its params with the defaults filled in, ops per event pair (the workload's reps), the
+// count of timed pairs, the warm-up and the statistic report_counters computes.
+json headline_plan() {
+  ib::Registry registry;
+  ib::cuda::register_workloads(registry);
+  json plan = json::array();
+  for (const Case& c : cases()) {
+    if (!c.headline) continue;
+    std::string err;
+    const auto params = ib::validate_params(*registry.find(c.workload), c.params, err);
+    if (!params) throw std::runtime_error("headline case " + c.workload + ": " + err);
+    plan.push_back({{"workload", c.workload}, {"params", *params}, {"ops_per_event_pair", params->at("reps")},
+                    {"event_pairs", c.iterations}, {"warmup_s", kWarmup.count() / 1e3},
+                    {"warmup_min_runs", kWarmupSamples}, {"statistic", "total work / total event time"}});
+  }
+  return plan;
+}
+
 std::string case_name(const Case& c) {
   std::string name = c.workload;
   for (const auto& [k, val] : c.params.items()) name += "/" + k + ":" + (val.is_string() ? val.get<std::string>() : val.dump());
@@ -199,6 +223,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "interference-microbench --info: %s\n", e.what());
       return 1;
     }
+  }
+  if (argc == 2 && std::strcmp(argv[1], "--ib-headline-plan") == 0) {
+    std::printf("%s\n", headline_plan().dump(2).c_str());
+    return 0;
   }
   // --ib-cases=headline|rest|all (ours, taken out before Google Benchmark reads the rest).
   std::string which = "all";

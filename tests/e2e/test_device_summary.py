@@ -3,8 +3,13 @@ targets. Fed hand-made results with known throughputs, so a wrong ratio, a swapp
 that passes on missing data fails here rather than on the H200."""
 import importlib.util
 import json
+import subprocess
+import sys
+from pathlib import Path
 
-from conftest import SOURCE_DIR
+import pytest
+
+from conftest import BINARY, SOURCE_DIR
 
 spec = importlib.util.spec_from_file_location("device_summary", SOURCE_DIR / "scripts" / "device_summary.py")
 ds = importlib.util.module_from_spec(spec)
@@ -193,3 +198,28 @@ def test_the_headline_cases_count_even_when_the_rest_never_wrote_its_file(tmp_pa
     f = json.loads((tmp_path / "summary.json").read_text())["figures"]
     assert abs(f["gemm_bf16_vs_torch"] - 680.0 / 700.0) < 1e-12 and abs(f["copy_sm_vs_torch"] - 0.95) < 1e-12
     assert set(f["modes"]["checks"]) == {"timeslice_gemm_gemm_shares", "mps_copy_copy_sum_over_alone"}
+
+
+def test_the_torch_ceilings_time_what_the_bench_headline_cases_time():
+    """Issue 34 item 3: PyTorch's ceiling and the bench's headline cases must time the same ops per event
+    pair, the same count of pairs, the same sizes and dtype, the same warm-up and statistic; a torch that
+    times one copy per pair (against the bench's 8) or reports a median would make the ratio favour one side."""
+    bench_program = Path(BINARY).parent / "kernels" / "cuda" / "interference-microbench"
+    if not bench_program.exists():
+        pytest.skip("needs interference-microbench (a CUDA build)")
+    bench = json.loads(subprocess.run([str(bench_program), "--ib-headline-plan"], check=True, capture_output=True,
+                                      text=True, timeout=60).stdout)
+    torch = json.loads(subprocess.run([sys.executable, str(SOURCE_DIR / "scripts" / "torch_ceilings.py"),
+                                       "--print-plan"], check=True, capture_output=True, text=True, timeout=60).stdout)
+    same = ("ops_per_event_pair", "event_pairs", "warmup_s", "warmup_min_runs", "statistic")
+    gemms = [c for c in bench if c["workload"] == "gemm"]
+    copies = [c for c in bench if c["workload"] == "copy"]
+    assert len(gemms) == 2 and len(copies) == 2  # tn and nn; engines sm and ce
+    mm = torch["matmul_bf16"]
+    for c in gemms:
+        assert {k: c["params"][k] for k in ("dtype", "m", "n", "k")} == {k: mm[k] for k in ("dtype", "m", "n", "k")}
+        assert {k: c[k] for k in same} == {k: mm[k] for k in same}
+    cp = torch["copy_d2d"]
+    for c in copies:
+        assert c["params"]["mib"] == cp["mib"]
+        assert {k: c[k] for k in same} == {k: cp[k] for k in same}

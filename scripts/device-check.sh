@@ -443,15 +443,8 @@ torch_tenant() {  # a PyTorch loop as a command tenant beside gemm, time-sliced 
     return 0
   fi
   # PyTorch runs with the environment the check was started with, not the harness's library path.
-  python3 - "$ROOT" "${LD_LIBRARY_PATH:-}" "$WORK/torch-tenant.json" <<'PY'
-import json, sys
-root, ld, out = sys.argv[1:4]
-json.dump({"name": "torch-tenant", "mode": "timeslice", "warmup_s": 3, "duration_s": 6,
-           "tenants": [{"name": "train", "role": "victim",
-                        "command": {"argv": ["python3", root + "/scripts/torch_tenant.py"], "env": {"LD_LIBRARY_PATH": ld},
-                                    "ready_timeout_s": 90, "work_unit": "sample"}},
-                       {"name": "gemm", "role": "aggressor", "workload": "gemm"}]}, open(out, "w"))
-PY
+  python3 "$ROOT/scripts/device_scenarios.py" torch-tenant --root "$ROOT" --ld-library-path "${LD_LIBRARY_PATH:-}" \
+    --out "$WORK/torch-tenant.json"
   local m
   for m in timeslice mps; do
     run "torch-tenant-$m" 40 110 "${PENV[@]}" "$IB" --backend cuda --mode "$m" --scenario "$WORK/torch-tenant.json" \

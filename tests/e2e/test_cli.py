@@ -2,6 +2,7 @@
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -260,12 +261,23 @@ def test_a_bad_baseline_option_is_refused_before_the_file_is_touched(runner, tmp
     assert not (tmp_path / "b.json").exists() and not (tmp_path / "b.json.d").exists()
 
 
-def test_the_shipped_cuda_scenarios_samples_span_many_gpu_time_slices():
+def test_the_shipped_cuda_scenarios_samples_span_many_gpu_time_slices(tmp_path):
     # Under time-slicing a sample of about one slice takes either its own time or that plus a slice:
     # the median ratio of two sharers lands near 1 + slice/sample, not 2. Every GEMM sample of the shipped
-    # CUDA scenarios is >= 16 products of 8192^3 (~25 ms on an H200), every copy sample >= 48 GiB-copies.
+    # CUDA scenarios, the device check's and those it writes (scripts/device_scenarios.py) is >= 16
+    # products of 8192^3 (~25 ms on an H200), every copy sample >= 48 GiB-copies, and the PyTorch tenant's
+    # sample >= 32 of its ~1 ms steps (issue 34 item 4: its gemm aggressor had no params, one product).
     least = {"gemm": 16, "copy": 48}
-    for f in sorted((SOURCE_DIR / "scenarios" / "cuda").glob("*.json")):
+    written = tmp_path / "torch-tenant.json"
+    subprocess.run([sys.executable, str(SOURCE_DIR / "scripts" / "device_scenarios.py"), "torch-tenant", "--root", "/r",
+                    "--out", str(written)], check=True, timeout=60)
+    files = sorted((SOURCE_DIR / "scenarios" / "cuda").glob("*.json")) + \
+        sorted((SOURCE_DIR / "scenarios" / "device").glob("*.json")) + [written]
+    assert len(files) >= 16
+    for f in files:
         for t in json.loads(f.read_text())["tenants"]:
-            if t["workload"] in least:
+            if t.get("workload") in least:
                 assert t.get("params", {}).get("reps", 1) >= least[t["workload"]], (f.name, t)
+            argv = t.get("command", {}).get("argv", [])
+            if any(a.endswith("torch_tenant.py") for a in argv):
+                assert int(argv[argv.index("--steps-per-sample") + 1]) >= 32, (f.name, argv)

@@ -241,6 +241,8 @@ ojson load_json(const ForeignLoad& l) {
   j["gpu_foreign_processes"] = l.gpu_foreign_processes ? ojson(*l.gpu_foreign_processes) : ojson(nullptr);
   j["gpu_idle_util_pct"] = l.gpu_idle_util_pct ? ojson(*l.gpu_idle_util_pct) : ojson(nullptr);
   j["gpu_foreign_memory_bytes"] = l.gpu_foreign_memory_bytes ? ojson(*l.gpu_foreign_memory_bytes) : ojson(nullptr);
+  j["gpu_drain_s"] = l.gpu_drain_s ? number(*l.gpu_drain_s) : ojson(nullptr);
+  j["gpu_own_busy_processes"] = l.gpu_own_busy_processes ? ojson(*l.gpu_own_busy_processes) : ojson(nullptr);
   return j;
 }
 

@@ -566,6 +566,9 @@ ForeignLoad read_load(const Field& f) {
   l.gpu_foreign_processes = f["gpu_foreign_processes"].optional_integer<int>();
   l.gpu_idle_util_pct = f["gpu_idle_util_pct"].optional_integer<unsigned>();
   l.gpu_foreign_memory_bytes = f["gpu_foreign_memory_bytes"].optional_integer<unsigned long long>();
+  // Written since the GPU drain (issue 34): older results have neither.
+  if (f.has("gpu_drain_s")) l.gpu_drain_s = f["gpu_drain_s"].optional_number();
+  if (f.has("gpu_own_busy_processes")) l.gpu_own_busy_processes = f["gpu_own_busy_processes"].optional_integer<int>();
   return l;
 }
 

@@ -134,6 +134,7 @@ class DlNvml final : public Nvml {
     bind("nvmlDeviceGetNvLinkState", get_nvlink_state_);
     bind("nvmlDeviceGetTopologyCommonAncestor", get_common_ancestor_);
     bind("nvmlDeviceGetP2PStatus", get_p2p_status_);
+    bind("nvmlDeviceGetProcessUtilization", get_process_util_);
     bind("nvmlDeviceGetComputeRunningProcesses_v3", get_processes_);
     processes_call_ = "nvmlDeviceGetComputeRunningProcesses_v3";
     if (!get_processes_) {
@@ -567,6 +568,25 @@ class DlNvml final : public Nvml {
     f.processes = std::move(out);
   }
 
+  // The documented two-step query (NULL buffer: INSUFFICIENT_SIZE with the count), retried while the list grows.
+  std::optional<std::vector<ProcessSmSample>> process_utilization(unsigned device, unsigned long long since_us) override {
+    if (!get_process_util_) return std::nullopt;
+    const nvmlDevice_t h = handle(device);
+    std::vector<nvmlProcessUtilizationSample_t> room;
+    unsigned count = 0;
+    nvmlReturn_t rc = get_process_util_(h, nullptr, &count, since_us);
+    for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < 4; ++attempt) {
+      room.assign(count + 8, nvmlProcessUtilizationSample_t{});
+      count = static_cast<unsigned>(room.size());
+      rc = get_process_util_(h, room.data(), &count, since_us);
+    }
+    if (rc == NVML_ERROR_NOT_FOUND) return std::vector<ProcessSmSample>{};
+    if (rc != NVML_SUCCESS) return std::nullopt;
+    std::vector<ProcessSmSample> out;
+    for (unsigned i = 0; i < count && i < room.size(); ++i) out.push_back({room[i].pid, room[i].timeStamp, room[i].smUtil});
+    return out;
+  }
+
   std::optional<GpuPairPath> gpu_pair_path(unsigned a, unsigned b) override {
     GpuPairPath p;
     p.a = a;
@@ -857,6 +877,7 @@ class DlNvml final : public Nvml {
   decltype(&nvmlDeviceGetCurrentClocksEventReasons) get_event_reasons_ = nullptr;
   decltype(&nvmlDeviceGetCurrentClocksThrottleReasons) get_throttle_reasons_ = nullptr;
   decltype(&nvmlDeviceGetUtilizationRates) get_utilization_ = nullptr;
+  decltype(&nvmlDeviceGetProcessUtilization) get_process_util_ = nullptr;
   decltype(&nvmlDeviceGetViolationStatus) get_violation_ = nullptr;
   decltype(&nvmlSystemGetDriverVersion) get_driver_version_ = nullptr;
   decltype(&nvmlSystemGetCudaDriverVersion_v2) get_cuda_version_ = nullptr;

@@ -118,6 +118,13 @@ struct ComputeProcess {
   std::optional<unsigned> compute_instance_id;
 };
 
+// One sample of nvmlDeviceGetProcessUtilization: how busy one process kept the SMs over NVML's sample period.
+struct ProcessSmSample {
+  unsigned pid = 0;
+  unsigned long long timestamp_us = 0;  // the sample's end, CPU time in microseconds since the epoch
+  unsigned sm_pct = 0;
+};
+
 // Static facts about one whole GPU and the driver, for the probe. Same rule as TelemetryReading: unsupported
 // fields are empty and named in `unsupported`; other errors throw NvmlError.
 struct DeviceFacts {
@@ -203,6 +210,13 @@ class Nvml {
   virtual std::optional<unsigned> pci_device_id(unsigned /*device*/) { return std::nullopt; }
   // How GPUs `a` and `b` reach each other (see GpuPairPath); none where the binding cannot ask.
   virtual std::optional<GpuPairPath> gpu_pair_path(unsigned /*a*/, unsigned /*b*/) { return std::nullopt; }
+
+  // The per-process SM utilisation samples of `device` newer than `since_us` (microseconds since the epoch; none
+  // newer: empty); nullopt when NVML cannot say (not exported, not supported, no permission, a MIG-enabled GPU).
+  virtual std::optional<std::vector<ProcessSmSample>> process_utilization(unsigned /*device*/,
+                                                                         unsigned long long /*since_us*/) {
+    return std::nullopt;
+  }
 
   // One telemetry reading of `device` (see TelemetryReading). Thread-safe as NVML is; cheap enough for 10 Hz.
   virtual TelemetryReading read_telemetry(unsigned device) = 0;

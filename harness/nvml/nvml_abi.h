@@ -226,6 +226,15 @@ typedef struct nvmlProcessInfo_v3_st {
   unsigned long long usedGpuCcProtectedMemory;
 } nvmlProcessInfo_v3_t;
 
+typedef struct nvmlProcessUtilizationSample_st {  // nvmlDeviceGetProcessUtilization
+  unsigned int pid;
+  unsigned long long timeStamp;  // CPU timestamp, microseconds since the epoch
+  unsigned int smUtil;           // percent of the sample period with a kernel of this process running
+  unsigned int memUtil;
+  unsigned int encUtil;
+  unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+
 typedef struct nvmlDeviceAttributes_st {  // nvmlDeviceGetAttributes_v2
   unsigned int multiprocessorCount;
   unsigned int sharedCopyEngineCount;
@@ -356,6 +365,10 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigne
 nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device,  // the pre-R535 name of the above
                                                        unsigned long long* clocksThrottleReasons);
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization);
+// Samples newer than lastSeenTimeStamp (microseconds since the epoch); utilization = NULL asks for the count
+// (INSUFFICIENT_SIZE); NOT_FOUND: no sample newer than that.
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t* utilization,
+                                             unsigned int* processSamplesCount, unsigned long long lastSeenTimeStamp);
 nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, nvmlPerfPolicyType_t perfPolicyType,
                                           nvmlViolationTime_t* violTime);
 

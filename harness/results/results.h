@@ -130,6 +130,11 @@ struct ForeignLoad {
   std::optional<int> gpu_foreign_processes;       // GPU compute processes that are not ours (NVML)
   std::optional<unsigned> gpu_idle_util_pct;      // GPU utilisation after a short gap with nothing of ours running
   std::optional<unsigned long long> gpu_foreign_memory_bytes;  // memory used by the foreign processes
+  // How long the release waited for our own processes' GPU work to stop (a command tenant paused with SIGSTOP
+  // keeps its queued kernels running), and how many of ours were still running GPU work when the wait gave up
+  // (the block is then contaminated). Empty when NVML gives no per-process utilisation.
+  std::optional<double> gpu_drain_s;
+  std::optional<int> gpu_own_busy_processes;
   // Not written: GPU memory of each of our processes NVML listed, and the card's total, which the
   // repetition attributes to the block's tenants (PhaseResult::gpu_memory_peak_bytes).
   std::vector<std::pair<int, unsigned long long>> gpu_own_process_memory;

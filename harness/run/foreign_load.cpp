@@ -3,6 +3,7 @@
 #include "harness/core/clock.h"
 
 #include <dirent.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -142,6 +143,13 @@ std::string contamination_reason(const ForeignLoad& load, const ForeignLoadLimit
       return buf;
     }
   }
+  if (load.gpu_own_busy_processes && *load.gpu_own_busy_processes > 0) {
+    std::snprintf(buf, sizeof(buf),
+                  "%d of this run's processes still ran GPU work %.1f s after the previous block ended (SIGSTOP "
+                  "pauses a program's CPU threads, not the kernels it queued)",
+                  *load.gpu_own_busy_processes, load.gpu_drain_s.value_or(0.0));
+    return buf;
+  }
   if (load.gpu_foreign_processes && *load.gpu_foreign_processes > limits.max_gpu_processes) {
     std::snprintf(buf, sizeof(buf), "%d GPU compute process(es) that are not this run's", *load.gpu_foreign_processes);
     return buf;
@@ -188,14 +196,54 @@ void probe_mig_instances(Nvml& nvml, unsigned device, const std::vector<MigInsta
   load.gpu_memory_total_by_pid = std::move(total_by_pid);
 }
 
+unsigned long long realtime_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<unsigned long long>(ts.tv_sec) * 1000000ull + static_cast<unsigned long long>(ts.tv_nsec) / 1000;
+}
+
 }  // namespace
+
+GpuDrain drain_own_gpu_work(const ProcessSamplesFn& samples_since, const std::vector<pid_t>& own,
+                            unsigned long long since_us, double limit_s, double poll_s,
+                            const std::function<unsigned long long()>& now_us,
+                            const std::function<void(double)>& sleep_s) {
+  const unsigned long long start = now_us();
+  const auto quiet_us = static_cast<unsigned long long>(kGpuQuietS * 1e6);
+  std::map<unsigned, unsigned long long> last_busy;  // our pid -> end of its newest sample with SM activity
+  for (;;) {
+    const auto samples = samples_since(since_us);
+    if (!samples) return {};
+    for (const ProcessSmSample& s : *samples)
+      if (s.sm_pct > 0 && std::find(own.begin(), own.end(), static_cast<pid_t>(s.pid)) != own.end())
+        last_busy[s.pid] = std::max(last_busy[s.pid], s.timestamp_us);
+    const unsigned long long now = now_us();
+    int busy = 0;
+    for (const auto& [pid, at] : last_busy)
+      if (at + quiet_us > now) ++busy;
+    const double waited = static_cast<double>(now - std::min(now, start)) * 1e-6;
+    // Quiet cannot be told before a quiet period has passed since the pause: NVML's samples of it are not out yet.
+    const bool settled = now >= since_us + quiet_us;
+    if ((busy == 0 && settled) || waited >= limit_s) return {waited, busy};
+    sleep_s(poll_s);
+  }
+}
 
 std::function<void(ForeignLoad&, const std::vector<pid_t>&)> make_gpu_load_probe(Nvml& nvml, unsigned device,
                                                                                  double idle_gap_s,
                                                                                  std::vector<MigInstance> mig_scope) {
   return [&nvml, device, idle_gap_s, scope = std::move(mig_scope)](ForeignLoad& load, const std::vector<pid_t>& own) {
+    const unsigned long long ended_us = realtime_us();  // every tenant of ours is paused from here on
     std::this_thread::sleep_for(std::chrono::duration<double>(idle_gap_s));
     try {
+      if (scope.empty()) {  // NVML keeps no per-process utilisation for MIG instances
+        const GpuDrain drain = drain_own_gpu_work(
+            [&](unsigned long long since) { return nvml.process_utilization(device, since); }, own, ended_us,
+            kGpuDrainLimitS, 0.05, realtime_us,
+            [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); });
+        load.gpu_drain_s = drain.waited_s;
+        if (drain.waited_s) load.gpu_own_busy_processes = drain.still_busy;
+      }
       load.gpu_idle_util_pct = nvml.read_telemetry(device).util_gpu_pct;
       if (!scope.empty()) {
         probe_mig_instances(nvml, device, scope, load, own);

@@ -61,11 +61,34 @@ struct ForeignLoadLimits {
 std::string contamination_reason(const ForeignLoad& load, const ForeignLoadLimits& limits, double ticks_per_s,
                                  std::size_t own_processes);
 
+// Waiting for our own GPU work to stop before a block's release. Between blocks every tenant is paused, but
+// SIGSTOP stops a command tenant's CPU threads, not the kernels it already queued: a program that launches
+// asynchronously can keep the GPU busy tens of milliseconds into the next block. NVML's per-process utilisation
+// samples cover about 1/6 s each, so a process counts as quiet once its newest sample with SM activity ended at
+// least kGpuQuietS ago, and none can be told quiet before kGpuQuietS after the pause (the CUDA backend's idle
+// gap already lasts that long); the wait gives up after kGpuDrainLimitS.
+constexpr double kGpuQuietS = 0.2;
+constexpr double kGpuDrainLimitS = 2.0;
+struct GpuDrain {
+  std::optional<double> waited_s;  // empty: NVML could not say
+  int still_busy = 0;              // our processes still running GPU work at the limit
+};
+// Polls `samples_since(since_us)` (ib::Nvml::process_utilization) every `poll_s` until every process of `own`
+// is quiet or `limit_s` has passed. `now_us`: CLOCK_REALTIME in microseconds (NVML's sample clock); `sleep_s`
+// waits. Injected so that a test can play a GPU's samples.
+using ProcessSamplesFn = std::function<std::optional<std::vector<ProcessSmSample>>(unsigned long long)>;
+GpuDrain drain_own_gpu_work(const ProcessSamplesFn& samples_since, const std::vector<pid_t>& own,
+                            unsigned long long since_us, double limit_s, double poll_s,
+                            const std::function<unsigned long long()>& now_us,
+                            const std::function<void(double)>& sleep_s);
+
 // The GPU side, read before each block's release: after an idle gap of `idle_gap_s` (none of ours
 // measuring), the compute processes on `device` that are not ours and the GPU's utilisation. NVML
 // averages utilisation over its own sample period (1/6 s to 1 s), which may still include the end of
 // the previous block: it is recorded, not judged. A process list whose pids match none of ours (a
 // container's PID namespace) is judged by count: entries beyond our worker processes are foreign.
+// Then (whole GPUs) it waits for our own processes' GPU work to stop (drain_own_gpu_work), recorded in
+// gpu_drain_s and gpu_own_busy_processes.
 //
 // With `mig_scope` (mode mig: the MIG instances this run's tenants use) each instance is asked through its own MIG
 // device handle: only processes on those instances count, foreign when not ours (another user's instance shares no

@@ -366,6 +366,8 @@ void RepetitionRun::measure_foreign_load(BlockRecord& b, const CpuSnapshot& befo
   b.load.gpu_foreign_processes = gpu.gpu_foreign_processes;
   b.load.gpu_idle_util_pct = gpu.gpu_idle_util_pct;
   b.load.gpu_foreign_memory_bytes = gpu.gpu_foreign_memory_bytes;
+  b.load.gpu_drain_s = gpu.gpu_drain_s;
+  b.load.gpu_own_busy_processes = gpu.gpu_own_busy_processes;
   const std::string why = contamination_reason(b.load, o_.limits, hz, own.size());
   if (!why.empty()) {
     b.status = BlockStatus::contaminated;

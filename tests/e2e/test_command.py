@@ -188,6 +188,32 @@ FAKE_NVML = os.environ.get("FAKE_NVML_LIB", "")
 
 
 @pytest.mark.skipif(not FAKE_NVML, reason="FAKE_NVML_LIB not set (run through ctest)")
+@pytest.mark.parametrize("busy_calls", [2, -1])
+def test_a_paused_programs_gpu_work_is_waited_for_and_a_block_it_ran_into_is_contaminated(runner, tmp_path, busy_calls):
+    # Issue 34 item 5: SIGSTOP pauses a stdout program's CPU threads, not its queued kernels. The fake NVML shows
+    # our processes busy for the first two polls of per-process utilisation (then idle), or for ever: the release
+    # waits for them (gpu_drain_s), and a block they ran into is contaminated, with why.
+    cfg = runner.write_json("nvml.json", {"devices": [{"name": "NVIDIA H200", "process_utilization": {
+        "children": True, "sm_util": 70, "busy_calls": busy_calls}}]})
+    runner.env.update(INTERFERENCE_BENCH_NVML=FAKE_NVML, FAKE_NVML_CONFIG=str(cfg))
+    doc = scenario("drain", [toy("train", "stdout"), {"name": "n", "role": "aggressor", "workload": "host-idle",
+                                                      "params": {"sample_ms": 1.0}}], duration=0.3, warmup=0.1)
+    r, res = run(runner, tmp_path, doc, "--telemetry-hz", "5", "--rounds", "1", "--until", "fixed", "--max-reruns", "0",
+                 *LENIENT)
+    assert r.returncode in (0, 1, 5), r.stdout + r.stderr
+    blocks = res["runs"][0]["blocks"]
+    drains = [b["foreign_load"]["gpu_drain_s"] for b in blocks]
+    assert all(d is not None for d in drains), drains
+    if busy_calls > 0:
+        assert drains[0] >= 0.2 and all(b["status"] == "clean" for b in blocks), blocks
+        assert all(b["foreign_load"]["gpu_own_busy_processes"] == 0 for b in blocks)
+    else:
+        for b in blocks:
+            assert b["status"] == "excluded" and b["foreign_load"]["gpu_own_busy_processes"] >= 1, b
+            assert "still ran GPU work 2.0 s after the previous block ended" in b["reason"], b["reason"]
+
+
+@pytest.mark.skipif(not FAKE_NVML, reason="FAKE_NVML_LIB not set (run through ctest)")
 def test_the_advice_uses_the_programs_gpu_memory_and_what_it_declares(runner, tmp_path):
     # The fake NVML lists the program (its PID from the file it writes) with 120,000 of 143,771 MiB and
     # the GPU 20% busy: above 70% of the card (exclusive), under 30% utilisation (data or CPU bound).

@@ -42,6 +42,11 @@
 //                      // each call; a missing file lists none): the fake MPS server's, written as it starts;
 //                      // {"children": true, "used_mb": ...}: one process per live child of the process calling
 //                      // NVML (the harness's workers, which a real NVML lists once they hold a CUDA context)
+//         "process_utilization": {"children": true, "sm_util": 60, "busy_calls": 3},
+//                      // nvmlDeviceGetProcessUtilization (absent/null: NOT_SUPPORTED): one sample per live child of
+//                      // the caller (the harness's workers), ending now; its smUtil is sm_util for the first
+//                      // busy_calls calls of this process (-1: every call), 0 after: a program whose queued kernels
+//                      // run on after it was paused, then drain
 //         "process_info_bytes": 32,                           // ..._v3 writes 32-byte entries, as an early R535
 //                                                             // NVML did (default 24, R550-R580)
 //         "attributes_on_device": true                        // nvmlDeviceGetAttributes_v2 answers "sm" for the
@@ -78,6 +83,8 @@
 // Error codes are NVML's (3 NOT_SUPPORTED, 4 NO_PERMISSION, 6 NOT_FOUND, 19 IN_USE, 23 INSUFFICIENT_RESOURCES, ...);
 // names may be given as "NVML_ERROR_NOT_SUPPORTED" or "NOT_SUPPORTED".
 #include <nlohmann/json.hpp>
+
+#include <time.h>
 
 #include "harness/nvml/nvml_abi.h"
 
@@ -1456,6 +1463,37 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
     }
   }
   *count = n;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t* utilization,
+                                             unsigned int* count, unsigned long long last_seen_us) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = nullptr;
+  const int dev = device_of(device, &h);
+  if (dev < 0 || !count) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetProcessUtilization", dev)) return rc;
+  const json& d = device_config(dev);
+  const auto it = d.find("process_utilization");
+  if (h->kind == Kind::mig || it == d.end() || it->is_null()) return NVML_ERROR_NOT_SUPPORTED;
+  static int calls = 0;  // this process's calls (one caller: the harness)
+  const int busy_calls = it->value("busy_calls", -1);
+  const unsigned sm = (busy_calls < 0 || calls < busy_calls) ? as_unsigned(*it, "sm_util", 50) : 0u;
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  const unsigned long long now_us = static_cast<unsigned long long>(ts.tv_sec) * 1000000ull + ts.tv_nsec / 1000;
+  if (now_us <= last_seen_us) return NVML_ERROR_NOT_FOUND;
+  const std::vector<unsigned long> pids =
+      it->value("children", true) ? live_children_of(static_cast<unsigned long>(getpid())) : std::vector<unsigned long>{};
+  if (pids.empty()) return NVML_ERROR_NOT_FOUND;
+  if (!utilization || *count < pids.size()) {
+    *count = static_cast<unsigned>(pids.size());
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  ++calls;
+  for (std::size_t i = 0; i < pids.size(); ++i)
+    utilization[i] = {static_cast<unsigned>(pids[i]), now_us, sm, 0, 0, 0};
+  *count = static_cast<unsigned>(pids.size());
   return NVML_SUCCESS;
 }
 

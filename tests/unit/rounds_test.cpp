@@ -150,6 +150,77 @@ TEST(ForeignLoad, ContaminationThresholdsWithCounterResolution) {
   EXPECT_EQ(contamination_reason(l, lim, 100.0, 3), "");
 }
 
+// A GPU played back: the samples NVML would have on a clock the test moves (microseconds since the epoch).
+struct PlayedGpu {
+  unsigned long long now = 1'000'000'000;
+  std::vector<ProcessSmSample> samples;  // every sample NVML will have had, by its end time
+  int polls = 0;
+  std::optional<std::vector<ProcessSmSample>> since(unsigned long long t) {
+    ++polls;
+    std::vector<ProcessSmSample> out;
+    for (const auto& s : samples)
+      if (s.timestamp_us > t && s.timestamp_us <= now) out.push_back(s);
+    return out;
+  }
+};
+
+GpuDrain drain(PlayedGpu& gpu, const std::vector<pid_t>& own, unsigned long long since) {
+  return drain_own_gpu_work([&](unsigned long long t) { return gpu.since(t); }, own, since, kGpuDrainLimitS, 0.05,
+                            [&] { return gpu.now; },
+                            [&](double s) { gpu.now += static_cast<unsigned long long>(s * 1e6); });
+}
+
+// Issue 34 item 5: a paused program's queued kernels keep the GPU busy; the release waits for them.
+TEST(GpuDrain, WaitsUntilOurProcessHasBeenQuietForOneQuietPeriod) {
+  PlayedGpu gpu;
+  const unsigned long long ended = gpu.now;
+  // Our pid 42 busy in the samples ending 50 ms and 150 ms after the block ended, idle after; a foreign
+  // process (7) busy throughout is not ours to wait for.
+  for (int k = 1; k <= 40; ++k) {
+    const unsigned long long at = ended + 50'000ull * k;
+    gpu.samples.push_back({42, at, at <= ended + 150'000 ? 80u : 0u});
+    gpu.samples.push_back({7, at, 100u});
+  }
+  const GpuDrain d = drain(gpu, {1, 42}, ended);
+  ASSERT_TRUE(d.waited_s);
+  EXPECT_EQ(d.still_busy, 0);
+  // Quiet once its last busy sample (150 ms) ended kGpuQuietS (200 ms) ago: 350 ms, to the poll (50 ms).
+  EXPECT_NEAR(*d.waited_s, 0.35, 1e-9);
+}
+
+TEST(GpuDrain, NothingOfOursOnTheGpuReleasesAtOnce) {
+  PlayedGpu gpu;
+  gpu.samples.push_back({7, gpu.now, 100u});
+  const GpuDrain d = drain(gpu, {1, 42}, gpu.now - 1'000'000);
+  ASSERT_TRUE(d.waited_s);
+  EXPECT_EQ(*d.waited_s, 0.0);
+  EXPECT_EQ(d.still_busy, 0);
+  EXPECT_EQ(gpu.polls, 1);
+}
+
+TEST(GpuDrain, GivesUpAtTheLimitAndSaysHowManyStillRan) {
+  PlayedGpu gpu;
+  const unsigned long long ended = gpu.now;
+  for (int k = 1; k <= 100; ++k) gpu.samples.push_back({42, ended + 50'000ull * k, 90u});
+  const GpuDrain d = drain(gpu, {1, 42}, ended);
+  ASSERT_TRUE(d.waited_s);
+  EXPECT_EQ(d.still_busy, 1);
+  EXPECT_GE(*d.waited_s, kGpuDrainLimitS);
+  EXPECT_LT(*d.waited_s, kGpuDrainLimitS + 0.06);
+  ForeignLoad l;
+  l.gpu_drain_s = d.waited_s;
+  l.gpu_own_busy_processes = d.still_busy;
+  const std::string why = contamination_reason(l, ForeignLoadLimits{}, 100.0, 3);
+  EXPECT_NE(why.find("1 of this run's processes still ran GPU work 2.0 s after the previous block ended"),
+            std::string::npos) << why;
+}
+
+TEST(GpuDrain, UnknownWhenNvmlCannotSay) {
+  const GpuDrain d = drain_own_gpu_work([](unsigned long long) { return std::nullopt; }, {1}, 0, 2.0, 0.05,
+                                        [] { return 5ull; }, [](double) {});
+  EXPECT_FALSE(d.waited_s);
+}
+
 // ---------------------------------------------------------------- coverage
 
 TEST(Coverage, FractionOfEachSampleDuringWhichEveryOtherTenantWasInASample) {

@@ -95,6 +95,8 @@ Results every_field_results() {
   run.blocks[0].start_ns = 100;
   run.blocks[0].end_ns = 900;
   run.blocks[0].load = {1.0, 0.5, 0.01, 1.9, 2, 40u, 1ull << 30};
+  run.blocks[0].load.gpu_drain_s = 0.35;
+  run.blocks[0].load.gpu_own_busy_processes = 0;
   BlockRecord quiet;
   quiet.index = 1;
   quiet.phase = Phase::exclusive;
@@ -310,6 +312,8 @@ void same_block(const BlockRecord& a, const BlockRecord& b) {
   EXPECT_EQ(a.load.gpu_foreign_processes, b.load.gpu_foreign_processes);
   EXPECT_EQ(a.load.gpu_idle_util_pct, b.load.gpu_idle_util_pct);
   EXPECT_EQ(a.load.gpu_foreign_memory_bytes, b.load.gpu_foreign_memory_bytes);
+  EXPECT_EQ(a.load.gpu_drain_s, b.load.gpu_drain_s);
+  EXPECT_EQ(a.load.gpu_own_busy_processes, b.load.gpu_own_busy_processes);
   EXPECT_EQ(a.status, b.status);
   EXPECT_EQ(a.reason, b.reason);
 }

@@ -118,7 +118,16 @@ publish() {  # the step log, the preflight record, the summary so far and all of
   fi
   [ -f "$tmp" ] && mv -f "$tmp" "$OUT/device-check-logs.tar.gz"
 }
-mps_pids() { pgrep -f 'nvidia-cuda-mps-(control|server)' | sort; }
+# The MPS processes this check's programs started: they inherit IB_DEVICE_CHECK_ID (a daemon keeps the
+# environment it was started with), so a daemon of anyone else on the machine (another user, a test running
+# beside the rehearsal) is never counted nor stopped.
+export IB_DEVICE_CHECK_ID="$$-$(date +%s%N)"
+mps_pids() {
+  local p
+  for p in $(pgrep -f 'nvidia-cuda-mps-(control|server)'); do
+    tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "IB_DEVICE_CHECK_ID=$IB_DEVICE_CHECK_ID" && echo "$p"
+  done | sort
+}
 mps_pids > "$WORK/mps-before.txt"   # a daemon that was already there is not ours to stop
 stop_left_over_mps() {
   local left_over

@@ -43,11 +43,35 @@ struct Support {
   std::string reason;  // why not, when !supported
 };
 
+// Which rank of its tenant this process is (DESIGN.md section 13): a tenant with `ranks: N` runs one
+// worker process per rank; any other tenant is rank 0 of 1.
+struct RankInfo {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;  // among the tenant's ranks on this node
+};
+
+// The rendezvous of a tenant's ranks, through the harness (the worker protocol's kv_put / kv_get): one
+// key-value exchange per tenant and repetition. A collective's rank 0 publishes NCCL's unique id, a gloo
+// store keeps its addresses here.
+class Rendezvous {
+ public:
+  virtual ~Rendezvous() = default;
+  // Publishes `value` (any bytes, at most 64 KiB) under `key` ([A-Za-z0-9_-./:], at most 200 characters).
+  virtual void put(const std::string& key, const std::string& value) = 0;
+  // The value some rank published under `key`, waiting for it at most `timeout_s`; throws WorkloadError
+  // naming the key when it did not come (a rank that never joined) or the worker is ending.
+  virtual std::string get(const std::string& key, double timeout_s) = 0;
+};
+
 // What the harness hands a workload: where to run. `stream` is a cudaStream_t owned by the
-// harness for CUDA workloads and nullptr for host workloads.
+// harness for CUDA workloads and nullptr for host workloads. `rendezvous` and `rank` are set for
+// setup() (the rendezvous stays valid until teardown()).
 struct ExecContext {
   int device = 0;
   void* stream = nullptr;
+  Rendezvous* rendezvous = nullptr;
+  RankInfo rank;
 };
 
 // Per-sample extras a workload may fill in (the harness times the sample itself).
@@ -96,6 +120,11 @@ class Workload {
   // run_sample may finish filling it here (the open-loop CUDA workloads read their requests'
   // completion events here and add the latencies).
   virtual void check_sample() {}
+  // Asked before every sample (untimed) with whether this rank's harness wants another: the answer is
+  // whether it runs one. A collective must run the same number of samples on every rank (a rank that
+  // stopped alone would leave the others waiting in the next collective), so a collective workload
+  // answers what all its ranks agree on (another only if every rank wants one). Others answer `mine`.
+  virtual bool continue_together(bool mine) { return mine; }
   // The work one sample does; constant for a configured workload. For an open-loop workload it is
   // the expected number of requests per sample (`requests`): a sample is a fixed slice of arrival
   // schedule time, and the actual count in the slice (Poisson) is its counters["requests"].
@@ -135,6 +164,9 @@ struct WorkloadSpec {
   std::function<std::optional<Params>(const nlohmann::json&, std::string&)> validate = {};
   // Runs on every backend (a user's command: timed on the host clock, placed by the environment).
   bool any_backend = false;
+  // A collective: a tenant of it may have `ranks` (one worker process each) that meet through the
+  // harness's rendezvous (ExecContext::rendezvous) and agree on every sample (continue_together).
+  bool collective = false;
 };
 
 // Workloads by name. Built explicitly at start-up (no static self-registration, no globals).

@@ -145,6 +145,10 @@ ojson phase_json(const PhaseResult& p, bool raw) {
     j["latency"] = stats_json(*p.latency, "cv");
     j["latency"]["unit"] = "s";
   }
+  if (p.rank_figures)
+    j["ranks"] = {{"count", p.rank_figures->ranks},
+                  {"straggler_rank", p.rank_figures->straggler_rank},
+                  {"straggler_share", number(p.rank_figures->straggler_share)}};
   if (raw && p.source != PhaseSource::exclusive) {
     j["samples"] = {{"start_ns", p.start_ns},
                     {"duration_s", p.duration_s},
@@ -158,6 +162,7 @@ ojson phase_json(const PhaseResult& p, bool raw) {
       j["samples"]["coverage"] = c;
     }
     if (!p.counter_samples.empty()) j["samples"]["counters"] = p.counter_samples;
+    if (!p.rank_duration_s.empty()) j["samples"]["rank_duration_s"] = p.rank_duration_s;
     if (!p.throttled.empty()) j["samples"]["throttled"] = p.throttled;
     if (!p.latencies_s.empty()) {
       j["samples"]["latency_count"] = p.latency_count;

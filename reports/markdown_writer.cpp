@@ -87,6 +87,13 @@ void run_notes(std::ostringstream& os, const RunResult& run) {
        << " against exclusive, " << formatted("%.2f", run.system->stp_alone) << " / " << formatted("%.2f", run.system->antt_alone)
        << " against alone; largest barrier skew "
        << (run.barrier_skew_s ? formatted("%.1f us", *run.barrier_skew_s * 1e6) : std::string("n/a")) << "\n";
+  for (const auto& t : run.tenants)  // a tenant with ranks: who held its collectives back
+    for (const auto& [phase, p] : {std::pair<const char*, const PhaseResult*>{"exclusive", &t.exclusive},
+                                   {"colocated", &t.colocated}})
+      if (p->rank_figures)
+        os << "- " << where << ", " << t.name << " (" << p->rank_figures->ranks << " ranks, " << phase
+           << "): straggler rank " << p->rank_figures->straggler_rank << ", the slowest in "
+           << formatted("%.0f%%", p->rank_figures->straggler_share * 100) << " of the samples\n";
   for (const auto& b : run.blocks)
     if (b.status != BlockStatus::clean)
       os << "- " << where << ": block " << b.index << " (" << phase_name(b.phase) << ", round " << b.round + 1 << ", attempt "

@@ -442,6 +442,13 @@ void read_samples(const Field& f, PhaseResult& p) {
   }
   if (f.has("counters"))
     f["counters"].each_member([&](const std::string& name, const Field& c) { p.counter_samples[name] = c.numbers(); });
+  if (f.has("rank_duration_s")) {
+    const Field ranks = f["rank_duration_s"];
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      p.rank_duration_s.push_back(ranks[r].numbers());
+      check_length(ranks[r], p.rank_duration_s.back(), n);
+    }
+  }
   if (f.has("throttled")) {
     p.throttled = integer_array<std::uint8_t>(f["throttled"]);
     check_length(f["throttled"], p.throttled, n);
@@ -481,6 +488,11 @@ PhaseResult read_phase(const Field& f) {
     });
   if (f.has("telemetry")) read_telemetry(f["telemetry"], p);
   if (f.has("latency")) p.latency = read_summary(f["latency"], "cv");
+  if (f.has("ranks")) {
+    const Field r = f["ranks"];
+    p.rank_figures = PhaseResult::RankFigures{r["count"].integer<int>(), r["straggler_rank"].integer<int>(),
+                                              r["straggler_share"].number()};
+  }
   if (f.has("samples")) {
     read_samples(f["samples"], p);
     if (p.start_ns.empty() && p.stats.n > 0)

@@ -17,8 +17,9 @@ Usage: scripts/install-deps.sh [--tests] [--help]
 
 Installs with apt-get (via sudo when not root) what building and running interference-bench needs:
   build-essential cmake ninja-build pkg-config git python3 libcli11-dev nlohmann-json3-dev libfmt-dev
-  libpugixml-dev libsqlite3-dev libpcre2-dev libjs-chart.js, and libsqlitecpp-dev where the
-  distribution has it (without it the build leaves out --history).
+  libpugixml-dev libsqlite3-dev libpcre2-dev libjs-chart.js, and libsqlitecpp-dev and libgloo-dev where
+  the distribution has them (without them the build leaves out --history, and the host-collective
+  workload is waived).
 The build needs CMake >= 3.24, fmt >= 8, CLI11 >= 2.1, nlohmann-json >= 3.10; an older one is an
 error that names the fix (exit 1), before anything is installed. A cmake >= 3.24 already on PATH
 (e.g. pip install 'cmake>=3.24') is used instead of the distribution's.
@@ -96,7 +97,9 @@ fi
 # --- What is wanted -----------------------------------------------------------------------------
 run_set=(build-essential cmake ninja-build pkg-config git python3 libcli11-dev nlohmann-json3-dev libfmt-dev
          libpugixml-dev libsqlite3-dev libpcre2-dev libjs-chart.js)
-optional=(libsqlitecpp-dev)   # --history DB (reports/history.cpp); the build leaves it out without
+# --history DB (reports/history.cpp) and the host collectives' gloo (kernels/host/gloo_collective.cpp); the
+# build leaves each out without it
+optional=(libsqlitecpp-dev libgloo-dev)
 test_set=(libgtest-dev libgmock-dev googletest libbenchmark-dev python3-pytest python3-jsonschema
           python3-junitparser python3-yaml nodejs prometheus clang slurm-wlm munge)
 # Also with --tests: chromium (a real one, not a snap stub) and clang's fuzzer runtime, resolved below.
@@ -175,6 +178,7 @@ skip() {  # skip PACKAGE(S) REASON
 consequence() {
   case "$1" in
     libsqlitecpp-dev) echo "the build leaves out --history (SQLiteCpp); everything else works" ;;
+    libgloo-dev) echo "the host-collective workload is waived (gloo); everything else works" ;;
     *) echo "the tests that need it skip visibly" ;;
   esac
 }

@@ -1,3 +1,4 @@
+#include "harness/analysis/ranks.h"
 #include "harness/analysis/analysis.h"
 
 #include "harness/analysis/advice.h"
@@ -142,6 +143,7 @@ void summarize_phase(PhaseResult& p, const Work& work, const std::vector<BlockRe
   }
   p.latency.reset();
   if (!p.latencies_s.empty()) p.latency = summarize(counted_latencies(p));
+  summarize_ranks(p);
 }
 
 }  // namespace ib

@@ -670,6 +670,9 @@ void add_worker_command(CLI::App& app, WorkerCommand& w) {
   w.sub->add_option("--device", w.options.device);
   w.sub->add_option("--warmup", w.options.warmup_s);
   w.sub->add_option("--rewarm", w.options.rewarm_s);
+  w.sub->add_option("--rank", w.options.rank.rank);
+  w.sub->add_option("--world-size", w.options.rank.world_size);
+  w.sub->add_option("--local-rank", w.options.rank.local_rank);
 }
 
 int worker_command(WorkerCommand& w, const Registry& registry) {

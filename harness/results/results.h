@@ -196,6 +196,17 @@ struct PhaseResult {
   std::vector<std::uint32_t> latency_count;
   std::vector<double> latencies_s;
   std::optional<Summary> latency;  // over the requests of counted samples
+  // A tenant with ranks (DESIGN.md section 13): every rank's duration of each sample, [rank][sample];
+  // the sample's duration is their maximum (nccl-tests -I). Empty for a tenant without ranks.
+  std::vector<std::vector<double>> rank_duration_s;
+  // Over the counted samples of a tenant with ranks: the straggler (the rank that was the slowest most
+  // often, harness/stats/collectives.h) and how often it was.
+  struct RankFigures {
+    int ranks = 0;
+    int straggler_rank = 0;
+    double straggler_share = 0.0;
+  };
+  std::optional<RankFigures> rank_figures;
   // Workload counters (SampleOutput::counters), one value per sample per name.
   std::map<std::string, std::vector<double>> counter_samples;
   struct CounterTotal {

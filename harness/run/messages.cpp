@@ -175,6 +175,50 @@ DoneMessage parse_done(const json& m, const MessageBounds& bounds) {
   return d;
 }
 
+std::string hex_of(const std::string& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char b : bytes) {
+    out += digits[b >> 4];
+    out += digits[b & 15];
+  }
+  return out;
+}
+
+std::optional<std::string> bytes_of(const std::string& hex) {
+  if (hex.size() % 2 != 0) return std::nullopt;
+  std::string out;
+  out.reserve(hex.size() / 2);
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    const auto nibble = [](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      return -1;
+    };
+    const int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out += static_cast<char>(hi << 4 | lo);
+  }
+  return out;
+}
+
+std::string kv_key(const json& m) {
+  const std::string key = string_value(field(m, "key"), "key");
+  if (!valid_kv_key(key))
+    reject("key " + shown(key) + " is not 1-" + std::to_string(kMaxKvKeyBytes) + " characters of [A-Za-z0-9_-./:]");
+  return key;
+}
+
+KvPutMessage parse_kv_put(const json& m) {
+  KvPutMessage p{kv_key(m), {}};
+  const std::string hex = string_value(field(m, "value_hex"), "value_hex");
+  auto value = hex.size() <= 2 * kMaxKvValueBytes ? bytes_of(hex) : std::nullopt;
+  if (!value) reject("value_hex is not at most " + std::to_string(kMaxKvValueBytes) + " bytes in lower-case hex");
+  p.value = std::move(*value);
+  return p;
+}
+
 WorkerMessage parse_body(const json& m, WorkerMessageType type, const MessageBounds& bounds) {
   WorkerMessage out;
   switch (type) {
@@ -194,6 +238,8 @@ WorkerMessage parse_body(const json& m, WorkerMessageType type, const MessageBou
       break;
     case WorkerMessageType::samples: out.body = parse_samples(m, bounds); break;
     case WorkerMessageType::done: out.body = parse_done(m, bounds); break;
+    case WorkerMessageType::kv_put: out.body = parse_kv_put(m); break;
+    case WorkerMessageType::kv_get: out.body = KvGetMessage{kv_key(m)}; break;
   }
   return out;
 }
@@ -227,11 +273,20 @@ json message_json(const WorkerMessage& m) {
       return {{"type", "done"}, {"block", d.block}, {"measure_start_ns", d.measure_start_ns},
               {"measure_end_ns", d.measure_end_ns}, {"stopped", d.stopped}};
     }
+    case WorkerMessageType::kv_put: {
+      const auto& p = std::get<KvPutMessage>(m.body);
+      return {{"type", "kv_put"}, {"key", p.key}, {"value_hex", hex_of(p.value)}};
+    }
+    case WorkerMessageType::kv_get: return {{"type", "kv_get"}, {"key", std::get<KvGetMessage>(m.body).key}};
   }
   throw std::logic_error("unknown worker message type");
 }
 
 }  // namespace
+
+bool valid_kv_key(const std::string& key) {
+  return !key.empty() && key.size() <= kMaxKvKeyBytes && key.find_first_not_of(kKvKeyChars) == std::string::npos;
+}
 
 ProtocolError::ProtocolError(const std::string& problem)
     : std::runtime_error(shortened("malformed message from worker: " + problem, kMaxProblemChars - 3)) {}
@@ -280,6 +335,10 @@ std::string to_line(const ControlMessage& m) {
     }
     case ControlMessageType::stop: return "stop " + std::to_string(std::get<StopCommand>(m.body).block) + "\n";
     case ControlMessageType::end: return "end\n";
+    case ControlMessageType::kv: {
+      const auto& kv = std::get<KvCommand>(m.body);
+      return "kv " + kv.key + " " + (kv.value.empty() ? std::string("-") : hex_of(kv.value)) + "\n";
+    }
   }
   throw std::logic_error("unknown control message type");
 }
@@ -302,6 +361,17 @@ std::optional<ControlMessage> parse_control_message(std::string_view line) {
   std::string word, rest;
   in >> word;
   if (word == "end") return ControlMessage{EndCommand{}};
+  if (word == "kv") {
+    KvCommand kv;
+    std::string hex;
+    if (!(in >> kv.key >> hex) || (in >> rest) || !valid_kv_key(kv.key)) return std::nullopt;
+    if (hex != "-") {
+      auto value = hex.size() <= 2 * kMaxKvValueBytes ? bytes_of(hex) : std::nullopt;
+      if (!value) return std::nullopt;
+      kv.value = std::move(*value);
+    }
+    return ControlMessage{kv};
+  }
   if (word == "stop") {
     StopCommand stop;
     if (!(in >> stop.block) || stop.block < 0 || (in >> rest)) return std::nullopt;

@@ -62,16 +62,35 @@ struct DoneMessage {
   bool stopped = false;
 };
 
+// The rendezvous of a tenant's ranks (DESIGN.md section 13): a key-value exchange scoped to the tenant and the
+// repetition. A rank publishes a value (NCCL's unique id, a gloo address) ...
+struct KvPutMessage {
+  std::string key;    // kKvKeyChars, at most kMaxKvKeyBytes
+  std::string value;  // any bytes, at most kMaxKvValueBytes (hex on the wire)
+};
+// ... and asks for one, answered by a KvCommand once some rank of the tenant has published it.
+struct KvGetMessage {
+  std::string key;
+};
+inline constexpr std::size_t kMaxKvKeyBytes = 200;
+inline constexpr std::size_t kMaxKvValueBytes = 64 * 1024;
+// The characters of a key: a word on the control pipe.
+inline constexpr const char* kKvKeyChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./:";
+bool valid_kv_key(const std::string& key);
+
 // The order of WorkerMessage::body's alternatives.
-enum class WorkerMessageType { ready, waived, error, started, samples, done };
+enum class WorkerMessageType { ready, waived, error, started, samples, done, kv_put, kv_get };
 template <>
 struct EnumWords<WorkerMessageType> {
-  static constexpr std::array<const char*, 6> words = {"ready", "waived", "error", "started", "samples", "done"};
+  static constexpr std::array<const char*, 8> words = {"ready", "waived", "error", "started",
+                                                       "samples", "done", "kv_put", "kv_get"};
 };
 
 struct WorkerMessage {
   std::size_t slot = 0;  // which tenant of the process
-  std::variant<ReadyMessage, WaivedMessage, ErrorMessage, StartedMessage, SamplesMessage, DoneMessage> body;
+  std::variant<ReadyMessage, WaivedMessage, ErrorMessage, StartedMessage, SamplesMessage, DoneMessage, KvPutMessage,
+               KvGetMessage>
+      body;
   WorkerMessageType type() const { return static_cast<WorkerMessageType>(body.index()); }
 };
 
@@ -108,15 +127,20 @@ struct StopCommand {
 };
 // Ends the worker (so does end of file).
 struct EndCommand {};
+// The answer to a KvGetMessage: the value some rank of the tenant published under `key`.
+struct KvCommand {
+  std::string key;
+  std::string value;
+};
 
-enum class ControlMessageType { go, stop, end };
+enum class ControlMessageType { go, stop, end, kv };
 template <>
 struct EnumWords<ControlMessageType> {
-  static constexpr std::array<const char*, 3> words = {"go", "stop", "end"};
+  static constexpr std::array<const char*, 4> words = {"go", "stop", "end", "kv"};
 };
 
 struct ControlMessage {
-  std::variant<GoCommand, StopCommand, EndCommand> body;
+  std::variant<GoCommand, StopCommand, EndCommand, KvCommand> body;
   ControlMessageType type() const { return static_cast<ControlMessageType>(body.index()); }
 };
 

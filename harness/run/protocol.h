@@ -9,8 +9,12 @@
 //                    {"type":"samples","block":K,"start_ns":[..],"duration_s":[..],
 //                     "latency_count":[..],"latencies_s":[..],"counters":{name:[..]}}  (last three optional)
 //                    {"type":"done","block":K,"measure_start_ns":T0,"measure_end_ns":T1,"stopped":B}
+//                    {"type":"kv_put","key":K,"value_hex":H}  {"type":"kv_get","key":K}   (the rendezvous of a
+//                    tenant's ranks: a value published for the tenant, kept for the repetition; a get is
+//                    answered once some rank of the tenant published the key)
 // harness -> worker: "go K SECONDS SLOT[,SLOT...]\n" releases those slots for block K (the barrier);
-//                    "stop K\n" ends block K's measurement early; "end\n" or end of file ends the worker.
+//                    "stop K\n" ends block K's measurement early; "end\n" or end of file ends the worker;
+//                    "kv KEY HEX\n" answers a kv_get ("-" for an empty value).
 // A worker set up once per repetition measures many blocks: it waits at the barrier between them.
 //
 // What the harness accepts (anything else is that worker's `error`, never the harness's crash): a line

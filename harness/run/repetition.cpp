@@ -66,7 +66,9 @@ RepetitionRun::RepetitionRun(const OrchestratorOptions& o, const Scenario& s, co
   // The first rounds are planned; each round after them adds its blocks when it starts (run_round).
   for (const BlockSpec& b : plan.round)
     for (std::size_t i : b.tenants) planned_[i][pi(b.phase)] += o.rounds;
-  seats_.assign(plan.sets.size(), std::vector<Seat>(n));
+  seats_.assign(plan.sets.size(), std::vector<std::vector<Seat>>(n));
+  for (auto& set : seats_)
+    for (std::size_t i = 0; i < n; ++i) set[i].assign(static_cast<std::size_t>(s.tenants[i].ranks), Seat{});
   if (!o.modes.run_dir.empty()) {
     no_mps_pipe_dir_ = o.modes.run_dir + "/no-mps";
     if (mkdir(no_mps_pipe_dir_.c_str(), 0700) != 0 && errno != EEXIST) no_mps_pipe_dir_.clear();
@@ -79,7 +81,8 @@ RepetitionRun::~RepetitionRun() {
     if (w.channel && !w.exited) w.channel->kill();
 }
 
-std::vector<std::string> RepetitionRun::worker_args(const std::vector<std::size_t>& tenants, bool device_from_env) const {
+std::vector<std::string> RepetitionRun::worker_args(const std::vector<std::size_t>& tenants, bool device_from_env,
+                                                    int rank) const {
   // Inside a worker placed by CUDA_VISIBLE_DEVICES=MIG-..., its one visible device is CUDA device 0.
   std::vector<std::string> a = {"worker", "--backend", backend_name(o_.backend), "--device",
                                 std::to_string(device_from_env ? 0 : s_.device), "--warmup", std::to_string(s_.warmup_s),
@@ -89,7 +92,11 @@ std::vector<std::string> RepetitionRun::worker_args(const std::vector<std::size_
     json params = t.params;
     params.update(r_.tenants[i].resolved_params);  // what an earlier worker of this tenant resolved
     a.push_back("--tenant");
-    a.push_back(json{{"workload", t.workload}, {"params", params}, {"cpus", t.placement.cpus}}.dump());
+    a.push_back(json{{"workload", t.workload}, {"params", params}, {"cpus", t.placement_of(rank).cpus}}.dump());
+    if (t.ranks > 1)  // one tenant per rank worker (start_rank_workers)
+      for (const std::string& w : {std::string("--rank"), std::to_string(rank), std::string("--world-size"),
+                                   std::to_string(t.ranks), std::string("--local-rank"), std::to_string(rank)})
+        a.push_back(w);
   }
   return a;
 }
@@ -100,27 +107,33 @@ std::string RepetitionRun::log_path(const WorkerSet& set, const std::string& who
 }
 
 RepetitionRun::Worker& RepetitionRun::add_worker(std::size_t set, const std::vector<std::size_t>& tenants,
-                                                const std::string& who) {
+                                                const std::string& who, int rank) {
   Worker w;
   w.set = set;
   for (std::size_t i : tenants) {
     Slot slot;
     slot.tenant = i;
+    slot.rank = rank;
     w.slots.push_back(slot);
   }
   w.log = log_path(plan_.sets[set], who);
   workers_.push_back(std::move(w));
   const std::size_t k = workers_.size() - 1;
-  for (std::size_t slot = 0; slot < tenants.size(); ++slot) seats_[set][tenants[slot]] = {k, slot};
+  for (std::size_t slot = 0; slot < tenants.size(); ++slot)
+    seats_[set][tenants[slot]][static_cast<std::size_t>(rank)] = {k, slot};
   return workers_[k];
 }
 
 // Starts the worker's process and arms its watchdog for the warm-up.
-bool RepetitionRun::launch(Worker& w, const std::vector<std::size_t>& tenants) {
+bool RepetitionRun::launch(Worker& w, const std::vector<std::size_t>& tenants, int rank) {
   const WorkerSet& ws = plan_.sets[w.set];
   try {
-    const SpawnSpec spec{o_.worker_exe, worker_args(tenants, ws.device_from_env),
-                         with_mps_decided(ws.env(tenants[0]), ws.mps_client, no_mps_pipe_dir_), w.log,
+    std::vector<std::string> env = with_mps_decided(ws.env(tenants[0]), ws.mps_client, no_mps_pipe_dir_);
+    if (s_.tenants[tenants[0]].ranks > 1)  // what torchrun gives each rank, for a program that reads it
+      for (const auto& [k, v] : {std::pair<const char*, int>{"IB_RANK", rank}, {"IB_WORLD_SIZE", s_.tenants[tenants[0]].ranks},
+                                 {"IB_LOCAL_RANK", rank}})
+        env.push_back(std::string(k) + "=" + std::to_string(v));
+    const SpawnSpec spec{o_.worker_exe, worker_args(tenants, ws.device_from_env, rank), env, w.log,
                          kInheritedMpsSettings};
     w.channel = launcher_.start(spec);
   } catch (const std::exception& e) {
@@ -148,8 +161,27 @@ bool RepetitionRun::wait_until_ready(Worker& w, const std::string& who) {
   return w.ready_seen && !w.waived() && !interrupted_;
 }
 
+// A tenant with ranks: one worker per rank, all started before any is waited for (they meet in the
+// rendezvous while they set up), then each until it is ready; false when one was not (named by its log).
+bool RepetitionRun::start_rank_workers(std::size_t set, std::size_t tenant) {
+  const int ranks = s_.tenants[tenant].ranks;
+  std::vector<std::size_t> started;
+  for (int r = 0; r < ranks; ++r) {
+    const std::string who = file_name_part(s_.tenants[tenant].name) + "-rank" + std::to_string(r);
+    Worker& w = add_worker(set, {tenant}, who, r);
+    started.push_back(workers_.size() - 1);
+    if (!launch(w, {tenant}, r)) return false;
+  }
+  for (std::size_t k : started)
+    if (!wait_until_ready(workers_[k], file_name_part(s_.tenants[tenant].name) + " rank " +
+                                            std::to_string(workers_[k].slots[0].rank)))
+      return false;
+  return true;
+}
+
 // Starts one worker process and waits until it is ready (or failed, waived, timed out, interrupted).
 bool RepetitionRun::start_worker(std::size_t set, const std::vector<std::size_t>& tenants) {
+  if (tenants.size() == 1 && s_.tenants[tenants[0]].ranks > 1) return start_rank_workers(set, tenants[0]);
   const std::string who = tenants.size() > 1 ? "all" : file_name_part(s_.tenants[tenants[0]].name);  // for logs, progress
   Worker& w = add_worker(set, tenants, who);
   return launch(w, tenants) && wait_until_ready(w, who);
@@ -223,7 +255,39 @@ void RepetitionRun::handle_message(Worker& w, const std::string& line) {
     case WorkerMessageType::started: slot.started_ns = std::get<StartedMessage>(m.body).t_ns; break;
     case WorkerMessageType::samples: on_samples(slot, std::get<SamplesMessage>(m.body)); break;
     case WorkerMessageType::done: on_done(slot, std::get<DoneMessage>(m.body)); break;
+    case WorkerMessageType::kv_put: on_kv_put(w, slot, std::get<KvPutMessage>(std::move(m.body))); break;
+    case WorkerMessageType::kv_get: on_kv_get(w, slot, std::get<KvGetMessage>(m.body)); break;
   }
+}
+
+// The rendezvous: a value one rank published, kept for the tenant and sent to every rank waiting for it.
+void RepetitionRun::on_kv_put(Worker& w, const Slot& slot, KvPutMessage&& m) {
+  auto& values = kv_[slot.tenant];
+  if (values.size() >= 4096 && !values.count(m.key)) {
+    if (w.error.empty()) w.error = "rendezvous: more than 4096 keys published";
+    return;
+  }
+  auto& waiting = kv_waiting_[slot.tenant];
+  for (auto it = waiting.begin(); it != waiting.end();) {
+    if (it->second != m.key) {
+      ++it;
+      continue;
+    }
+    Worker& asker = workers_[it->first];
+    if (asker.channel && !asker.exited) asker.channel->send(to_line(ControlMessage{KvCommand{m.key, m.value}}));
+    it = waiting.erase(it);
+  }
+  values[m.key] = std::move(m.value);
+}
+
+void RepetitionRun::on_kv_get(Worker& w, const Slot& slot, const KvGetMessage& m) {
+  const auto& values = kv_[slot.tenant];
+  if (const auto it = values.find(m.key); it != values.end()) {
+    w.channel->send(to_line(ControlMessage{KvCommand{m.key, it->second}}));
+    return;
+  }
+  const std::size_t k = static_cast<std::size_t>(&w - workers_.data());
+  kv_waiting_[slot.tenant].emplace_back(k, m.key);
 }
 
 void RepetitionRun::on_ready(Worker& w, Slot& slot, ReadyMessage&& m) {
@@ -251,6 +315,17 @@ void RepetitionRun::on_done(Slot& slot, const DoneMessage& m) {
 }
 
 void RepetitionRun::on_samples(Slot& slot, const SamplesMessage& m) {
+  if (s_.tenants[slot.tenant].ranks > 1) {  // merged over the ranks when the block is collected
+    RankSamples& b = slot.block_samples;
+    b.start_ns.insert(b.start_ns.end(), m.start_ns.begin(), m.start_ns.end());
+    b.duration_s.insert(b.duration_s.end(), m.duration_s.begin(), m.duration_s.end());
+    for (const auto& [name, values] : m.counters) {
+      auto& all = b.counters[name];
+      all.resize(b.start_ns.size() - m.size(), 0.0);
+      all.insert(all.end(), values.begin(), values.end());
+    }
+    return;
+  }
   PhaseResult& pr = phase_of(r_.tenants[slot.tenant], r_.blocks[m.block].phase);
   for (const auto& [name, values] : m.counters) {
     auto& all = pr.counter_samples[name];
@@ -285,8 +360,44 @@ void RepetitionRun::show_progress(const std::string& what) {
 }
 
 RepetitionRun::Slot& RepetitionRun::slot_of(const BlockSpec& spec, std::size_t tenant) {
-  const Seat seat = seats_[spec.set][tenant];
+  const Seat seat = seats_[spec.set][tenant][0];
   return workers_[seat.worker].slots[seat.slot];
+}
+
+std::vector<RepetitionRun::Seat> RepetitionRun::seats_of(const BlockSpec& spec, std::size_t tenant) const {
+  return seats_[spec.set][tenant];
+}
+
+// A tenant with ranks, block `block` collected: sample k is the slowest rank's k-th sample (nccl-tests -I),
+// starting when the first rank started it; every rank's duration is kept. The ranks agreed on every
+// sample (Workload::continue_together), so they hold as many; should one hold more, its extra are dropped.
+void RepetitionRun::merge_ranks(const BlockSpec& spec, std::size_t tenant, int block) {
+  std::vector<RankSamples*> ranks;
+  for (const Seat& seat : seats_of(spec, tenant)) ranks.push_back(&workers_[seat.worker].slots[seat.slot].block_samples);
+  std::size_t n = SIZE_MAX;
+  for (const RankSamples* r : ranks) n = std::min(n, r->start_ns.size());
+  PhaseResult& pr = phase_of(r_.tenants[tenant], spec.phase);
+  pr.rank_duration_s.resize(ranks.size());
+  for (std::size_t k = 0; k < n; ++k) {
+    std::int64_t start = INT64_MAX;
+    double duration = 0.0;
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      start = std::min(start, ranks[r]->start_ns[k]);
+      duration = std::max(duration, ranks[r]->duration_s[k]);
+      pr.rank_duration_s[r].push_back(ranks[r]->duration_s[k]);
+    }
+    pr.start_ns.push_back(start);
+    pr.duration_s.push_back(duration);
+    pr.block.push_back(block);
+    pr.latency_count.push_back(0);
+  }
+  for (const auto& [name, values] : ranks[0]->counters) {  // the tenant's work is rank 0's count
+    auto& all = pr.counter_samples[name];
+    all.resize(pr.start_ns.size() - n, 0.0);
+    all.insert(all.end(), values.begin(), values.begin() + static_cast<std::ptrdiff_t>(std::min(n, values.size())));
+  }
+  for (auto& [name, all] : pr.counter_samples) all.resize(pr.start_ns.size(), 0.0);
+  for (RankSamples* r : ranks) *r = RankSamples{};
 }
 
 bool RepetitionRun::any_failed() const {
@@ -299,10 +410,12 @@ void RepetitionRun::release(const BlockSpec& spec, int index) {
   std::map<std::size_t, std::vector<std::size_t>> slots_of;  // worker -> its released slots
   double allowance_s = 0.0;  // one sample of a user's program may last its step_timeout_s
   for (std::size_t i : spec.tenants) {
-    Slot& slot = slot_of(spec, i);
-    slot.done = false;
-    slot.started_ns = 0;
-    slots_of[seats_[spec.set][i].worker].push_back(seats_[spec.set][i].slot);
+    for (const Seat& seat : seats_of(spec, i)) {  // every rank of a tenant with ranks
+      Slot& slot = workers_[seat.worker].slots[seat.slot];
+      slot.done = false;
+      slot.started_ns = 0;
+      slots_of[seat.worker].push_back(seat.slot);
+    }
     ++started_[i][pi(spec.phase)];
     allowance_s = std::max(allowance_s, tenant_allowances_s(s_.tenants[i]).step_s);
   }
@@ -318,18 +431,23 @@ void RepetitionRun::release(const BlockSpec& spec, int index) {
 // fired (then the workers late with it are killed).
 void RepetitionRun::wait_for_block(const BlockSpec& spec, int index) {
   const BlockRecord& b = r_.blocks[index];
+  const auto done = [&](const Seat& seat) { return workers_[seat.worker].slots[seat.slot].done; };
   for (;;) {
-    const bool all_done = std::all_of(spec.tenants.begin(), spec.tenants.end(), [&](std::size_t i) { return slot_of(spec, i).done; });
+    const bool all_done = std::all_of(spec.tenants.begin(), spec.tenants.end(), [&](std::size_t i) {
+      const auto seats = seats_of(spec, i);
+      return std::all_of(seats.begin(), seats.end(), done);
+    });
     if (all_done || any_failed() || aborting_) return;
     const std::int64_t now = clock_.now_ns();
     bool fired = false;
-    for (std::size_t i : spec.tenants) {
-      Worker& w = workers_[seats_[spec.set][i].worker];
-      if (!slot_of(spec, i).done && !w.exited && now > w.deadline_ns) {
-        time_out(w);
-        fired = true;
+    for (std::size_t i : spec.tenants)
+      for (const Seat& seat : seats_of(spec, i)) {
+        Worker& w = workers_[seat.worker];
+        if (!done(seat) && !w.exited && now > w.deadline_ns) {
+          time_out(w);
+          fired = true;
+        }
       }
-    }
     if (fired) return;
     pump(50);
     std::ostringstream os;
@@ -348,12 +466,17 @@ void RepetitionRun::collect_block(const BlockSpec& spec, int index) {
   b.end_ns = clock_.now_ns();
   std::int64_t lo = INT64_MAX, hi = INT64_MIN;
   for (std::size_t i : spec.tenants) {
-    const Slot& slot = slot_of(spec, i);
-    if (slot.done && slot.started_ns > 0) {
-      lo = std::min(lo, slot.started_ns);
-      hi = std::max(hi, slot.started_ns);
+    bool all_done = true;
+    for (const Seat& seat : seats_of(spec, i)) {  // a tenant with ranks: each rank's start
+      const Slot& slot = workers_[seat.worker].slots[seat.slot];
+      if (slot.done && slot.started_ns > 0) {
+        lo = std::min(lo, slot.started_ns);
+        hi = std::max(hi, slot.started_ns);
+      }
+      all_done &= slot.done;
     }
-    if (slot.done) ++completed_[i][pi(spec.phase)];
+    if (all_done) ++completed_[i][pi(spec.phase)];
+    if (all_done && s_.tenants[i].ranks > 1) merge_ranks(spec, i, index);
   }
   if (spec.phase == Phase::colocated && hi >= lo) b.barrier_skew_s = static_cast<double>(hi - lo) * 1e-9;
 }
@@ -382,7 +505,7 @@ void RepetitionRun::note_gpu_memory(const BlockSpec& spec, const ForeignLoad& lo
   if (load.gpu_own_process_memory.empty() || (!load.gpu_memory_total_bytes && load.gpu_memory_total_by_pid.empty())) return;
   const std::map<pid_t, pid_t> parents = process_parents();
   for (std::size_t i : spec.tenants) {
-    const Seat seat = seats_[spec.set][i];
+    const Seat seat = seats_[spec.set][i][0];
     if (seat.worker == SIZE_MAX || !workers_[seat.worker].channel) continue;
     const std::vector<pid_t> mine = with_descendants({workers_[seat.worker].channel->pid()}, parents);
     unsigned long long bytes = 0;
@@ -534,7 +657,21 @@ void RepetitionRun::record_outcome(std::size_t i, Phase phase) {
   const auto spec = std::find_if(plan_.round.begin(), plan_.round.end(), [&](const BlockSpec& b) {
     return b.phase == phase && std::find(b.tenants.begin(), b.tenants.end(), i) != b.tenants.end();
   });
-  const Seat seat = seats_[spec->set][i];
+  // A tenant with ranks: a rank whose worker failed speaks for it (its message names the rank); one that
+  // died on its own (a signal, an exit without an error) before one whose collective then failed with
+  // "connection closed by peer", which is the consequence.
+  const std::vector<Seat>& ranks = seats_[spec->set][i];
+  Seat seat = ranks[0];
+  int best = 0;  // 2: died on its own, 1: failed
+  for (const Seat& r : ranks) {
+    if (r.worker == SIZE_MAX || !workers_[r.worker].failed()) continue;
+    const Worker& rw = workers_[r.worker];
+    const int how = (rw.exited && rw.error.empty() && !rw.killed) || (rw.exit.signal && !rw.killed) ? 2 : 1;
+    if (how > best) {
+      best = how;
+      seat = r;
+    }
+  }
   WorkerOutcome& oc = phase_of(r_.tenants[i], phase).outcome;
   if (seat.worker == SIZE_MAX) {  // never started: the repetition stopped before
     oc.status = WorkerStatus::not_run;
@@ -566,6 +703,7 @@ void RepetitionRun::record_outcome(std::size_t i, Phase phase) {
     oc.status = failure_status(w);
     oc.message = failure_message(w);
   }
+  if (ranks.size() > 1 && !oc.message.empty()) oc.message = "rank " + std::to_string(slot.rank) + ": " + oc.message;
 }
 
 void RepetitionRun::record_outcomes() {

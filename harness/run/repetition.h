@@ -35,8 +35,17 @@ class RepetitionRun {
   void run();
 
  private:
+  // The samples a rank reported for the block in progress, merged over the tenant's ranks when the
+  // block is collected (merge_ranks).
+  struct RankSamples {
+    std::vector<std::int64_t> start_ns;
+    std::vector<double> duration_s;
+    std::map<std::string, std::vector<double>> counters;
+  };
   struct Slot {
     std::size_t tenant = 0;
+    int rank = 0;
+    RankSamples block_samples;  // a tenant with ranks only
     bool ready = false, waived = false, done = false;  // done: the current block
     std::int64_t started_ns = 0;
     std::string waive_reason;
@@ -61,15 +70,20 @@ class RepetitionRun {
     bool failed() const;
     bool waived() const;
   };
-  // Which worker and slot run tenant i in set k.
+  // Which worker and slot run tenant i in set k (rank 0; a tenant with ranks has one seat per rank).
   struct Seat {
     std::size_t worker = SIZE_MAX, slot = 0;  // SIZE_MAX: not started (the repetition stopped before)
   };
 
   bool start_all_workers();
   bool start_worker(std::size_t set, const std::vector<std::size_t>& tenants);
-  Worker& add_worker(std::size_t set, const std::vector<std::size_t>& tenants, const std::string& who);
-  bool launch(Worker& w, const std::vector<std::size_t>& tenants);
+  bool start_rank_workers(std::size_t set, std::size_t tenant);
+  Worker& add_worker(std::size_t set, const std::vector<std::size_t>& tenants, const std::string& who, int rank = 0);
+  bool launch(Worker& w, const std::vector<std::size_t>& tenants, int rank = 0);
+  void on_kv_put(Worker& w, const Slot& slot, KvPutMessage&& m);
+  void on_kv_get(Worker& w, const Slot& slot, const KvGetMessage& m);
+  void merge_ranks(const BlockSpec& spec, std::size_t tenant, int block);
+  std::vector<Seat> seats_of(const BlockSpec& spec, std::size_t tenant) const;
   bool wait_until_ready(Worker& w, const std::string& who);
   void run_rounds();
   bool run_round(const std::vector<std::size_t>& order, int round);
@@ -102,7 +116,7 @@ class RepetitionRun {
   bool any_failed() const;
   // The harness, its live workers and the plan's helper processes (an MPS server).
   std::vector<pid_t> own_pids() const;
-  std::vector<std::string> worker_args(const std::vector<std::size_t>& tenants, bool device_from_env) const;
+  std::vector<std::string> worker_args(const std::vector<std::size_t>& tenants, bool device_from_env, int rank) const;
   std::string log_path(const WorkerSet& set, const std::string& who) const;
   void show_progress(const std::string& what);
   double block_s() const { return s_.duration_s / o_.rounds; }
@@ -116,7 +130,11 @@ class RepetitionRun {
   std::function<bool()> interrupt_requested_;
   LookFn look_;
   std::vector<Worker> workers_;
-  std::vector<std::vector<Seat>> seats_;  // [set][tenant]
+  std::vector<std::vector<std::vector<Seat>>> seats_;  // [set][tenant][rank]
+  // The rendezvous (kv_put / kv_get) of each tenant's ranks, for this repetition: the values published,
+  // and the gets still waiting for one (worker index, key).
+  std::map<std::size_t, std::map<std::string, std::string>> kv_;
+  std::map<std::size_t, std::vector<std::pair<std::size_t, std::string>>> kv_waiting_;
   std::unique_ptr<TelemetrySampler> sampler_;
   std::string no_mps_pipe_dir_;
   bool aborting_ = false, interrupted_ = false;

@@ -30,8 +30,42 @@ bool WorkerControl::apply(const ControlMessage& m) {
     }
     case ControlMessageType::stop: stop_block_ = std::get<StopCommand>(m.body).block; return true;
     case ControlMessageType::end: end(); return false;
+    case ControlMessageType::kv: {
+      const KvCommand& kv = std::get<KvCommand>(m.body);
+      std::lock_guard<std::mutex> lock(mutex_);
+      kv_[kv.key] = kv.value;
+      cv_.notify_all();
+      return true;
+    }
   }
   return false;
+}
+
+std::optional<std::string> WorkerControl::kv_wait(const std::string& key, std::int64_t deadline_ns, const NowFn& now) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    if (const auto it = kv_.find(key); it != kv_.end()) return it->second;
+    const std::int64_t left = deadline_ns - now();
+    if (ended_ || left <= 0) return std::nullopt;
+    cv_.wait_for(lock, std::chrono::nanoseconds(std::min<std::int64_t>(left, 100'000'000)));
+  }
+}
+
+void WorkerRendezvous::put(const std::string& key, const std::string& value) {
+  if (!valid_kv_key(key) || value.size() > kMaxKvValueBytes)
+    throw WorkloadError("rendezvous: cannot publish \"" + key.substr(0, 60) + "\" (" + std::to_string(value.size()) +
+                        " bytes): a key is 1-200 characters of [A-Za-z0-9_-./:], a value at most 64 KiB");
+  sink_.send({slot_, KvPutMessage{key, value}});
+}
+
+std::string WorkerRendezvous::get(const std::string& key, double timeout_s) {
+  if (!valid_kv_key(key)) throw WorkloadError("rendezvous: \"" + key.substr(0, 60) + "\" is not a key");
+  sink_.send({slot_, KvGetMessage{key}});
+  const auto value = control_.kv_wait(key, now_() + static_cast<std::int64_t>(timeout_s * 1e9), now_);
+  if (!value)
+    throw WorkloadError("rendezvous: no rank published \"" + key + "\" within " + std::to_string(timeout_s) +
+                        " s (a rank that never joined?)");
+  return *value;
 }
 
 void WorkerControl::end() {
@@ -52,7 +86,7 @@ std::optional<GoCommand> WorkerControl::next_block(std::size_t slot) {
 }
 
 void read_control(int fd, WorkerControl& control) {
-  LineReader reader(4096);  // a control line is a few words
+  LineReader reader(2 * kMaxKvValueBytes + 512);  // a few words, or a rendezvous value in hex
   std::vector<std::string> lines;
   for (bool open = true; open;) {
     char buf[4096];
@@ -154,7 +188,8 @@ std::map<std::string, std::string> placement_environment() {
 // Sets the workload up, warms it up and reports ready; nullptr when the workload is waived here
 // (reported).
 std::unique_ptr<Workload> prepare_tenant(const WorkerOptions& o, std::size_t slot, const Registry& registry,
-                                         MessageSink& sink, Executor& executor, const WorkerControl& control) {
+                                         MessageSink& sink, Executor& executor, const WorkerControl& control,
+                                         Rendezvous& rendezvous) {
   // (run_tenant made sure the workload is known.)
   const WorkerTenant& t = o.tenants[slot];
   const WorkloadSpec* spec = registry.find(t.workload);
@@ -169,7 +204,10 @@ std::unique_ptr<Workload> prepare_tenant(const WorkerOptions& o, std::size_t slo
     return nullptr;
   }
   auto workload = spec->create(*params);
-  workload->setup(ctx);
+  ExecContext setup_ctx = ctx;
+  setup_ctx.rendezvous = &rendezvous;
+  setup_ctx.rank = o.rank;
+  workload->setup(setup_ctx);
   const double setup_s = static_cast<double>(monotonic_ns() - t_setup) * 1e-9;
   // Warm-up: at least one sample, then until warmup_s has passed.
   const std::int64_t warm_start = monotonic_ns();
@@ -207,7 +245,8 @@ bool run_tenant(const WorkerOptions& o, std::size_t slot, const Registry& regist
     std::unique_ptr<Executor> executor = o.backend == Backend::cuda && !spec->any_backend
                                              ? make_cuda_executor(o.device)
                                              : make_host_executor();
-    std::unique_ptr<Workload> workload = prepare_tenant(o, slot, registry, sink, *executor, control);
+    WorkerRendezvous rendezvous(sink, slot, control, monotonic_ns);  // outlives the workload
+    std::unique_ptr<Workload> workload = prepare_tenant(o, slot, registry, sink, *executor, control, rendezvous);
     if (!workload) return true;
     const NowFn now = monotonic_ns;
     while (const auto cmd = control.next_block(slot))

@@ -30,6 +30,7 @@ struct WorkerTenant {
 
 struct WorkerOptions {
   std::vector<WorkerTenant> tenants;
+  RankInfo rank;  // IB_RANK, IB_WORLD_SIZE, IB_LOCAL_RANK (a tenant with ranks; else rank 0 of 1)
   Backend backend = Backend::host;
   int device = 0;
   double warmup_s = 1.0;
@@ -65,6 +66,9 @@ class WorkerControl {
   void end();
   // Waits for this slot's next block; nullopt when the worker ends.
   std::optional<GoCommand> next_block(std::size_t slot);
+  // The value the harness answered for `key` (a "kv" command), waiting until `deadline_ns` on `now`'s clock;
+  // nullopt at the deadline or the end.
+  std::optional<std::string> kv_wait(const std::string& key, std::int64_t deadline_ns, const NowFn& now);
   // The measurement of `block` must end now ("stop <block>" or the end).
   bool stopped(int block) const { return ended_ || stop_block_ == block; }
   bool ended() const { return ended_; }
@@ -73,8 +77,25 @@ class WorkerControl {
   std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<std::optional<GoCommand>> pending_;  // per slot
+  std::map<std::string, std::string> kv_;          // the rendezvous values the harness sent
   std::atomic<bool> ended_{false};                 // set under mutex_ (next_block waits on it)
   std::atomic<int> stop_block_{-1};
+};
+
+// A tenant's rendezvous through the harness: put and get as kv_put / kv_get reports of `slot`, the answers
+// from the control pipe (WorkerControl::kv_wait).
+class WorkerRendezvous final : public Rendezvous {
+ public:
+  WorkerRendezvous(MessageSink& sink, std::size_t slot, WorkerControl& control, NowFn now)
+      : sink_(sink), slot_(slot), control_(control), now_(std::move(now)) {}
+  void put(const std::string& key, const std::string& value) override;
+  std::string get(const std::string& key, double timeout_s) override;
+
+ private:
+  MessageSink& sink_;
+  std::size_t slot_;
+  WorkerControl& control_;
+  NowFn now_;
 };
 
 // Reads control lines from `fd` (blocking) and applies them until "end", end of file or a line that

@@ -263,11 +263,36 @@ const WorkloadSpec& tenant_workload(const Checker& ck, const json& t, const std:
   return *spec;
 }
 
+// "ranks" (a collective workload's, 1..kMaxRanks) and "rank_placements" (one placement per rank).
+void parse_ranks(const Checker& ck, const json& t, const std::string& tp, const Scenario& s,
+                 const ValidationContext& ctx, bool lenient_placement, Tenant& tenant) {
+  if (!t.contains("ranks")) {
+    if (t.contains("rank_placements")) ck.fail(tp + ".rank_placements", "needs \"ranks\"");
+    return;
+  }
+  const WorkloadSpec* spec = ctx.registry ? ctx.registry->find(tenant.workload) : nullptr;
+  if (spec && !spec->collective)
+    ck.fail(tp + ".ranks", "\"" + tenant.workload + "\" is not a collective: only a collective workload has ranks");
+  tenant.ranks = ck.integer(t.at("ranks"), tp + ".ranks", 1, kMaxRanks);
+  if (tenant.ranks > 1 && (s.mode == Mode::streams || s.mode == Mode::mig))
+    ck.fail(tp + ".ranks", std::string("ranks are worker processes placed by CPUs; mode ") + mode_name(s.mode) +
+                               " cannot place them yet (use exclusive, timeslice or mps)");
+  if (!t.contains("rank_placements")) return;
+  const std::string rp = tp + ".rank_placements";
+  const json& list = t.at("rank_placements");
+  if (!list.is_array() || list.size() != static_cast<std::size_t>(tenant.ranks))
+    ck.fail(rp, "expected an array of " + std::to_string(tenant.ranks) + " placements (one per rank), got " +
+                    Checker::describe(list));
+  for (std::size_t r = 0; r < list.size(); ++r)
+    tenant.rank_placements.push_back(
+        parse_placement(ck, list[r], rp + "[" + std::to_string(r) + "]", s.mode, ctx, lenient_placement));
+}
+
 Tenant parse_tenant(const Checker& ck, const json& t, std::size_t i, const Scenario& s, const ValidationContext& ctx,
                     bool lenient_placement) {
   const std::string tp = "tenants[" + std::to_string(i) + "]";
   if (!t.is_object()) ck.fail(tp, "expected an object (a tenant), got " + Checker::describe(t));
-  ck.only_keys(t, tp, {"name", "role", "workload", "params", "command", "placement"});
+  ck.only_keys(t, tp, {"name", "role", "workload", "params", "command", "placement", "ranks", "rank_placements"});
   Tenant tenant;
   tenant_workload(ck, t, tp, ctx, tenant);
   tenant.name = tenant.workload + "#" + std::to_string(i);
@@ -282,6 +307,7 @@ Tenant parse_tenant(const Checker& ck, const json& t, std::size_t i, const Scena
   }
   tenant.placement = parse_placement(ck, t.contains("placement") ? t.at("placement") : json::object(),
                                      tp + ".placement", s.mode, ctx, lenient_placement);
+  parse_ranks(ck, t, tp, s, ctx, lenient_placement, tenant);
   return tenant;
 }
 

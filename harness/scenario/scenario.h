@@ -44,7 +44,17 @@ struct Tenant {
   std::string workload;
   Params params;           // validated, defaults filled in
   Placement placement;
+  // A collective tenant's ranks (DESIGN.md section 13): one worker process each, placed by
+  // rank_placements[r] (the tenant's placement where the scenario gives none). Any other tenant: 1, empty.
+  int ranks = 1;
+  std::vector<Placement> rank_placements;
+  // Where rank r runs (rank 0 of a tenant without ranks: its placement).
+  const Placement& placement_of(int rank) const {
+    return rank < static_cast<int>(rank_placements.size()) ? rank_placements[static_cast<std::size_t>(rank)] : placement;
+  }
 };
+// The most ranks a tenant may have.
+constexpr int kMaxRanks = 64;
 
 // What a tenant adds to the harness's watchdog: a command's ready_timeout_s to its start and its
 // step_timeout_s to each block (a sample cannot be cut short); 0 for our workloads.

@@ -1,5 +1,7 @@
 #include "kernels/host/host_workloads.h"
 
+#include "kernels/host/gloo_collective.h"
+
 #include "kernels/open_loop.h"
 
 #include <fcntl.h>
@@ -309,6 +311,7 @@ Support always_supported(const Params&, const ExecContext&) { return {}; }
 }  // namespace
 
 void register_host_workloads(Registry& registry) {
+  register_gloo_workloads(registry);
   using T = ParamSpec::Type;
   registry.add({"host-compute", Backend::host,
                 "CPU-bound: float64 n x n matrix product on one core (FLOP/s)",

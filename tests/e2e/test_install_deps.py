@@ -48,6 +48,7 @@ DISTROS = {
             "libcli11-dev": "2.1.2+ds-1", "nlohmann-json3-dev": "3.11.2-2", "libfmt-dev": "9.1.0+ds1-2",
             "libpugixml-dev": "1.13-0.2", "libsqlite3-dev": "3.40.1-2+deb12u2", "libpcre2-dev": "10.42-1+deb12u2",
             "libjs-chart.js": "3.9.1+~0.2.1-2", "libsqlitecpp-dev": "3.2.1-1",
+            "libgloo-dev": "0.0~git20220518.5b14351-3",
             "libgtest-dev": "1.12.1-0.2", "libgmock-dev": "1.12.1-0.2", "googletest": "1.12.1-0.2",
             "libbenchmark-dev": "1.7.1-1", "python3-pytest": "7.2.1-2", "python3-jsonschema": "4.10.3-1",
             "python3-junitparser": "2.8.0-1", "python3-yaml": "6.0-3+b2", "nodejs": "18.19.0+dfsg-6~deb12u2",
@@ -68,7 +69,7 @@ DISTROS = {
             "git": "1:2.47.2-0.2", "python3": "3.13.5-1", "libcli11-dev": "2.4.1+ds-2",
             "nlohmann-json3-dev": "3.11.3-1", "libfmt-dev": "10.1.1+ds1-4", "libpugixml-dev": "1.15-1",
             "libsqlite3-dev": "3.46.1-7", "libpcre2-dev": "10.45-1", "libjs-chart.js": "4.4.7+~cs4.1.3-1",
-            "libsqlitecpp-dev": "3.3.2-1",
+            "libsqlitecpp-dev": "3.3.2-1", "libgloo-dev": "0.0~git20231202.5354032-3",
             "libgtest-dev": "1.16.0-1", "libgmock-dev": "1.16.0-1", "googletest": "1.16.0-1",
             "libbenchmark-dev": "1.9.1-1", "python3-pytest": "8.3.5-2", "python3-jsonschema": "4.19.2-6",
             "python3-junitparser": "3.2.0-1", "python3-yaml": "6.0.2-1+b2", "nodejs": "20.19.2+dfsg-1",
@@ -89,6 +90,7 @@ DISTROS = {
             "libpugixml-dev": "1.12.1-1", "libsqlite3-dev": "3.37.2-2ubuntu0.3", "libpcre2-dev": "10.39-3ubuntu0.1",
             "libjs-chart.js": "2.9.4+dfsg-2",
             # no libsqlitecpp-dev in jammy
+            "libgloo-dev": "0.0~git20200918.3dc0328-4",
             "libgtest-dev": "1.11.0-3", "libgmock-dev": "1.11.0-3", "googletest": "1.11.0-3",
             "libbenchmark-dev": "1.6.1-1", "python3-pytest": "6.2.5-1ubuntu2", "python3-jsonschema": "3.2.0-0ubuntu2",
             "python3-junitparser": "2.4.2-1", "python3-yaml": "5.4.1-1ubuntu1", "nodejs": "12.22.9~dfsg-1ubuntu3.6",
@@ -110,6 +112,7 @@ DISTROS = {
             "libcli11-dev": "2.4.1+ds-1", "nlohmann-json3-dev": "3.11.3-1", "libfmt-dev": "9.1.0+ds1-2",
             "libpugixml-dev": "1.14-0.1build1", "libsqlite3-dev": "3.45.1-1ubuntu2.3", "libpcre2-dev": "10.42-4ubuntu2.1",
             "libjs-chart.js": "3.9.1+~0.2.1-2", "libsqlitecpp-dev": "3.3.1-1",
+            "libgloo-dev": "0.0~git20230519.597accf-2build3",
             "libgtest-dev": "1.14.0-1", "libgmock-dev": "1.14.0-1", "googletest": "1.14.0-1",
             "libbenchmark-dev": "1.8.3-3", "python3-pytest": "7.4.4-1", "python3-jsonschema": "4.10.3-2ubuntu1",
             "python3-junitparser": "2.8.0-2", "python3-yaml": "6.0.1-2build2", "nodejs": "18.19.1+dfsg-6ubuntu5",
@@ -353,7 +356,7 @@ class World:
 def all_of(distro, tests=True):
     """Every package of the set the distribution can provide, as the script would leave it installed."""
     repo = DISTROS[distro]["packages"]
-    wanted = RUN_SET + ["libsqlitecpp-dev"] + (TEST_SET + [CLANG_RT[distro], "chromium"] if tests else [])
+    wanted = RUN_SET + ["libsqlitecpp-dev", "libgloo-dev"] + (TEST_SET + [CLANG_RT[distro], "chromium"] if tests else [])
     return [p for p in wanted if p in repo and p not in DISTROS[distro].get("snap_stubs", [])]
 
 
@@ -369,11 +372,11 @@ def test_run_set_fresh(tmp_path, distro):
     w.run()
     ok(w)
     assert len(w.updates()) == 1 and w.apt_calls()[0] is w.updates()[0]
-    assert w.installs() == [RUN_SET + ["libsqlitecpp-dev"]]
+    assert w.installs() == [RUN_SET + ["libsqlitecpp-dev", "libgloo-dev"]]
     install = [c for c in w.apt_calls() if "install" in c["args"]][0]
     assert install["frontend"] == "noninteractive" and "--no-install-recommends" in install["args"]
     assert not any(ln.startswith("install-deps: skipped") for ln in w.lines())
-    assert w.summary() == (f"install-deps: installed 14 packages ({' '.join(RUN_SET + ['libsqlitecpp-dev'])}); "
+    assert w.summary() == (f"install-deps: installed 15 packages ({' '.join(RUN_SET + ['libsqlitecpp-dev', 'libgloo-dev'])}); "
                            "nothing skipped (the run set; --tests adds the test tools)")
     assert not any("warning" in ln for ln in w.lines())
 
@@ -402,14 +405,14 @@ def test_ubuntu_2204_with_a_newer_cmake_on_path(tmp_path):
     w = World(tmp_path, "ubuntu2204", path_cmake="3.30.5")
     w.run("--tests")
     ok(w)
-    assert w.installs() == [[p for p in RUN_SET if p != "cmake"]
+    assert w.installs() == [[p for p in RUN_SET if p != "cmake"] + ["libgloo-dev"]
                             + [p for p in TEST_SET] + ["libclang-common-14-dev"]]
     assert w.line("install-deps: skipped libsqlitecpp-dev:") == (
         "install-deps: skipped libsqlitecpp-dev: apt has no libsqlitecpp-dev on Ubuntu 22.04.5 LTS; "
         "the build leaves out --history (SQLiteCpp); everything else works")
     assert "snap" in w.line("install-deps: skipped chromium:")
     assert "libsqlitecpp-dev" in w.summary() and "chromium" in w.summary()
-    assert w.summary().startswith("install-deps: installed 26 packages (")
+    assert w.summary().startswith("install-deps: installed 27 packages (")
 
 
 def test_missing_sqlitecpp_is_a_line_not_an_error(tmp_path):
@@ -417,8 +420,9 @@ def test_missing_sqlitecpp_is_a_line_not_an_error(tmp_path):
     w.run()
     ok(w)
     w.line("install-deps: skipped libsqlitecpp-dev: apt has no libsqlitecpp-dev")
-    assert w.installs() == [[p for p in RUN_SET if p != "cmake"]]
-    assert w.summary() == (f"install-deps: installed 12 packages ({' '.join(p for p in RUN_SET if p != 'cmake')}); "
+    assert w.installs() == [[p for p in RUN_SET if p != "cmake"] + ["libgloo-dev"]]
+    assert w.summary() == (f"install-deps: installed 13 packages ({' '.join(p for p in RUN_SET if p != 'cmake')} "
+                           "libgloo-dev); "
                            "skipped: libsqlitecpp-dev (the run set; --tests adds the test tools)")
 
 
@@ -429,7 +433,7 @@ def test_tests_on_debian(tmp_path, distro):
     w = World(tmp_path, distro)
     w.run("--tests")
     ok(w)
-    asked = RUN_SET + ["libsqlitecpp-dev"] + TEST_SET + ["chromium", CLANG_RT[distro]]
+    asked = RUN_SET + ["libsqlitecpp-dev", "libgloo-dev"] + TEST_SET + ["chromium", CLANG_RT[distro]]
     assert w.installs() == [asked]
     assert len(w.updates()) == 1
     assert not any(ln.startswith("install-deps: skipped") for ln in w.lines())
@@ -444,7 +448,7 @@ def test_tests_on_ubuntu_2404(tmp_path):
     w = World(tmp_path, "ubuntu2404")
     w.run("--tests")
     ok(w)
-    assert w.installs() == [RUN_SET + ["libsqlitecpp-dev"] + TEST_SET + ["libclang-rt-18-dev"]]
+    assert w.installs() == [RUN_SET + ["libsqlitecpp-dev", "libgloo-dev"] + TEST_SET + ["libclang-rt-18-dev"]]
     assert w.line("install-deps: skipped chromium:") == (
         "install-deps: skipped chromium: Ubuntu 24.04.2 LTS's chromium packages only install the snap, which this "
         "script does not do (sudo snap install chromium, if you want the HTML report's browser test); "
@@ -508,7 +512,7 @@ def test_one_optional_package_apt_cannot_install_does_not_stop_the_others(tmp_pa
     w = World(tmp_path, "debian12", fail_install=["slurm-wlm"])
     w.run("--tests")
     ok(w)
-    optional = ["libsqlitecpp-dev"] + TEST_SET + ["chromium", "libclang-rt-14-dev"]
+    optional = ["libsqlitecpp-dev", "libgloo-dev"] + TEST_SET + ["chromium", "libclang-rt-14-dev"]
     assert w.installs() == [RUN_SET + optional, RUN_SET] + [[p] for p in optional]
     assert w.line("install-deps: skipped slurm-wlm:") == (
         "install-deps: skipped slurm-wlm: apt-get could not install it (its error is above); "

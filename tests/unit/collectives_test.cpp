@@ -1,5 +1,6 @@
 // The collective tenant's figures (harness/stats/collectives.h) on hand-computed values.
 #include "harness/stats/collectives.h"
+#include "harness/analysis/ranks.h"
 
 #include <gtest/gtest.h>
 
@@ -73,6 +74,32 @@ TEST(Collectives, TheLongestStallAgainstATimeout) {
   EXPECT_DOUBLE_EQ(m.longest_stall_s, 150.0);
   EXPECT_DOUBLE_EQ(m.margin, 4.0);
   EXPECT_LT(stall_margin({700.0}, 600.0).margin, 1.0);  // that job would have been killed
+}
+
+}  // namespace
+}  // namespace ib
+
+namespace ib {
+namespace {
+
+// A tenant with ranks (issue 35): the straggler over the counted samples only; nothing for a phase
+// without ranks or whose rank columns do not match its samples.
+TEST(RankFigures, StragglerOverTheCountedSamples) {
+  PhaseResult p;
+  p.start_ns = {1, 2, 3, 4};
+  p.counted = {1, 1, 1, 0};
+  p.rank_duration_s = {{1.0, 1.0, 3.0, 9.0}, {2.0, 2.0, 1.0, 1.0}};
+  summarize_ranks(p);
+  ASSERT_TRUE(p.rank_figures);
+  EXPECT_EQ(p.rank_figures->ranks, 2);
+  EXPECT_EQ(p.rank_figures->straggler_rank, 1);  // the uncounted 9.0 would have tied it for rank 0
+  EXPECT_DOUBLE_EQ(p.rank_figures->straggler_share, 2.0 / 3.0);
+  p.rank_duration_s[1].pop_back();
+  summarize_ranks(p);
+  EXPECT_FALSE(p.rank_figures);
+  p.rank_duration_s.clear();
+  summarize_ranks(p);
+  EXPECT_FALSE(p.rank_figures);
 }
 
 }  // namespace

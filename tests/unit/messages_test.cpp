@@ -37,6 +37,32 @@ std::string problem(const std::string& line, MessageBounds bounds = {1, 3}) {
   return "";
 }
 
+// The rendezvous of a tenant's ranks (issue 35): any bytes survive both directions (hex on the wire), and a
+// key that is not one word of the allowed characters, or a value that is not hex, is refused.
+TEST(WorkerMessages, RendezvousMessagesRoundTripAnyBytes) {
+  const std::string bytes("\0\x01\xff addr\n", 9);
+  const WorkerMessage put = round_trip({1, KvPutMessage{"gloo/0", bytes}});
+  ASSERT_EQ(put.type(), WorkerMessageType::kv_put);
+  EXPECT_EQ(std::get<KvPutMessage>(put.body).key, "gloo/0");
+  EXPECT_EQ(std::get<KvPutMessage>(put.body).value, bytes);
+  EXPECT_EQ(put.slot, 1u);
+  const WorkerMessage get = round_trip({0, KvGetMessage{"nccl/unique-id"}});
+  EXPECT_EQ(std::get<KvGetMessage>(get.body).key, "nccl/unique-id");
+  for (const std::string& value : {bytes, std::string()}) {
+    std::string line = to_line(ControlMessage{KvCommand{"gloo/1", value}});
+    line.pop_back();
+    const auto back = parse_control_message(line);
+    ASSERT_TRUE(back && back->type() == ControlMessageType::kv) << line;
+    EXPECT_EQ(std::get<KvCommand>(back->body).value, value);
+  }
+  EXPECT_PRED2(contains, problem(R"({"type":"kv_put","key":"a b","value_hex":"00"})"), "kv_put: key \"a b\" is not");
+  EXPECT_PRED2(contains, problem(R"({"type":"kv_put","key":"k","value_hex":"0g"})"), "value_hex is not");
+  EXPECT_PRED2(contains, problem(R"({"type":"kv_get","key":""})"), "kv_get: key");
+  EXPECT_FALSE(parse_control_message("kv a b c"));
+  EXPECT_FALSE(parse_control_message("kv a 0"));
+  EXPECT_FALSE(parse_control_message("kv a;b 00"));
+}
+
 TEST(WorkerMessages, ReadyRoundTrips) {
   ReadyMessage r{2.5e9, "FLOP", 0.25, 17, {{"CUDA_VISIBLE_DEVICES", "MIG-1"}}, {{"rate", 120.5}}};
   const WorkerMessage m = round_trip({1, r});

@@ -107,12 +107,15 @@ TEST(Registry, EmptyRegistry) {
 TEST(Registry, HostWorkloadsRegistered) {
   const Registry r = host_registry();
   const auto all = r.all();
-  ASSERT_EQ(all.size(), 5u);
-  EXPECT_EQ(all[0]->name, "host-compute");
-  EXPECT_EQ(all[1]->name, "host-copy");
-  EXPECT_EQ(all[2]->name, "host-fault");
-  EXPECT_EQ(all[3]->name, "host-idle");
-  EXPECT_EQ(all[4]->name, "host-latency");
+  ASSERT_EQ(all.size(), 6u);
+  EXPECT_EQ(all[0]->name, "host-collective");
+  EXPECT_EQ(all[1]->name, "host-compute");
+  EXPECT_EQ(all[2]->name, "host-copy");
+  EXPECT_EQ(all[3]->name, "host-fault");
+  EXPECT_EQ(all[4]->name, "host-idle");
+  EXPECT_EQ(all[5]->name, "host-latency");
+  EXPECT_TRUE(all[0]->collective);
+  EXPECT_FALSE(all[1]->collective);
   for (const auto* s : all) {
     EXPECT_EQ(s->backend, Backend::host);
     EXPECT_TRUE(static_cast<bool>(s->create));

@@ -86,6 +86,28 @@ TimedSample sample(std::int64_t t, std::size_t requests = 0, std::map<std::strin
 
 // ---------------------------------------------------------------- batcher
 
+// A rank's rendezvous: get asks the harness (kv_get) and returns what a "kv" command brought; a key that
+// never comes is a WorkloadError naming it once the deadline passed.
+TEST(WorkerRendezvous, GetsWhatTheHarnessAnsweredAndNamesAKeyThatNeverCame) {
+  CapturingSink sink;
+  WorkerControl control(1);
+  WorkerRendezvous r(sink, 0, control, monotonic_ns);
+  r.put("gloo/0", "addr0");
+  ASSERT_EQ(sink.types(), (std::vector<WorkerMessageType>{WorkerMessageType::kv_put}));
+  std::thread harness([&] { control.apply(ControlMessage{KvCommand{"gloo/1", "addr1"}}); });
+  EXPECT_EQ(r.get("gloo/1", 30.0), "addr1");
+  harness.join();
+  EXPECT_EQ(sink.types().back(), WorkerMessageType::kv_get);
+  try {
+    r.get("nccl/id", 0.05);
+    ADD_FAILURE() << "no value, no throw";
+  } catch (const WorkloadError& e) {
+    EXPECT_NE(std::string(e.what()).find("no rank published \"nccl/id\""), std::string::npos) << e.what();
+  }
+  control.end();  // the end answers a waiting get at once
+  EXPECT_THROW(r.get("late", 3600.0), WorkloadError);
+}
+
 TEST(SampleBatcher, SendsAFullBatchAndKeepsTheRestForFlush) {
   FakeTime time;
   CapturingSink sink;

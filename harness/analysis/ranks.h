@@ -1,0 +1,12 @@
+// The figures of a tenant with ranks (DESIGN.md section 13), from every rank's duration of each sample.
+#pragma once
+
+#include "harness/results/results.h"
+
+namespace ib {
+
+// Fills p.rank_figures from p.rank_duration_s over the counted samples (p.counted); leaves it empty for a
+// phase without ranks or without a counted sample.
+void summarize_ranks(PhaseResult& p);
+
+}  // namespace ib

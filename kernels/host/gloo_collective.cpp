@@ -1,0 +1,236 @@
+// host-collective: nccl-tests' collectives on gloo (TCP, this host), one sample = `reps` collectives.
+// Sizes are nccl-tests' "size" S (bytes, float32 elements): allreduce and broadcast S per rank;
+// allgather S of output per rank (S/n contributed); alltoall S of input and of output per rank (S/n to
+// each peer). Work per sample: reps x S bytes ("B"), so the phase throughput is nccl-tests' algbw; busbw
+// is algbw x the factor of harness/stats/collectives.h. Correctness (setup): one collective on known
+// values, every output element checked exactly (small integers in float32 are exact).
+// Ranks agree on every sample (continue_together): a one-int allreduce(min) of "I want another", untimed.
+#include "kernels/host/gloo_collective.h"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#ifdef IB_HAVE_GLOO
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
+#include <gloo/broadcast.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/tcp/device.h>
+#endif
+
+namespace ib {
+
+namespace {
+
+enum class Op { allreduce, allgather, alltoall, broadcast };
+
+Op op_of(const std::string& name) {
+  if (name == "allgather") return Op::allgather;
+  if (name == "alltoall") return Op::alltoall;
+  if (name == "broadcast") return Op::broadcast;
+  return Op::allreduce;
+}
+
+#ifdef IB_HAVE_GLOO
+
+// gloo's store on the harness's rendezvous. gloo's keys are ranks' numbers; values its pairs' addresses.
+class RendezvousStore final : public gloo::rendezvous::Store {
+ public:
+  RendezvousStore(Rendezvous& r, double timeout_s) : r_(r), timeout_s_(timeout_s) {}
+  void set(const std::string& key, const std::vector<char>& data) override {
+    r_.put(name(key), std::string(data.begin(), data.end()));
+  }
+  std::vector<char> get(const std::string& key) override {
+    const std::string v = r_.get(name(key), timeout_s_);
+    return {v.begin(), v.end()};
+  }
+  void wait(const std::vector<std::string>& keys) override {
+    for (const auto& k : keys) r_.get(name(k), timeout_s_);
+  }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds&) override { wait(keys); }
+
+ private:
+  // Keys as the rendezvous accepts them: gloo's own when they fit, else hex.
+  static std::string name(const std::string& key) {
+    bool plain = !key.empty() && key.size() < 150;
+    for (char c : key) plain &= std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+    if (plain) return "gloo/" + key;
+    static const char* digits = "0123456789abcdef";
+    std::string hex = "gloo/x";
+    for (unsigned char c : key.substr(0, 90)) {
+      hex += digits[c >> 4];
+      hex += digits[c & 15];
+    }
+    return hex;
+  }
+  Rendezvous& r_;
+  double timeout_s_;
+};
+
+class GlooCollective final : public Workload {
+ public:
+  explicit GlooCollective(const Params& p)
+      : op_(op_of(p.at("op").get<std::string>())),
+        bytes_(static_cast<std::size_t>(p.at("kib").get<std::int64_t>()) * 1024),
+        reps_(p.at("reps").get<int>()),
+        timeout_(std::chrono::milliseconds(static_cast<std::int64_t>(p.at("timeout_s").get<double>() * 1000))) {}
+
+  void setup(const ExecContext& ctx) override {
+    if (!ctx.rendezvous) throw WorkloadError("host-collective: no rendezvous (run by the harness only)");
+    rank_ = ctx.rank.rank;
+    n_ = ctx.rank.world_size;
+    if (bytes_ % (4u * static_cast<std::size_t>(n_)) != 0)
+      throw WorkloadError("host-collective: kib x 1024 must split into " + std::to_string(n_) + " ranks of float32");
+    gloo::transport::tcp::attr attr;
+    attr.hostname = "127.0.0.1";  // ranks of one node: loopback only
+    auto device = gloo::transport::tcp::CreateDevice(attr);
+    auto context = std::make_shared<gloo::rendezvous::Context>(rank_, n_);
+    context->setTimeout(timeout_);
+    RendezvousStore store(*ctx.rendezvous, timeout_.count() / 1000.0);
+    try {
+      context->connectFullMesh(store, device);
+    } catch (const std::exception& e) {
+      throw WorkloadError(std::string("host-collective: rank ") + std::to_string(rank_) + " could not connect: " + e.what());
+    }
+    context_ = context;
+    const std::size_t elems = bytes_ / 4;
+    in_.assign(op_ == Op::allgather ? elems / static_cast<std::size_t>(n_) : elems, 0.0f);
+    out_.assign(elems, 0.0f);
+    check();
+  }
+
+  void run_sample(const ExecContext&, SampleOutput&) override {
+    for (int r = 0; r < reps_; ++r) collective();
+  }
+
+  bool continue_together(bool mine) override {
+    int flag = mine ? 1 : 0;
+    gloo::AllreduceOptions opts(context_);
+    opts.setOutput(&flag, 1);
+    opts.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::min<int>));
+    opts.setTag(kVoteTag);
+    opts.setTimeout(timeout_);
+    gloo::allreduce(opts);
+    return flag == 1;
+  }
+
+  Work work_per_sample() const override { return {static_cast<double>(bytes_) * reps_, "B"}; }
+
+  void teardown() override {
+    context_.reset();
+    in_.clear();
+    out_.clear();
+  }
+
+ private:
+  static constexpr std::uint32_t kDataTag = 1, kVoteTag = 2;
+
+  void collective() {
+    switch (op_) {
+      case Op::allreduce: {
+        gloo::AllreduceOptions opts(context_);
+        opts.setOutput(out_.data(), out_.size());
+        opts.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+        opts.setTag(kDataTag);
+        opts.setTimeout(timeout_);
+        gloo::allreduce(opts);
+        return;
+      }
+      case Op::allgather: {
+        gloo::AllgatherOptions opts(context_);
+        opts.setInput(in_.data(), in_.size());
+        opts.setOutput(out_.data(), out_.size());
+        opts.setTag(kDataTag);
+        opts.setTimeout(timeout_);
+        gloo::allgather(opts);
+        return;
+      }
+      case Op::alltoall: {
+        gloo::AlltoallOptions opts(context_);
+        opts.setInput(in_.data(), in_.size());
+        opts.setOutput(out_.data(), out_.size());
+        opts.setTag(kDataTag);
+        opts.setTimeout(timeout_);
+        gloo::alltoall(opts);
+        return;
+      }
+      case Op::broadcast: {
+        gloo::BroadcastOptions opts(context_);
+        if (rank_ == 0) opts.setInput(in_.data(), in_.size());
+        opts.setOutput(out_.data(), out_.size());
+        opts.setRoot(0);
+        opts.setTag(kDataTag);
+        opts.setTimeout(timeout_);
+        gloo::broadcast(opts);
+        return;
+      }
+    }
+  }
+
+  // One collective on known values, each output element against what it must be.
+  void check() {
+    const std::size_t chunk = out_.size() / static_cast<std::size_t>(n_);
+    for (std::size_t j = 0; j < in_.size(); ++j)  // alltoall: the j-th element goes to rank j / chunk
+      in_[j] = static_cast<float>(op_ == Op::alltoall ? 1000 * (rank_ + 1) + static_cast<int>(j / chunk) : rank_ + 1);
+    for (std::size_t j = 0; j < out_.size(); ++j) out_[j] = op_ == Op::allreduce ? static_cast<float>(rank_ + 1) : -1.0f;
+    collective();
+    for (std::size_t j = 0; j < out_.size(); ++j) {
+      const int from = static_cast<int>(j / chunk);
+      float want = 0.0f;
+      switch (op_) {
+        case Op::allreduce: want = static_cast<float>(n_ * (n_ + 1) / 2); break;
+        case Op::allgather: want = static_cast<float>(from + 1); break;
+        case Op::alltoall: want = static_cast<float>(1000 * (from + 1) + rank_); break;
+        case Op::broadcast: want = 1.0f; break;
+      }
+      if (out_[j] != want)
+        throw WorkloadError("host-collective: rank " + std::to_string(rank_) + " element " + std::to_string(j) + " is " +
+                            std::to_string(out_[j]) + ", expected " + std::to_string(want));
+    }
+  }
+
+  Op op_;
+  std::size_t bytes_;
+  int reps_;
+  std::chrono::milliseconds timeout_;
+  int rank_ = 0, n_ = 1;
+  std::shared_ptr<gloo::Context> context_;
+  std::vector<float> in_, out_;
+};
+
+Support gloo_supported(const Params&, const ExecContext&) { return {}; }
+std::unique_ptr<Workload> make_gloo(const Params& p) { return std::make_unique<GlooCollective>(p); }
+
+#else
+
+Support gloo_supported(const Params&, const ExecContext&) {
+  return {false, "built without gloo (Debian/Ubuntu: apt-get install libgloo-dev, then rebuild)"};
+}
+std::unique_ptr<Workload> make_gloo(const Params&) { throw WorkloadError("host-collective: built without gloo"); }
+
+#endif
+
+}  // namespace
+
+void register_gloo_workloads(Registry& registry) {
+  using T = ParamSpec::Type;
+  WorkloadSpec spec{"host-collective", Backend::host,
+                    "A collective of the tenant's ranks on gloo over TCP (nccl-tests' sizes; B/s = algbw)",
+                    {{"op", T::string, "allreduce", {}, {}, {"allreduce", "allgather", "alltoall", "broadcast"},
+                      "the collective"},
+                     {"kib", T::integer, 1024, 1, 1048576, {}, "nccl-tests' size S in KiB (see docs/workloads.md)"},
+                     {"reps", T::integer, 1, 1, 10000, {}, "collectives per sample"},
+                     {"timeout_s", T::number, 30.0, 0.1, 3600, {}, "gloo's timeout for set-up and each collective"}},
+                    gloo_supported,
+                    make_gloo};
+  spec.collective = true;
+  registry.add(std::move(spec));
+}
+
+}  // namespace ib

@@ -230,12 +230,20 @@ ojson decision_json(const Decision& d) {
 }
 
 ojson metrics_json(const TenantMetrics& m) {
-  return {{"basis", m.basis},
-          {"p95_slowdown", estimate_json(m.p95_slowdown)},
-          {"median_slowdown", number(m.median_slowdown)},
-          {"partition_cost", number(m.partition_cost)},
-          {"interference", number(m.interference)},
-          {"n", {{"exclusive", m.n_exclusive}, {"colocated", m.n_colocated}}}};
+  ojson j = {{"basis", m.basis},
+             {"p95_slowdown", estimate_json(m.p95_slowdown)},
+             {"median_slowdown", number(m.median_slowdown)},
+             {"partition_cost", number(m.partition_cost)},
+             {"interference", number(m.interference)},
+             {"n", {{"exclusive", m.n_exclusive}, {"colocated", m.n_colocated}}}};
+  if (m.collective)
+    j["collective"] = {{"ranks", m.collective->ranks},
+                       {"blast_radius", m.collective->blast_radius},
+                       {"blast_threshold", number(m.collective->blast_threshold)},
+                       {"longest_stall_s", number(m.collective->longest_stall_s)},
+                       {"timeout_s", number(m.collective->timeout_s)},
+                       {"stall_margin", number(m.collective->stall_margin)}};
+  return j;
 }
 
 ojson load_json(const ForeignLoad& l) {

@@ -87,6 +87,18 @@ void run_notes(std::ostringstream& os, const RunResult& run) {
        << " against exclusive, " << formatted("%.2f", run.system->stp_alone) << " / " << formatted("%.2f", run.system->antt_alone)
        << " against alone; largest barrier skew "
        << (run.barrier_skew_s ? formatted("%.1f us", *run.barrier_skew_s * 1e6) : std::string("n/a")) << "\n";
+  for (const auto& t : run.tenants)  // a tenant with ranks: how far sharing reached, how close to a timeout
+    if (t.metrics && t.metrics->collective) {
+      const auto& c = *t.metrics->collective;
+      os << "- " << where << ", " << t.name << ": blast radius " << c.blast_radius << " of " << c.ranks
+         << " ranks (median slowed > " << formatted("%.0f%%", c.blast_threshold * 100) << "); longest collective stall "
+         << formatted("%.3f s", c.longest_stall_s) << ", " << formatted("%.0f", c.stall_margin) << "x inside the "
+         << formatted("%.0f s", c.timeout_s) << " timeout"
+         << (c.stall_margin < 1.0 ? " — **that stall would have ended the job**: raise the timeout or leave the shared "
+                                    "pool (seed 000); NCCL training wants whole cards (seed 004)"
+                                  : "")
+         << "\n";
+    }
   for (const auto& t : run.tenants)  // a tenant with ranks: who held its collectives back
     for (const auto& [phase, p] : {std::pair<const char*, const PhaseResult*>{"exclusive", &t.exclusive},
                                    {"colocated", &t.colocated}})

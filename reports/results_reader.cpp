@@ -547,6 +547,12 @@ std::optional<TenantMetrics> read_metrics(const Field& f) {
   m.interference = f["interference"].number();
   m.n_exclusive = f["n"]["exclusive"].integer<std::size_t>();
   m.n_colocated = f["n"]["colocated"].integer<std::size_t>();
+  if (f.has("collective")) {
+    const Field c = f["collective"];
+    m.collective = TenantMetrics::Collective{c["ranks"].integer<int>(),      c["blast_radius"].integer<int>(),
+                                             c["blast_threshold"].number(),  c["longest_stall_s"].number(),
+                                             c["timeout_s"].number(),        c["stall_margin"].number()};
+  }
   return m;
 }
 

@@ -577,6 +577,7 @@ void finalize_run(RunResult& run, std::uint64_t seed, int resamples, const StopC
     if (have_e && have_c) {
       const Basis b = basis_of({{&run, &t}}, have_a);
       t.metrics = metrics_of(b, have_a, seed + i, resamples, run.stopping.z, stop);
+      t.metrics->collective = collective_metrics(t, run.cutoff, run.collective_timeout_s);
       if (have_a) {
         vs_alone.push_back({median(counted_durations(alone)), median(counted_durations(t.colocated))});
         vs_exclusive.push_back({median(counted_durations(t.exclusive)), median(counted_durations(t.colocated))});

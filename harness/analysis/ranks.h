@@ -9,4 +9,8 @@ namespace ib {
 // phase without ranks or without a counted sample.
 void summarize_ranks(PhaseResult& p);
 
+// The blast radius (threshold: a quarter of the cutoff, the slowdown a verdict cannot resolve below) and the
+// stall margin of a tenant with ranks in both phases; nullopt otherwise.
+std::optional<TenantMetrics::Collective> collective_metrics(const TenantResult& t, double cutoff, double timeout_s);
+
 }  // namespace ib

@@ -64,7 +64,7 @@ struct RunOptions {
   std::string suite;
   std::string backend = "cuda";
   std::optional<int> device;
-  std::optional<double> duration, warmup, cutoff;
+  std::optional<double> duration, warmup, cutoff, collective_timeout;
   std::optional<int> repeat;
   std::string out;
   bool no_raw = false;
@@ -260,6 +260,7 @@ std::vector<Scenario> load_scenarios(const RunOptions& o, const Registry& regist
   ov.warmup_s = o.warmup;
   ov.repetitions = o.repeat;
   ov.cutoff = o.cutoff;
+  ov.collective_timeout_s = o.collective_timeout;
   ValidationContext vctx{&registry, backend, available_cpus()};
   std::vector<Scenario> scenarios;
   if (o.victim_command) {
@@ -702,6 +703,9 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--warmup", o.warmup, "Seconds of warm-up per worker")->check(number_in(kMinWarmupS, kMaxWarmupS));
   app.add_option("--repeat", o.repeat, "Repetitions (separate process restarts)")->check(CLI::Range(1, kMaxRepetitions));
   app.add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(number_in(0.0, kMaxCutoff, true));
+  app.add_option("--collective-timeout", o.collective_timeout,
+                 "Seconds a collective tenant's longest stall is held against (default 600, PyTorch's)")
+      ->check(number_in(0.001, 86400));
   app.add_option("--out", o.out, "Output folder (default interference-bench-results/<UTC time>)")->check(non_empty());
   app.add_flag("--no-raw", o.no_raw, "Leave the raw per-sample arrays out of the JSON");
   app.add_flag("--force", o.force, "Replace the results (and logs) an existing --out folder holds");

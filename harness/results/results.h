@@ -249,6 +249,18 @@ struct TenantMetrics {
   double partition_cost = 0.0;    // median(A)/median(E)
   double interference = 0.0;      // median(C)/median(A)
   std::size_t n_exclusive = 0, n_colocated = 0;  // counted E and C values the P95s came from
+  // A tenant with ranks (DESIGN.md section 13; harness/stats/collectives.h): how many ranks' median
+  // colocated duration exceeds their exclusive one by more than blast_threshold, and the longest colocated
+  // sample against the collective timeout (margin = timeout / stall; below 1 the job would have died).
+  struct Collective {
+    int ranks = 0;
+    int blast_radius = 0;
+    double blast_threshold = 0.0;
+    double longest_stall_s = 0.0;
+    double timeout_s = 0.0;
+    double stall_margin = 0.0;
+  };
+  std::optional<Collective> collective;
 };
 
 // How far a verdict got (DESIGN.md section 4, "Deciding"): judged after `rounds` rounds (over its
@@ -414,6 +426,7 @@ struct RunResult {
   double warmup_s = 0.0;
   double duration_s = 0.0;
   double cutoff = 0.0;
+  double collective_timeout_s = 600.0;  // what a collective tenant's longest stall is held against
   RunStatus status = RunStatus::ok;
   ModeConfig mode_config;          // how the mode was set up: device, compute mode, MPS daemon, MIG instances
   std::string message;

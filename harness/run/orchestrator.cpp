@@ -39,6 +39,7 @@ RunResult new_run_result(const Scenario& s, int repetition) {
   r.warmup_s = s.warmup_s;
   r.duration_s = s.duration_s;
   r.cutoff = s.cutoff;
+  r.collective_timeout_s = s.collective_timeout_s;
   r.mode_config.mode = r.mode;
   for (const auto& t : s.tenants) {
     TenantResult tr;

@@ -703,7 +703,22 @@ void RepetitionRun::record_outcome(std::size_t i, Phase phase) {
     oc.status = failure_status(w);
     oc.message = failure_message(w);
   }
-  if (ranks.size() > 1 && !oc.message.empty()) oc.message = "rank " + std::to_string(slot.rank) + ": " + oc.message;
+  if (ranks.size() > 1 && !oc.message.empty()) oc.message = ranks_note(ranks, seat) + oc.message;
+}
+
+// "rank R: ", and in front of it the ranks that never got ready while R set up (a rank missing from its
+// rendezvous: "rank 1 never got ready; rank 0: ...").
+std::string RepetitionRun::ranks_note(const std::vector<Seat>& ranks, const Seat& speaker) const {
+  const Worker& w = workers_[speaker.worker];
+  std::string missing;
+  if (!w.ready_seen)
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      const Seat& s = ranks[r];
+      if (s.worker == speaker.worker) continue;
+      if (s.worker == SIZE_MAX || !workers_[s.worker].ready_seen) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    }
+  const std::string note = missing.empty() ? "" : "rank " + missing + " never got ready; ";
+  return note + "rank " + std::to_string(w.slots[speaker.slot].rank) + ": ";
 }
 
 void RepetitionRun::record_outcomes() {

@@ -84,6 +84,7 @@ class RepetitionRun {
   void on_kv_get(Worker& w, const Slot& slot, const KvGetMessage& m);
   void merge_ranks(const BlockSpec& spec, std::size_t tenant, int block);
   std::vector<Seat> seats_of(const BlockSpec& spec, std::size_t tenant) const;
+  std::string ranks_note(const std::vector<Seat>& ranks, const Seat& speaker) const;
   bool wait_until_ready(Worker& w, const std::string& who);
   void run_rounds();
   bool run_round(const std::vector<std::size_t>& order, int round);

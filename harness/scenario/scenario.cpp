@@ -214,6 +214,7 @@ void parse_settings(const Checker& ck, const json& doc, const ScenarioOverrides&
   if (ov.duration_s) s.duration_s = *ov.duration_s;
   if (ov.repetitions) s.repetitions = *ov.repetitions;
   if (ov.cutoff) s.cutoff = *ov.cutoff;
+  if (ov.collective_timeout_s) s.collective_timeout_s = *ov.collective_timeout_s;
 }
 
 // A user's program (`command` instead of `workload` and `params`): the registered "command" workload,

@@ -74,6 +74,9 @@ struct Scenario {
   double duration_s = 10.0;
   int repetitions = 1;
   double cutoff = 0.40;
+  // The collective timeout a collective tenant's longest stall is held against (--collective-timeout; the
+  // default is PyTorch's process-group timeout, 10 minutes).
+  double collective_timeout_s = 600.0;
   std::vector<Tenant> tenants;
 };
 
@@ -92,6 +95,7 @@ struct ScenarioOverrides {
   std::optional<double> duration_s;
   std::optional<int> repetitions;
   std::optional<double> cutoff;
+  std::optional<double> collective_timeout_s;
   // --mode all: placement keys of another mode than the scenario's are kept, not refused.
   bool lenient_placement = false;
 };

@@ -1,6 +1,7 @@
 // host-collective: nccl-tests' collectives on gloo (TCP, this host), one sample = `reps` collectives.
 // Sizes are nccl-tests' "size" S (bytes, float32 elements): allreduce and broadcast S per rank;
-// allgather S of output per rank (S/n contributed); alltoall S of input and of output per rank (S/n to
+// allgather S of output per rank (S/n contributed); reduce_scatter S of input per rank (S/n of the sum
+// kept, gloo's halving-doubling algorithm, in place); alltoall S of input and of output per rank (S/n to
 // each peer). Work per sample: reps x S bytes ("B"), so the phase throughput is nccl-tests' algbw; busbw
 // is algbw x the factor of harness/stats/collectives.h. Correctness (setup): one collective on known
 // values, every output element checked exactly (small integers in float32 are exact).
@@ -19,6 +20,7 @@
 #include <gloo/alltoall.h>
 #include <gloo/broadcast.h>
 #include <gloo/math.h>
+#include <gloo/reduce_scatter.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
@@ -28,10 +30,11 @@ namespace ib {
 
 namespace {
 
-enum class Op { allreduce, allgather, alltoall, broadcast };
+enum class Op { allreduce, allgather, reduce_scatter, alltoall, broadcast };
 
 Op op_of(const std::string& name) {
   if (name == "allgather") return Op::allgather;
+  if (name == "reduce_scatter") return Op::reduce_scatter;
   if (name == "alltoall") return Op::alltoall;
   if (name == "broadcast") return Op::broadcast;
   return Op::allreduce;
@@ -102,6 +105,10 @@ class GlooCollective final : public Workload {
     const std::size_t elems = bytes_ / 4;
     in_.assign(op_ == Op::allgather ? elems / static_cast<std::size_t>(n_) : elems, 0.0f);
     out_.assign(elems, 0.0f);
+    if (op_ == Op::reduce_scatter)  // in place on out_; each rank keeps its S/n
+      reduce_scatter_ = std::make_unique<gloo::ReduceScatterHalvingDoubling<float>>(
+          context_, std::vector<float*>{out_.data()}, static_cast<int>(elems),
+          std::vector<int>(static_cast<std::size_t>(n_), static_cast<int>(elems / static_cast<std::size_t>(n_))));
     check();
   }
 
@@ -123,6 +130,7 @@ class GlooCollective final : public Workload {
   Work work_per_sample() const override { return {static_cast<double>(bytes_) * reps_, "B"}; }
 
   void teardown() override {
+    reduce_scatter_.reset();
     context_.reset();
     in_.clear();
     out_.clear();
@@ -151,6 +159,7 @@ class GlooCollective final : public Workload {
         gloo::allgather(opts);
         return;
       }
+      case Op::reduce_scatter: reduce_scatter_->run(); return;
       case Op::alltoall: {
         gloo::AlltoallOptions opts(context_);
         opts.setInput(in_.data(), in_.size());
@@ -178,13 +187,16 @@ class GlooCollective final : public Workload {
     const std::size_t chunk = out_.size() / static_cast<std::size_t>(n_);
     for (std::size_t j = 0; j < in_.size(); ++j)  // alltoall: the j-th element goes to rank j / chunk
       in_[j] = static_cast<float>(op_ == Op::alltoall ? 1000 * (rank_ + 1) + static_cast<int>(j / chunk) : rank_ + 1);
-    for (std::size_t j = 0; j < out_.size(); ++j) out_[j] = op_ == Op::allreduce ? static_cast<float>(rank_ + 1) : -1.0f;
+    const bool in_place = op_ == Op::allreduce || op_ == Op::reduce_scatter;
+    for (std::size_t j = 0; j < out_.size(); ++j) out_[j] = in_place ? static_cast<float>(rank_ + 1) : -1.0f;
     collective();
     for (std::size_t j = 0; j < out_.size(); ++j) {
       const int from = static_cast<int>(j / chunk);
+      if (op_ == Op::reduce_scatter && from != rank_) continue;  // only this rank's part is defined
       float want = 0.0f;
       switch (op_) {
-        case Op::allreduce: want = static_cast<float>(n_ * (n_ + 1) / 2); break;
+        case Op::allreduce:
+        case Op::reduce_scatter: want = static_cast<float>(n_ * (n_ + 1) / 2); break;
         case Op::allgather: want = static_cast<float>(from + 1); break;
         case Op::alltoall: want = static_cast<float>(1000 * (from + 1) + rank_); break;
         case Op::broadcast: want = 1.0f; break;
@@ -201,6 +213,7 @@ class GlooCollective final : public Workload {
   std::chrono::milliseconds timeout_;
   int rank_ = 0, n_ = 1;
   std::shared_ptr<gloo::Context> context_;
+  std::unique_ptr<gloo::ReduceScatterHalvingDoubling<float>> reduce_scatter_;
   std::vector<float> in_, out_;
 };
 
@@ -222,7 +235,8 @@ void register_gloo_workloads(Registry& registry) {
   using T = ParamSpec::Type;
   WorkloadSpec spec{"host-collective", Backend::host,
                     "A collective of the tenant's ranks on gloo over TCP (nccl-tests' sizes; B/s = algbw)",
-                    {{"op", T::string, "allreduce", {}, {}, {"allreduce", "allgather", "alltoall", "broadcast"},
+                    {{"op", T::string, "allreduce", {}, {}, {"allreduce", "allgather", "reduce_scatter", "alltoall",
+                                                              "broadcast"},
                       "the collective"},
                      {"kib", T::integer, 1024, 1, 1048576, {}, "nccl-tests' size S in KiB (see docs/workloads.md)"},
                      {"reps", T::integer, 1, 1, 10000, {}, "collectives per sample"},

@@ -43,7 +43,7 @@ def rank_worker_pids(tag, rank):
     return found
 
 
-@pytest.mark.parametrize("op", ["allreduce", "allgather", "alltoall", "broadcast"])
+@pytest.mark.parametrize("op", ["allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast"])
 def test_each_collective_runs_its_ranks_as_processes_and_keeps_every_ranks_durations(runner, tmp_path, op):
     # Set-up checks every output element (a wrong rendezvous or layout fails the tenant): a run that ends
     # ok is a collective that computed the right thing on both ranks.
@@ -90,3 +90,56 @@ def test_ranks_are_only_for_a_collective_and_need_one_placement_each(runner, tmp
         r = runner.run("--backend", "host", "--scenario", runner.write_json("s.json", scenario("x", [tenant])),
                        "--out", tmp_path / "out")
         assert r.returncode == 2 and says in r.stderr, r.stderr
+
+
+# ------------------------------------------------------------------ known answers (real processes)
+
+@pytest.mark.serial
+@pytest.mark.measurement
+@pytest.mark.parametrize("neighbour", ["hog", "idle"])
+def test_a_neighbour_on_one_ranks_core_slows_the_whole_collective(runner, tmp_path, neighbour):
+    # A CPU hog on rank 1's core: every collective waits for rank 1, so both ranks' iterations slow (the
+    # blast radius is the whole job); an idle neighbour slows nothing. 32 MiB allreduces: each rank's
+    # reduction is a burst long enough that the scheduler shares the core with the hog instead of letting
+    # the woken rank pre-empt it at once (with 4 MiB the median slowed by ~5%, here by ~40%).
+    if os.cpu_count() < 2:
+        pytest.skip("needs two CPUs (one per rank)")
+    other = {"name": "hog", "role": "aggressor", "workload": "host-compute", "params": {"n": 256},
+             "placement": {"cpus": [1]}} if neighbour == "hog" else IDLE
+    doc = scenario("coll", [collective(kib=32768), other], duration=4.0, warmup=0.3)
+    out = tmp_path / "out"
+    r = runner.run("--backend", "host", "--scenario", runner.write_json("s.json", doc), "--out", out,
+                   "--rounds", "4", "--until", "fixed", *LENIENT, "--collective-timeout", "0.001", timeout=300)
+    assert r.returncode in (0, 1, 5), r.stdout + r.stderr
+    res = load_results(out)
+    ar = next(a for a in res["aggregates"] if a["tenant"] == "ar")
+    m = res["runs"][0]["tenants"][0]["metrics"]
+    c = m["collective"]
+    assert c["ranks"] == 2 and c["timeout_s"] == 0.001
+    # A 1 ms timeout is shorter than any 32 MiB collective here: the margin says the job would have died.
+    assert c["stall_margin"] < 1 and c["longest_stall_s"] > 0.001
+    if neighbour == "hog":
+        assert ar["verdict"] != "pass" and m["median_slowdown"] > 0.2, (ar["verdict_reason"], m["median_slowdown"])
+        assert c["blast_radius"] == 2  # both ranks' iterations slowed: one shared core reached the whole job
+    else:
+        assert ar["verdict"] == "pass", ar["verdict_reason"]
+        assert c["blast_radius"] == 0
+    summary = (out / "summary.md").read_text()
+    assert "ar: blast radius" in summary and "that stall would have ended the job" in summary
+
+
+def test_a_rank_that_never_joins_is_named_within_the_rendezvous_deadline(runner, tmp_path):
+    # Rank 1 is stopped (SIGSTOP) as soon as it is seen: it never publishes its address. Rank 0 gives up at
+    # gloo's timeout (2 s), the tenant's error names rank 1, and the stopped rank is killed with the rest.
+    # (a 2 s warm-up: the stop lands before rank 1 could be ready, during its set-up or its warm-up)
+    doc = scenario("coll", [collective(timeout_s=2.0), IDLE], duration=2.0, warmup=2.0)
+    out = tmp_path / "out"
+    p = runner.popen("--backend", "host", "--scenario", runner.write_json("s.json", doc), "--out", out,
+                     "--rounds", "1", "--until", "fixed", *LENIENT)
+    wait_for(lambda: rank_worker_pids(runner.tag, 1), timeout=60, process=p)
+    for pid in rank_worker_pids(runner.tag, 1):
+        os.kill(pid, signal.SIGSTOP)
+    stdout, stderr = p.communicate(timeout=120)
+    assert p.returncode == 4, stdout + stderr
+    message = load_results(out)["runs"][0]["message"]
+    assert "rank 1 never got ready; rank 0: " in message, message

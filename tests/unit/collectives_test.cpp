@@ -104,3 +104,34 @@ TEST(RankFigures, StragglerOverTheCountedSamples) {
 
 }  // namespace
 }  // namespace ib
+
+namespace ib {
+namespace {
+
+// Blast radius and stall margin of a tenant with ranks (issue 35), on hand values: rank 0 slowed by 50%
+// (median 1 -> 1.5), rank 1 by 5% (under the 10% threshold a 40% cutoff gives); the longest counted
+// colocated sample is 4 s against a 600 s timeout: margin 150. An uncounted 900 s sample is not a stall
+// of the measurement.
+TEST(RankFigures, BlastRadiusAndStallMarginOnHandValues) {
+  TenantResult t;
+  t.exclusive.counted = {1, 1, 1};
+  t.exclusive.duration_s = {1.0, 1.0, 1.0};
+  t.exclusive.rank_duration_s = {{1.0, 1.0, 1.0}, {1.0, 1.0, 1.0}};
+  t.colocated.counted = {1, 1, 1, 0};
+  t.colocated.duration_s = {1.5, 1.5, 4.0, 900.0};
+  t.colocated.rank_duration_s = {{1.5, 1.5, 4.0, 900.0}, {1.05, 1.05, 1.0, 1.0}};
+  const auto m = collective_metrics(t, 0.40, 600.0);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->ranks, 2);
+  EXPECT_EQ(m->blast_radius, 1);
+  EXPECT_DOUBLE_EQ(m->blast_threshold, 0.10);
+  EXPECT_DOUBLE_EQ(m->longest_stall_s, 4.0);
+  EXPECT_DOUBLE_EQ(m->stall_margin, 150.0);
+  t.exclusive.rank_duration_s.pop_back();  // rank counts differ: nothing to say
+  EXPECT_FALSE(collective_metrics(t, 0.40, 600.0));
+  TenantResult plain;  // no ranks
+  EXPECT_FALSE(collective_metrics(plain, 0.40, 600.0));
+}
+
+}  // namespace
+}  // namespace ib

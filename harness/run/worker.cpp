@@ -281,6 +281,8 @@ int run_worker(const WorkerOptions& o, const Registry& registry) {
   // Die with the harness, whatever kills it; and never outlive a harness that is already gone.
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return 1;
   if (getppid() == 1) return 1;
+  // A user's program's descendants stay ours whatever group or session they move to (command_process.h).
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) return 1;
   return run_worker_on(o, registry, 0, kWorkerReportFd);
 }
 

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -182,7 +184,88 @@ bool group_has_live_members(pid_t pgid) {
   return live;
 }
 
+// Every process in /proc with its parent, group and state ("R", "S", "Z", ...).
+struct ProcEntry {
+  pid_t pid = 0, ppid = 0, pgrp = 0;
+  std::string state;
+};
+std::vector<ProcEntry> proc_entries() {
+  std::vector<ProcEntry> out;
+  DIR* d = opendir("/proc");
+  if (!d) return out;
+  while (const dirent* e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
+    std::string stat;
+    std::getline(in, stat);
+    const auto close_paren = stat.rfind(')');
+    if (close_paren == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close_paren + 1));
+    ProcEntry p;
+    long ppid = 0, pgrp = 0;
+    if (!(fields >> p.state >> ppid >> pgrp)) continue;
+    p.pid = static_cast<pid_t>(std::atol(e->d_name));
+    p.ppid = static_cast<pid_t>(ppid);
+    p.pgrp = static_cast<pid_t>(pgrp);
+    out.push_back(p);
+  }
+  closedir(d);
+  return out;
+}
+
+// The live processes descending from `root` (its children, theirs, ...).
+std::vector<ProcEntry> live_descendants(pid_t root) {
+  const std::vector<ProcEntry> all = proc_entries();
+  std::vector<pid_t> frontier = {root};
+  std::vector<ProcEntry> out;
+  while (!frontier.empty()) {
+    const pid_t parent = frontier.back();
+    frontier.pop_back();
+    for (const ProcEntry& p : all)
+      if (p.ppid == parent) {
+        frontier.push_back(p.pid);
+        if (p.state != "Z") out.push_back(p);
+      }
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<pid_t> CommandProcess::signal_escaped(int sig) {
+  std::vector<pid_t> escaped;
+  if (pid_ <= 0) return escaped;
+  for (const ProcEntry& p : live_descendants(getpid()))
+    if (p.pgrp != pid_ && p.pid != keeper_ && p.pgrp != keeper_) {
+      kill(p.pid, sig);
+      escaped.push_back(p.pid);
+    }
+  return escaped;
+}
+
+// After the group is dead: whatever still descends from the worker outside it escaped the group. Killed,
+// waited for (at most 2 s) and reaped where it is the worker's child; named on stderr (the worker's log).
+void CommandProcess::kill_escaped() {
+  std::vector<pid_t> named;
+  const std::int64_t deadline = open_loop_now_ns() + 2'000'000'000;
+  for (;;) {
+    const std::vector<pid_t> escaped = signal_escaped(SIGKILL);
+    for (pid_t p : escaped)
+      if (std::find(named.begin(), named.end(), p) == named.end()) named.push_back(p);
+    if (escaped.empty() || open_loop_now_ns() > deadline) break;
+    const timespec tick{0, 1'000'000};
+    nanosleep(&tick, nullptr);
+  }
+  for (const ProcEntry& p : proc_entries())  // the escaped that were re-parented to us (subreaper)
+    if (p.ppid == getpid() && p.state == "Z" && p.pid != pid_ && p.pid != keeper_ &&
+        std::find(named.begin(), named.end(), p.pid) != named.end())
+      waitpid(p.pid, nullptr, WNOHANG);
+  if (named.empty()) return;
+  std::string list;
+  for (pid_t p : named) list += (list.empty() ? "" : ", ") + std::to_string(p);
+  std::fprintf(stderr, "interference-bench worker: %zu process(es) of the program had left its process group "
+               "(pid %s): killed with it\n", named.size(), list.c_str());
+}
 
 void CommandProcess::kill_and_reap() {
   if (!reaped_ && pid_ > 0) {
@@ -201,6 +284,7 @@ void CommandProcess::kill_and_reap() {
   if (keeper_ > 0) waitpid(keeper_, nullptr, 0);
   keeper_ = -1;
   if (!reaped_ && pid_ > 0) {
+    kill_escaped();  // before the leader is reaped: its pid (the group's id) cannot be reused meanwhile
     int status = 0;
     while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
@@ -239,8 +323,14 @@ ProgramExit CommandProcess::wait_exit(double timeout_s) {
   return exit_;
 }
 
-void CommandProcess::pause() { kill(-pid_, SIGSTOP); }
-void CommandProcess::resume() { kill(-pid_, SIGCONT); }
+void CommandProcess::pause() {
+  kill(-pid_, SIGSTOP);
+  signal_escaped(SIGSTOP);
+}
+void CommandProcess::resume() {
+  kill(-pid_, SIGCONT);
+  signal_escaped(SIGCONT);
+}
 
 bool CommandProcess::terminate(double timeout_s) {
   if (poll_exit().exited) return true;

@@ -7,6 +7,12 @@
 // program gets a tiny keeper process (forked, in a group of its own, blocking all signals it can)
 // that holds the read end of a pipe only the worker writes: when the worker is gone, however it went,
 // the keeper reads end of file and SIGKILLs the program's group.
+//
+// Why a subreaper: a descendant that leaves the group (setsid, setpgid, or a daemon's double fork) is
+// out of the group's reach. The worker is a child subreaper (PR_SET_CHILD_SUBREAPER, set by run_worker),
+// so such a process stays the worker's descendant whatever group or session it moves to: pause() and
+// resume() stop and continue it with the group, and the teardown kills and reaps it, naming it on the
+// worker's stderr (its log).
 #pragma once
 
 #include <sys/types.h>
@@ -74,6 +80,10 @@ class CommandProcess {
  private:
   void drain_output(int fd);
   void kill_and_reap();
+  // Signals the processes descending from this worker that are outside the program's group (the keeper
+  // aside): those that escaped it. Returns them.
+  std::vector<pid_t> signal_escaped(int sig);
+  void kill_escaped();
 
   pid_t pid_ = -1;
   pid_t keeper_ = -1;

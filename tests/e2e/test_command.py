@@ -14,6 +14,7 @@ from conftest import BINARY, LENIENT, SOURCE_DIR, load_results, scenario, wait_f
 
 TOY = str(SOURCE_DIR / "tests" / "command" / "toy_train.py")
 FAULTY = str(SOURCE_DIR / "tests" / "command" / "faulty.py")
+ESCAPER = str(SOURCE_DIR / "tests" / "command" / "escaper.py")
 TOY_STEP = os.environ.get("IB_TOY_STEP", str(Path(BINARY).parent / "tests" / "ib_toy_step"))
 STDOUT_MS = {"stdout": r"took (?P<ms>[0-9.]+) ms"}
 
@@ -302,6 +303,20 @@ def test_on_device_1_the_program_is_shown_that_gpu(runner, tmp_path, mode):
     assert r.returncode in (0, 1, 5), r.stdout + r.stderr
     seen = [json.loads(line) for line in envs.read_text().splitlines()]
     assert seen and all(e.get("CUDA_VISIBLE_DEVICES") == "1" for e in seen), seen
+
+
+@pytest.mark.parametrize("metric", ["stdout", "wall"])
+def test_descendants_that_leave_the_programs_group_do_not_outlive_the_run(runner, tmp_path, metric):
+    # Issue 37 item 1: a setsid daemon and a setpgid child per program start; the worker is a subreaper, so
+    # they stay its descendants and die with the program (the runner fixture finds any survivor by its tag).
+    argv = [sys.executable, ESCAPER, metric]
+    tenant = command_tenant("esc", argv, STDOUT_MS if metric == "stdout" else "wall")
+    doc = scenario("escape", [tenant, {"name": "n", "role": "aggressor", "workload": "host-idle",
+                                       "params": {"sample_ms": 1.0}}], duration=0.6, warmup=0.1)
+    r, res = run(runner, tmp_path, doc, "--rounds", "1", "--until", "fixed", *LENIENT)
+    assert r.returncode in (0, 1, 5), r.stdout + r.stderr
+    logs = "".join(f.read_text() for f in (tmp_path / "out" / "logs").glob("*esc*.log"))
+    assert "had left its process group" in logs
 
 
 def test_a_sigkilled_harness_leaves_no_program_behind(runner, tmp_path):

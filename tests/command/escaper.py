@@ -1,0 +1,39 @@
+"""A program whose descendants leave its process group (tests/e2e/test_command.py, issue 37 item 1).
+
+usage: escaper.py stdout|wall
+  Starts a daemon (double fork + setsid: a new session) and a child in a group of its own (setpgid(0, 0)),
+  both sleeping for ten minutes; then `stdout` prints "took 2 ms" every 2 ms until ended, `wall` exits at
+  once. Nothing it started may outlive the run.
+"""
+import os
+import sys
+import time
+
+
+def daemon():
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            time.sleep(600)
+        os._exit(0)
+
+
+def own_group_child():
+    if os.fork() == 0:
+        os.setpgid(0, 0)
+        time.sleep(600)
+        os._exit(0)
+
+
+def main():
+    daemon()
+    own_group_child()
+    if sys.argv[1] == "wall":
+        return 0
+    while True:
+        time.sleep(0.002)
+        print("took 2 ms", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

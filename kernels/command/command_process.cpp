@@ -232,6 +232,29 @@ std::vector<ProcEntry> live_descendants(pid_t root) {
 
 }  // namespace
 
+std::string escaped_line(const std::string& line, std::size_t max_chars) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (out.size() >= max_chars) return out + "...";
+    const auto c = static_cast<unsigned char>(line[i]);
+    if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    } else if (c == 0xc2 && i + 1 < line.size() && static_cast<unsigned char>(line[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(line[i + 1]) <= 0x9f) {  // U+0080..U+009F: C1 controls (CSI is U+009B)
+      const auto d = static_cast<unsigned char>(line[++i]);
+      out += "\\u00";
+      out += digits[d >> 4];
+      out += digits[d & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 std::vector<pid_t> CommandProcess::signal_escaped(int sig) {
   std::vector<pid_t> escaped;
   if (pid_ <= 0) return escaped;
@@ -405,7 +428,7 @@ void CommandProcess::drain_output(int fd) {
       if (partial.empty()) continue;  // "\r\n", blank lines
       {
         std::lock_guard<std::mutex> lock(mutex_);
-        tail_.push_back(partial.size() <= 200 ? partial : partial.substr(0, 200) + "...");
+        tail_.push_back(escaped_line(partial));
         if (tail_.size() > kTailLines) tail_.pop_front();
       }
       if (on_line_ && !cut) on_line_(partial, at);
@@ -415,7 +438,7 @@ void CommandProcess::drain_output(int fd) {
   }
   if (!partial.empty()) {
     std::lock_guard<std::mutex> lock(mutex_);
-    tail_.push_back(partial.size() <= 200 ? partial : partial.substr(0, 200) + "...");
+    tail_.push_back(escaped_line(partial));
     if (tail_.size() > kTailLines) tail_.pop_front();
   }
   close(fd);

@@ -30,6 +30,11 @@
 
 namespace ib {
 
+// A line of the program's text as the tool shows it (errors, the terminal, summary.md, HTML, JUnit): control
+// characters and C1 controls escaped ("\x1b", "\u009b") so that no escape sequence reaches a terminal, cut
+// to `max_chars` characters with "..." (issue 37 item 7).
+std::string escaped_line(const std::string& line, std::size_t max_chars = 200);
+
 // How a program ended, in words for an error ("exit code 3", "killed by signal 9").
 struct ProgramExit {
   bool exited = false;  // false: still running

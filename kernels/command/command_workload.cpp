@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -21,6 +22,18 @@ namespace {
 
 
 std::int64_t ns(double s) { return static_cast<std::int64_t>(s * 1e9); }
+
+// What a step of a user's program may be (issue 37 items 5 and 6): at least 1 ns (the clock's resolution: a
+// step that rounds to 0 ns is no step) and at most 1e6 s (11 days; a bigger value is a unit mistake, and
+// beyond ~9.2e9 s its nanoseconds would not fit the clock's int64); work finite, >= 0 and at most 1e15 a
+// step, so a phase's total stays finite. A step outside is the program's error, naming what it sent.
+constexpr double kMinStepS = 1e-9, kMaxStepS = 1e6, kMaxStepWork = 1e15;
+std::string step_problem(double seconds) {
+  if (seconds >= kMinStepS && seconds <= kMaxStepS) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.3g", seconds);
+  return "a step of " + std::string(buf) + " s, outside [1 ns, 1e6 s]";
+}
 std::string secs(double s) {
   std::string t = std::to_string(s);
   t.erase(t.find_last_not_of('0') + 1);
@@ -36,7 +49,7 @@ class CommandBase : public Workload {
 
  protected:
   [[noreturn]] void fail(const std::string& what) const {
-    throw WorkloadError("command \"" + spec_.argv[0] + "\" " + what + (proc_ ? proc_->tail_text() : ""));
+    throw WorkloadError("command \"" + escaped_line(spec_.argv[0], 80) + "\" " + what + (proc_ ? proc_->tail_text() : ""));
   }
   // The program ended while we waited for it: fail with how.
   void fail_if_exited(const char* when) {
@@ -50,7 +63,7 @@ class CommandBase : public Workload {
     const std::string tail = proc_->tail_text();
     proc_.reset();
     if (!on_term)
-      throw WorkloadError("command \"" + spec_.argv[0] + "\" ignored SIGTERM for " + secs(spec_.stop_timeout_s) +
+      throw WorkloadError("command \"" + escaped_line(spec_.argv[0], 80) + "\" ignored SIGTERM for " + secs(spec_.stop_timeout_s) +
                           " and was killed" + tail);
   }
 
@@ -82,7 +95,7 @@ class HeartbeatCommand final : public CommandBase {
     std::string error;
     const auto m = parse_heartbeat_line(line, error);
     if (!m || !std::holds_alternative<HeartbeatHello>(*m))
-      fail("sent \"" + line.substr(0, 60) + "\" instead of hello" + (error.empty() ? "" : ": " + error));
+      fail("sent \"" + escaped_line(line, 60) + "\" instead of hello" + (error.empty() ? "" : ": " + error));
     paused_ = true;  // the client waits for its first "go"
   }
 
@@ -98,9 +111,13 @@ class HeartbeatCommand final : public CommandBase {
     if (!next_message(line, deadline, "during a step"))
       fail("reported no step for step_timeout_s " + secs(spec_.step_timeout_s) + " (hung?)");
     const auto m = parsed(line);
-    if (!std::holds_alternative<HeartbeatStep>(m)) fail("sent \"" + line.substr(0, 60) + "\" while running");
+    if (!std::holds_alternative<HeartbeatStep>(m)) fail("sent \"" + escaped_line(line, 60) + "\" while running");
     const auto& step = std::get<HeartbeatStep>(m);
     check_clock(step);
+    const std::string bad = step_problem(static_cast<double>(step.end_ns - step.start_ns) * 1e-9);
+    if (!bad.empty()) fail("reported " + bad + ": \"" + escaped_line(line, 80) + "\"");
+    if (step.work && !(*step.work >= 0.0 && *step.work <= kMaxStepWork))
+      fail("reported work " + std::to_string(static_cast<long double>(*step.work)).substr(0, 40) + " for one step (at most 1e15): \"" + escaped_line(line, 80) + "\"");
     last_end_ns_ = step.end_ns;
     out.reported_time = SampleOutput::ReportedTime{step.start_ns, step.end_ns};
     if (step.work) out.counters[spec_.work_unit.empty() ? "work" : spec_.work_unit] = *step.work;
@@ -116,7 +133,7 @@ class HeartbeatCommand final : public CommandBase {
         fail("did not answer \"pause\" within step_timeout_s " + secs(spec_.step_timeout_s));
       const auto m = parsed(line);
       if (std::holds_alternative<HeartbeatPaused>(m)) break;
-      if (!std::holds_alternative<HeartbeatStep>(m)) fail("sent \"" + line.substr(0, 60) + "\" while pausing");
+      if (!std::holds_alternative<HeartbeatStep>(m)) fail("sent \"" + escaped_line(line, 60) + "\" while pausing");
       last_end_ns_ = std::get<HeartbeatStep>(m).end_ns;
     }
     paused_ = true;
@@ -151,12 +168,15 @@ class HeartbeatCommand final : public CommandBase {
   HeartbeatLine parsed(const std::string& line) const {
     std::string error;
     const auto m = parse_heartbeat_line(line, error);
-    if (!m) fail("sent a malformed heartbeat line \"" + line.substr(0, 60) + "\": " + error);
+    if (!m) fail("sent a malformed heartbeat line \"" + escaped_line(line, 60) + "\": " + error);
     return *m;
   }
 
   // Steps are on CLOCK_MONOTONIC, after the program started, in order, and not in the future.
   void check_clock(const HeartbeatStep& s) const {
+    if (s.start_ns < last_end_ns_)
+      fail("reported a step starting at " + std::to_string(s.start_ns) + " ns, before the previous one ended (" +
+           std::to_string(last_end_ns_) + " ns): steps must not overlap");
     if (s.start_ns < started_ns_ || s.end_ns > open_loop_now_ns() + 1'000'000 || s.end_ns < last_end_ns_)
       fail("reported a step at " + std::to_string(s.end_ns) + " ns, not on CLOCK_MONOTONIC since its start (" +
            std::to_string(started_ns_) + " ns) and in order: use time.monotonic_ns() / clock_gettime(CLOCK_MONOTONIC)");
@@ -183,6 +203,11 @@ class StdoutCommand final : public CommandBase {
     std::unique_lock<std::mutex> lock(mutex_);
     const std::int64_t deadline = open_loop_now_ns() + ns(spec_.ready_timeout_s);
     while (steps_.empty()) {
+      if (!bad_line_.empty()) {
+        const std::string why = bad_line_;
+        lock.unlock();
+        fail(why);
+      }
       cv_.wait_for(lock, std::chrono::milliseconds(100));
       if (!steps_.empty()) break;
       lock.unlock();
@@ -206,6 +231,11 @@ class StdoutCommand final : public CommandBase {
     const std::int64_t deadline = open_loop_now_ns() + ns(spec_.step_timeout_s);
     std::unique_lock<std::mutex> lock(mutex_);
     while (steps_.empty()) {
+      if (!bad_line_.empty()) {
+        const std::string why = bad_line_;
+        lock.unlock();
+        fail(why);
+      }
       cv_.wait_for(lock, std::chrono::milliseconds(100));
       if (!steps_.empty()) break;
       lock.unlock();
@@ -236,6 +266,12 @@ class StdoutCommand final : public CommandBase {
     const auto v = pattern_.match(line);
     if (!v) return;
     std::lock_guard<std::mutex> lock(mutex_);
+    const std::string bad = step_problem(v->duration_s());
+    if (!bad.empty()) {
+      if (bad_line_.empty()) bad_line_ = "printed " + bad + ": \"" + escaped_line(line, 80) + "\"";
+      cv_.notify_one();
+      return;
+    }
     if (steps_.size() >= kMaxQueued) steps_.pop_front();  // bounded; the consumer keeps up at 10 kHz
     steps_.emplace_back(*v, at);
     cv_.notify_one();
@@ -246,6 +282,7 @@ class StdoutCommand final : public CommandBase {
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<std::pair<StepValue, std::int64_t>> steps_;
+  std::string bad_line_;  // the first step outside the bounds (step_problem), failing the next sample
   bool paused_ = false;
   std::int64_t last_end_ns_ = 0;
 };

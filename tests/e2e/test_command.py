@@ -185,6 +185,36 @@ def test_a_faulty_program_is_the_tenants_error_and_its_group_is_gone(runner, tmp
         assert len(worker["message"]) < 6000
 
 
+# Issue 37 items 5-7: a step the program printed outside [1 ns, 1e6 s] is its error naming the line (1e300 ms
+# overflowed the conversion to nanoseconds, undefined behaviour), and its output reaches no terminal raw.
+HUGE = "import time\nwhile True:\n    print('took 1e300 ms', flush=True); time.sleep(0.01)\n"
+ZERO = "import time\nwhile True:\n    print('took 0.0000000001 s', flush=True); time.sleep(0.01)\n"
+RAW = "import sys\nprint('\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m FAKE PASS', flush=True)\nsys.exit(3)\n"
+
+
+@pytest.mark.parametrize("program, metric, says", [
+    (HUGE, {"stdout": r"took (?P<ms>\S+) ms"}, 'printed a step of 1e+297 s, outside [1 ns, 1e6 s]: "took 1e300 ms"'),
+    (ZERO, {"stdout": r"took (?P<s>\S+) s"}, 'printed a step of 1e-10 s, outside [1 ns, 1e6 s]: "took 0.0000000001 s"'),
+    (RAW, STDOUT_MS, "last output: | \\x1b]0;pwned\\x07\\x1b[2J\\u009b31m FAKE PASS"),
+])
+def test_a_programs_bad_step_or_raw_output_is_its_error_escaped_and_the_results_stay_readable(runner, tmp_path, program,
+                                                                                               metric, says):
+    prog = command_tenant("prog", [sys.executable, "-c", program], metric, ready_timeout_s=5, step_timeout_s=2)
+    doc = scenario("bad", [prog, {"name": "n", "role": "aggressor", "workload": "host-idle",
+                                  "params": {"sample_ms": 1.0}}], duration=0.4)
+    r, res = run(runner, tmp_path, doc, "--rounds", "1", "--until", "fixed", *LENIENT)
+    assert r.returncode == 4, r.stdout + r.stderr
+    message = res["runs"][0]["tenants"][0]["phases"]["exclusive"]["worker"]["message"]
+    assert says in message, message
+    out = tmp_path / "out"
+    for text in (r.stdout, r.stderr, (out / "summary.md").read_text()):
+        assert "\x1b" not in text and "\u009b" not in text  # no escape sequence reaches a terminal
+    rep = runner.run("report", out / "results.json", "--junit", tmp_path / "j.xml", "--html", tmp_path / "r.html")
+    assert rep.returncode not in (2, 3, 70), rep.stderr  # its own tools read what the run wrote
+    for f in (tmp_path / "j.xml", tmp_path / "r.html"):
+        assert "\x1b" not in f.read_text() and "\u009b" not in f.read_text()
+
+
 FAKE_NVML = os.environ.get("FAKE_NVML_LIB", "")
 
 

@@ -394,3 +394,18 @@ TEST(CommandWorkloadTest, TheHostExecutorUsesAReportedTime) {
 
 }  // namespace
 }  // namespace ib
+
+namespace ib {
+namespace {
+
+// Issue 37 item 7: a program's text never reaches a terminal raw: C0 and C1 controls escaped, the line cut.
+TEST(EscapedLine, ControlsAreEscapedAndTheLineIsCut) {
+  EXPECT_EQ(escaped_line("\x1b]0;pwned\x07 ok"), "\\x1b]0;pwned\\x07 ok");
+  EXPECT_EQ(escaped_line("a\xc2\x9b" "31m"), "a\\u009b31m");  // CSI as a UTF-8 C1 control
+  EXPECT_EQ(escaped_line("caf\xc3\xa9 \xc2\xa0"), "caf\xc3\xa9 \xc2\xa0");  // other UTF-8 kept
+  EXPECT_EQ(escaped_line(std::string(300, 'x'), 10), std::string(10, 'x') + "...");
+  EXPECT_EQ(escaped_line("tab\there\x7f"), "tab\\x09here\\x7f");
+}
+
+}  // namespace
+}  // namespace ib

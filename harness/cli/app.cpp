@@ -856,7 +856,7 @@ int run_app(int argc, char** argv) {
     if (*c.history.sub) return history_command(c.history);
     if (*c.merge.sub) return merge_command(c.merge, args);
     if (const auto rc = run_result_command(c.compare, c.report)) return *rc;
-    if (const auto rc = run_platform_command(c.platform, stop)) return *rc;
+    if (const auto rc = run_platform_command(c.platform, stop, registry)) return *rc;
     return run_benchmarks(c.run, args, registry, stop);
   } catch (const Interrupted& e) {
     return fail(kExitInterrupted, e.what());

@@ -138,8 +138,9 @@ void add_platform_commands(CLI::App& app, PlatformCommands& c) {
   c.mig_sweep = add_mig_sweep_command(app, c.options);
 }
 
-std::optional<int> run_platform_command(PlatformCommands& c, StopSignals& stop) {
+std::optional<int> run_platform_command(PlatformCommands& c, StopSignals& stop, const Registry& registry) {
   c.options.stop = stop.check();
+  c.options.registry = &registry;
   if (c.probe && *c.probe) return probe_command(c.options);
   if (c.sustain && *c.sustain) return sustain_command(c.options);
   if (c.baseline && *c.baseline) return baseline_command(c.options);

@@ -27,6 +27,6 @@ void add_platform_commands(CLI::App& app, PlatformCommands& commands);
 
 // Runs the parsed platform subcommand; nullopt when none was given. Returns the exit code; throws
 // InputError, CannotRunError or Interrupted (a stop signal before anything was measured).
-std::optional<int> run_platform_command(PlatformCommands& commands, StopSignals& stop);
+std::optional<int> run_platform_command(PlatformCommands& commands, StopSignals& stop, const Registry& registry);
 
 }  // namespace ib

@@ -139,11 +139,15 @@ std::string trimmed(const std::string& s) {
 // The candidate rank of each name in a layout line, sorted (canonical order); an unknown name sets the problem.
 std::vector<std::size_t> ranks_of(const Board& board, const std::string& text, MigLayoutCheck& check) {
   std::vector<std::size_t> picks;
-  std::stringstream in(text);
+  std::stringstream in(trimmed(text) + ",");  // the ',' makes a trailing one's empty entry a token too
   std::string name;
   while (std::getline(in, name, ',')) {
     name = trimmed(name);
-    if (name.empty()) continue;  // "a,,b" or a trailing ','
+    if (name.empty()) {  // "a,,b" or a trailing ',': a slip the user should see, not a layout of fewer instances
+      check.problem = MigLayoutProblem::empty;
+      check.reason = "an empty entry between commas (\"a,,b\" or a trailing ',')";
+      return {};
+    }
     auto it = std::find_if(board.candidates.begin(), board.candidates.end(),
                            [&](const Candidate& c) { return c.profile->name == name; });
     if (it == board.candidates.end()) {

@@ -18,6 +18,7 @@
 #include "harness/modes/mig_layouts.h"
 #include "harness/modes/mode_setup.h"
 #include "harness/results/mig_sweep.h"
+#include "harness/scenario/scenario.h"
 #include "harness/stats/stats.h"
 #include "harness/vet/mig_sweep.h"
 #include "harness/vet/platform.h"
@@ -45,12 +46,21 @@ using json = nlohmann::json;
 const std::vector<std::string> kSweepFiles = {"mig-sweep.json", "mig-sweep.md", "mig-sweep.html", "mig-parted.yaml"};
 
 // The scenario's tenants, read only as far as the sweep needs (each child run validates all of it).
-json read_sweep_scenario(const std::string& file) {
+// The scenario every layout's child run reads, checked here as that run will check it (mode mig), so that a
+// bad one is one refusal before anything is made (issue 37 item 9), not an error of every layout.
+json read_sweep_scenario(const PlatformOptions& o) {
+  const std::string& file = o.scenario;
   json s = read_json_file(file, "mig-sweep --scenario");
   if (!s.is_object() || !s.contains("tenants") || !s["tenants"].is_array() || s["tenants"].size() < 1)
     throw InputError("mig-sweep --scenario " + file + ": tenants: a list of at least one tenant was expected");
   for (const json& t : s["tenants"])
     if (!t.is_object()) throw InputError("mig-sweep --scenario " + file + ": tenants: each tenant is an object");
+  if (o.registry) {
+    ScenarioOverrides ov;
+    ov.mode = Mode::mig;
+    ov.lenient_placement = true;  // a layout's run places each tenant; the scenario's own placement keys stay
+    (void)parse_scenario(s, file, ov, ValidationContext{o.registry, o.backend == "host" ? Backend::host : Backend::cuda, {}});
+  }
   return s;
 }
 
@@ -635,7 +645,7 @@ void run_layouts(const PlatformOptions& o, const json& scenario, const std::stri
 
 int mig_sweep_command(const PlatformOptions& o) {
   if (o.scenario.empty()) throw InputError("mig-sweep: --scenario FILE is required");
-  const json scenario = read_sweep_scenario(o.scenario);
+  const json scenario = read_sweep_scenario(o);
   const unsigned tenants = static_cast<unsigned>(scenario["tenants"].size());
   const auto sharings = reference_sharings(o.references);
   auto prices = o.prices.empty() ? std::map<std::string, double>{} : read_sweep_prices(o.prices);

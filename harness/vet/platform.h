@@ -9,6 +9,7 @@
 #pragma once
 
 #include "harness/nvml/nvml.h"
+#include "kernels/workload.h"
 #include "harness/results/platform_reports.h"
 #include "reports/results_reader.h"
 
@@ -21,6 +22,8 @@
 namespace ib {
 
 struct PlatformOptions {
+  // The workloads, for checking a scenario (mig-sweep) before anything is made; nullptr: not checked here.
+  const Registry* registry = nullptr;
   int device = 0;
   std::string backend = "cuda";       // cuda | host (host: CPU workloads, for tests and CPU-only checks)
   std::string out;                    // output folder (sustain, vet) or file (baseline)

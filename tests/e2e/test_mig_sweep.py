@@ -227,6 +227,25 @@ def test_bad_references_or_a_missing_price_is_one_line_exit_2(runner, tmp_path, 
     assert read_ops(state) == []
 
 
+@pytest.mark.parametrize("what, says", [
+    ("layout", "l.txt:1: \"3g.71gb,,3g.71gb\""),
+    ("scenario", "tenants[0].params.n: expected integer in [16, 2048], got 5000"),
+])
+def test_a_bad_layout_entry_or_scenario_is_refused_before_anything_is_made(runner, tmp_path, fake, what, says):
+    # Issue 37 item 9: both were found inside the first layout's run, after the references had been measured.
+    state = fake()
+    s = two_tenants(runner)
+    if what == "scenario":
+        doc = json.loads(s.read_text())
+        doc["tenants"][0]["params"]["n"] = 5000
+        s = runner.write_json("s.json", doc)
+    layouts = runner.write_json("l.txt", "3g.71gb,,3g.71gb\n" if what == "layout" else "3g.71gb,3g.71gb\n")
+    r = subprocess.run(sweep(runner, "--scenario", s, "--layouts", layouts, "--out", tmp_path / "o"),
+                       capture_output=True, text=True, timeout=60, env=runner.env)
+    assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert read_ops(state) == [] and not (tmp_path / "o").exists()
+
+
 def test_a_gpu_not_in_mig_mode_is_exit_3_with_what_an_administrator_does(runner, tmp_path, fake):
     state = fake(mig_current=0)
     r = subprocess.run(sweep(runner, "--scenario", two_tenants(runner), "--out", tmp_path / "out"),

@@ -206,6 +206,17 @@ TEST(MigLayouts, AUserListIsCheckedLineByLineWithTheReason) {
   EXPECT_STREQ(ib::to_string(checks[5].problem), "wrong_tenant_count");
 }
 
+// Issue 37 item 9: "3g.71gb,,3g.71gb" was read as two instances here and refused only by the first layout's
+// child run, after the references were measured; it is the line's problem now, before anything is made.
+TEST(MigLayouts, AnEmptyEntryInALayoutLineIsItsProblem) {
+  for (const char* line : {"3g.71gb,,3g.71gb\n", "3g.71gb,3g.71gb,\n"}) {
+    const auto checks = ib::check_mig_layouts(line, h200(), 2);
+    ASSERT_EQ(checks.size(), 1u);
+    EXPECT_EQ(checks[0].problem, MigLayoutProblem::empty) << line;
+    EXPECT_EQ(checks[0].reason, "an empty entry between commas (\"a,,b\" or a trailing ',')");
+  }
+}
+
 TEST(MigLayouts, AUserLayoutBlockedByAPreExistingInstanceSaysSo) {
   std::vector<MigPlacement> occupied = {{4, 4}};  // a pre-existing 3g.71gb at 4
   auto checks = ib::check_mig_layouts("4g.71gb,2g.35gb\n3g.71gb\n", h200(), 0, occupied);

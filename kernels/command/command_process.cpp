@@ -120,8 +120,8 @@ ProgramExit exit_from(const siginfo_t& info) {
 
 CommandProcess::CommandProcess(const std::vector<std::string>& argv, const std::string& cwd,
                                const std::map<std::string, std::string>& env, int log_fd, LineSink on_line,
-                               bool release_cpus)
-    : log_fd_(log_fd), on_line_(std::move(on_line)) {
+                               bool release_cpus, std::shared_ptr<LogBudget> budget)
+    : log_fd_(log_fd), on_line_(std::move(on_line)), budget_(budget ? std::move(budget) : std::make_shared<LogBudget>()) {
   int out[2], life[2];
   if (pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("no pipe for the program: ") + std::strerror(errno));
   if (pipe2(life, O_CLOEXEC) != 0) {
@@ -407,12 +407,13 @@ void CommandProcess::drain_output(int fd) {
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     const std::int64_t at = open_loop_now_ns();
-    if (log_fd_ >= 0 && logged_bytes_ < kMaxLogBytes) {
-      const std::size_t keep = std::min<std::size_t>(static_cast<std::size_t>(got), kMaxLogBytes - logged_bytes_);
+    const std::size_t used = budget_->used.load();
+    if (log_fd_ >= 0 && used < kMaxLogBytes) {
+      const std::size_t keep = std::min<std::size_t>(static_cast<std::size_t>(got), kMaxLogBytes - used);
       if (write(log_fd_, buf, keep) < 0) {
       }
-      logged_bytes_ += keep;
-      if (logged_bytes_ == kMaxLogBytes) {
+      budget_->used += keep;
+      if (used + keep == kMaxLogBytes) {
         const char note[] = "\n[interference-bench: the program's output beyond 16 MiB is not kept]\n";
         if (write(log_fd_, note, sizeof(note) - 1) < 0) {
         }

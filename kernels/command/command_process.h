@@ -17,11 +17,13 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -42,6 +44,12 @@ struct ProgramExit {
   std::string describe;
 };
 
+// The bytes of a tenant's program output copied to the worker's log, shared by every start of it (a wall
+// tenant starts its program once a sample): the cap is per tenant, not per start (issue 37 item 4).
+struct LogBudget {
+  std::atomic<std::size_t> used{0};
+};
+
 class CommandProcess {
  public:
   static constexpr std::size_t kTailLines = 20;
@@ -57,9 +65,10 @@ class CommandProcess {
   // The program inherits the calling thread's CPU affinity (a tenant's placement.cpus). With
   // `release_cpus`, the calling thread and the output thread then move to the worker's whole CPU set,
   // so the harness's reading of steps never runs on the cores the program was given.
+  // `budget`: shared with the tenant's other starts (nullptr: this start's own).
   CommandProcess(const std::vector<std::string>& argv, const std::string& cwd,
                  const std::map<std::string, std::string>& env, int log_fd, LineSink on_line = {},
-                 bool release_cpus = false);
+                 bool release_cpus = false, std::shared_ptr<LogBudget> budget = nullptr);
   ~CommandProcess();  // SIGKILL to the group, keeper released, everything reaped
   CommandProcess(const CommandProcess&) = delete;
   CommandProcess& operator=(const CommandProcess&) = delete;
@@ -102,7 +111,7 @@ class CommandProcess {
   std::condition_variable output_closed_cv_;
   std::deque<std::string> tail_;
   bool output_closed_ = false;
-  std::size_t logged_bytes_ = 0;
+  std::shared_ptr<LogBudget> budget_;
 };
 
 }  // namespace ib

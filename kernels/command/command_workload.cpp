@@ -68,6 +68,7 @@ class CommandBase : public Workload {
   }
 
   CommandSpec spec_;
+  std::shared_ptr<LogBudget> log_budget_ = std::make_shared<LogBudget>();  // every start of the program
   std::unique_ptr<CommandProcess> proc_;
 };
 
@@ -82,7 +83,7 @@ class HeartbeatCommand final : public CommandBase {
     env[kHeartbeatEnv] = server_->address();
     started_ns_ = open_loop_now_ns();
     proc_ = std::make_unique<CommandProcess>(spec_.argv, spec_.cwd, env, STDOUT_FILENO, CommandProcess::LineSink{},
-                                             /*release_cpus=*/true);
+                                             /*release_cpus=*/true, log_budget_);
     const std::int64_t deadline = started_ns_ + ns(spec_.ready_timeout_s);
     while (!server_->accept_from(proc_->pid(), 100)) {
       fail_if_exited("before it connected to the heartbeat socket");
@@ -297,7 +298,8 @@ class WallCommand final : public CommandBase {
   void run_sample(const ExecContext&, SampleOutput& out) override {
     if (!spec_.prepare.empty()) run_hook(spec_.prepare, "prepare");
     const std::int64_t t0 = open_loop_now_ns();
-    proc_ = std::make_unique<CommandProcess>(spec_.argv, spec_.cwd, spec_.env, STDOUT_FILENO);
+    proc_ = std::make_unique<CommandProcess>(spec_.argv, spec_.cwd, spec_.env, STDOUT_FILENO, CommandProcess::LineSink{},
+                                             /*release_cpus=*/false, log_budget_);
     const ProgramExit e = proc_->wait_exit(spec_.step_timeout_s);
     const std::int64_t t1 = open_loop_now_ns();
     if (!e.exited) fail("did not finish within step_timeout_s " + secs(spec_.step_timeout_s) + " (hung?)");
@@ -313,7 +315,7 @@ class WallCommand final : public CommandBase {
 
  private:
   void run_hook(const std::vector<std::string>& argv, const char* what) {
-    CommandProcess hook(argv, spec_.cwd, spec_.env, STDOUT_FILENO);
+    CommandProcess hook(argv, spec_.cwd, spec_.env, STDOUT_FILENO, CommandProcess::LineSink{}, false, log_budget_);
     const ProgramExit e = hook.wait_exit(spec_.step_timeout_s);
     if (!e.exited || e.code != 0)
       throw WorkloadError(std::string(what) + " \"" + argv[0] + "\" " +

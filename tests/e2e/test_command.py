@@ -215,6 +215,22 @@ def test_a_programs_bad_step_or_raw_output_is_its_error_escaped_and_the_results_
         assert "\x1b" not in f.read_text() and "\u009b" not in f.read_text()
 
 
+def test_a_wall_programs_log_is_capped_per_tenant_not_per_start(runner, tmp_path):
+    # Issue 37 item 4: 6 MiB of output per start; the cap (16 MiB) held per start, so a short run wrote ~800 MiB.
+    loud = "import sys\nsys.stdout.write('x' * (6 << 20) + '\\n')\n"
+    prog = command_tenant("loud", [sys.executable, "-c", loud], "wall")
+    doc = scenario("loud", [prog, {"name": "n", "role": "aggressor", "workload": "host-idle",
+                                   "params": {"sample_ms": 1.0}}], duration=1.0, warmup=0.1)
+    r, res = run(runner, tmp_path, doc, "--rounds", "1", "--until", "fixed", *LENIENT)
+    assert r.returncode in (0, 1, 5), r.stdout + r.stderr
+    t = res["runs"][0]["tenants"][0]
+    runs = sum(t["phases"][p]["stats"]["n"] for p in ("exclusive", "colocated")) + 2  # at least one warm-up each
+    assert runs >= 4, runs  # more than 16 MiB written in all
+    log = Path(t["phases"]["exclusive"]["worker"]["log"])
+    assert log.stat().st_size < 17 * 2**20
+    assert "output beyond 16 MiB is not kept" in log.read_text(errors="replace")
+
+
 FAKE_NVML = os.environ.get("FAKE_NVML_LIB", "")
 
 

@@ -265,6 +265,9 @@ std::vector<Scenario> load_scenarios(const RunOptions& o, const Registry& regist
   std::vector<Scenario> scenarios;
   if (o.victim_command) {
     VictimCommand v{o.victim_argv, o.victim_metric.empty() ? "heartbeat" : o.victim_metric, split_list(o.aggressors)};
+    // "--aggressors ,,," names none: not a request for the defaults (issue 37 item 11)
+    if (!o.aggressors.empty() && v.aggressors.empty())
+      throw InputError("--aggressors: \"" + printable(o.aggressors, 40) + "\" names no workload");
     scenarios = victim_command_scenarios(v, ov, vctx);
   } else if (!o.scenario.empty()) {
     scenarios.push_back(load_scenario(o.scenario, ov, vctx));

@@ -153,7 +153,16 @@ ChildProcess spawn_process(const SpawnSpec& spec) {
 
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, spec.exe.c_str(), &s.actions, &s.attr, argv.data(), envp.data());
-  // posix_spawn reports a failed file action (the log) like a failed exec: tell them apart.
+  // posix_spawn reports a failed file action (the log) like a failed exec: tell them apart. E2BIG is the
+  // arguments and environment together past the kernel's limit (a command tenant's huge argv or env value).
+  if (rc == E2BIG) {
+    std::size_t bytes = 0;
+    for (const auto& a : argv_s) bytes += a.size() + 1;
+    for (const auto& e : env_s) bytes += e.size() + 1;
+    sys_fail("cannot start worker " + spec.exe + ": its arguments and environment (" + std::to_string(bytes) +
+                 " bytes; one string may hold at most 128 KiB) are too long for the kernel",
+             rc);
+  }
   if (rc != 0 && !no_log && ::access(spec.exe.c_str(), X_OK) == 0)
     sys_fail("cannot start worker " + spec.exe + ": cannot create its log " + spec.log_path +
                  (rc == EEXIST ? " (a file or symlink is already there)" : ""),

@@ -44,7 +44,7 @@ json environment(const json& v) {
   if (!v.is_object()) throw Bad{"env", "expected an object of strings {\"NAME\": \"value\"}, got " + shown(v)};
   for (const auto& [name, value] : v.items()) {
     if (name.empty() || name.find('=') != std::string::npos || name.find('\0') != std::string::npos)
-      throw Bad{"env", "\"" + name + "\" is not an environment variable name"};
+      throw Bad{"env", shown(json(name)) + " is not an environment variable name"};  // JSON: a NUL shows as \u0000
     if (!plain_string(value)) throw Bad{"env." + name, "expected a string, got " + shown(value)};
   }
   return v;

@@ -409,6 +409,8 @@ def test_the_one_line_form_runs_my_command_beside_each_aggressor(runner, tmp_pat
      "--victim-metric: expected exactly one named group"),
     (["--victim-command", "--aggressors", "nosuch", "--", "true"], "--aggressors: unknown workload \"nosuch\""),
     (["--victim-command", "--suite", "quick", "--", "true"], "--victim-command: not with --scenario or --suite"),
+    # issue 37 item 11: a list that names none ran the defaults
+    (["--victim-command", "--aggressors", ",,,", "--", "true"], "--aggressors: \",,,\" names no workload"),
 ])
 def test_the_one_line_form_refuses_what_it_cannot_run(runner, tmp_path, args, says):
     r = runner.run("run", "--backend", "host", "--out", tmp_path / "out", *args)
@@ -426,12 +428,25 @@ def test_the_one_line_form_refuses_what_it_cannot_run(runner, tmp_path, args, sa
      "tenants[0].command.metric.stdout: the named group is \"tokens\""),
     ({"name": "x", "command": {"argv": ["true"], "prepare": ["make"]}},
      "tenants[0].command.prepare: only with metric \"wall\""),
+    # issue 37 item 11: a NUL in an environment name cut the message off there
+    ({"name": "x", "command": {"argv": ["true"], "env": {"A\u0000B": "1"}}},
+     "tenants[0].command.env: \"A\\u0000B\" is not an environment variable name"),
 ])
 def test_a_bad_command_tenant_is_refused_before_anything_runs(runner, tmp_path, tenant, says):
     f = runner.write_json("s.json", scenario("bad", [tenant]))
     r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out")
     assert r.returncode == 2, r.stdout + r.stderr
     assert says in r.stderr, r.stderr
+
+
+def test_an_argument_too_long_for_the_kernel_says_so(runner, tmp_path):
+    # issue 37 item 11: a 200 KB argument (E2BIG: one string past 128 KiB) was "cannot create its log"
+    prog = command_tenant("long", ["true", "x" * 200_000], "wall")
+    f = runner.write_json("s.json", scenario("long", [prog]))
+    r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--rounds", "1", "--until", "fixed")
+    assert r.returncode == 4, r.stdout + r.stderr
+    message = load_results(tmp_path / "out")["runs"][0]["message"]
+    assert "too long for the kernel" in message and "cannot create its log" not in message, message
 
 
 def test_mode_streams_refuses_a_command_tenant(runner, tmp_path):

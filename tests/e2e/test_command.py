@@ -215,6 +215,17 @@ def test_a_programs_bad_step_or_raw_output_is_its_error_escaped_and_the_results_
         assert "\x1b" not in f.read_text() and "\u009b" not in f.read_text()
 
 
+def test_a_wall_tenants_prepare_is_not_in_its_sample(runner, tmp_path):
+    # Issue 37 item 13 (a surviving mutant: the clock started before prepare): a 0.3 s prepare, then `true`.
+    prog = command_tenant("quick", ["true"], "wall", prepare=["sleep", "0.3"])
+    doc = scenario("prep", [prog, {"name": "n", "role": "aggressor", "workload": "host-idle",
+                                   "params": {"sample_ms": 1.0}}], duration=1.0, warmup=0.1)
+    r, res = run(runner, tmp_path, doc, "--rounds", "1", "--until", "fixed", *LENIENT)
+    assert r.returncode in (0, 1, 5), r.stdout + r.stderr
+    stats = res["runs"][0]["tenants"][0]["phases"]["exclusive"]["stats"]
+    assert stats["n"] >= 1 and stats["max"] < 0.25, stats  # `true` alone takes milliseconds
+
+
 def test_a_wall_programs_log_is_capped_per_tenant_not_per_start(runner, tmp_path):
     # Issue 37 item 4: 6 MiB of output per start; the cap (16 MiB) held per start, so a short run wrote ~800 MiB.
     loud = "import sys\nsys.stdout.write('x' * (6 << 20) + '\\n')\n"

@@ -67,6 +67,17 @@ TEST(Advice, SharedOnlyWithLowMemoryAPassAndNothingForTheWholeCard) {
   EXPECT_EQ(a.choice, CardChoice::unknown);
 }
 
+// Issue 37 item 13 (a surviving mutant, "< 0.50" -> "<= 0.50"): "below 50%" is strict; exactly half the
+// card is not low memory, a hair under it is.
+TEST(Advice, PeakMemoryOfExactlyHalfTheCardIsNotBelowHalf) {
+  AdviceInputs in;
+  in.p95_verdict = Verdict::pass;
+  in.peak_memory_fraction = 0.50;
+  EXPECT_EQ(rule(advise(in), "peak_memory_below_50pct_and_p95_pass").holds, RuleHolds::no);
+  in.peak_memory_fraction = 0.4999;
+  EXPECT_EQ(rule(advise(in), "peak_memory_below_50pct_and_p95_pass").holds, RuleHolds::yes);
+}
+
 TEST(Advice, LongRunsUninterruptibleJobsAFailAndTwiceAsSlowMeanExclusive) {
   AdviceInputs in;
   in.run_length_h = 8.5;

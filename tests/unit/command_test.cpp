@@ -130,6 +130,19 @@ TEST(StepPatternTest, ConvertsEachUnitToSecondsOrARate) {
   EXPECT_DOUBLE_EQ(s->match("0.25 s/step")->duration_s(), 0.25);
 }
 
+// Issue 37 item 13 (surviving mutants "end < start" -> "<=", "work < 0" -> "<= 0"): the line's syntax takes
+// a step that ends as it starts and a work of 0 (a step with no work); the workload then refuses a step
+// under 1 ns (command_workload.cpp, step_problem), so the line's rule and the step's rule stay distinct.
+TEST(HeartbeatLineTest, EachBoundaryOfAStepLineIsDecided) {
+  std::string error;
+  EXPECT_TRUE(parse_heartbeat_line("step 100 100", error)) << error;
+  EXPECT_FALSE(parse_heartbeat_line("step 100 99", error));
+  const auto zero = parse_heartbeat_line("step 100 200 0", error);
+  ASSERT_TRUE(zero) << error;
+  EXPECT_EQ(std::get<HeartbeatStep>(*zero).work, 0.0);
+  EXPECT_FALSE(parse_heartbeat_line("step 100 200 -0.001", error));
+}
+
 TEST(HeartbeatLineTest, ParsesTheThreeClientLinesAndNamesWhatIsWrong) {
   std::string error;
   auto m = parse_heartbeat_line("hello 1", error);

@@ -122,6 +122,25 @@ TEST(Stragglers, ASmallDifferenceIsNotAStragglerEvenAtALargeZ) {
   EXPECT_EQ(f.summary.exit_code, 0);
 }
 
+// Issue 37 item 13 (surviving mutants "size < 5" -> "<= 5" and k 3.5 -> 3.0): a group of exactly five is
+// judged, one of four is not; and |z| = 3.37 with 7.5% off is inside the 3.5 bound.
+TEST(Stragglers, AGroupOfExactlyFiveIsJudgedAndFourIsNot) {
+  FleetResult five = fleet_of({member("a", 100, 0.1), member("b", 101, 0.1), member("c", 99, 0.1),
+                               member("d", 100.5, 0.1), member("e", 70, 0.1)});
+  ASSERT_EQ(five.stragglers.size(), 1u);
+  EXPECT_EQ(five.stragglers[0].node, "e");
+  FleetResult four = fleet_of({member("a", 100, 0.1), member("b", 101, 0.1), member("c", 99, 0.1), member("e", 70, 0.1)});
+  EXPECT_TRUE(four.stragglers.empty());
+}
+
+TEST(Stragglers, AModifiedZOfThreePointFourIsInsideTheBound) {
+  // {92, 98, 99, 100, 101, 102}: median 99.5, MAD 1.5, z(92) = 0.6745 x 7.5 / 1.5 = -3.37; 7.5% off.
+  FleetResult f = fleet_of({member("a", 98, 0.1), member("b", 99, 0.1), member("c", 100, 0.1), member("d", 101, 0.1),
+                            member("e", 102, 0.1), member("f", 92, 0.1)});
+  EXPECT_TRUE(f.stragglers.empty());
+  EXPECT_DOUBLE_EQ(FleetOptions{}.k, 3.5);
+}
+
 TEST(Stragglers, OnlyMembersOfOneGroupAreCompared) {
   // Five on driver A at 100, five on driver B at 70: two groups, each uniform, no straggler; and a
   // group of four is too small to judge even with an outlier.
@@ -166,6 +185,18 @@ TEST(Expectations, MissingNodesAndTasksAreAddedAndStrangersMarked) {
   EXPECT_FALSE(ms[1].expected);
   EXPECT_EQ(ms[2].status, MemberStatus::missing);
   EXPECT_EQ(member_name(ms[4]), "task 1");
+}
+
+// Issue 37 item 13 (a surviving mutant: dropping "!nodes.empty() &&"): without --expect-nodes every member
+// stays expected; none is a stranger.
+TEST(Expectations, WithoutExpectedNodesEveryMemberStaysExpected) {
+  std::vector<FleetMember> ms = {member("a", 1, 0), member("x", 1, 0)};
+  FleetSummary s;
+  add_expectations(ms, {}, 0, s);
+  ASSERT_EQ(ms.size(), 2u);
+  EXPECT_TRUE(ms[0].expected);
+  EXPECT_TRUE(ms[1].expected);
+  EXPECT_TRUE(s.missing_nodes.empty());
 }
 
 struct Folder {

@@ -70,6 +70,21 @@ TEST(MigSweepRecommendation, OverlappingIntervalsCannotBeToldApart) {
   EXPECT_EQ(sweep_exit_code(result, 2), kExitInconclusive);
 }
 
+// Issue 37 item 13 (a surviving mutant: dropping "next.passing == best.passing"): a runner-up with fewer
+// tenants passing is told apart by that alone, however its intervals overlap: exit 0, not 5.
+TEST(MigSweepRecommendation, FewerPassingIsDistinguishableEvenWithOverlappingIntervals) {
+  const std::vector<SweepLayout> ls = {
+      layout("x", {"3g.71gb", "3g.71gb"}, {tenant("a", Verdict::pass, 0.36, 0.05), tenant("b", Verdict::pass, 0.1, 0.05)}, 1.5),
+      layout("y", {"4g.71gb", "2g.35gb"}, {tenant("a", Verdict::inconclusive, 0.38, 0.05), tenant("b", Verdict::pass, 0.12, 0.05)}, 1.4)};
+  MigSweepResult result;
+  result.layouts = ls;
+  result.recommendation = recommend_layout(ls, 2);
+  ASSERT_TRUE(result.recommendation);
+  EXPECT_EQ(result.recommendation->layout, "x");
+  EXPECT_TRUE(result.recommendation->distinguishable);
+  EXPECT_EQ(sweep_exit_code(result, 2), kExitPass);
+}
+
 TEST(MigSweepRecommendation, ExitCodesOfWhatCannotBeRecommended) {
   MigSweepResult result;
   result.layouts = {layout("x", {"7g.141gb"}, {tenant("a", Verdict::fail, 0.9, 0.05)}, 1.0)};

@@ -65,6 +65,20 @@ TEST_F(OutputPaths, ANewPathPassesAnExistingFileOnlyWithForceOrInTheOwnFolder) {
   EXPECT_EQ(refusal(history), "") << "the history database is added to, not replaced";
 }
 
+// Issue 37 item 13 (a surviving mutant: inside() without its '/' check): the own folder ".../run" does
+// not cover an existing ".../run2/x", whose name only starts with the folder's.
+TEST_F(OutputPaths, AFolderWhoseNameOnlyStartsLikeTheOwnFolderIsNotInsideIt) {
+  std::filesystem::create_directories(dir_ + "/run");
+  std::filesystem::create_directories(dir_ + "/run2");
+  const std::string other = file("run2/x.xml");
+  OutputPlan plan = writing("--junit", other);
+  plan.own_folder = dir_ + "/run";
+  EXPECT_EQ(refusal(plan), "--junit " + other + ": exists and is not in this command's output folder (--force replaces it)");
+  OutputPlan own = writing("--junit", file("run/x.xml"));
+  own.own_folder = dir_ + "/run";
+  EXPECT_EQ(refusal(own), "");
+}
+
 TEST_F(OutputPaths, ADeviceFifoSocketFolderOrSymlinkIsRefusedEvenWithForce) {
   const std::string fifo = dir_ + "/fifo", sock = dir_ + "/sock", link = dir_ + "/link";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);

@@ -498,6 +498,10 @@ TEST(TailBursts, TheRuleByHand) {
   EXPECT_EQ(tail_bursts(even, 0.40), std::vector<bool>(5, false));
   // Four blocks are too few to tell.
   EXPECT_EQ(tail_bursts({{10, 8}, {10.5, 8.2}, {9.8, 7.9}, {20, 8}}, 0.40), std::vector<bool>(4, false));
+  // ... and x1.15 (above the floor of cutoff / 4, below cutoff / 2: issue 37 item 13's surviving mutant)
+  // is a burst when the other blocks are identical (MAD 0).
+  const std::vector<BlockTail> one = {{10, 8}, {10, 8}, {10, 8}, {10, 8}, {11.5, 8}};
+  EXPECT_EQ(tail_bursts(one, 0.40), (std::vector<bool>{false, false, false, false, true}));
 }
 
 // The last 10 of a block's 100 samples 2.5 times longer: its P95 far above its median.

@@ -122,7 +122,9 @@ def test_a_neighbour_on_one_ranks_core_slows_the_whole_collective(runner, tmp_pa
         assert ar["verdict"] != "pass" and m["median_slowdown"] > 0.2, (ar["verdict_reason"], m["median_slowdown"])
         assert c["blast_radius"] == 2  # both ranks' iterations slowed: one shared core reached the whole job
     else:
-        assert ar["verdict"] == "pass", ar["verdict_reason"]
+        # Not "pass" asserted: a loopback collective's P95 on a loaded 2-core machine is too noisy for a known
+        # answer at this length (it passed in each run here); its median and every rank's median are.
+        assert ar["verdict"] != "fail" and m["median_slowdown"] < 0.10, (ar["verdict_reason"], m["median_slowdown"])
         assert c["blast_radius"] == 0
     summary = (out / "summary.md").read_text()
     assert "ar: blast radius" in summary and "that stall would have ended the job" in summary

@@ -54,6 +54,28 @@ TenantSamples samples(std::vector<double> e, std::vector<double> c, double work)
   return s;
 }
 
+// Issue 37 item 13 (a surviving mutant: dropping "exclusive.source == baseline"): a run whose exclusive phase
+// came from a baseline file is compared as independent samples, never paired by round, even with blocks.
+TEST(CompareSamples, ABaselineSourcedPhaseIsIndependentNotPaired) {
+  RunResult run;
+  run.rounds = 1;
+  BlockRecord b;
+  b.index = 0;
+  b.phase = Phase::colocated;
+  run.blocks.push_back(b);
+  TenantResult t;
+  for (PhaseResult* p : {&t.exclusive, &t.colocated}) {
+    p->start_ns = {1, 2};
+    p->duration_s = {1.0, 1.0};
+    p->block = {0, 0};
+    p->counted = {1, 1};
+  }
+  t.exclusive.source = PhaseSource::measured;
+  EXPECT_EQ(tenant_samples({{&run, &t}}).pairing, Pairing::paired);
+  t.exclusive.source = PhaseSource::baseline;
+  EXPECT_EQ(tenant_samples({{&run, &t}}).pairing, Pairing::independent);
+}
+
 TEST(CompareSamples, PointChangesAreHandComputed) {
   // BASE: E = 1..5, C = 2E. P95 (h = 3.8): E 4.8, C 9.6 -> +1.0; medians 3 and 6 -> +1.0; throughput 10 / 6.
   // NEW: C = 3E: P95 14.4 -> +2.0; median 9 -> +2.0; throughput 10 / 9.

@@ -689,6 +689,30 @@ int worker_command(WorkerCommand& w, const Registry& registry) {
   return run_worker(w.options, registry);
 }
 
+// The files a run writes beside its output folder.
+void add_run_output_options(CLI::App& app, RunOptions& o) {
+  app.add_option("--junit", o.junit, "Also write JUnit XML here: one testcase per tenant verdict")->check(non_empty());
+  app.add_option("--prometheus", o.prometheus,
+                 "Also write Prometheus text here (node-exporter textfile collector format)")->check(non_empty());
+  app.add_option("--history", o.history,
+                 "Append this run to a history database (SQLite; created if missing) after results.json is written")->check(non_empty());
+  app.add_option("--html", o.html, "Also write the HTML report (one self-contained file) here")->check(non_empty());
+}
+
+// The one-line form: --victim-command [--victim-metric M] [--aggressors A,B] -- PROGRAM ARGS...
+void add_victim_command_options(CLI::App& app, RunOptions& o) {
+  app.add_flag("--victim-command", o.victim_command,
+               "Measure your own program (given after --) beside each of --aggressors, as a command tenant");
+  app.add_option("--victim-metric", o.victim_metric,
+                 "With --victim-command: heartbeat (default; the shipped clients), wall, or stdout:REGEX")
+      ->check(non_empty());
+  app.add_option("--aggressors", o.aggressors,
+                 "With --victim-command: neighbours, comma-separated (default gemm,copy,latency; host: "
+                 "host-compute,host-copy)")
+      ->check(non_empty());
+  app.add_option("command", o.victim_argv, "With --victim-command: the program and its arguments, after --");
+}
+
 // The options of `run` (the default command).
 void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--mode", o.mode, "Sharing mode (overrides the scenario's); all: every mode side by side")
@@ -754,22 +778,8 @@ void add_run_options(CLI::App& app, RunOptions& o) {
                  "mode mig (root): create these MIG instances (e.g. 3g.71gb,3g.71gb) and destroy exactly them at the end")
       ->delimiter(',')
       ->check(mig_profile_name());  // each profile: an option that follows is never taken for one
-  app.add_option("--junit", o.junit, "Also write JUnit XML here: one testcase per tenant verdict")->check(non_empty());
-  app.add_option("--prometheus", o.prometheus,
-                 "Also write Prometheus text here (node-exporter textfile collector format)")->check(non_empty());
-  app.add_option("--history", o.history,
-                 "Append this run to a history database (SQLite; created if missing) after results.json is written")->check(non_empty());
-  app.add_option("--html", o.html, "Also write the HTML report (one self-contained file) here")->check(non_empty());
-  app.add_flag("--victim-command", o.victim_command,
-               "Measure your own program (given after --) beside each of --aggressors, as a command tenant");
-  app.add_option("--victim-metric", o.victim_metric,
-                 "With --victim-command: heartbeat (default; the shipped clients), wall, or stdout:REGEX")
-      ->check(non_empty());
-  app.add_option("--aggressors", o.aggressors,
-                 "With --victim-command: neighbours, comma-separated (default gemm,copy,latency; host: "
-                 "host-compute,host-copy)")
-      ->check(non_empty());
-  app.add_option("command", o.victim_argv, "With --victim-command: the program and its arguments, after --");
+  add_run_output_options(app, o);
+  add_victim_command_options(app, o);
 }
 
 }  // namespace

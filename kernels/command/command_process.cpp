@@ -160,30 +160,6 @@ CommandProcess::~CommandProcess() { kill_and_reap(); }
 
 namespace {
 
-// Whether a process of group `pgid` other than a zombie is left (/proc/*/stat: state, then pgrp).
-bool group_has_live_members(pid_t pgid) {
-  DIR* d = opendir("/proc");
-  if (!d) return false;
-  bool live = false;
-  while (const dirent* e = readdir(d)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
-    std::string stat;
-    std::getline(in, stat);
-    const auto close_paren = stat.rfind(')');
-    if (close_paren == std::string::npos) continue;
-    std::istringstream fields(stat.substr(close_paren + 1));
-    std::string state;
-    long ppid = 0, pgrp = 0;
-    if (fields >> state >> ppid >> pgrp && pgrp == pgid && state != "Z") {
-      live = true;
-      break;
-    }
-  }
-  closedir(d);
-  return live;
-}
-
 // Every process in /proc with its parent, group and state ("R", "S", "Z", ...).
 struct ProcEntry {
   pid_t pid = 0, ppid = 0, pgrp = 0;
@@ -211,6 +187,12 @@ std::vector<ProcEntry> proc_entries() {
   }
   closedir(d);
   return out;
+}
+
+// Whether a process of group `pgid` other than a zombie is left.
+bool group_has_live_members(pid_t pgid) {
+  const std::vector<ProcEntry> all = proc_entries();
+  return std::any_of(all.begin(), all.end(), [&](const ProcEntry& p) { return p.pgrp == pgid && p.state != "Z"; });
 }
 
 // The live processes descending from `root` (its children, theirs, ...).

@@ -4,6 +4,7 @@ with the tail of its output, its whole process group gone. The runner fixture as
 that no process carrying the test's tag (the program and its children inherit it) is left."""
 import json
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -268,7 +269,8 @@ def test_a_paused_programs_gpu_work_is_waited_for_and_a_block_it_ran_into_is_con
     else:
         for b in blocks:
             assert b["status"] == "excluded" and b["foreign_load"]["gpu_own_busy_processes"] >= 1, b
-            assert "still ran GPU work 2.0 s after the previous block ended" in b["reason"], b["reason"]
+            # the wait gives up at 2 s; a loaded machine may poll a little later
+            assert re.search(r"still ran GPU work 2\.\d s after the previous block ended", b["reason"]), b["reason"]
 
 
 @pytest.mark.skipif(not FAKE_NVML, reason="FAKE_NVML_LIB not set (run through ctest)")

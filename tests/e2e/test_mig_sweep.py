@@ -61,6 +61,12 @@ def live_created(state):
     return {o["gi"] for o in ops if o["op"] == "create_gi"} - {o["gi"] for o in ops if o["op"] == "destroy_gi"}
 
 
+def journalled_creations(runner):
+    """MIG instances the runs' journals record as made (with their ids)."""
+    return sum(json.loads(line).get("event") == "mig_created"
+               for j in runner.journals() for line in j.read_text().splitlines()[1:] if line.startswith("{"))
+
+
 def two_tenants(runner, duration=0.4):
     return runner.write_json("s.json", scenario("pair", [compute("victim", n=48, reps=2), compute("other", n=48, reps=2)],
                                                 mode="mig", duration=duration, warmup=0.05))
@@ -272,7 +278,9 @@ def test_an_interrupted_sweep_leaves_no_instance_it_made(runner, tmp_path, fake,
                                runner.write_json("l.txt", "2g.35gb,2g.35gb\n4g.71gb,2g.35gb\n"), "--rounds", "1",
                                "--baseline", base, "--out", out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=runner.env,
                          start_new_session=True)
-    wait_for(lambda: len(live_created(state)) == 2, process=p)  # the first layout's instances exist
+    # The first layout's instances exist and the run's journal holds their ids: a kill between NVML's
+    # create and the journal's record is a creation cleanup cannot name, which it reports (exit 3).
+    wait_for(lambda: len(live_created(state)) == 2 and journalled_creations(runner) == 2, process=p)
     if how == "sigterm":
         p.send_signal(signal.SIGTERM)
         p.communicate(timeout=60)

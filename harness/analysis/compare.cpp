@@ -111,6 +111,9 @@ double half_width(const std::vector<double>& reps, double factor) {
   return factor * stddev(reps);
 }
 
+// `width` as a fraction of `of`; NaN where that is not a number.
+double relative(double width, double of) { return std::isfinite(of) && of > 0.0 ? width / of : kNaN; }
+
 // The change's 95% interval: normal on the difference, its half-width from the replicates.
 void set_ci(Estimate& e, double half) {
   if (!std::isfinite(half) || !std::isfinite(e.value)) return;
@@ -207,6 +210,10 @@ std::vector<MetricChange> compare_samples(const TenantSamples& base, const Tenan
     c.resolution = half_width(reps.change[m], reps.change_factor);
     c.base_resolution = half_width(reps.base[m], reps.base_factor);
     c.next_resolution = half_width(reps.next[m], reps.next_factor);
+    if (c.metric == ComparedMetric::throughput) {  // like the change, a fraction of the side's own figure
+      c.base_resolution = relative(c.base_resolution, c.base);
+      c.next_resolution = relative(c.next_resolution, c.next);
+    }
     set_ci(c.change, c.resolution);
     c.verdict = classify_change(c.change, o.max_regression, c.metric != ComparedMetric::throughput);
     c.reason = class_reason(c, o.max_regression);

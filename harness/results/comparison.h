@@ -37,6 +37,7 @@ struct MetricChange {
   Estimate change{};   // the change with its bootstrap CI (NaN CI: none)
   // The change this comparison resolves: the CI's half-width; and each side's own, the half-width of
   // the 95% interval of its metric's replicates (the wider side is why a comparison cannot resolve more).
+  // Slowdowns in points; throughput's three as fractions (of the base figure, of each side's own).
   double resolution = 0.0, base_resolution = 0.0, next_resolution = 0.0;
   ChangeClass verdict = ChangeClass::inconclusive;
   std::string reason;  // why, in words with the numbers

@@ -218,6 +218,35 @@ TEST(CompareSamples, RoundsArePairedAndAnInconclusiveChangeNamesTheWiderSide) {
   EXPECT_NE(m[0].reason.find("NEW's interval is the wider"), std::string::npos) << m[0].reason;
 }
 
+// Issue 37 item 13 (a surviving mutant: change_factor max -> min). BASE: 8 paired rounds resampled whole
+// (Student's t: 2.53), each at exactly x1.2, so its P95 slowdown is the same in every replicate; NEW: 2
+// rounds, resampled in runs (1.96). The change's replicates are NEW's less a constant, so the ratio of the
+// change's half-width to NEW's own is the ratio of their factors: the wider factor (BASE's) must win.
+TEST(CompareSamples, TheChangesIntervalTakesTheWiderFactorOfItsSides) {
+  const TenantSamples base = plateau_rounds(std::vector<double>(8, 1.2));
+  const TenantSamples next = plateau_rounds({1.05, 1.35});
+  const auto m = compare_samples(base, next, CompareOptions{0.05, 1, 300});
+  ASSERT_GT(m[0].next_resolution, 0.01);
+  EXPECT_NEAR(m[0].base_resolution, 0.0, 1e-12);
+  EXPECT_NEAR(m[0].resolution / m[0].next_resolution, interval_factor(8, true) / interval_factor(2, false), 1e-6);
+  EXPECT_GT(interval_factor(8, true) / interval_factor(2, false), 1.25);
+}
+
+// Issue 37 item 11: each side's own throughput width is a fraction of its figure, like the change's, not
+// work per second ("BASE alone +/-45751569854.4" for a copy tenant).
+TEST(CompareSamples, EachSidesThroughputWidthIsAFractionOfItsFigure) {
+  TenantSamples base = tight(1.0), next = tight(1.0);
+  base.work_per_sample = next.work_per_sample = 1e12;  // bytes per sample: about 5e11 per second
+  const auto m = compare_samples(base, next, CompareOptions{});
+  ASSERT_EQ(m[2].metric, ComparedMetric::throughput);
+  ASSERT_GT(m[2].base, 1e11);
+  // C within [2, 2.009]: any replicate's throughput within 0.45% of the point figure.
+  EXPECT_GT(m[2].base_resolution, 0.0);
+  EXPECT_LT(m[2].base_resolution, 0.0045);
+  EXPECT_LT(m[2].next_resolution, 0.0045);
+  EXPECT_NE(m[2].reason.find("%"), std::string::npos) << m[2].reason;
+}
+
 TEST(CompareSamples, SeededAndDeterministic) {
   const TenantSamples base = samples({1, 2, 3, 4, 5, 6, 7, 8}, {2, 3, 5, 7, 11, 13, 17, 19}, 1.0);
   const TenantSamples next = samples({1, 2, 3, 4, 5, 6, 7, 9}, {2, 3, 5, 7, 11, 13, 17, 23}, 1.0);

@@ -13,14 +13,18 @@ Read with `ast` (nothing is imported or run):
     @pytest.mark.measurement  label `measurement`: its only subject is what is measured (no parsing,
                               writing, journal or signal path of its own); the sanitizer preset
                               leaves these out.
-  A group is serial / measurement when any of its functions is.
+    @pytest.mark.long         label `long`: a long known answer or rehearsal whose mechanics shorter tests
+                              also cover; the README's test command (preset `test`) leaves these out,
+                              preset `long` runs them, and .ci/run runs both (docs/performance.md names
+                              each and the assertion it keeps).
+  A group is serial / measurement / long when any of its functions is.
 The output calls ib_e2e_test(NAME ... FILE ... NODES ... LABELS ...), defined in tests/CMakeLists.txt.
 """
 import ast
 import sys
 from pathlib import Path
 
-KNOWN_MARKS = {"serial", "measurement"}
+KNOWN_MARKS = {"serial", "measurement", "long"}
 
 
 def mark_names(decorators):

@@ -21,6 +21,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "serial: measures a slowdown or a timing; CTest runs it alone (RUN_SERIAL)")
     config.addinivalue_line("markers", "measurement: its only subject is what is measured; the sanitizer preset "
                                        "leaves it out")
+    config.addinivalue_line("markers", "long: a long known answer or rehearsal; the README's test command leaves it "
+                                       "out, `ctest --preset long` and .ci/run run it")
 
 
 # Tests of the harness's mechanics (not of foreign-load control) must not depend on what else this

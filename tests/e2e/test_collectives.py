@@ -97,6 +97,7 @@ def test_ranks_are_only_for_a_collective_and_need_one_placement_each(runner, tmp
 
 @pytest.mark.serial
 @pytest.mark.measurement
+@pytest.mark.long
 @pytest.mark.parametrize("neighbour", ["hog", "idle"])
 def test_a_neighbour_on_one_ranks_core_slows_the_whole_collective(runner, tmp_path, neighbour):
     # A CPU hog on rank 1's core: every collective waits for rank 1, so both ranks' iterations slow (the

@@ -60,10 +60,22 @@ def pinned(tenant, cpu=0):
 
 @pytest.mark.serial
 @pytest.mark.measurement
-@pytest.mark.parametrize("metric", ["heartbeat", "stdout", "cpp", "cpp-wall"])
-def test_a_toy_loop_sharing_one_core_with_a_compute_neighbour_fails_near_double(runner, tmp_path, metric):
+def test_a_toy_loop_sharing_one_core_with_a_compute_neighbour_fails_near_double(runner, tmp_path):
     # The toy training loop and host-compute pinned to CPU 0: the kernel gives each half the core, so a
-    # step takes about twice as long (median slowdown near +100%): a fail, whichever way it is measured.
+    # step takes about twice as long (median slowdown near +100%): a fail. Measured by heartbeat here;
+    # the other three ways of measuring it are the long test below.
+    toy_loop_beside_a_compute_twin(runner, tmp_path, "heartbeat")
+
+
+@pytest.mark.serial
+@pytest.mark.measurement
+@pytest.mark.long
+@pytest.mark.parametrize("metric", ["stdout", "cpp", "cpp-wall"])
+def test_the_toy_loop_fails_near_double_whichever_way_it_is_measured(runner, tmp_path, metric):
+    toy_loop_beside_a_compute_twin(runner, tmp_path, metric)
+
+
+def toy_loop_beside_a_compute_twin(runner, tmp_path, metric):
     duration = 3.0 if metric == "cpp-wall" else 2.0  # a wall run is a step plus a start
     doc = scenario("mine", [pinned(toy("train", metric)),
                             pinned({"name": "twin", "role": "aggressor", "workload": "host-compute",
@@ -95,6 +107,7 @@ def test_a_toy_loop_sharing_one_core_with_a_compute_neighbour_fails_near_double(
 
 @pytest.mark.serial
 @pytest.mark.measurement
+@pytest.mark.long
 def test_the_toy_loop_beside_an_idle_neighbour_is_not_slowed(runner, tmp_path):
     # The same loop beside host-idle on the same core: nothing competes, never a fail.
     doc = scenario("mine-idle", [pinned(toy("train", "heartbeat")),

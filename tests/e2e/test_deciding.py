@@ -21,6 +21,7 @@ def run(runner, tmp_path, doc, *extra, timeout=180):
 
 @pytest.mark.serial
 @pytest.mark.measurement
+@pytest.mark.long
 def test_an_idle_neighbour_runs_until_decided_and_says_how_far_it_got(runner, tmp_path):
     # A victim beside a neighbour that sleeps: nothing competes, the P95 slowdown is near 0, far below
     # the 40% cutoff. On a quiet machine the first look (after the default 10 rounds) decides it; on

@@ -43,6 +43,16 @@ def cuda_sees_a_gpu():
 
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory):
+    return make_checkout(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def rehearsal_checkout(tmp_path_factory):
+    """The same, for the long rehearsals (their own CTest, labelled long)."""
+    return make_checkout(tmp_path_factory)
+
+
+def make_checkout(tmp_path_factory):
     """A copy of the checkout without .git, with a bundle of this build in it."""
     root = tmp_path_factory.mktemp("device") / "repo"
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=SOURCE_DIR, check=True,
@@ -284,11 +294,12 @@ def assert_in_order_and_published(steps, seen, order):
         assert not missing, f"{name} started before $OUT had the logs of {missing}"
 
 
-def test_the_first_call_brings_back_the_headline_figures_first_each_step_published_before_the_next(checkout,
+@pytest.mark.long
+def test_the_first_call_brings_back_the_headline_figures_first_each_step_published_before_the_next(rehearsal_checkout,
                                                                                                  tmp_path):
     if cuda_sees_a_gpu():
         pytest.skip("CUDA sees a GPU here: the check would measure for minutes")
-    out, work, steps, seen = rehearse(checkout, tmp_path, "first")
+    out, work, steps, seen = rehearse(rehearsal_checkout, tmp_path, "first")
     assert_in_order_and_published(steps, seen, [n for n in FIRST if n != "selftest"])
     assert "selftest exit" in steps or "SKIPPED selftest: interference-bench has no selftest subcommand" in steps
     assert not any(f"{name} exit" in steps for name in SECOND), steps  # the rest is the second call's
@@ -300,18 +311,19 @@ def test_the_first_call_brings_back_the_headline_figures_first_each_step_publish
     assert "no CUDA GPU" in (work / "modes-timeslice.log").read_text()
     assert "--until fixed" in (work / "modes-mps.log").read_text()
     # PyTorch runs with the check's own environment: not the programs' library path
-    assert str(checkout / ".device-bundle" / "lib") not in (work / "torch-before.log").read_text()
-    assert str(checkout / ".device-bundle" / "lib") in steps  # ... which the programs do get
+    assert str(rehearsal_checkout / ".device-bundle" / "lib") not in (work / "torch-before.log").read_text()
+    assert str(rehearsal_checkout / ".device-bundle" / "lib") in steps  # ... which the programs do get
     summary = json.loads((out / "summary.json").read_text())
     assert summary["figures"]["mps_left_over"].startswith("none")
     assert "STOPPED.txt" not in os.listdir(out)
     assert "[device-check" in (out / "steps.log").read_text() and "done" in (out / "steps.log").read_text()
 
 
-def test_the_second_call_brings_back_the_rest_in_order(checkout, tmp_path):
+@pytest.mark.long
+def test_the_second_call_brings_back_the_rest_in_order(rehearsal_checkout, tmp_path):
     if cuda_sees_a_gpu():
         pytest.skip("CUDA sees a GPU here: the check would measure for minutes")
-    out, work, steps, seen = rehearse(checkout, tmp_path, "second")
+    out, work, steps, seen = rehearse(rehearsal_checkout, tmp_path, "second")
     assert_in_order_and_published(steps, seen, SECOND)
     assert not any(f"{name} exit" in steps for name in FIRST), steps
     assert "no baseline file: vet runs without the P95 comparison" in steps  # no GPU: no baseline
@@ -331,12 +343,13 @@ esac
 """
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("mig", ["disabled", "enabled"])
-def test_part_mig_sweeps_only_a_gpu_already_in_mig_mode(checkout, tmp_path, mig):
+def test_part_mig_sweeps_only_a_gpu_already_in_mig_mode(rehearsal_checkout, tmp_path, mig):
     if cuda_sees_a_gpu():
         pytest.skip("CUDA sees a GPU here: the check would measure for minutes")
     smi = fake_smi(tmp_path, text=MIG_ENABLED_SMI if mig == "enabled" else None)
-    out, work, steps, _, _ = device_check(checkout, tmp_path, 0, NVIDIA_SMI=smi, REHEARSE_ALL="1", PART="mig")
+    out, work, steps, _, _ = device_check(rehearsal_checkout, tmp_path, 0, NVIDIA_SMI=smi, REHEARSE_ALL="1", PART="mig")
     assert not any(f"{name} exit" in steps for name in FIRST + SECOND), steps
     if mig == "disabled":
         assert "SKIPPED mig-sweep: GPU 0 is not in MIG mode (nvidia-smi says: 0, NVIDIA H200" in steps
@@ -354,10 +367,11 @@ def test_an_unknown_part_stops_naming_the_parts(checkout, tmp_path):
     assert_stopped(out, stdout, wall, "unknown PART=all (first, second or mig)")
 
 
-def test_steps_that_no_longer_fit_are_skipped_and_said_so(checkout, tmp_path):
+@pytest.mark.long
+def test_steps_that_no_longer_fit_are_skipped_and_said_so(rehearsal_checkout, tmp_path):
     if cuda_sees_a_gpu():
         pytest.skip("CUDA sees a GPU here")
-    _, _, steps, _, wall = device_check(checkout, tmp_path, 0, NVIDIA_SMI=fake_smi(tmp_path), REHEARSE_ALL="1",
+    _, _, steps, _, wall = device_check(rehearsal_checkout, tmp_path, 0, NVIDIA_SMI=fake_smi(tmp_path), REHEARSE_ALL="1",
                                         DEADLINE_S="50", PART="second")
     assert "SKIPPED modes-streams: needs 60 s" in steps
     assert "SKIPPED sampler" in steps and "SKIPPED sustain" in steps

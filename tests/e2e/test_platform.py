@@ -96,6 +96,7 @@ def test_sustain_verdicts(runner, tmp_path, reading, verdict, code):
 
 
 @pytest.mark.serial
+@pytest.mark.long
 def test_baseline_then_a_quick_vet_within_its_budget(runner, tmp_path):
     configure(runner, h200())
     base = tmp_path / "base.json"

@@ -102,6 +102,7 @@ def test_without_a_confidence_interval_nothing_passes(runner, tmp_path):
 
 @pytest.mark.serial
 @pytest.mark.measurement
+@pytest.mark.long
 def test_selftest_reports_its_known_answers_within_its_budget(runner, tmp_path):
     import json
     import time

@@ -135,6 +135,10 @@ class Workload {
   // setup). The harness passes them to the tenant's later phases, so that every phase runs the
   // same configuration rather than re-deriving it on a GPU that neighbours may already be loading.
   virtual Params resolved_params() const { return Params::object(); }
+  // Processes of the workload's own program found outside its process group (it had called setsid or
+  // setpgid): stopped with it at block ends, killed at teardown, and named in the results as the tenant's
+  // fault. Asked after teardown; 0 for a workload that starts no program.
+  virtual std::size_t escaped_processes() const { return 0; }
 };
 
 // One declared parameter of a workload. The harness validates scenario params against these,

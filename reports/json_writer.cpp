@@ -62,6 +62,7 @@ ojson outcome_json(const WorkerOutcome& o) {
   j["log"] = o.log_file;
   j["env"] = o.env;
   j["resolved"] = o.resolved;
+  if (o.escaped_processes > 0) j["escaped_processes"] = o.escaped_processes;
   return j;
 }
 

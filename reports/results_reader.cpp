@@ -305,6 +305,7 @@ WorkerOutcome read_outcome(const Field& f) {
   o.log_file = f["log"].string();
   if (f.has("env")) f["env"].each_member([&](const std::string& k, const Field& v) { o.env[k] = v.string(); });
   if (f.has("resolved")) o.resolved = f["resolved"].free_form();
+  if (f.has("escaped_processes")) o.escaped_processes = f["escaped_processes"].integer<std::size_t>();
   return o;
 }
 

@@ -476,6 +476,22 @@ void phase_warnings(const RunResult& run, TenantResult& t) {
     add(WarningKind::coverage, "coverage: colocated samples overlapped their neighbours " + percent(*t.colocated.coverage_mean) +
                                    " of their time on average (below 90%); the neighbours were not always running");
   if (const auto d = drift_warning(run, t)) add(WarningKind::drift, *d);
+  for (const PhaseResult* p : {&t.exclusive, &t.alone, &t.colocated})
+    if (p->outcome.escaped_processes > 0)
+      add(WarningKind::escaped_processes,
+          std::to_string(p->outcome.escaped_processes) + " process(es) of the program left its process group (setsid or "
+              "setpgid) in the " + name(p) + " phase: stopped with it between blocks and killed at its end; the "
+              "tenant's own doing, not its neighbours'");
+}
+
+// Issue 37 item 1: a program whose processes left its group is named in the verdict's reason as the
+// tenant's fault ("" when none did).
+std::string escape_note(const std::vector<const TenantResult*>& reps) {
+  std::size_t n = 0;
+  for (const TenantResult* t : reps)
+    for (const PhaseResult* p : {&t->exclusive, &t->alone, &t->colocated}) n += p->outcome.escaped_processes;
+  return n == 0 ? std::string() : "; its program left " + std::to_string(n) + " process(es) outside its process group "
+                                  "(killed with it; the tenant's fault)";
 }
 
 struct Basis {
@@ -596,6 +612,7 @@ void finalize_run(RunResult& run, std::uint64_t seed, int resamples, const StopC
         t.verdict_reason = "not measured: " + (run.message.empty() ? std::string("phases missing") : run.message);
       }
     }
+    t.verdict_reason += escape_note({&t});
   }
   if (all_colocated && vs_alone.size() == run.tenants.size())
     run.system = SystemMetrics{system_throughput(vs_exclusive), average_normalised_turnaround(vs_exclusive),
@@ -740,6 +757,7 @@ std::vector<TenantAggregate> aggregate_repetitions(const std::vector<const RunRe
       a.verdict = Verdict::error;
       a.verdict_reason = "not measured";
     }
+    if (!settled_verdict(ts)) a.verdict_reason += escape_note(ts);
     if (a.metrics) a.decision = decision_of(reps, a);
     if (first.tenants[i].workload == "command") a.advice = advise(advice_inputs(measured, first.tenants[i].params, a));
     out.push_back(std::move(a));

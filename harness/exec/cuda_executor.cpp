@@ -56,7 +56,7 @@ class CudaExecutor final : public Executor {
     cudaStreamDestroy(stream_);
   }
 
-  ExecContext context() const override { return {device_, stream_}; }
+  ExecContext context() const override { return {device_, stream_, nullptr, {}}; }
 
   void run_samples(Workload& w, const std::function<bool()>& keep_going,
                    const std::function<void(TimedSample&&)>& sink) override {

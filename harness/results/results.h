@@ -58,16 +58,18 @@ struct EnumWords<Pairing> {
 // What a warning is about (DESIGN.md section 4). The kinds that change how a verdict is read (blocks
 // not counted, a tail burst, drift, throttling, coverage) are shown on the terminal; all are in
 // summary.md and the JSON.
-enum class WarningKind { blocks_not_counted, tail_burst, drift, throttled, coverage, noisy_baseline, multi_modal, outliers, other };
+enum class WarningKind {
+  blocks_not_counted, tail_burst, drift, throttled, coverage, noisy_baseline, multi_modal, outliers, escaped_processes, other
+};
 template <>
 struct EnumWords<WarningKind> {
-  static constexpr std::array<const char*, 9> words = {"blocks_not_counted", "tail_burst",  "drift",
-                                                       "throttled",          "coverage",    "noisy_baseline",
-                                                       "multi_modal",        "outliers",    "other"};
+  static constexpr std::array<const char*, 10> words = {
+      "blocks_not_counted", "tail_burst", "drift",    "throttled",         "coverage",
+      "noisy_baseline",     "multi_modal", "outliers", "escaped_processes", "other"};
 };
 inline bool changes_how_a_verdict_reads(WarningKind k) {
   return k == WarningKind::blocks_not_counted || k == WarningKind::tail_burst || k == WarningKind::drift ||
-         k == WarningKind::throttled || k == WarningKind::coverage;
+         k == WarningKind::throttled || k == WarningKind::coverage || k == WarningKind::escaped_processes;
 }
 
 struct Warning {
@@ -174,6 +176,9 @@ struct WorkerOutcome {
   std::map<std::string, std::string> env;
   // Parameters the workload chose in setup, as it reported them (Workload::resolved_params).
   nlohmann::json resolved = nlohmann::json::object();
+  // Processes of the tenant's program found outside its process group (setsid, setpgid): killed with it,
+  // and a warning of their own (WarningKind::escaped_processes) that is the tenant's fault.
+  std::size_t escaped_processes = 0;
 };
 
 struct PhaseResult {

@@ -240,6 +240,9 @@ WorkerMessage parse_body(const json& m, WorkerMessageType type, const MessageBou
     case WorkerMessageType::done: out.body = parse_done(m, bounds); break;
     case WorkerMessageType::kv_put: out.body = parse_kv_put(m); break;
     case WorkerMessageType::kv_get: out.body = KvGetMessage{kv_key(m)}; break;
+    case WorkerMessageType::escaped:
+      out.body = EscapedMessage{static_cast<std::size_t>(count_value(field(m, "count"), "count"))};
+      break;
   }
   return out;
 }
@@ -278,6 +281,7 @@ json message_json(const WorkerMessage& m) {
       return {{"type", "kv_put"}, {"key", p.key}, {"value_hex", hex_of(p.value)}};
     }
     case WorkerMessageType::kv_get: return {{"type", "kv_get"}, {"key", std::get<KvGetMessage>(m.body).key}};
+    case WorkerMessageType::escaped: return {{"type", "escaped"}, {"count", std::get<EscapedMessage>(m.body).count}};
   }
   throw std::logic_error("unknown worker message type");
 }

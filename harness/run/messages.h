@@ -62,6 +62,11 @@ struct DoneMessage {
   bool stopped = false;
 };
 
+// After teardown: processes of the tenant's program that had left its process group (Workload::escaped_processes).
+struct EscapedMessage {
+  std::size_t count = 0;
+};
+
 // The rendezvous of a tenant's ranks (DESIGN.md section 13): a key-value exchange scoped to the tenant and the
 // repetition. A rank publishes a value (NCCL's unique id, a gloo address) ...
 struct KvPutMessage {
@@ -79,17 +84,17 @@ inline constexpr const char* kKvKeyChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij
 bool valid_kv_key(const std::string& key);
 
 // The order of WorkerMessage::body's alternatives.
-enum class WorkerMessageType { ready, waived, error, started, samples, done, kv_put, kv_get };
+enum class WorkerMessageType { ready, waived, error, started, samples, done, kv_put, kv_get, escaped };
 template <>
 struct EnumWords<WorkerMessageType> {
-  static constexpr std::array<const char*, 8> words = {"ready", "waived", "error", "started",
-                                                       "samples", "done", "kv_put", "kv_get"};
+  static constexpr std::array<const char*, 9> words = {"ready", "waived",  "error",  "started", "samples",
+                                                       "done",  "kv_put", "kv_get", "escaped"};
 };
 
 struct WorkerMessage {
   std::size_t slot = 0;  // which tenant of the process
   std::variant<ReadyMessage, WaivedMessage, ErrorMessage, StartedMessage, SamplesMessage, DoneMessage, KvPutMessage,
-               KvGetMessage>
+               KvGetMessage, EscapedMessage>
       body;
   WorkerMessageType type() const { return static_cast<WorkerMessageType>(body.index()); }
 };

@@ -12,6 +12,8 @@
 //                    {"type":"kv_put","key":K,"value_hex":H}  {"type":"kv_get","key":K}   (the rendezvous of a
 //                    tenant's ranks: a value published for the tenant, kept for the repetition; a get is
 //                    answered once some rank of the tenant published the key)
+//                    {"type":"escaped","count":N}   (after teardown: N processes of the tenant's program had
+//                    left its process group; killed with it, named in the results)
 // harness -> worker: "go K SECONDS SLOT[,SLOT...]\n" releases those slots for block K (the barrier);
 //                    "stop K\n" ends block K's measurement early; "end\n" or end of file ends the worker;
 //                    "kv KEY HEX\n" answers a kv_get ("-" for an empty value).

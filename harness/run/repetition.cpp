@@ -209,6 +209,9 @@ void RepetitionRun::reap_exited() {
       if (auto st = w.channel->poll_exit()) {
         w.exited = true;
         w.exit = *st;
+        // What it wrote between the last poll and its exit (its last report after teardown): the pipe
+        // holds it, then end of file. At most 16 MiB (the longest line) in 64 KiB reads.
+        for (int k = 0; k < 256 && !w.eof; ++k) read_reports(w);
       }
 }
 
@@ -239,6 +242,7 @@ void RepetitionRun::handle_message(Worker& w, const std::string& line) {
     case WorkerMessageType::done: on_done(slot, std::get<DoneMessage>(m.body)); break;
     case WorkerMessageType::kv_put: on_kv_put(w, slot, std::get<KvPutMessage>(std::move(m.body))); break;
     case WorkerMessageType::kv_get: on_kv_get(w, slot, std::get<KvGetMessage>(m.body)); break;
+    case WorkerMessageType::escaped: slot.escaped = std::get<EscapedMessage>(m.body).count; break;
   }
 }
 
@@ -600,6 +604,9 @@ void RepetitionRun::record_outcome(std::size_t i, Phase phase) {
   oc.log_file = w.log;
   oc.env = slot.env;
   oc.resolved = slot.resolved;
+  oc.escaped_processes = 0;
+  for (const Seat& r : ranks)
+    if (r.worker != SIZE_MAX) oc.escaped_processes += workers_[r.worker].slots[r.slot].escaped;
   const int p = pi(phase);
   if (slot.waived) {
     oc.status = WorkerStatus::waived;

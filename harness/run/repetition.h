@@ -48,6 +48,7 @@ class RepetitionRun {
     RankSamples block_samples;  // a tenant with ranks only
     bool ready = false, waived = false, done = false;  // done: the current block
     std::int64_t started_ns = 0;
+    std::size_t escaped = 0;  // processes of its program that had left their group (EscapedMessage)
     std::string waive_reason;
     std::map<std::string, std::string> env;
     nlohmann::json resolved = nlohmann::json::object();

@@ -252,6 +252,7 @@ bool run_tenant(const WorkerOptions& o, std::size_t slot, const Registry& regist
     while (const auto cmd = control.next_block(slot))
       measure_block(o.rewarm_s, slot, *cmd, *workload, *executor, sink, control, now);
     workload->teardown();
+    if (const std::size_t n = workload->escaped_processes()) sink.send({slot, EscapedMessage{n}});
     return true;
   } catch (const std::exception& e) {
     sink.send({slot, ErrorMessage{e.what()}});

@@ -120,8 +120,8 @@ ProgramExit exit_from(const siginfo_t& info) {
 
 CommandProcess::CommandProcess(const std::vector<std::string>& argv, const std::string& cwd,
                                const std::map<std::string, std::string>& env, int log_fd, LineSink on_line,
-                               bool release_cpus, std::shared_ptr<LogBudget> budget)
-    : log_fd_(log_fd), on_line_(std::move(on_line)), budget_(budget ? std::move(budget) : std::make_shared<LogBudget>()) {
+                               bool release_cpus, std::shared_ptr<ProgramLedger> ledger)
+    : log_fd_(log_fd), on_line_(std::move(on_line)), ledger_(ledger ? std::move(ledger) : std::make_shared<ProgramLedger>()) {
   int out[2], life[2];
   if (pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("no pipe for the program: ") + std::strerror(errno));
   if (pipe2(life, O_CLOEXEC) != 0) {
@@ -237,6 +237,16 @@ std::string escaped_line(const std::string& line, std::size_t max_chars) {
   return out;
 }
 
+void ProgramLedger::add_escaped(const std::vector<pid_t>& pids) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  escaped_.insert(pids.begin(), pids.end());
+}
+
+std::size_t ProgramLedger::escaped() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return escaped_.size();
+}
+
 std::vector<pid_t> CommandProcess::signal_escaped(int sig) {
   std::vector<pid_t> escaped;
   if (pid_ <= 0) return escaped;
@@ -245,6 +255,7 @@ std::vector<pid_t> CommandProcess::signal_escaped(int sig) {
       kill(p.pid, sig);
       escaped.push_back(p.pid);
     }
+  ledger_->add_escaped(escaped);
   return escaped;
 }
 
@@ -389,12 +400,12 @@ void CommandProcess::drain_output(int fd) {
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     const std::int64_t at = open_loop_now_ns();
-    const std::size_t used = budget_->used.load();
+    const std::size_t used = ledger_->log_bytes.load();
     if (log_fd_ >= 0 && used < kMaxLogBytes) {
       const std::size_t keep = std::min<std::size_t>(static_cast<std::size_t>(got), kMaxLogBytes - used);
       if (write(log_fd_, buf, keep) < 0) {
       }
-      budget_->used += keep;
+      ledger_->log_bytes += keep;
       if (used + keep == kMaxLogBytes) {
         const char note[] = "\n[interference-bench: the program's output beyond 16 MiB is not kept]\n";
         if (write(log_fd_, note, sizeof(note) - 1) < 0) {

@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,10 +45,18 @@ struct ProgramExit {
   std::string describe;
 };
 
-// The bytes of a tenant's program output copied to the worker's log, shared by every start of it (a wall
-// tenant starts its program once a sample): the cap is per tenant, not per start (issue 37 item 4).
-struct LogBudget {
-  std::atomic<std::size_t> used{0};
+// What every start of a tenant's program shares (a wall tenant starts it once a sample): the bytes of its
+// output copied to the worker's log, whose cap is per tenant, not per start (issue 37 item 4); and the
+// processes found outside its process group (they had called setsid or setpgid), each stopped with the
+// group at block ends and killed at teardown (issue 37 item 1).
+struct ProgramLedger {
+  std::atomic<std::size_t> log_bytes{0};
+  void add_escaped(const std::vector<pid_t>& pids);
+  std::size_t escaped() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::set<pid_t> escaped_;
 };
 
 class CommandProcess {
@@ -65,10 +74,10 @@ class CommandProcess {
   // The program inherits the calling thread's CPU affinity (a tenant's placement.cpus). With
   // `release_cpus`, the calling thread and the output thread then move to the worker's whole CPU set,
   // so the harness's reading of steps never runs on the cores the program was given.
-  // `budget`: shared with the tenant's other starts (nullptr: this start's own).
+  // `ledger`: shared with the tenant's other starts (nullptr: this start's own).
   CommandProcess(const std::vector<std::string>& argv, const std::string& cwd,
                  const std::map<std::string, std::string>& env, int log_fd, LineSink on_line = {},
-                 bool release_cpus = false, std::shared_ptr<LogBudget> budget = nullptr);
+                 bool release_cpus = false, std::shared_ptr<ProgramLedger> ledger = nullptr);
   ~CommandProcess();  // SIGKILL to the group, keeper released, everything reaped
   CommandProcess(const CommandProcess&) = delete;
   CommandProcess& operator=(const CommandProcess&) = delete;
@@ -111,7 +120,7 @@ class CommandProcess {
   std::condition_variable output_closed_cv_;
   std::deque<std::string> tail_;
   bool output_closed_ = false;
-  std::shared_ptr<LogBudget> budget_;
+  std::shared_ptr<ProgramLedger> ledger_;
 };
 
 }  // namespace ib

@@ -46,6 +46,7 @@ class CommandBase : public Workload {
  public:
   explicit CommandBase(CommandSpec spec) : spec_(std::move(spec)) {}
   Work work_per_sample() const override { return {1.0, spec_.step_unit}; }
+  std::size_t escaped_processes() const override { return ledger_->escaped(); }
 
  protected:
   [[noreturn]] void fail(const std::string& what) const {
@@ -68,7 +69,7 @@ class CommandBase : public Workload {
   }
 
   CommandSpec spec_;
-  std::shared_ptr<LogBudget> log_budget_ = std::make_shared<LogBudget>();  // every start of the program
+  std::shared_ptr<ProgramLedger> ledger_ = std::make_shared<ProgramLedger>();  // every start of the program
   std::unique_ptr<CommandProcess> proc_;
 };
 
@@ -83,7 +84,7 @@ class HeartbeatCommand final : public CommandBase {
     env[kHeartbeatEnv] = server_->address();
     started_ns_ = open_loop_now_ns();
     proc_ = std::make_unique<CommandProcess>(spec_.argv, spec_.cwd, env, STDOUT_FILENO, CommandProcess::LineSink{},
-                                             /*release_cpus=*/true, log_budget_);
+                                             /*release_cpus=*/true, ledger_);
     const std::int64_t deadline = started_ns_ + ns(spec_.ready_timeout_s);
     while (!server_->accept_from(proc_->pid(), 100)) {
       fail_if_exited("before it connected to the heartbeat socket");
@@ -199,7 +200,7 @@ class StdoutCommand final : public CommandBase {
   void setup(const ExecContext&) override {
     proc_ = std::make_unique<CommandProcess>(spec_.argv, spec_.cwd, spec_.env, STDOUT_FILENO,
                                              [this](const std::string& line, std::int64_t at) { on_line(line, at); },
-                                             /*release_cpus=*/true);
+                                             /*release_cpus=*/true, ledger_);
     // Ready once the first step shows (it stays queued: the warm-up's first sample).
     std::unique_lock<std::mutex> lock(mutex_);
     const std::int64_t deadline = open_loop_now_ns() + ns(spec_.ready_timeout_s);
@@ -299,7 +300,7 @@ class WallCommand final : public CommandBase {
     if (!spec_.prepare.empty()) run_hook(spec_.prepare, "prepare");
     const std::int64_t t0 = open_loop_now_ns();
     proc_ = std::make_unique<CommandProcess>(spec_.argv, spec_.cwd, spec_.env, STDOUT_FILENO, CommandProcess::LineSink{},
-                                             /*release_cpus=*/false, log_budget_);
+                                             /*release_cpus=*/false, ledger_);
     const ProgramExit e = proc_->wait_exit(spec_.step_timeout_s);
     const std::int64_t t1 = open_loop_now_ns();
     if (!e.exited) fail("did not finish within step_timeout_s " + secs(spec_.step_timeout_s) + " (hung?)");
@@ -315,7 +316,7 @@ class WallCommand final : public CommandBase {
 
  private:
   void run_hook(const std::vector<std::string>& argv, const char* what) {
-    CommandProcess hook(argv, spec_.cwd, spec_.env, STDOUT_FILENO, CommandProcess::LineSink{}, false, log_budget_);
+    CommandProcess hook(argv, spec_.cwd, spec_.env, STDOUT_FILENO, CommandProcess::LineSink{}, false, ledger_);
     const ProgramExit e = hook.wait_exit(spec_.step_timeout_s);
     if (!e.exited || e.code != 0)
       throw WorkloadError(std::string(what) + " \"" + argv[0] + "\" " +

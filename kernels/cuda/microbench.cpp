@@ -99,7 +99,7 @@ void run_case_or_throw(benchmark::State& state, const Case& c) {
     return;
   }
   const int device = 0;
-  const auto support = spec->supported(*params, ib::ExecContext{device, nullptr});
+  const auto support = spec->supported(*params, ib::ExecContext{device, nullptr, nullptr, {}});
   if (!support.supported) {
     state.SkipWithError(("waived: " + support.reason).c_str());
     for (auto _ : state) {
@@ -112,7 +112,7 @@ void run_case_or_throw(benchmark::State& state, const Case& c) {
   IB_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   IB_CHECK(cudaEventCreate(&start));
   IB_CHECK(cudaEventCreate(&end));
-  const ib::ExecContext ctx{device, stream};
+  const ib::ExecContext ctx{device, stream, nullptr, {}};
   auto w = spec->create(*params);
   w->setup(ctx);
   const ib::Work work = w->work_per_sample();

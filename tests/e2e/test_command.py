@@ -377,18 +377,31 @@ def test_on_device_1_the_program_is_shown_that_gpu(runner, tmp_path, mode):
     assert seen and all(e.get("CUDA_VISIBLE_DEVICES") == "1" for e in seen), seen
 
 
-@pytest.mark.parametrize("metric", ["stdout", "wall"])
+@pytest.mark.parametrize("metric", ["stdout", "wall", "heartbeat"])
 def test_descendants_that_leave_the_programs_group_do_not_outlive_the_run(runner, tmp_path, metric):
-    # Issue 37 item 1: a setsid daemon and a setpgid child per program start; the worker is a subreaper, so
-    # they stay its descendants and die with the program (the runner fixture finds any survivor by its tag).
+    # Issue 37 item 1: a setsid daemon, a setpgid child and a child in the worker's group per program start;
+    # the worker is a subreaper, so they stay its descendants and die with the program (the runner fixture
+    # finds any survivor by its tag). The escape is named in the results: a warning of its own kind in each
+    # phase it happened in, and the verdict's reason says it is the tenant's doing.
     argv = [sys.executable, ESCAPER, metric]
-    tenant = command_tenant("esc", argv, STDOUT_MS if metric == "stdout" else "wall")
+    tenant = command_tenant("esc", argv, {"stdout": STDOUT_MS, "wall": "wall"}.get(metric, "heartbeat"))
     doc = scenario("escape", [tenant, {"name": "n", "role": "aggressor", "workload": "host-idle",
                                        "params": {"sample_ms": 1.0}}], duration=0.6, warmup=0.1)
     r, res = run(runner, tmp_path, doc, "--rounds", "1", "--until", "fixed", *LENIENT)
     assert r.returncode in (0, 1, 5), r.stdout + r.stderr
     logs = "".join(f.read_text() for f in (tmp_path / "out" / "logs").glob("*esc*.log"))
     assert "had left its process group" in logs
+    t = res["runs"][0]["tenants"][0]
+    for phase in ("exclusive", "colocated"):
+        assert t["phases"][phase]["worker"].get("escaped_processes", 0) >= 2, (phase, t["phases"][phase]["worker"], logs)
+    assert "escaped_processes" in t["warning_kinds"], t["warning_kinds"]
+    assert any("left its process group" in w and "not its neighbours" in w for w in t["warnings"]), t["warnings"]
+    a = aggregate(res, "esc")
+    assert "outside its process group" in a["verdict_reason"] and "escaped_processes" in a["warning_kinds"], a
+    other = res["runs"][0]["tenants"][1]
+    assert "escaped_processes" not in other["warning_kinds"] and "escaped_processes" not in other["phases"]["colocated"]["worker"]
+    assert "left its process group" in (tmp_path / "out" / "summary.md").read_text()
+    assert "left its process group" in r.stdout  # a warning that changes how the verdict reads
 
 
 def test_a_sigkilled_harness_leaves_no_program_behind(runner, tmp_path):

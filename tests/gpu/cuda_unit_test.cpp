@@ -257,7 +257,7 @@ TEST(Accounting, PackedOffsetsAre256ByteAlignedForBf16) {
 ib::Support supported(const ib::Registry& r, const char* name, const json& given) {
   const auto* spec = r.find(name);
   EXPECT_NE(spec, nullptr);
-  return spec->supported(valid(*spec, given), ib::ExecContext{0, nullptr});
+  return spec->supported(valid(*spec, given), ib::ExecContext{0, nullptr, nullptr, {}});
 }
 
 TEST(CudaSupported, Fp8NeedsMultiplesOf16) {
@@ -336,7 +336,7 @@ TEST(CudaSupported, NoGpuGivesClearReason) {
   EXPECT_NE(why->find("no CUDA GPU found"), std::string::npos) << *why;
   const auto r = cuda_registry();
   for (const auto* spec : r.all()) {
-    const auto s = spec->supported(valid(*spec, json::object()), ib::ExecContext{0, nullptr});
+    const auto s = spec->supported(valid(*spec, json::object()), ib::ExecContext{0, nullptr, nullptr, {}});
     EXPECT_FALSE(s.supported) << spec->name;
     EXPECT_EQ(s.reason, *why) << spec->name;
   }

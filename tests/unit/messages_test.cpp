@@ -117,6 +117,17 @@ TEST(WorkerMessages, TheOthersRoundTrip) {
   EXPECT_EQ(d.measure_start_ns, 10);
   EXPECT_EQ(d.measure_end_ns, 20);
   EXPECT_TRUE(d.stopped);
+  const auto e = round_trip({1, EscapedMessage{3}});
+  EXPECT_EQ(e.type(), WorkerMessageType::escaped);
+  EXPECT_EQ(e.slot, 1u);
+  EXPECT_EQ(std::get<EscapedMessage>(e.body).count, 3u);
+}
+
+// Issue 37 item 1: the count of a program's processes that left its group is a count.
+TEST(WorkerMessages, AnEscapedCountIsANonNegativeInteger) {
+  EXPECT_PRED2(contains, problem(R"({"type":"escaped","count":-1})"), "count");
+  EXPECT_PRED2(contains, problem(R"({"type":"escaped","count":"3"})"), "count");
+  EXPECT_PRED2(contains, problem(R"({"type":"escaped"})"), "count");
 }
 
 TEST(WorkerMessages, InvalidUtf8InAMessageIsReplacedNotThrown) {

@@ -34,6 +34,8 @@ Results every_field_results() {
   m.max_foreign_cpus = 0.25;
   m.max_steal_cpus = 0.1;
   m.max_reruns = 2;
+  r.runs.at(0).tenants.at(0).colocated.outcome.escaped_processes = 3;  // issue 37 item 1
+  r.runs.at(0).tenants.at(0).warnings.push_back({WarningKind::escaped_processes, "3 process(es) left its group"});
   DeviceRecord gpu;
   gpu.kind = DeviceKind::gpu;
   gpu.index = 1;

@@ -31,7 +31,7 @@
 #include "harness/exec/cuda_module.h"
 #include "kernels/command/command_workload.h"
 #include "kernels/host/host_workloads.h"
-#include "reports/history.h"
+#include "harness/history/history.h"
 #include "reports/html_writer.h"
 #include "reports/json_writer.h"
 #include "reports/junit_writer.h"

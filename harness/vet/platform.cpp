@@ -17,7 +17,7 @@
 #include "harness/stats/stats.h"
 #include "harness/vet/probe.h"
 #include "reports/junit_writer.h"
-#include "reports/history.h"
+#include "harness/history/history.h"
 #include "reports/html_writer.h"
 #include "reports/platform_writer.h"
 

@@ -4,10 +4,13 @@
 usage: check_seams.py SEAMS_JSON SOURCE_DIR
 
 SEAMS_JSON (written by cmake/seams.cmake) maps each seam to its folder (or single file) relative to
-SOURCE_DIR and the seams it depends on. A file belongs to the seam with the longest matching folder; an
-include "X" of a project header belongs to the seam of X. Allowed: the same seam, or any seam reachable
-through declared dependencies (a library's public dependencies are its users' too). Files outside every
-seam (tests, tools) are not checked.
+SOURCE_DIR, the seams it depends on and, for a seam only some may use, its users. A file belongs to the seam
+with the longest matching folder; an include "X" of a project header belongs to the seam of X. Allowed: the
+same seam, or any seam reachable through declared dependencies (a library's public dependencies are its
+users' too), and of a seam with users only from those users: reports/ (writers) is included by the
+conductors (cli, vet) and by no other seam of harness/, whatever it declares. A seam that declares a
+dependency on a seam it is not a user of is refused too. Files outside every seam (tests, tools) are not
+checked.
 """
 import json
 import re
@@ -39,9 +42,26 @@ def closure(name, seams):
     return seen
 
 
+def users_of(name, seams):
+    """The seams that may use `name`, or None when any may."""
+    return seams.get(name, {}).get("users")
+
+
+def declared_violations(seams):
+    """Seams that declare a dependency on a seam whose users they are not."""
+    out = []
+    for name, entry in sorted(seams.items()):
+        for dep in entry.get("deps", []):
+            users = users_of(dep, seams)
+            if users is not None and name not in users:
+                out.append(f"seam {name} declares a dependency on seam {dep}, which only {', '.join(users)} may use "
+                           f"(cmake/seams.cmake, CMakeLists.txt)")
+    return out
+
+
 def violations(seams, root):
     root = Path(root)
-    out = []
+    out = declared_violations(seams)
     dirs = {Path(e["dir"]).parts[0] for e in seams.values()}
     for top in sorted(dirs):
         for f in sorted((root / top).rglob("*")):
@@ -55,8 +75,14 @@ def violations(seams, root):
             text = f.read_text(errors="replace")
             for m in INCLUDE.finditer(text):
                 target = seam_of(m.group(1), seams)
-                if target is not None and target not in allowed:
-                    line = text[: m.start()].count("\n") + 1
+                if target is None or target == own:
+                    continue
+                line = text[: m.start()].count("\n") + 1
+                users = users_of(target, seams)
+                if users is not None and own not in users:
+                    out.append(f"{rel}:{line}: includes {m.group(1)} (seam {target}), but only {', '.join(users)} may "
+                               f"include seam {target}'s headers (cmake/seams.cmake, CMakeLists.txt)")
+                elif target not in allowed:
                     out.append(f"{rel}:{line}: includes {m.group(1)} (seam {target}), but seam {own} depends only on "
                                f"{', '.join(sorted(closure(own, seams))) or 'nothing'} (cmake/seams.cmake, harness/CMakeLists.txt)")
     return out

@@ -1,6 +1,7 @@
 # Seams (DESIGN.md section 2): one folder, one library, its dependencies declared here and nowhere else.
-# ib_seam(NAME DIR SOURCES ... DEPS ... LINK ...) makes the static library ib_<NAME> from the sources of
-# DIR and links it to the seams it may use (DEPS, by seam name) and to outside libraries (LINK).
+# ib_seam(NAME DIR SOURCES ... DEPS ... LINK ... USERS ...) makes the static library ib_<NAME> from the sources of
+# DIR and links it to the seams it may use (DEPS, by seam name) and to outside libraries (LINK). USERS, when given,
+# names the only seams that may depend on this one or include its headers (reports/: the conductors).
 # ib_seam_table() writes every seam's folder and dependencies to seams.json; the target ib_check_seams
 # (part of every build) reads it and fails the build when a file includes a header of a seam it does not
 # depend on (cmake/check_seams.py).
@@ -11,8 +12,13 @@ function(ib_seam_declare name dir)
   set_property(GLOBAL PROPERTY IB_SEAM_DEPS_${name} "${ARGN}")
 endfunction()
 
+# The only seams that may use seam `name` (its users); a seam without this call may be used by any.
+function(ib_seam_users name)
+  set_property(GLOBAL PROPERTY IB_SEAM_USERS_${name} "${ARGN}")
+endfunction()
+
 function(ib_seam name)
-  cmake_parse_arguments(S "INTERFACE" "DIR" "SOURCES;DEPS;LINK" ${ARGN})
+  cmake_parse_arguments(S "INTERFACE" "DIR" "SOURCES;DEPS;LINK;USERS" ${ARGN})
   if(S_INTERFACE)
     add_library(ib_${name} INTERFACE)
     set(scope INTERFACE)
@@ -29,6 +35,9 @@ function(ib_seam name)
     target_link_libraries(ib_${name} ${scope} ${S_LINK})
   endif()
   ib_seam_declare(${name} ${S_DIR} ${S_DEPS})
+  if(S_USERS)
+    ib_seam_users(${name} ${S_USERS})
+  endif()
 endfunction()
 
 function(ib_seam_table out)
@@ -42,7 +51,17 @@ function(ib_seam_table out)
       list(APPEND quoted "\"${d}\"")
     endforeach()
     list(JOIN quoted ", " deps_json)
-    list(APPEND entries "  \"${name}\": {\"dir\": \"${dir}\", \"deps\": [${deps_json}]}")
+    get_property(users GLOBAL PROPERTY IB_SEAM_USERS_${name})
+    set(users_json "")
+    if(users)
+      set(quoted "")
+      foreach(u IN LISTS users)
+        list(APPEND quoted "\"${u}\"")
+      endforeach()
+      list(JOIN quoted ", " users_list)
+      set(users_json ", \"users\": [${users_list}]")
+    endif()
+    list(APPEND entries "  \"${name}\": {\"dir\": \"${dir}\", \"deps\": [${deps_json}]${users_json}}")
   endforeach()
   list(JOIN entries ",\n" body)
   file(WRITE ${out} "{\n${body}\n}\n")

@@ -1,8 +1,8 @@
 // `interference-bench history DB`: the trend of recorded runs, one line per run per tenant (or JSON).
-// Formats the records reports/history.h read; computes nothing.
+// Formats the records harness/history/history.h read; computes nothing.
 #pragma once
 
-#include "reports/history.h"
+#include "harness/history/history.h"
 
 #include <nlohmann/json.hpp>
 

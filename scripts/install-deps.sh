@@ -97,7 +97,7 @@ fi
 # --- What is wanted -----------------------------------------------------------------------------
 run_set=(build-essential cmake ninja-build pkg-config git python3 libcli11-dev nlohmann-json3-dev libfmt-dev
          libpugixml-dev libsqlite3-dev libpcre2-dev libjs-chart.js)
-# --history DB (reports/history.cpp) and the host collectives' gloo (kernels/host/gloo_collective.cpp); the
+# --history DB (harness/history/history.cpp) and the host collectives' gloo (kernels/host/gloo_collective.cpp); the
 # build leaves each out without it
 optional=(libsqlitecpp-dev libgloo-dev)
 test_set=(libgtest-dev libgmock-dev googletest libbenchmark-dev python3-pytest python3-jsonschema

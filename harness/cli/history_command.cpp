@@ -2,7 +2,7 @@
 
 #include "harness/core/exit_codes.h"
 #include "harness/core/text.h"
-#include "reports/history.h"
+#include "harness/history/history.h"
 #include "reports/history_writer.h"
 
 #include <CLI/CLI.hpp>

@@ -8,7 +8,7 @@
 #include "harness/core/output_paths.h"
 #include "harness/core/text.h"
 #include "reports/compare_writer.h"
-#include "reports/history.h"
+#include "harness/history/history.h"
 #include "reports/html_writer.h"
 #include "reports/junit_writer.h"
 #include "reports/prometheus_writer.h"

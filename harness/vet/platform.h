@@ -47,7 +47,7 @@ struct PlatformOptions {
   std::function<bool()> stop;
   std::string junit;                  // sustain, vet: also write JUnit XML here (--junit FILE)
   std::string html;                   // vet: --html FILE (the checklist as a page)
-  std::string history;                // vet: --history DB (reports/history.h), after vet.json is written
+  std::string history;                // vet: --history DB (harness/history/history.h), after vet.json is written
   std::string version, git_sha;       // of this binary, for the history (set by the command line)
   std::vector<std::string> argv;      // mig-sweep: the command line, for its report
   // mig-sweep (harness/vet/mig_sweep.cpp)

@@ -53,6 +53,37 @@ def test_system_and_outside_headers_are_not_judged(tmp_path):
     assert check(TABLE, root).returncode == 0
 
 
+# reports/ (the writers) as cmake/seams.cmake declares it: only the conductors (cli, vet) may use it.
+WRITERS = {
+    "core": {"dir": "harness/core", "deps": []},
+    "results": {"dir": "harness/results", "deps": ["core"]},
+    "reports": {"dir": "reports", "deps": ["results", "core"], "users": ["cli", "vet"]},
+    "modes": {"dir": "harness/modes", "deps": ["results"]},
+    "vet": {"dir": "harness/vet", "deps": ["modes", "reports"]},
+    "cli": {"dir": "harness/cli", "deps": ["vet", "reports"]},
+}
+
+
+def test_only_the_conductors_include_the_writers(tmp_path):
+    root = tree(tmp_path, {"reports/json_writer.h": '#pragma once\n#include "harness/results/results.h"\n',
+                           "harness/results/results.h": "#pragma once\n",
+                           "harness/cli/app.cpp": '#include "reports/json_writer.h"\n',
+                           "harness/vet/platform.cpp": '#include "reports/json_writer.h"\n'})
+    assert check(WRITERS, root).returncode == 0
+    (root / "harness/modes/mode_setup.cpp").parent.mkdir(parents=True)
+    (root / "harness/modes/mode_setup.cpp").write_text('#include "harness/results/results.h"\n#include "reports/json_writer.h"\n')
+    r = check(WRITERS, root)
+    assert r.returncode == 1
+    assert r.stderr == ("harness/modes/mode_setup.cpp:2: includes reports/json_writer.h (seam reports), but only cli, vet "
+                        "may include seam reports's headers (cmake/seams.cmake, CMakeLists.txt)\n"), r.stderr
+    # declaring the dependency does not make it allowed: the declaration itself is refused too
+    declared = dict(WRITERS, modes={"dir": "harness/modes", "deps": ["results", "reports"]})
+    r = check(declared, root)
+    assert r.returncode == 1
+    assert "seam modes declares a dependency on seam reports, which only cli, vet may use" in r.stderr
+    assert "harness/modes/mode_setup.cpp:2: includes reports/json_writer.h" in r.stderr
+
+
 def test_the_tree_as_committed_passes(tmp_path):
     table = Path(os.environ["IB_BINARY"]).parent / "seams.json"  # written by cmake into the build folder
     r = subprocess.run([sys.executable, str(CHECK), str(table), str(SOURCE)], capture_output=True, text=True)

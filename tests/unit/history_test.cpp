@@ -1,6 +1,6 @@
-// The history database (reports/history.h): append and query, the window compare reads, the migration
+// The history database (harness/history/history.h): append and query, the window compare reads, the migration
 // from schema version 1, two writer processes at once, a damaged or locked file.
-#include "reports/history.h"
+#include "harness/history/history.h"
 #include "reports/history_writer.h"
 #include "tests/unit/sample_results.h"
 

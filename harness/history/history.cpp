@@ -1,4 +1,4 @@
-#include "reports/history.h"
+#include "harness/history/history.h"
 
 #include "harness/core/exit_codes.h"
 

@@ -1,5 +1,5 @@
 // The history in a build without SQLiteCpp (Ubuntu 22.04 packages none): every database call says so.
-#include "reports/history.h"
+#include "harness/history/history.h"
 
 namespace ib {
 

@@ -1,7 +1,7 @@
 // The parts of the history that need no database, in every build (with or without SQLiteCpp).
 #include "harness/core/errors.h"
 #include "harness/core/exit_codes.h"
-#include "reports/history.h"
+#include "harness/history/history.h"
 
 namespace ib {
 

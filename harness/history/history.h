@@ -134,7 +134,7 @@ std::vector<HistoryCheck> history_checks(const std::string& db, std::int64_t run
 // so that the database never hides a verdict, or 3 (cannot do what was asked) when that was 0.
 int exit_code_after_history_failure(int own_exit_code);
 
-// False in a build without SQLiteCpp (reports/history_unavailable.cpp): every function above then
+// False in a build without SQLiteCpp (harness/history/history_unavailable.cpp): every function above then
 // throws HistoryError saying so; the commands refuse --history before they measure (require_history).
 bool history_available();
 

@@ -67,13 +67,14 @@ class CudaExecutor final : public Executor {
     std::int64_t prev_start_ns = cuda::anchor_event(anchors_, stream_).ns;
     cudaEvent_t prev_start = anchors_[0];
 
-    if (!keep_going()) return;
+    // A collective's ranks agree on every sample (Workload::continue_together; others answer keep_going).
+    if (!w.continue_together(keep_going())) return;
     std::size_t k = 0;  // sample being waited for; slot k % kSlots
     enqueue(w, ctx, slots_[0]);
     for (;;) {
       Slot& cur = slots_[k % kSlots];
       // Enqueue the next sample before waiting for this one: the GPU never idles between them.
-      const bool more = keep_going();
+      const bool more = w.continue_together(keep_going());
       if (more) enqueue(w, ctx, slots_[(k + 1) % kSlots]);
 
       IB_CHECK(cudaEventSynchronize(cur.end));

@@ -19,6 +19,12 @@
 // enqueues one sample ahead), every communicator is aborted (ncclCommAbort) and the workload fails
 // with that reason: the aborted sample and every later one throw (check_sample, run_sample), so a
 // collective whose kernels were unblocked by the abort never becomes a timed sample.
+// Ranks as processes (a tenant with `ranks: N`, DESIGN.md section 13): each worker process is one rank on
+// its own GPU (gpus = 1), joined through the harness's rendezvous (nccl_comm.h, init_rank: non-blocking
+// init under timeout_s); its input is x_r for its global rank r and the check sums over all N ranks. The
+// watchdog also polls NCCL's asynchronous error (a peer that died) and aborts with NCCL's reason. Ranks
+// agree on every sample (continue_together): a one-int allreduce(min) of "I want another", waited for on
+// the harness stream, so a sample is no longer enqueued ahead of the previous one's end.
 // Locking: ncclCommAbort frees a communicator, so the watchdog aborts only under mu_, and the main
 // thread holds mu_ for each allreduce's NCCL calls and never calls NCCL on an aborted communicator.
 // If the main thread blocks inside an NCCL launch while holding mu_ (a stream's launch queue full
@@ -97,17 +103,22 @@ class Allreduce final : public Workload {
     // aborted, and may have left pending entries). No watchdog runs yet: no lock needed.
     stop_ = false;
     aborted_ = false;
+    async_reason_.clear();
     pending_.clear();
     next_done_ = 1;
     device_ = ctx.device;
-    auto s0 = static_cast<cudaStream_t>(ctx.stream);
+    stream_ = static_cast<cudaStream_t>(ctx.stream);
+    processes_ = ctx.rank.world_size > 1;
+    first_rank_ = processes_ ? ctx.rank.rank : 0;
+    nranks_ = processes_ ? ctx.rank.world_size : cfg_.gpus;
+    auto s0 = stream_;
     const std::size_t count = cfg_.bytes / sizeof(float);
     ranks_.resize(static_cast<std::size_t>(cfg_.gpus));
     std::vector<int> devs;
     for (int r = 0; r < cfg_.gpus; ++r) devs.push_back(ctx.device + r);
     nccl_ = nccl::Library::load_from_environment();
     if (!nccl_.ok()) throw WorkloadError(nccl::not_found_reason(nccl_, "allreduce"));
-    const std::vector<nccl::Comm> comms = nccl::init_all(nccl_, devs);
+    const std::vector<nccl::Comm> comms = make_comms(ctx, devs);
     for (int r = 0; r < cfg_.gpus; ++r) {  // owned by ranks_ at once: release() destroys them if we throw
       ranks_[r].device = devs[r];
       ranks_[r].comm = comms[r];
@@ -123,7 +134,7 @@ class Allreduce final : public Workload {
       }
       k.send = DeviceBuffer(cfg_.bytes);
       k.recv = DeviceBuffer(cfg_.bytes);
-      fill_rank_kernel<<<grid_for(count), 256, 0, k.stream>>>(k.send.as<float>(), count, r);
+      fill_rank_kernel<<<grid_for(count), 256, 0, k.stream>>>(k.send.as<float>(), count, first_rank_ + r);
       IB_CHECK_LAUNCH();
       IB_CHECK(cudaMemsetAsync(k.recv.get(), 0xFF, cfg_.bytes, k.stream));  // NaN poison
       IB_CHECK(cudaStreamSynchronize(k.stream));
@@ -141,14 +152,14 @@ class Allreduce final : public Workload {
       IB_CHECK(cudaSetDevice(k.device));
       DeviceBuffer bad(sizeof(unsigned long long));
       IB_CHECK(cudaMemsetAsync(bad.get(), 0, sizeof(unsigned long long), k.stream));
-      check_sum_kernel<<<grid_for(count), 256, 0, k.stream>>>(k.recv.as<float>(), count, cfg_.gpus,
+      check_sum_kernel<<<grid_for(count), 256, 0, k.stream>>>(k.recv.as<float>(), count, nranks_,
                                                               bad.as<unsigned long long>());
       IB_CHECK_LAUNCH();
       unsigned long long host = 0;
       IB_CHECK(cudaMemcpyAsync(&host, bad.get(), sizeof(host), cudaMemcpyDeviceToHost, k.stream));
       IB_CHECK(cudaStreamSynchronize(k.stream));
       if (host)
-        throw WorkloadError("allreduce: rank " + std::to_string(r) + ": " + std::to_string(host) + " of " +
+        throw WorkloadError("allreduce: rank " + std::to_string(first_rank_ + r) + ": " + std::to_string(host) + " of " +
                             std::to_string(count) + " elements differ from the exact sum");
     }
     IB_CHECK(cudaSetDevice(ctx.device));
@@ -169,9 +180,28 @@ class Allreduce final : public Workload {
     pending_.push_back({slot, std::chrono::steady_clock::now()});
     cv_.notify_all();
     // Bus bytes as nccl-tests count them, so the harness's rate of this counter is busbw (0 on one rank).
-    out.counters["bus_bytes"] = cfg_.iters * acct::allreduce_bus_bytes(static_cast<double>(cfg_.bytes), cfg_.gpus);
+    out.counters["bus_bytes"] = cfg_.iters * acct::allreduce_bus_bytes(static_cast<double>(cfg_.bytes), nranks_);
     // One rank: a local copy, no communication. Named in the results so that nobody reads algbw as a link's.
-    out.counters["local_copy_bytes"] = cfg_.gpus == 1 ? cfg_.iters * static_cast<double>(cfg_.bytes) : 0.0;
+    out.counters["local_copy_bytes"] = nranks_ == 1 ? cfg_.iters * static_cast<double>(cfg_.bytes) : 0.0;
+  }
+
+  // Ranks as processes: another sample only if every rank wants one (allreduce(min) of one int).
+  bool continue_together(bool mine) override {
+    if (!processes_) return mine;
+    // Pinned host memory both ways: a copy to or from pageable memory would wait for the stream
+    // (the collective included) with no deadline.
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (aborted_.load()) throw WorkloadError(abort_reason());
+      *vote_host_ = mine ? 1 : 0;
+      IB_CHECK(cudaMemcpyAsync(vote_.get(), vote_host_, sizeof(int), cudaMemcpyHostToDevice, stream_));
+      IB_CHECK(nccl_.api().all_reduce(vote_.get(), vote_.get(), 1, nccl::DataType::int32, nccl::RedOp::min,
+                                      ranks_[0].comm, stream_));
+      IB_CHECK(cudaMemcpyAsync(vote_host_, vote_.get(), sizeof(int), cudaMemcpyDeviceToHost, stream_));
+      IB_CHECK(cudaEventRecord(vote_done_, stream_));
+    }
+    wait_or_abort(vote_done_);
+    return *vote_host_ == 1;
   }
 
   // The abort unblocks the hung kernels, so the aborted sample's end event completes like a normal
@@ -196,8 +226,24 @@ class Allreduce final : public Workload {
     return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(cfg_.timeout_s));
   }
   std::string abort_reason() const {
+    if (!async_reason_.empty())
+      return "allreduce: rank " + std::to_string(first_rank_) + ": NCCL reported " + async_reason_ +
+             "; its communicator was aborted (ncclCommAbort)";
     return "allreduce: a collective did not finish within timeout_s = " + std::to_string(cfg_.timeout_s) +
-           " s; all " + std::to_string(cfg_.gpus) + " NCCL communicator(s) were aborted (ncclCommAbort)";
+           " s; all " + std::to_string(cfg_.gpus) + " NCCL communicator(s) of this process were aborted (ncclCommAbort)";
+  }
+
+  // One communicator per GPU of this process: all of them from ncclCommInitAll, or this process's rank
+  // of a tenant whose ranks are processes. The latter also allocates the vote's int.
+  std::vector<nccl::Comm> make_comms(const ExecContext& ctx, const std::vector<int>& devs) {
+    if (!processes_) return nccl::init_all(nccl_, devs);
+    if (cfg_.gpus != 1) throw WorkloadError("allreduce: a tenant with ranks has one GPU per rank (gpus = 1)");
+    if (!ctx.rendezvous) throw WorkloadError("allreduce: ranks as processes need the harness's rendezvous");
+    IB_CHECK(cudaSetDevice(ctx.device));
+    vote_ = DeviceBuffer(sizeof(int));
+    IB_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&vote_host_), sizeof(int), cudaHostAllocDefault));
+    IB_CHECK(cudaEventCreateWithFlags(&vote_done_, cudaEventDisableTiming));
+    return {nccl::init_rank(nccl_, ctx.rank, *ctx.rendezvous, cfg_.timeout_s)};
   }
 
   // Enqueues `iters` allreduces: fork the other ranks' streams from s0, one NCCL group per
@@ -281,6 +327,14 @@ class Allreduce final : public Workload {
       if (!pending_.empty() && std::chrono::steady_clock::now() > pending_.front().start + timeout()) {
         abort_all_locked();
         pending_.clear();
+      } else if (processes_ && !aborted_.load() && ranks_[0].comm) {
+        // A peer process that died or a broken connection: NCCL says so asynchronously.
+        const nccl::Result e = nccl::async_error(nccl_, ranks_[0].comm);
+        if (e != nccl::Result::success) {
+          async_reason_ = nccl::result_name(e) + (nccl_.last_error(ranks_[0].comm).empty() ? "" : " (" + nccl_.last_error(ranks_[0].comm) + ")");
+          abort_all_locked();
+          pending_.clear();
+        }
       }
     }
   }
@@ -321,12 +375,25 @@ class Allreduce final : public Workload {
       if (e) cudaEventDestroy(e);
       e = nullptr;
     }
+    if (vote_done_) cudaEventDestroy(vote_done_);
+    vote_done_ = nullptr;
+    vote_ = DeviceBuffer();
+    if (vote_host_) cudaFreeHost(vote_host_);
+    vote_host_ = nullptr;
     if (restore) cudaSetDevice(caller_device);
   }
 
   AllreduceConfig cfg_;
   nccl::Library nccl_;  // loaded in setup; outlives the communicators (release() destroys them first)
   int device_ = 0;  // rank 0's device (ctx.device)
+  cudaStream_t stream_ = nullptr;  // the harness stream (not owned)
+  bool processes_ = false;  // this process is one rank of a tenant with ranks
+  int first_rank_ = 0;      // the global rank of ranks_[0]
+  int nranks_ = 1;          // ranks of the communicator
+  DeviceBuffer vote_;       // ranks as processes: continue_together's int, on the GPU
+  int* vote_host_ = nullptr;  // and pinned on the host
+  cudaEvent_t vote_done_ = nullptr;
+  std::string async_reason_;  // NCCL's asynchronous error, when that is why it was aborted (under mu_)
   std::vector<Rank> ranks_;
   cudaEvent_t fork_ = nullptr;
   std::array<cudaEvent_t, 16> done_{};

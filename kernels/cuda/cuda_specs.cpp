@@ -109,8 +109,9 @@ void add_cuda_workload_specs(Registry& registry, const CudaFactory& factory) {
                  {"optimizer", T::string, "adam", {}, {}, {"adam", "sgd"}, "adam, or sgd with momentum 0.9"},
                  {"gpus", T::integer, 1, 1, 64, {}, "data-parallel ranks: devices device..device+gpus-1 (NCCL allreduce of gradients when > 1)"}},
                 {}, {}});
-  add({"allreduce", Backend::cuda,
-                "NCCL float32 sum-allreduce over the tenant's GPUs, one rank per GPU, one process (algbw B/s; "
+  WorkloadSpec allreduce{"allreduce", Backend::cuda,
+                "NCCL float32 sum-allreduce over the tenant's GPUs, one rank per GPU: in one process, or one process per "
+                "rank with `ranks` (gpus = 1 each; NCCL >= 2.14) (algbw B/s; "
                 "busbw = algbw x 2(n-1)/n); on one GPU a local copy, no communication (counter local_copy_bytes). "
                 "NCCL is loaded at run time: without libnccl.so.2 it is waived",
                 {{"gpus", T::integer, 1, 1, 64, {}, "ranks: devices device..device+gpus-1, one rank each"},
@@ -119,7 +120,10 @@ void add_cuda_workload_specs(Registry& registry, const CudaFactory& factory) {
                   "allreduces per sample (16 puts a 256 MiB sample in the 1-50 ms guideline on H200s: an estimated "
                   "~2.5 ms on one GPU, where the allreduce is a local copy, up to ~20 ms over 8 NVLink GPUs)"},
                  {"timeout_s", T::number, 60.0, 0.1, 3600, {}, "abort the communicators when a collective takes longer"}},
-                {}, {}});
+                {}, {}};
+  // A tenant of it may have `ranks`: one process per rank, each on its own GPU (gpus = 1; allreduce.cu).
+  allreduce.collective = true;
+  add(std::move(allreduce));
 }
 
 }  // namespace ib::cuda

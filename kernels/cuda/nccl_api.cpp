@@ -207,6 +207,9 @@ std::string resolve(void* handle, Api& api) {
   sym(api.group_start, "ncclGroupStart", true);
   sym(api.group_end, "ncclGroupEnd", true);
   sym(api.all_reduce, "ncclAllReduce", true);
+  sym(api.get_unique_id, "ncclGetUniqueId", false);
+  sym(api.comm_init_rank_config, "ncclCommInitRankConfig", false);
+  sym(api.comm_get_async_error, "ncclCommGetAsyncError", false);
   return missing;
 }
 

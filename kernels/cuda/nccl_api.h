@@ -47,13 +47,36 @@ enum class Result : int {
   remote_error = 6,
   in_progress = 7,
 };
-enum class DataType : int { float32 = 7, bfloat16 = 9 };
-enum class RedOp : int { sum = 0 };
+enum class DataType : int { int32 = 2, float32 = 7, bfloat16 = 9 };
+enum class RedOp : int { sum = 0, min = 3 };
+
+// ncclUniqueId: the bootstrap root's address, published by rank 0 (nccl.h: NCCL_UNIQUE_ID_BYTES = 128).
+struct UniqueId {
+  char internal[128];
+};
+
+// ncclConfig_t as NCCL 2.17 laid it out (the fields up to splitShare; nccl.h's later versions append).
+// NCCL reads `size` bytes of it and knows the layout from `version`, so this prefix stays valid for newer
+// libraries, as it does for programs compiled against 2.17's header. kUndefined is NCCL_CONFIG_UNDEF_INT.
+struct ConfigV21700 {
+  static constexpr int kUndefined = -2147483647 - 1;
+  std::size_t size = sizeof(ConfigV21700);
+  unsigned int magic = 0xcafebeef;
+  unsigned int version = 21700;
+  int blocking = kUndefined;
+  int cga_cluster_size = kUndefined;
+  int min_ctas = kUndefined;
+  int max_ctas = kUndefined;
+  const char* net_name = nullptr;
+  int split_share = kUndefined;
+};
 
 // "ncclInvalidUsage" etc.; "ncclResult <n>" for a value this table does not know.
 std::string result_name(Result r);
 
-// The resolved functions. All are required except get_last_error (NCCL >= 2.13).
+// The resolved functions. All are required except get_last_error (NCCL >= 2.13) and those a tenant with
+// ranks needs (get_unique_id, comm_init_rank_config and comm_get_async_error: NCCL >= 2.14), which
+// nccl_comm.h's init_rank asks for.
 struct Api {
   Result (*get_version)(int* version) = nullptr;
   const char* (*get_error_string)(Result r) = nullptr;
@@ -65,6 +88,9 @@ struct Api {
   Result (*group_end)() = nullptr;
   Result (*all_reduce)(const void* send, void* recv, std::size_t count, DataType type, RedOp op, Comm comm,
                        cudaStream_t stream) = nullptr;
+  Result (*get_unique_id)(UniqueId* id) = nullptr;
+  Result (*comm_init_rank_config)(Comm* comm, int nranks, UniqueId id, int rank, ConfigV21700* config) = nullptr;
+  Result (*comm_get_async_error)(Comm comm, Result* error) = nullptr;
 };
 
 // What the search reads from the environment; explicit so that tests can give their own.

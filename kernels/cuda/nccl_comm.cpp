@@ -4,8 +4,10 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 namespace ib::cuda::nccl {
 
@@ -34,6 +36,66 @@ std::vector<Comm> init_all(const Library& lib, const std::vector<int>& devices) 
                         result_name(r) + (detail.empty() ? "" : " (" + detail + ")") + "; " + lib.describe());
   }
   return comms;
+}
+
+namespace {
+
+std::string failure(const Library& lib, Result r) {
+  const std::string detail = lib.last_error();
+  return result_name(r) + (detail.empty() ? "" : " (" + detail + ")");
+}
+
+}  // namespace
+
+Result async_error(const Library& lib, Comm comm) {
+  Result state = Result::success;
+  const Result r = lib.api().comm_get_async_error(comm, &state);
+  if (r != Result::success) return r;
+  return state == Result::in_progress ? Result::success : state;
+}
+
+Comm init_rank(const Library& lib, const RankInfo& rank, Rendezvous& rendezvous, double timeout_s) {
+  const Api& api = lib.api();
+  if (!api.get_unique_id || !api.comm_init_rank_config || !api.comm_get_async_error)
+    throw WorkloadError("a tenant with ranks needs NCCL >= 2.14 (ncclCommInitRankConfig, ncclCommGetAsyncError); " +
+                        lib.describe());
+  const std::string who = "rank " + std::to_string(rank.rank) + " of " + std::to_string(rank.world_size);
+  const char* kKey = "nccl/unique_id";
+  UniqueId id{};
+  if (rank.rank == 0) {
+    if (const Result r = api.get_unique_id(&id); r != Result::success)
+      throw WorkloadError(who + ": ncclGetUniqueId failed: " + failure(lib, r));
+    rendezvous.put(kKey, std::string(id.internal, sizeof(id.internal)));
+  } else {
+    const std::string bytes = rendezvous.get(kKey, timeout_s);
+    if (bytes.size() != sizeof(id.internal))
+      throw WorkloadError(who + ": rank 0 published " + std::to_string(bytes.size()) + " bytes as NCCL's unique id");
+    std::memcpy(id.internal, bytes.data(), sizeof(id.internal));
+  }
+  ConfigV21700 config;
+  config.blocking = 0;  // returns at once (ncclInProgress): the wait below has a deadline NCCL lacks
+  Comm comm = nullptr;
+  Result r = api.comm_init_rank_config(&comm, rank.world_size, id, rank.rank, &config);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while ((r == Result::success || r == Result::in_progress) && comm) {
+    Result state = Result::in_progress;
+    r = api.comm_get_async_error(comm, &state);
+    if (r != Result::success) break;
+    if (state != Result::in_progress) {
+      r = state;
+      break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      (void)api.comm_abort(comm);
+      throw WorkloadError(who + ": the NCCL communicator was not ready within timeout_s " + std::to_string(timeout_s) +
+                          " s (a rank that never joined?); aborted (ncclCommAbort)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (r == Result::success && comm) return comm;
+  const std::string why = failure(lib, r);
+  if (comm) (void)api.comm_abort(comm);
+  throw WorkloadError(who + ": ncclCommInitRankConfig failed: " + why + "; " + lib.describe());
 }
 
 Support support_for(const std::string& workload, const std::vector<int>& devices) {

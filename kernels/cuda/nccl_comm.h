@@ -38,4 +38,16 @@ Support support_for(const std::string& workload, const std::vector<int>& devices
 // ncclCommInitAll over `devices`; throws WorkloadError with NCCL's last error when it fails.
 std::vector<Comm> init_all(const Library& lib, const std::vector<int>& devices);
 
+// One rank of a communicator whose ranks are processes (a tenant with `ranks`, DESIGN.md section 13), on
+// the current device. Rank 0 makes NCCL's unique id (its process hosts NCCL's bootstrap root) and
+// publishes it through the harness's rendezvous; every rank reads it and joins with
+// ncclCommInitRankConfig, non-blocking (blocking = 0), polled with ncclCommGetAsyncError until it is
+// ready. Past `timeout_s` (a rank that never joined) the communicator is aborted and WorkloadError names
+// this rank, the world and the wait; an NCCL error names NCCL's reason. Needs NCCL >= 2.14.
+Comm init_rank(const Library& lib, const RankInfo& rank, Rendezvous& rendezvous, double timeout_s);
+
+// NCCL's asynchronous error of `comm` (ncclCommGetAsyncError): success while it is healthy (or still
+// initialising), otherwise the error (a peer that died, a network failure).
+Result async_error(const Library& lib, Comm comm);
+
 }  // namespace ib::cuda::nccl

@@ -63,6 +63,13 @@ TEST(CudaRegistry, EveryWorkloadRegisteredAsCuda) {
     EXPECT_TRUE(names.count(n)) << "missing workload " << n;
 }
 
+// Issue 35: a tenant of allreduce may have ranks (one process per rank, each on its own GPU); no other CUDA
+// workload may (the scenario refuses ranks for a workload that is not a collective).
+TEST(CudaRegistry, AllreduceAloneIsACollective) {
+  const auto r = cuda_registry();
+  for (const auto* s : r.all()) EXPECT_EQ(s->collective, s->name == "allreduce") << s->name;
+}
+
 TEST(CudaRegistry, CoexistsWithHostWorkloadNames) {
   ib::Registry r;
   ib::cuda::register_workloads(r);
@@ -540,6 +547,19 @@ TEST(NcclLoader, TypesMatchNcclHeaderWhereInstalled) {
   static_assert(static_cast<int>(RedOp::sum) == ncclSum);
   static_assert(sizeof(Result) == sizeof(ncclResult_t) && sizeof(DataType) == sizeof(ncclDataType_t));
   static_assert(std::is_same_v<ib::cuda::nccl::Comm, ncclComm_t>);
+  static_assert(static_cast<int>(DataType::int32) == ncclInt32 && static_cast<int>(RedOp::min) == ncclMin);
+  // A tenant with ranks (issue 35): the unique id and the 2.17 prefix of ncclConfig_t, field by field.
+  static_assert(sizeof(ib::cuda::nccl::UniqueId) == sizeof(ncclUniqueId));
+  using Cfg = ib::cuda::nccl::ConfigV21700;
+  static_assert(offsetof(Cfg, size) == offsetof(ncclConfig_t, size) && offsetof(Cfg, magic) == offsetof(ncclConfig_t, magic));
+  static_assert(offsetof(Cfg, version) == offsetof(ncclConfig_t, version));
+  static_assert(offsetof(Cfg, blocking) == offsetof(ncclConfig_t, blocking));
+  static_assert(offsetof(Cfg, max_ctas) == offsetof(ncclConfig_t, maxCTAs));
+  static_assert(offsetof(Cfg, net_name) == offsetof(ncclConfig_t, netName));
+  static_assert(offsetof(Cfg, split_share) == offsetof(ncclConfig_t, splitShare));
+  static_assert(Cfg::kUndefined == NCCL_CONFIG_UNDEF_INT);
+  const ncclConfig_t theirs = NCCL_CONFIG_INITIALIZER;
+  EXPECT_EQ(Cfg{}.magic, theirs.magic);
   EXPECT_EQ(ib::cuda::nccl::result_name(static_cast<Result>(ncclRemoteError)), "ncclRemoteError");
 #else
   GTEST_SKIP() << "no nccl.h here: the declared ABI is checked where NCCL's header is installed";

@@ -84,8 +84,12 @@ RepetitionRun::~RepetitionRun() {
 std::vector<std::string> RepetitionRun::worker_args(const std::vector<std::size_t>& tenants, bool device_from_env,
                                                     int rank) const {
   // Inside a worker placed by CUDA_VISIBLE_DEVICES=MIG-..., its one visible device is CUDA device 0.
+  // A worker of one tenant (or one rank) goes to its placement's device when it names one.
+  int device = s_.device;
+  if (tenants.size() == 1 && s_.tenants[tenants[0]].placement_of(rank).device)
+    device = *s_.tenants[tenants[0]].placement_of(rank).device;
   std::vector<std::string> a = {"worker", "--backend", backend_name(o_.backend), "--device",
-                                std::to_string(device_from_env ? 0 : s_.device), "--warmup", std::to_string(s_.warmup_s),
+                                std::to_string(device_from_env ? 0 : device), "--warmup", std::to_string(s_.warmup_s),
                                 "--rewarm", std::to_string(o_.rewarm_s)};
   for (std::size_t i : tenants) {
     const Tenant& t = s_.tenants[i];

@@ -139,7 +139,7 @@ Placement parse_placement(const Checker& ck, const json& p, const std::string& p
   Placement out;
   if (!p.is_object()) ck.fail(path, "expected an object, got " + Checker::describe(p));
   ck.only_keys(p, path,
-               {"cpus", "mig_instance", "mig_profile", "mps_active_thread_percentage", "mps_pinned_mem_limit"});
+               {"cpus", "device", "mig_instance", "mig_profile", "mps_active_thread_percentage", "mps_pinned_mem_limit"});
   out.raw = p;
   if (p.contains("cpus")) {
     const std::string cp = path + ".cpus";
@@ -158,6 +158,12 @@ Placement parse_placement(const Checker& ck, const json& p, const std::string& p
     }
   }
   const bool mig = lenient || mode == Mode::mig, mps = lenient || mode == Mode::mps;
+  if (p.contains("device")) {
+    if (!lenient && (mode == Mode::mig || mode == Mode::streams))
+      ck.fail(path + ".device", std::string("not valid with mode ") + mode_name(mode) +
+                                    " (mig places by instance, streams runs every tenant in one process)");
+    out.device = ck.integer(p.at("device"), path + ".device", 0, 63);
+  }
   if (p.contains("mig_instance")) {
     if (!mig) ck.fail(path + ".mig_instance", std::string("only valid with mode mig (mode is ") + mode_name(mode) + ")");
     out.mig_instance = ck.integer(p.at("mig_instance"), path + ".mig_instance", 0, 63);

@@ -28,6 +28,9 @@ const std::vector<std::string>& mode_names();
 
 struct Placement {
   std::vector<int> cpus;                    // host CPU affinity of the worker (empty: any)
+  // The worker's CUDA device (default: the scenario's `device`): a rank of a collective on its own GPU.
+  // Modes exclusive, timeslice and mps only; telemetry and the foreign-load probe watch the scenario's.
+  std::optional<int> device;
   std::optional<int> mig_instance;          // mode mig: index into the enumerated MIG instances
   std::optional<std::string> mig_profile;   // mode mig: profile name, e.g. "1g.18gb"
   std::optional<int> mps_active_thread_percentage;  // mode mps: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE

@@ -377,6 +377,20 @@ def test_on_device_1_the_program_is_shown_that_gpu(runner, tmp_path, mode):
     assert seen and all(e.get("CUDA_VISIBLE_DEVICES") == "1" for e in seen), seen
 
 
+def test_a_placements_device_is_the_workers_gpu(runner, tmp_path):
+    # Issue 35: a worker (a collective's rank, here a program) may have a GPU of its own: placement.device
+    # is the device its worker gets, and so the one its program is shown; the scenario's is the default.
+    envs = tmp_path / "env.jsonl"
+    train = {**toy("train", "heartbeat", env={"IB_ENV_FILE": str(envs)}), "placement": {"device": 2}}
+    doc = scenario("device2", [train, {"name": "n", "role": "aggressor", "workload": "host-idle",
+                                       "params": {"sample_ms": 1.0}}], duration=0.4)
+    r, res = run(runner, tmp_path, doc, "--rounds", "1", "--until", "fixed", *LENIENT)
+    assert r.returncode in (0, 1, 5), r.stdout + r.stderr
+    seen = [json.loads(line) for line in envs.read_text().splitlines()]
+    assert seen and all(e.get("CUDA_VISIBLE_DEVICES") == "2" for e in seen), seen
+    assert res["runs"][0]["tenants"][0]["placement"] == {"device": 2}
+
+
 @pytest.mark.parametrize("metric", ["stdout", "wall", "heartbeat"])
 def test_descendants_that_leave_the_programs_group_do_not_outlive_the_run(runner, tmp_path, metric):
     # Issue 37 item 1: a setsid daemon, a setpgid child and a child in the worker's group per program start;

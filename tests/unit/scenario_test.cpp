@@ -79,6 +79,27 @@ TEST_F(ScenarioTest, ModeOverrideIsCheckedAgainstPlacements) {
   }
 }
 
+// Issue 35: a worker (a collective's rank) may have a GPU of its own; not where mig or streams decide.
+TEST_F(ScenarioTest, APlacementsDeviceIsParsedAndRefusedInMigAndStreams) {
+  json d = minimal();
+  d["tenants"][0]["placement"] = {{"device", 3}};
+  EXPECT_EQ(parse_scenario(d, "f.json", {}, ctx).tenants[0].placement.device, 3);
+  EXPECT_FALSE(parse_scenario(minimal(), "f.json", {}, ctx).tenants[0].placement.device.has_value());
+  for (const char* mode : {"mig", "streams"}) {
+    d["mode"] = mode;
+    try {
+      parse_scenario(d, "f.json", {}, ctx);
+      ADD_FAILURE() << "accepted a device in mode " << mode;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("f.json: tenants[0].placement.device: not valid with mode " + std::string(mode)),
+                std::string::npos) << e.what();
+    }
+  }
+  d["mode"] = "timeslice";
+  d["tenants"][0]["placement"] = {{"device", 64}};
+  EXPECT_THROW(parse_scenario(d, "f.json", {}, ctx), InputError);
+}
+
 TEST_F(ScenarioTest, PlacementCpusAndMigFieldsAreParsed) {
   json d = minimal();
   d["tenants"][0]["placement"] = {{"cpus", {1, 0}}};

@@ -379,6 +379,27 @@ void advice_tables(std::ostringstream& os, const Results& results) {
   }
 }
 
+// Tenants with ranks (DESIGN.md section 13): per repetition, the figures summary.md gives.
+void collective_table(std::ostringstream& os, const Results& results) {
+  std::ostringstream rows;
+  for (const RunResult& run : results.runs)
+    for (const TenantResult& t : run.tenants) {
+      if (!t.metrics || !t.metrics->collective) continue;
+      const TenantMetrics::Collective& c = *t.metrics->collective;
+      rows << "<tr><td>" << html_escape(run.scenario) << "</td><td>" << html_escape(run.mode) << "</td><td>"
+           << html_escape(t.name) << "</td><td>" << run.repetition << "</td><td>" << c.ranks << "</td><td>" << c.blast_radius
+           << " (slowed &gt; " << formatted("%.0f%%", c.blast_threshold * 100) << ")</td><td>";
+      if (const auto& f = t.colocated.rank_figures)
+        rows << "rank " << f->straggler_rank << " (" << formatted("%.0f%%", f->straggler_share * 100) << ")";
+      rows << "</td><td>" << formatted("%.3f s", c.longest_stall_s) << " of " << formatted("%.0f s", c.timeout_s)
+           << (c.stall_margin < 1.0 ? " (would have ended the job)" : "") << "</td></tr>\n";
+    }
+  if (rows.str().empty()) return;
+  os << "<h2>Collectives</h2>\n<table><tr><th>scenario</th><th>mode</th><th>tenant</th><th>repetition</th><th>ranks</th>"
+        "<th>blast radius</th><th>straggler</th><th>longest stall</th></tr>\n"
+     << rows.str() << "</table>\n";
+}
+
 void page_header(std::ostringstream& os, const Results& r) {
   const Meta& m = r.meta;
   os << "<h1>interference-bench results</h1>\n<p>" << html_escape(m.start_time) << " on " << html_escape(m.host)
@@ -462,6 +483,7 @@ std::string html_report(const Results& results) {
      << html_escape(results.meta.start_time) << "</title>\n<style>" << kStyle << "</style></head>\n<body>\n";
   page_header(os, results);
   aggregate_table(os, results);
+  collective_table(os, results);
   advice_tables(os, results);
   os << "<noscript><p>The charts need JavaScript; the table above has the verdicts.</p></noscript>\n"
         "<div id=\"charts\"></div>\n<script type=\"application/json\" id=\"ib-data\">"

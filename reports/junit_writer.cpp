@@ -20,8 +20,25 @@ double cutoff_of(const Results& r, const TenantAggregate& a) {
 
 std::string number_text(double v) { return std::isfinite(v) ? formatted("%.6g", v) : std::string("n/a"); }
 
+// A collective tenant's figures per repetition (DESIGN.md section 13): one "collective:" line each.
+void collective_evidence(std::ostringstream& os, const Results& r, const TenantAggregate& a) {
+  for (const auto& run : r.runs) {
+    if (run.scenario != a.scenario || run.mode != a.mode) continue;
+    for (const auto& t : run.tenants) {
+      if (t.name != a.tenant || !t.metrics || !t.metrics->collective) continue;
+      const TenantMetrics::Collective& c = *t.metrics->collective;
+      os << "collective (repetition " << run.repetition << "): " << c.ranks << " ranks, blast radius " << c.blast_radius
+         << " (threshold " << number_text(c.blast_threshold) << "), longest stall " << number_text(c.longest_stall_s)
+         << " s of a " << number_text(c.timeout_s) << " s timeout (margin " << number_text(c.stall_margin) << ")";
+      if (const auto& f = t.colocated.rank_figures)
+        os << ", straggler rank " << f->straggler_rank << " (" << number_text(f->straggler_share) << " of samples)";
+      os << "\n";
+    }
+  }
+}
+
 // The evidence of a tenant verdict, one "key: value" line per fact: metric, value, ci95, threshold, reason.
-std::string evidence(const TenantAggregate& a, double cutoff) {
+std::string evidence(const Results& r, const TenantAggregate& a, double cutoff) {
   std::ostringstream os;
   os << "metric: p95_slowdown\n";
   if (a.metrics) {
@@ -42,6 +59,7 @@ std::string evidence(const TenantAggregate& a, double cutoff) {
   os << "threshold: " << number_text(cutoff) << " (the whole CI above it fails, across it is inconclusive)\n"
      << "repetitions: " << a.repetitions << " (" << a.repetitions_measured << " measured)\n"
      << "reason: " << a.verdict_reason << "\n";
+  collective_evidence(os, r, a);
   for (const auto& w : a.warnings) os << "warning: " << w.text << "\n";
   return os.str();
 }
@@ -117,7 +135,7 @@ void add_testcase(pugi::xml_node suite, const Results& r, const TenantAggregate&
       message = std::string(verdict_name(a.verdict)) + ": " + a.verdict_reason;
       break;
   }
-  std::string text = "verdict: " + std::string(verdict_name(a.verdict)) + "\n" + evidence(a, cutoff);
+  std::string text = "verdict: " + std::string(verdict_name(a.verdict)) + "\n" + evidence(r, a, cutoff);
   if (a.advice) {  // a user's program: the advice with each rule's evidence
     text += std::string("\nadvice: ") + to_string(a.advice->choice) + " — " + a.advice->reason + "\n";
     for (const auto& rule : a.advice->rules)

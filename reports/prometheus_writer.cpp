@@ -124,6 +124,36 @@ void advice_families(std::ostringstream& os, const Results& r) {
   }
 }
 
+// Tenants with ranks (DESIGN.md section 13), per repetition: ranks, blast radius, the longest stall's
+// margin to the collective timeout, and the colocated phase's straggler (label rank) and its share.
+void collective_families(std::ostringstream& os, const Results& r) {
+  const auto has = [](const TenantResult& t) { return t.metrics && t.metrics->collective; };
+  if (std::none_of(r.runs.begin(), r.runs.end(),
+                   [&](const RunResult& run) { return std::any_of(run.tenants.begin(), run.tenants.end(), has); }))
+    return;
+  Family ranks(os, "interference_bench_collective_ranks", "ranks of a collective tenant (one worker process each)");
+  Family blast(os, "interference_bench_collective_blast_radius",
+               "ranks whose colocated iterations slowed by more than the blast threshold (cutoff / 4)");
+  Family margin(os, "interference_bench_collective_stall_margin",
+                "collective timeout / the longest colocated sample: below 1 the job would have died");
+  Family straggler(os, "interference_bench_collective_straggler_share",
+                   "share of the counted colocated samples in which the straggler (label rank) was the slowest rank");
+  for (const auto& run : r.runs)
+    for (const auto& t : run.tenants) {
+      if (!has(t)) continue;
+      Labels l = tenant_labels(r, run.scenario, run.mode, t.name, t.workload);
+      l.emplace_back("repetition", std::to_string(run.repetition));
+      const TenantMetrics::Collective& c = *t.metrics->collective;
+      ranks.sample(l, c.ranks);
+      blast.sample(l, c.blast_radius);
+      margin.sample(l, c.stall_margin);
+      if (const auto& f = t.colocated.rank_figures) {
+        l.emplace_back("rank", std::to_string(f->straggler_rank));
+        straggler.sample(l, f->straggler_share);
+      }
+    }
+}
+
 // Per repetition and phase: throughput, window CV, throttled fraction.
 void phase_families(std::ostringstream& os, const Results& r) {
   const Phase phases[] = {Phase::exclusive, Phase::colocated};
@@ -168,6 +198,7 @@ std::string prometheus_text(const Results& r) {
   std::ostringstream os;
   aggregate_families(os, r);
   advice_families(os, r);
+  collective_families(os, r);
   phase_families(os, r);
   return os.str();
 }

@@ -1,6 +1,7 @@
 // JSON and Markdown writers (reports/): formatting only, on hand-built results.
 #include "harness/core/files.h"
 #include "reports/compare_writer.h"
+#include "reports/html_writer.h"
 #include "reports/json_writer.h"
 #include "reports/junit_writer.h"
 #include "reports/markdown_writer.h"
@@ -506,6 +507,51 @@ TEST(PrometheusWriter, ValuesAreTheShortestExactText) {
   const std::string text = prometheus_text(r);
   EXPECT_NE(text.find("} 0.1343642\n"), std::string::npos) << text;
   EXPECT_NE(text.find("} 0.30000000000000004\n"), std::string::npos) << text;
+}
+
+// Issue 35: a collective tenant's figures per repetition, in Prometheus (families of their own) and in its
+// JUnit testcase's evidence; a run without one writes none of those families.
+Results with_a_collective() {
+  Results r = sample_results();
+  TenantResult& t = r.runs.at(0).tenants.at(0);
+  EXPECT_TRUE(t.metrics.has_value());
+  t.metrics->collective = TenantMetrics::Collective{4, 2, 0.1, 1.5, 600.0, 400.0};
+  t.colocated.rank_figures = PhaseResult::RankFigures{4, 3, 0.75};
+  return r;
+}
+
+TEST(PrometheusWriter, ACollectivesRanksBlastRadiusStallAndStraggler) {
+  EXPECT_EQ(prometheus_text(sample_results()).find("interference_bench_collective"), std::string::npos);
+  const std::string text = prometheus_text(with_a_collective());
+  const std::string rep = ",repetition=\"" + std::to_string(with_a_collective().runs[0].repetition) + "\"";
+  for (const std::string& line : {"interference_bench_collective_ranks{", "interference_bench_collective_blast_radius{",
+                                  "interference_bench_collective_stall_margin{"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  EXPECT_NE(text.find(rep + "} 2\n"), std::string::npos) << text;    // the blast radius
+  EXPECT_NE(text.find(rep + "} 400\n"), std::string::npos) << text;  // the stall margin
+  EXPECT_NE(text.find(rep + ",rank=\"3\"} 0.75\n"), std::string::npos) << text;
+}
+
+TEST(JunitWriter, ACollectivesFiguresAreInItsEvidence) {
+  Results r = with_a_collective();
+  r.aggregates[0].verdict = Verdict::fail;  // the evidence is the failure's text
+  const auto tcs = testcases(junit_xml(r));
+  ASSERT_FALSE(tcs.empty());
+  EXPECT_NE(tcs[0].text.find("): 4 ranks, blast radius 2 (threshold 0.1), longest stall 1.5 s of a 600 s timeout "
+                             "(margin 400), straggler rank 3 (0.75 of samples)"),
+            std::string::npos)
+      << tcs[0].text;
+  r = sample_results();
+  r.aggregates[0].verdict = Verdict::fail;
+  EXPECT_EQ(testcases(junit_xml(r))[0].text.find("collective"), std::string::npos);
+}
+
+TEST(HtmlWriter, ACollectivesFiguresHaveATable) {
+  EXPECT_EQ(html_report(sample_results()).find("<h2>Collectives</h2>"), std::string::npos);
+  const std::string page = html_report(with_a_collective());
+  EXPECT_NE(page.find("<h2>Collectives</h2>"), std::string::npos);
+  EXPECT_NE(page.find("<td>4</td><td>2 (slowed &gt; 10%)</td><td>rank 3 (75%)</td><td>1.500 s of 600 s</td>"),
+            std::string::npos);
 }
 
 TEST(PrometheusWriter, FamiliesWithHelpTypeAndTheResultsValues) {

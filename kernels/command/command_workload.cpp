@@ -261,7 +261,13 @@ class StdoutCommand final : public CommandBase {
     paused_ = true;
   }
 
-  void teardown() override { end_program(); }
+  void teardown() override {
+    if (const std::size_t n = pattern_.lines_given_up())  // on the worker's log (issue 37 item 11)
+      std::fprintf(stderr, "interference-bench worker: %zu line(s) of the program's output cost the step pattern more "
+                   "than its match limit (%u backtracking steps) and were not read as steps: simplify the pattern\n",
+                   n, static_cast<unsigned>(StepPattern::kMatchLimit));
+    end_program();
+  }
 
  private:
   void on_line(const std::string& line, std::int64_t at) {

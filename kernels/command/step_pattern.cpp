@@ -3,6 +3,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -11,11 +12,14 @@ namespace ib {
 
 struct StepPattern::Impl {
   pcre2_code* code = nullptr;
+  pcre2_match_context* limits = nullptr;  // kMatchLimit (match and depth)
+  std::atomic<std::size_t> given_up{0};
   int group = 0;  // the named group's number
   StepValueKind kind = StepValueKind::seconds;
   double scale = 1.0;  // to seconds (s, ms, us) or 1 (rate)
   ~Impl() {
     if (code) pcre2_code_free(code);
+    if (limits) pcre2_match_context_free(limits);
   }
 };
 
@@ -71,6 +75,13 @@ std::optional<StepPattern> StepPattern::compile(const std::string& regex, std::s
   }
   // JIT where the library has it: a 10 kHz program's every line goes through match().
   pcre2_jit_compile(impl->code, PCRE2_JIT_COMPLETE);
+  impl->limits = pcre2_match_context_create(nullptr);
+  if (!impl->limits) {
+    error = "no memory for the expression's match limits";
+    return std::nullopt;
+  }
+  pcre2_set_match_limit(impl->limits, kMatchLimit);
+  pcre2_set_depth_limit(impl->limits, kMatchLimit);
   return StepPattern(std::move(impl));
 }
 
@@ -78,7 +89,9 @@ std::optional<StepValue> StepPattern::match(const std::string& line) const {
   pcre2_match_data* md = pcre2_match_data_create_from_pattern(impl_->code, nullptr);
   if (!md) return std::nullopt;
   std::optional<StepValue> out;
-  const int rc = pcre2_match(impl_->code, reinterpret_cast<PCRE2_SPTR>(line.data()), line.size(), 0, 0, md, nullptr);
+  const int rc =
+      pcre2_match(impl_->code, reinterpret_cast<PCRE2_SPTR>(line.data()), line.size(), 0, 0, md, impl_->limits);
+  if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT) ++impl_->given_up;
   if (rc > impl_->group) {
     const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
     const PCRE2_SIZE begin = ov[2 * impl_->group], end = ov[2 * impl_->group + 1];
@@ -93,5 +106,7 @@ std::optional<StepValue> StepPattern::match(const std::string& line) const {
   pcre2_match_data_free(md);
   return out;
 }
+
+std::size_t StepPattern::lines_given_up() const { return impl_->given_up.load(); }
 
 }  // namespace ib

@@ -3,6 +3,8 @@
 // (or work units) per second, e.g. tqdm's "12.5it/s" or a server's "tokens/s".
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,8 +27,13 @@ class StepPattern {
   // groups, or its group's name is not one of s, ms, us, rate.
   static std::optional<StepPattern> compile(const std::string& regex, std::string& error);
   // The first match in `line`: nullopt when it does not match or the group's text is not a finite
-  // number > 0 (a "0 it/s" progress bar line is not a step).
+  // number > 0 (a "0 it/s" progress bar line is not a step). Matching one line may cost at most
+  // kMatchLimit backtracking steps (PCRE2's match and depth limits): a catastrophic pattern such as
+  // (a+)+$ gives up on that line (nullopt, counted by lines_given_up) instead of taking seconds per line
+  // while the program's output piles up (issue 37 item 11).
   std::optional<StepValue> match(const std::string& line) const;
+  static constexpr std::uint32_t kMatchLimit = 100000;
+  std::size_t lines_given_up() const;
 
   StepPattern(StepPattern&&) noexcept;
   StepPattern& operator=(StepPattern&&) noexcept;

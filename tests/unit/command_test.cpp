@@ -103,6 +103,24 @@ TEST(CommandSpecTest, RefusesWhatCannotRunWithTheKeyThatIsWrong) {
             std::string::npos);
 }
 
+// Issue 37 item 11: (1+)+$ on a line of n 1s and an x backtracks about 2^n times. With 18 (~260 000 steps,
+// within PCRE2's default limit of 10 million, so without our limit it would run to "no match") the
+// match limit gives up on the line and counts it; 30 (~10^9 steps: minutes unbounded) gives up at once.
+TEST(StepPatternTest, ACatastrophicPatternGivesUpOnALineAndCountsIt) {
+  std::string error;
+  const auto p = StepPattern::compile("(?P<ms>(1+)+)$", error);
+  ASSERT_TRUE(p) << error;
+  EXPECT_FALSE(p->match(std::string(18, '1') + "x"));
+  EXPECT_EQ(p->lines_given_up(), 1u);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(p->match(std::string(30, '1') + "x"));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  EXPECT_EQ(p->lines_given_up(), 2u);
+  EXPECT_TRUE(p->match("step 111"));  // an ordinary line still reads (111 ms)
+  EXPECT_FALSE(p->match("no ones here"));  // no match is not giving up
+  EXPECT_EQ(p->lines_given_up(), 2u);
+}
+
 TEST(StepPatternTest, ConvertsEachUnitToSecondsOrARate) {
   std::string error;
   const auto ms = StepPattern::compile("took (?P<ms>[0-9.]+) ms", error);

@@ -34,6 +34,13 @@ def steps(hb, n, ms=2.0, each=None):
         hb.step()
 
 
+BAD_STEPS = {
+    "zero-step": lambda now: "step %d %d\n" % (now, now),                   # lasts 0 ns
+    "overlap": lambda now: "step %d %d\n" % (now - 10**9, now),             # starts 1 s ago, before the last ended
+    "huge-work": lambda now: "step %d %d 1e308\n" % (now - 1000, now),      # work past 1e15 (a sum would overflow)
+}
+
+
 def main(kind):
     print("faulty.py %s starting" % kind, flush=True)
     if kind == "never-ready":
@@ -56,6 +63,11 @@ def main(kind):
     if kind == "malformed":
         steps(hb, 30)
         hb._sock.sendall(b"stop it 12\n")
+        time.sleep(3600)
+    if kind in BAD_STEPS:  # a well-formed step line the harness must refuse (issue 37 item 5)
+        steps(hb, 30)
+        now = time.monotonic_ns()
+        hb._sock.sendall(BAD_STEPS[kind](now).encode())
         time.sleep(3600)
     if kind == "close-socket":
         steps(hb, 30)

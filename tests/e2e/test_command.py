@@ -229,6 +229,25 @@ def test_a_programs_bad_step_or_raw_output_is_its_error_escaped_and_the_results_
         assert "\x1b" not in f.read_text() and "\u009b" not in f.read_text()
 
 
+@pytest.mark.parametrize("kind,says", [
+    ("zero-step", "reported a step of 0 s, outside [1 ns, 1e6 s]"),
+    ("overlap", "before the previous one ended"),
+    ("huge-work", "for one step (at most 1e15)"),
+])
+def test_a_heartbeat_programs_bad_step_is_its_error_and_the_results_stay_readable(runner, tmp_path, kind, says):
+    # Issue 37 item 5: a step the heartbeat program reports outside the bounds is its error, naming the line;
+    # the results the run writes are still ones its own tools read.
+    prog = command_tenant("prog", [sys.executable, FAULTY, kind], ready_timeout_s=5, step_timeout_s=2)
+    doc = scenario("bad-" + kind, [prog, {"name": "n", "role": "aggressor", "workload": "host-idle",
+                                          "params": {"sample_ms": 1.0}}], duration=0.6)
+    r, res = run(runner, tmp_path, doc, "--rounds", "1", "--until", "fixed", *LENIENT)
+    assert r.returncode == 4, r.stdout + r.stderr
+    message = res["runs"][0]["tenants"][0]["phases"]["exclusive"]["worker"]["message"]
+    assert says in message and "step " in message, message
+    rep = runner.run("report", tmp_path / "out" / "results.json", "--junit", tmp_path / "j.xml")
+    assert rep.returncode not in (2, 3, 70), rep.stderr
+
+
 def test_a_wall_tenants_prepare_is_not_in_its_sample(runner, tmp_path):
     # Issue 37 item 13 (a surviving mutant: the clock started before prepare): a 0.3 s prepare, then `true`.
     prog = command_tenant("quick", ["true"], "wall", prepare=["sleep", "0.3"])

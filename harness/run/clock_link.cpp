@@ -1,0 +1,103 @@
+// The clock exchange's wire format and its two sides (clock_link.h).
+#include "harness/run/clock_link.h"
+
+#include "harness/run/protocol.h"
+
+#include <nlohmann/json.hpp>
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+namespace ib {
+
+namespace {
+
+constexpr std::size_t kMaxClockLine = 256;  // a clock line is well under 100 bytes
+
+bool write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// The next line from `fd` (blocking); nullopt at end of file or on a line over kMaxClockLine.
+std::optional<std::string> read_line(int fd, LineReader& reader, std::vector<std::string>& pending) {
+  while (pending.empty()) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, -1) < 0 && errno != EINTR) return std::nullopt;
+    const ReadStatus s = read_lines(fd, reader, pending);
+    if (s != ReadStatus::open && pending.empty()) return std::nullopt;
+  }
+  std::string line = std::move(pending.front());
+  pending.erase(pending.begin());
+  return line;
+}
+
+std::optional<std::int64_t> field(const nlohmann::json& j, const char* name) {
+  const auto it = j.find(name);
+  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+  return it->get<std::int64_t>();
+}
+
+bool is_clock(const nlohmann::json& j) { return j.is_object() && j.value("type", std::string()) == "clock"; }
+
+}  // namespace
+
+std::string answer_clock_requests(int fd, const MonotonicNs& now) {
+  LineReader reader(kMaxClockLine);
+  std::vector<std::string> pending;
+  while (const auto line = read_line(fd, reader, pending)) {
+    const std::int64_t t1 = now();
+    const nlohmann::json request = nlohmann::json::parse(*line, nullptr, false);
+    const auto t0 = is_clock(request) ? field(request, "t0") : std::nullopt;
+    if (!t0) return "not a clock request: " + line->substr(0, 80);
+    nlohmann::json answer{{"type", "clock"}, {"t0", *t0}, {"t1", t1}};
+    answer["t2"] = now();
+    if (!write_all(fd, answer.dump() + "\n")) return "the node went away";
+  }
+  return "";
+}
+
+std::optional<ClockOffset> measure_clock_offset(int fd, std::size_t exchanges, const MonotonicNs& now,
+                                                std::string& error) {
+  LineReader reader(kMaxClockLine);
+  std::vector<std::string> pending;
+  std::vector<ClockExchange> got;
+  for (std::size_t i = 0; i < exchanges; ++i) {
+    ClockExchange e;
+    e.t0 = now();
+    if (!write_all(fd, nlohmann::json{{"type", "clock"}, {"t0", e.t0}}.dump() + "\n")) {
+      error = "the conductor went away";
+      return std::nullopt;
+    }
+    const auto line = read_line(fd, reader, pending);
+    e.t3 = now();
+    if (!line) {
+      error = "the conductor's answers ended";
+      return std::nullopt;
+    }
+    const nlohmann::json answer = nlohmann::json::parse(*line, nullptr, false);
+    const auto t0 = is_clock(answer) ? field(answer, "t0") : std::nullopt;
+    const auto t1 = field(answer, "t1"), t2 = field(answer, "t2");
+    if (!t0 || *t0 != e.t0 || !t1 || !t2) {
+      error = "not the answer to this clock request: " + line->substr(0, 80);
+      return std::nullopt;
+    }
+    e.t1 = *t1;
+    e.t2 = *t2;
+    got.push_back(e);
+  }
+  auto estimate = estimate_offset(got);
+  if (!estimate) error = "no exchange had its times in order";
+  return estimate;
+}
+
+}  // namespace ib

@@ -23,7 +23,7 @@
 #include "harness/vet/mig_sweep.h"
 #include "harness/vet/platform.h"
 #include "reports/mig_sweep_writer.h"
-#include "reports/results_reader.h"
+#include "harness/results/results_reader.h"
 
 #include <fmt/format.h>
 

@@ -11,7 +11,7 @@
 #include "harness/nvml/nvml.h"
 #include "kernels/workload.h"
 #include "harness/results/platform_reports.h"
-#include "reports/results_reader.h"
+#include "harness/results/results_reader.h"
 
 #include <functional>
 #include <memory>
@@ -62,7 +62,7 @@ struct PlatformOptions {
 
 // A measuring step: this binary again (`run` or `sustain`), as a child that dies with us
 // (INTERFERENCE_BENCH_CHILD makes it set PR_SET_PDEATHSIG), with the foreign-load limits of `o` and
-// `--out out_dir`; then its results.json, read back (reports/results_reader.h).
+// `--out out_dir`; then its results.json, read back (harness/results/results_reader.h).
 struct ChildRun {
   int exit_code = 3;
   std::optional<ResultsDocument> results;  // empty when the child wrote none (or one that does not read)

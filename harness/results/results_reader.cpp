@@ -1,4 +1,4 @@
-#include "reports/results_reader.h"
+#include "harness/results/results_reader.h"
 
 #include "harness/core/json_input.h"
 

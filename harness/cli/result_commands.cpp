@@ -12,7 +12,7 @@
 #include "reports/html_writer.h"
 #include "reports/junit_writer.h"
 #include "reports/prometheus_writer.h"
-#include "reports/results_reader.h"
+#include "harness/results/results_reader.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,5 +1,5 @@
 // Commands over saved results files (they run nothing): `compare BASE NEW` and `report RESULTS`. Each
-// reads its files with the one reader (reports/results_reader.h): a file that does not read, or of
+// reads its files with the one reader (harness/results/results_reader.h): a file that does not read, or of
 // another schema major, is exit 2 with one line naming the file and the field.
 #pragma once
 

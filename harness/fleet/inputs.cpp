@@ -5,7 +5,7 @@
 #include "harness/core/text.h"
 #include "harness/fleet/merge.h"
 #include "harness/stats/stats.h"
-#include "reports/results_reader.h"
+#include "harness/results/results_reader.h"
 
 #include <algorithm>
 #include <cstdint>

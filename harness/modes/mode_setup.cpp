@@ -8,7 +8,7 @@
 #include "harness/core/text.h"
 #include "harness/modes/mps_daemon.h"
 #include "harness/process/process.h"
-#include "reports/results_reader.h"
+#include "harness/results/results_reader.h"
 
 #include <unistd.h>
 

@@ -21,7 +21,7 @@ namespace ib {
 MigPlan plan_mig(const Scenario& s, const std::vector<MigInstance>& instances);
 
 // Exclusive phases from a results file written by an exclusive run (raw samples needed), by
-// "<scenario>/<tenant>" for every tenant of `scenarios`, read by reports/results_reader.h. Throws
+// "<scenario>/<tenant>" for every tenant of `scenarios`, read by harness/results/results_reader.h. Throws
 // InputError when the file does not read or one is missing.
 std::map<std::string, BaselinePhase> load_baseline(const std::string& path, const std::vector<Scenario>& scenarios);
 

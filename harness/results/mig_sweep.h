@@ -1,5 +1,5 @@
 // Plain structs of `mig-sweep` (DESIGN.md section 12): which MIG layout suits a scenario's tenants.
-// harness/vet/mig_sweep.cpp computes every field; reports/mig_sweep_writer.h formats them (mig-sweep.json,
+// harness/vet/mig_sweep_command.cpp and mig_sweep.cpp compute every field; reports/mig_sweep_writer.h formats them (mig-sweep.json,
 // mig-sweep.md, the HTML page, the mig-parted config).
 #pragma once
 

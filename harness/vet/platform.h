@@ -11,7 +11,7 @@
 #include "harness/nvml/nvml.h"
 #include "kernels/workload.h"
 #include "harness/results/platform_reports.h"
-#include "reports/results_reader.h"
+#include "harness/results/results_reader.h"
 
 #include <functional>
 #include <memory>
@@ -50,7 +50,7 @@ struct PlatformOptions {
   std::string history;                // vet: --history DB (harness/history/history.h), after vet.json is written
   std::string version, git_sha;       // of this binary, for the history (set by the command line)
   std::vector<std::string> argv;      // mig-sweep: the command line, for its report
-  // mig-sweep (harness/vet/mig_sweep.cpp)
+  // mig-sweep (harness/vet/mig_sweep_command.cpp)
   std::string scenario;               // --scenario FILE: the tenants to place
   std::string layouts = "all";        // --layouts all | FILE (one layout a line: "3g.71gb,2g.35gb")
   double sweep_budget_s = 3600.0;     // --budget S: layouts that would not fit are skipped, and said so
@@ -62,7 +62,7 @@ struct PlatformOptions {
 
 // A measuring step: this binary again (`run` or `sustain`), as a child that dies with us
 // (INTERFERENCE_BENCH_CHILD makes it set PR_SET_PDEATHSIG), with the foreign-load limits of `o` and
-// `--out out_dir`; then its results.json, read back (reports/results_reader.h).
+// `--out out_dir`; then its results.json, read back (harness/results/results_reader.h).
 struct ChildRun {
   int exit_code = 3;
   std::optional<ResultsDocument> results;  // empty when the child wrote none (or one that does not read)
@@ -78,7 +78,7 @@ int probe_command(const PlatformOptions& o);
 int sustain_command(const PlatformOptions& o);
 int baseline_command(const PlatformOptions& o);
 int vet_command(const PlatformOptions& o);
-// `mig-sweep` (harness/vet/mig_sweep.cpp): each valid MIG layout for a scenario's tenants, measured and
+// `mig-sweep` (harness/vet/mig_sweep_command.cpp): each valid MIG layout for a scenario's tenants, measured and
 // compared; the recommendation as a mig-parted config.
 int mig_sweep_command(const PlatformOptions& o);
 

@@ -175,7 +175,7 @@ def test_vet_refuses_a_wrong_baseline_before_measuring_anything(runner, tmp_path
 
 def test_vet_names_the_field_of_a_baseline_that_does_not_read(runner, tmp_path):
     # A real results file with one field taken out: refused before measuring, in one line that names
-    # the file and the field's path (the one reader of results files, reports/results_reader.h).
+    # the file and the field's path (the one reader of results files, harness/results/results_reader.h).
     f = runner.write_json("s.json", scenario("one", [compute("compute")], mode="exclusive", duration=0.3))
     r = runner.run("--backend", "host", *LENIENT, "--scenario", f, "--out", tmp_path / "base")
     assert r.returncode == 0, r.stderr

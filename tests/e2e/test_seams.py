@@ -84,6 +84,29 @@ def test_only_the_conductors_include_the_writers(tmp_path):
     assert "harness/modes/mode_setup.cpp:2: includes reports/json_writer.h" in r.stderr
 
 
+def built_table():
+    """The seams as cmake/seams.cmake declared them for this build (seams.json in the build folder)."""
+    return json.loads((Path(os.environ["IB_BINARY"]).parent / "seams.json").read_text())
+
+
+def test_the_real_declaration_lets_only_the_conductors_include_the_writers(tmp_path):
+    table = built_table()
+    assert table["reports"]["users"] == ["cli", "vet"]
+    for seam, entry in table.items():
+        assert seam in ("cli", "vet") or "reports" not in entry["deps"], seam
+    root = tree(tmp_path, {"harness/cli/app.cpp": '#include "reports/json_writer.h"\n',
+                           "harness/vet/platform.cpp": '#include "reports/json_writer.h"\n',
+                           "harness/modes/mode_setup.cpp": '#include "harness/results/results_reader.h"\n',
+                           "harness/fleet/inputs.cpp": '#include "harness/results/results_reader.h"\n'})
+    assert check(table, root).returncode == 0, check(table, root).stderr
+    (root / "harness/modes/mode_setup.cpp").write_text('#include "harness/results/results_reader.h"\n'
+                                                       '#include "reports/json_writer.h"\n')
+    r = check(table, root)
+    assert r.returncode == 1
+    assert r.stderr == ("harness/modes/mode_setup.cpp:2: includes reports/json_writer.h (seam reports), but only cli, vet "
+                        "may include seam reports's headers (cmake/seams.cmake, CMakeLists.txt)\n"), r.stderr
+
+
 def test_the_tree_as_committed_passes(tmp_path):
     table = Path(os.environ["IB_BINARY"]).parent / "seams.json"  # written by cmake into the build folder
     r = subprocess.run([sys.executable, str(CHECK), str(table), str(SOURCE)], capture_output=True, text=True)

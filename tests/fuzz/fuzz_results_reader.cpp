@@ -1,11 +1,11 @@
-// libFuzzer target: the results reader (reports/results_reader), which baseline, vet, mig and compare
+// libFuzzer target: the results reader (harness/results/results_reader), which baseline, vet, mig and compare
 // feed with files a user names. Any input must end in a ResultsDocument or a ResultsFileError (exit 2,
 // one line naming the file and field); a document that reads, written again and read back, reads the
 // same. Seeds: tests/fuzz/corpus/results_reader (small results files of the host backend).
 #include "harness/core/errors.h"
 #include "harness/core/json_input.h"
 #include "reports/json_writer.h"
-#include "reports/results_reader.h"
+#include "harness/results/results_reader.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The one reader of the files this tool writes: a results.json (reports/results.schema.json) back into
-// the structs the writers format, and the verdict of a sustain.json. Nothing outside reports/ parses
-// them. A file that does not read is bad input: one line naming the file, the field and what is wrong.
+// the structs the writers format, and the verdict of a sustain.json; it sits beside those structs so any
+// seam may read a file back without the writers (reports/). Nothing else parses them. A file that does not read is bad input: one line naming the file, the field and what is wrong.
 #pragma once
 
 #include "harness/core/errors.h"

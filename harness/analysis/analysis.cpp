@@ -4,6 +4,7 @@
 // over repetitions: aggregate.cpp (analysis_steps.h).
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/analysis_steps.h"
+#include "harness/analysis/ranks.h"
 
 #include "harness/stats/stats.h"
 

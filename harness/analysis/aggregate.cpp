@@ -116,12 +116,12 @@ std::vector<TenantAggregate> aggregate_repetitions(const std::vector<const RunRe
     } else if (a.metrics) {
       const auto v = judge(measured, *a.metrics, first.cutoff);
       a.verdict = v.verdict;
-      a.verdict_reason = (reps.size() > 1 ? "over " + std::to_string(measured.size()) + " repetitions: " : std::string()) + v.reason;
+      a.verdict_reason = (reps.size() > 1 ? "over " + std::to_string(measured.size()) + " repetitions: " : std::string()) +
+                         v.reason + escape_note(ts);  // a settled reason has its repetition's note already
     } else {
       a.verdict = Verdict::error;
-      a.verdict_reason = "not measured";
+      a.verdict_reason = "not measured" + escape_note(ts);
     }
-    if (!settled_verdict(ts)) a.verdict_reason += escape_note(ts);
     if (a.metrics) a.decision = decision_of(reps, a);
     if (first.tenants[i].workload == "command") a.advice = advise(advice_inputs(measured, first.tenants[i].params, a));
     out.push_back(std::move(a));

@@ -139,6 +139,10 @@ class Workload {
   // setpgid): stopped with it at block ends, killed at teardown, and named in the results as the tenant's
   // fault. Asked after teardown; 0 for a workload that starts no program.
   virtual std::size_t escaped_processes() const { return 0; }
+  // Lines of the workload's program's output that its step pattern gave up on (they cost more than the
+  // pattern's match limit) and were not read as steps: named in the results as the tenant's pattern's
+  // cost. Asked after teardown; 0 for a workload that reads no output.
+  virtual std::size_t lines_given_up() const { return 0; }
 };
 
 // One declared parameter of a workload. The harness validates scenario params against these,

@@ -1,6 +1,7 @@
 #include "reports/compare_writer.h"
 
 #include "harness/core/text.h"
+#include "reports/writer_common.h"
 
 #include <cmath>
 #include <sstream>
@@ -10,8 +11,6 @@ namespace ib {
 using ojson = nlohmann::ordered_json;
 
 namespace {
-
-ojson number(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
 
 bool is_slowdown(ComparedMetric m) { return m != ComparedMetric::throughput; }
 
@@ -44,16 +43,16 @@ ojson identity_json(const TenantIdentity& id) {
 }
 
 ojson metric_json(const MetricChange& m) {
-  return {{"base", number(m.base)},
-          {"new", number(m.next)},
-          {"change", number(m.change.value)},
-          {"ci_low", number(m.change.ci_low)},
-          {"ci_high", number(m.change.ci_high)},
+  return {{"base", json_number(m.base)},
+          {"new", json_number(m.next)},
+          {"change", json_number(m.change.value)},
+          {"ci_low", json_number(m.change.ci_low)},
+          {"ci_high", json_number(m.change.ci_high)},
           {"confidence", m.change.confidence},
           {"change_kind", is_slowdown(m.metric) ? "new - base (slowdown points)" : "new / base - 1"},
-          {"resolution", number(m.resolution)},
-          {"base_resolution", number(m.base_resolution)},
-          {"new_resolution", number(m.next_resolution)},
+          {"resolution", json_number(m.resolution)},
+          {"base_resolution", json_number(m.base_resolution)},
+          {"new_resolution", json_number(m.next_resolution)},
           {"verdict", to_string(m.verdict)},
           {"reason", m.reason}};
 }

@@ -125,18 +125,6 @@ ojson fleet_to_json(const FleetResult& f) {
 
 namespace {
 
-std::string cell(const std::string& s) {
-  std::string out = printable(s, 400);
-  std::string escaped;
-  for (char c : out) escaped += c == '|' ? std::string("\\|") : std::string(1, c);
-  return escaped;
-}
-
-std::string p95_words(const std::optional<Estimate>& e) {
-  if (!e) return "n/a";
-  return signed_percent(e->value) + " [" + signed_percent(e->ci_low) + ", " + signed_percent(e->ci_high) + "]";
-}
-
 const char* exit_words(int code) {
   return code == 0 ? "all good" : code == 1 ? "a member failed or is missing" : code == 5 ? "only inconclusive" : "?";
 }
@@ -144,10 +132,10 @@ const char* exit_words(int code) {
 void members_table(std::ostringstream& os, const FleetResult& f) {
   os << "\n## Members\n\n| member | status | GPU | group | exit | detail |\n|---|---|---|---|---|---|\n";
   for (const auto& m : f.members)
-    os << "| " << cell(member_name(m)) << (m.expected ? "" : " (not expected)") << " | " << to_string(m.status) << " | "
-       << cell(m.device ? m.device->model + (m.device->uuid.empty() ? "" : " " + m.device->uuid) : "-") << " | "
-       << cell(m.group.empty() ? "-" : m.group) << " | " << (m.exit_code ? std::to_string(*m.exit_code) : "-") << " | "
-       << cell(m.detail) << " |\n";
+    os << "| " << markdown_cell(member_name(m), 400) << (m.expected ? "" : " (not expected)") << " | " << to_string(m.status) << " | "
+       << markdown_cell(m.device ? m.device->model + (m.device->uuid.empty() ? "" : " " + m.device->uuid) : "-", 400) << " | "
+       << markdown_cell(m.group.empty() ? "-" : m.group, 400) << " | " << (m.exit_code ? std::to_string(*m.exit_code) : "-") << " | "
+       << markdown_cell(m.detail, 400) << " |\n";
 }
 
 void verdicts_table(std::ostringstream& os, const FleetResult& f) {
@@ -155,9 +143,9 @@ void verdicts_table(std::ostringstream& os, const FleetResult& f) {
         "exclusive throughput |\n|---|---|---|---|---|---|---|---|\n";
   for (const auto& m : f.members)
     for (const auto& t : m.tenants)
-      os << "| " << cell(member_name(m)) << " | " << cell(t.tenant) << " | " << cell(t.scenario) << " | " << cell(t.mode)
+      os << "| " << markdown_cell(member_name(m), 400) << " | " << markdown_cell(t.tenant, 400) << " | " << markdown_cell(t.scenario, 400) << " | " << markdown_cell(t.mode, 400)
          << " | " << to_string(t.verdict) << " | " << p95_words(t.p95_slowdown) << " | " << percent(t.cutoff) << " | "
-         << (t.exclusive_throughput ? significant(*t.exclusive_throughput, 4) + " " + cell(t.throughput_unit) : "n/a")
+         << (t.exclusive_throughput ? significant(*t.exclusive_throughput, 4) + " " + markdown_cell(t.throughput_unit, 400) : "n/a")
          << " |\n";
 }
 
@@ -174,25 +162,25 @@ std::string fleet_markdown(const FleetResult& f) {
   os << ".\n";
   if (!s.missing_nodes.empty() || !s.missing_tasks.empty()) {
     os << "\nMissing:";
-    for (const auto& n : s.missing_nodes) os << " " << cell(n);
+    for (const auto& n : s.missing_nodes) os << " " << markdown_cell(n, 400);
     for (int i : s.missing_tasks) os << " task " << i;
     os << "\n";
   }
   os << "\n## Stragglers (|robust z| > " << significant(f.options.k, 3) << " within the group)\n\n";
   if (f.stragglers.empty()) os << "None.\n";
   for (const auto& st : f.stragglers)
-    os << "- **" << cell(st.member) << "** (" << (st.worse ? "worse" : "better, not counted") << "): " << cell(st.evidence)
+    os << "- **" << markdown_cell(st.member, 400) << "** (" << (st.worse ? "worse" : "better, not counted") << "): " << markdown_cell(st.evidence, 400)
        << "\n";
   os << "\n## Worst GPUs\n\n| rank | member | GPU | worst robust z | worst P95 slowdown | figure |\n|---|---|---|---|---|---|\n";
   for (std::size_t i = 0; i < f.worst.size(); ++i) {
     const auto& w = f.worst[i];
-    os << "| " << i + 1 << " | " << cell(w.member) << " | " << cell(w.model + (w.uuid.empty() ? "" : " " + w.uuid)) << " | "
+    os << "| " << i + 1 << " | " << markdown_cell(w.member, 400) << " | " << markdown_cell(w.model + (w.uuid.empty() ? "" : " " + w.uuid), 400) << " | "
        << formatted("%.1f", w.worst_z) << " | " << (w.worst_p95_slowdown ? signed_percent(*w.worst_p95_slowdown) : "n/a")
-       << " | " << cell(w.worst_figure.empty() ? "-" : w.worst_figure) << " |\n";
+       << " | " << markdown_cell(w.worst_figure.empty() ? "-" : w.worst_figure, 400) << " |\n";
   }
   os << "\n## Groups\n\n";
   for (const auto& g : f.groups)
-    os << "- " << cell(g.key) << ": " << g.members.size() << " members"
+    os << "- " << markdown_cell(g.key, 400) << ": " << g.members.size() << " members"
        << (g.judged ? "" : " (fewer than " + std::to_string(kMinGroupForStragglers) + ": stragglers not judged)") << "\n";
   members_table(os, f);
   verdicts_table(os, f);

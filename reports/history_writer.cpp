@@ -1,6 +1,7 @@
 #include "reports/history_writer.h"
 
 #include "harness/core/text.h"
+#include "reports/writer_common.h"
 
 #include <sstream>
 
@@ -12,17 +13,13 @@ std::string pct(const std::optional<double>& v) { return v ? signed_percent(*v) 
 
 std::string short_sha(const std::string& sha) { return sha.substr(0, 12); }
 
-nlohmann::ordered_json optional_number(const std::optional<double>& v) {
-  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-}
-
 nlohmann::ordered_json repetition_json(const HistoryRepetition& r) {
   return {{"repetition", r.repetition},
           {"run_status", to_string(r.run_status)},
           {"colocated_status", to_string(r.colocated_status)},
           {"verdict", to_string(r.verdict)},
-          {"throughput_exclusive", optional_number(r.throughput_exclusive)},
-          {"throughput_colocated", optional_number(r.throughput_colocated)},
+          {"throughput_exclusive", optional_json_number(r.throughput_exclusive)},
+          {"throughput_colocated", optional_json_number(r.throughput_colocated)},
           {"throughput_unit", r.throughput_unit}};
 }
 
@@ -56,10 +53,10 @@ nlohmann::ordered_json history_json(const std::vector<HistoryTenantRecord>& reco
                    {"workload", r.key.workload},
                    {"params", r.key.params_key},
                    {"repetitions", r.repetitions},
-                   {"cutoff", optional_number(r.cutoff)},
-                   {"p95_slowdown", optional_number(r.p95_slowdown)},
-                   {"p95_ci", {optional_number(r.p95_ci_low), optional_number(r.p95_ci_high)}},
-                   {"median_slowdown", optional_number(r.median_slowdown)},
+                   {"cutoff", optional_json_number(r.cutoff)},
+                   {"p95_slowdown", optional_json_number(r.p95_slowdown)},
+                   {"p95_ci", {optional_json_number(r.p95_ci_low), optional_json_number(r.p95_ci_high)}},
+                   {"median_slowdown", optional_json_number(r.median_slowdown)},
                    {"verdict", to_string(r.verdict)},
                    {"verdict_reason", r.verdict_reason},
                    {"per_repetition", reps}});

@@ -8,16 +8,12 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-ojson number(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
-
 // `cv_key`: "sample_cv" for sample times (DESIGN.md section 4), "cv" for per-request latencies.
 ojson stats_json(const Summary& s, const char* cv_key) {
-  return {{"n", s.n},          {"mean", number(s.mean)}, {"median", number(s.median)}, {"stddev", number(s.stddev)},
-          {cv_key, number(s.cv)}, {"min", number(s.min)},   {"max", number(s.max)},       {"p5", number(s.p5)},
-          {"p50", number(s.p50)}, {"p95", number(s.p95)}, {"p99", number(s.p99)}};
+  return {{"n", s.n},          {"mean", json_number(s.mean)}, {"median", json_number(s.median)}, {"stddev", json_number(s.stddev)},
+          {cv_key, json_number(s.cv)}, {"min", json_number(s.min)},   {"max", json_number(s.max)},       {"p5", json_number(s.p5)},
+          {"p50", json_number(s.p50)}, {"p95", json_number(s.p95)}, {"p99", json_number(s.p99)}};
 }
-
-ojson optional_number(const std::optional<double>& v) { return v ? number(*v) : ojson(nullptr); }
 
 // mode_config: the keys in alphabetical order, as they always were (an unordered object once).
 nlohmann::json mode_device_facts_json(const ModeDeviceFacts& d) {
@@ -63,6 +59,7 @@ ojson outcome_json(const WorkerOutcome& o) {
   j["env"] = o.env;
   j["resolved"] = o.resolved;
   if (o.escaped_processes > 0) j["escaped_processes"] = o.escaped_processes;
+  if (o.lines_given_up > 0) j["lines_given_up"] = o.lines_given_up;
   return j;
 }
 
@@ -109,9 +106,9 @@ ojson phase_json(const PhaseResult& p, bool raw) {
   j["stats"] = stats_json(p.stats, "sample_cv");
   j["stats"]["unit"] = "s";
   j["blocks"] = {{"ran", p.blocks}, {"counted", p.blocks_counted}};
-  if (p.coverage_mean) j["coverage"] = {{"mean", optional_number(p.coverage_mean)}, {"p5", optional_number(p.coverage_p5)}};
-  j["throughput"] = {{"value", number(p.throughput)}, {"unit", p.throughput_unit}};
-  j["window_cv"] = number(p.window_cv);
+  if (p.coverage_mean) j["coverage"] = {{"mean", optional_json_number(p.coverage_mean)}, {"p5", optional_json_number(p.coverage_p5)}};
+  j["throughput"] = {{"value", json_number(p.throughput)}, {"unit", p.throughput_unit}};
+  j["window_cv"] = json_number(p.window_cv);
   j["outliers"] = p.outliers;
   j["measure_start_ns"] = p.measure_start_ns;
   j["measure_end_ns"] = p.measure_end_ns;
@@ -120,7 +117,7 @@ ojson phase_json(const PhaseResult& p, bool raw) {
                        {"total_bytes", p.gpu_memory_total_bytes ? ojson(*p.gpu_memory_total_bytes) : ojson(nullptr)}};
   if (!p.counters.empty()) {
     ojson c = ojson::object();
-    for (const auto& [name, v] : p.counters) c[name] = {{"total", number(v.total)}, {"rate_per_s", number(v.rate)}};
+    for (const auto& [name, v] : p.counters) c[name] = {{"total", json_number(v.total)}, {"rate_per_s", json_number(v.rate)}};
     j["counters"] = c;
   }
   if (!p.telemetry.empty() || !p.telemetry_error.empty()) {
@@ -130,12 +127,12 @@ ojson phase_json(const PhaseResult& p, bool raw) {
     t["unsupported"] = p.telemetry_unsupported;
     if (p.throttle) {
       ojson reasons = ojson::object();
-      for (const auto& r : p.throttle->time_per_reason) reasons[r.name] = {{"seconds", r.seconds}, {"fraction", number(r.fraction)}};
+      for (const auto& r : p.throttle->time_per_reason) reasons[r.name] = {{"seconds", r.seconds}, {"fraction", json_number(r.fraction)}};
       t["throttle"] = {{"samples", p.throttle->samples},
                        {"throttled_samples", p.throttle->throttled_samples},
-                       {"throttled_fraction", number(p.throttle->throttled_fraction)},
+                       {"throttled_fraction", json_number(p.throttle->throttled_fraction)},
                        {"throttled_readings", p.throttle->throttled_readings},
-                       {"covered_s", number(p.throttle->covered_s)},
+                       {"covered_s", json_number(p.throttle->covered_s)},
                        {"reasons_seen", p.throttle->reasons_seen},
                        {"time_per_reason", reasons}};
     }
@@ -149,7 +146,7 @@ ojson phase_json(const PhaseResult& p, bool raw) {
   if (p.rank_figures)
     j["ranks"] = {{"count", p.rank_figures->ranks},
                   {"straggler_rank", p.rank_figures->straggler_rank},
-                  {"straggler_share", number(p.rank_figures->straggler_share)}};
+                  {"straggler_share", json_number(p.rank_figures->straggler_share)}};
   if (raw && p.source != PhaseSource::exclusive) {
     j["samples"] = {{"start_ns", p.start_ns},
                     {"duration_s", p.duration_s},
@@ -159,7 +156,7 @@ ojson phase_json(const PhaseResult& p, bool raw) {
                     {"outlier", p.outlier}};
     if (!p.coverage.empty()) {
       ojson c = ojson::array();
-      for (double v : p.coverage) c.push_back(number(v));
+      for (double v : p.coverage) c.push_back(json_number(v));
       j["samples"]["coverage"] = c;
     }
     if (!p.counter_samples.empty()) j["samples"]["counters"] = p.counter_samples;
@@ -183,17 +180,17 @@ std::string estimate_method(const Estimate& e) {
 }
 
 ojson estimate_json(const Estimate& e) {
-  return {{"value", number(e.value)},
-          {"ci_low", number(e.ci_low)},
-          {"ci_high", number(e.ci_high)},
-          {"confidence", number(e.confidence)},
-          {"z", number(e.z)},
-          {"log_se", number(e.log_se)},
+  return {{"value", json_number(e.value)},
+          {"ci_low", json_number(e.ci_low)},
+          {"ci_high", json_number(e.ci_high)},
+          {"confidence", json_number(e.confidence)},
+          {"z", json_number(e.z)},
+          {"log_se", json_number(e.log_se)},
           {"pairing", to_string(e.pairing)},
           {"method", estimate_method(e)},
           {"clusters", e.clusters},
           {"whole_rounds", e.whole_rounds},
-          {"quantile", number(e.quantile)},
+          {"quantile", json_number(e.quantile)},
           {"resamples", e.resamples},
           {"seed", e.seed}};
 }
@@ -210,52 +207,52 @@ void warnings_json(ojson& j, const std::vector<Warning>& warnings) {
 
 ojson stopping_json(const Stopping& s) {
   ojson boundaries = ojson::array();
-  for (double z : s.boundaries) boundaries.push_back(number(z));
+  for (double z : s.boundaries) boundaries.push_back(json_number(z));
   return {{"until", to_string(s.until)},
           {"first_rounds", s.first_rounds},
           {"max_rounds", s.max_rounds},
           {"earlier_rounds", s.earlier_rounds},
-          {"resolution", number(s.resolution)},
+          {"resolution", json_number(s.resolution)},
           {"looks", s.looks},
           {"boundaries", boundaries},
           {"looks_taken", s.looks_taken},
           {"stopped_by", to_string(s.stopped_by)},
-          {"z", number(s.z)}};
+          {"z", json_number(s.z)}};
 }
 
 ojson decision_json(const Decision& d) {
   return {{"decided", d.decided},       {"rounds", d.rounds},
-          {"seconds", number(d.seconds)}, {"look", d.look},
-          {"looks_planned", d.looks_planned}, {"z", number(d.z)},
-          {"stopped_by", to_string(d.stopped_by)}, {"resolution", number(d.resolution)}};
+          {"seconds", json_number(d.seconds)}, {"look", d.look},
+          {"looks_planned", d.looks_planned}, {"z", json_number(d.z)},
+          {"stopped_by", to_string(d.stopped_by)}, {"resolution", json_number(d.resolution)}};
 }
 
 ojson metrics_json(const TenantMetrics& m) {
   ojson j = {{"basis", m.basis},
              {"p95_slowdown", estimate_json(m.p95_slowdown)},
-             {"median_slowdown", number(m.median_slowdown)},
-             {"partition_cost", number(m.partition_cost)},
-             {"interference", number(m.interference)},
+             {"median_slowdown", json_number(m.median_slowdown)},
+             {"partition_cost", json_number(m.partition_cost)},
+             {"interference", json_number(m.interference)},
              {"n", {{"exclusive", m.n_exclusive}, {"colocated", m.n_colocated}}}};
   if (m.collective)
     j["collective"] = {{"ranks", m.collective->ranks},
                        {"blast_radius", m.collective->blast_radius},
-                       {"blast_threshold", number(m.collective->blast_threshold)},
-                       {"longest_stall_s", number(m.collective->longest_stall_s)},
-                       {"timeout_s", number(m.collective->timeout_s)},
-                       {"stall_margin", number(m.collective->stall_margin)}};
+                       {"blast_threshold", json_number(m.collective->blast_threshold)},
+                       {"longest_stall_s", json_number(m.collective->longest_stall_s)},
+                       {"timeout_s", json_number(m.collective->timeout_s)},
+                       {"stall_margin", json_number(m.collective->stall_margin)}};
   return j;
 }
 
 ojson load_json(const ForeignLoad& l) {
-  ojson j = {{"seconds", number(l.seconds)},
-             {"foreign_cpus", number(l.foreign_cpus)},
-             {"steal_cpus", number(l.steal_cpus)},
-             {"own_cpus", number(l.own_cpus)}};
+  ojson j = {{"seconds", json_number(l.seconds)},
+             {"foreign_cpus", json_number(l.foreign_cpus)},
+             {"steal_cpus", json_number(l.steal_cpus)},
+             {"own_cpus", json_number(l.own_cpus)}};
   j["gpu_foreign_processes"] = l.gpu_foreign_processes ? ojson(*l.gpu_foreign_processes) : ojson(nullptr);
   j["gpu_idle_util_pct"] = l.gpu_idle_util_pct ? ojson(*l.gpu_idle_util_pct) : ojson(nullptr);
   j["gpu_foreign_memory_bytes"] = l.gpu_foreign_memory_bytes ? ojson(*l.gpu_foreign_memory_bytes) : ojson(nullptr);
-  j["gpu_drain_s"] = l.gpu_drain_s ? number(*l.gpu_drain_s) : ojson(nullptr);
+  j["gpu_drain_s"] = l.gpu_drain_s ? json_number(*l.gpu_drain_s) : ojson(nullptr);
   j["gpu_own_busy_processes"] = l.gpu_own_busy_processes ? ojson(*l.gpu_own_busy_processes) : ojson(nullptr);
   return j;
 }
@@ -265,7 +262,7 @@ ojson block_json(const BlockRecord& b) {
              {"attempt", b.attempt}, {"start_ns", b.start_ns}, {"end_ns", b.end_ns},       {"status", to_string(b.status)},
              {"reason", b.reason}, {"tail_bursts", b.tail_bursts}};
   j["overlap_window_ns"] = b.overlap_start_ns ? ojson{{"start", *b.overlap_start_ns}, {"end", *b.overlap_end_ns}} : ojson(nullptr);
-  j["barrier_skew_s"] = b.barrier_skew_s ? number(*b.barrier_skew_s) : ojson(nullptr);
+  j["barrier_skew_s"] = b.barrier_skew_s ? json_number(*b.barrier_skew_s) : ojson(nullptr);
   j["foreign_load"] = load_json(b.load);
   return j;
 }
@@ -291,7 +288,7 @@ ojson device_json(const DeviceRecord& d) {
           {"compute_mode", optional_value(d.compute_mode)},
           {"mig_mode", current_pending_json(d.mig_mode)},
           {"ecc", current_pending_json(d.ecc)},
-          {"power_limit_w", {{"enforced", optional_number(d.power_limit_w)}, {"default", optional_number(d.default_power_limit_w)}}},
+          {"power_limit_w", {{"enforced", optional_json_number(d.power_limit_w)}, {"default", optional_json_number(d.default_power_limit_w)}}},
           {"pcie",
            {{"gen_current", optional_value(d.pcie_gen_current)},
             {"width_current", optional_value(d.pcie_width_current)},
@@ -305,8 +302,6 @@ ojson device_json(const DeviceRecord& d) {
 
 }  // namespace
 
-ojson json_number(double v) { return number(v); }
-
 ojson devices_to_json(const std::vector<DeviceRecord>& devices) {
   ojson a = ojson::array();
   for (const auto& d : devices) a.push_back(device_json(d));
@@ -315,14 +310,14 @@ ojson devices_to_json(const std::vector<DeviceRecord>& devices) {
 
 ojson advice_json(const Advice& a) {
   const AdviceInputs& in = a.inputs;
-  ojson inputs = {{"peak_memory_fraction", optional_number(in.peak_memory_fraction)},
-                  {"gpu_util_pct", optional_number(in.gpu_util_pct)},
-                  {"run_length_h", optional_number(in.run_length_h)},
+  ojson inputs = {{"peak_memory_fraction", optional_json_number(in.peak_memory_fraction)},
+                  {"gpu_util_pct", optional_json_number(in.gpu_util_pct)},
+                  {"run_length_h", optional_json_number(in.run_length_h)},
                   {"interruptible", in.interruptible ? ojson(*in.interruptible) : ojson(nullptr)},
-                  {"price_exclusive_per_h", optional_number(in.price_exclusive_per_h)},
-                  {"price_shared_per_h", optional_number(in.price_shared_per_h)},
-                  {"step_exclusive_s", optional_number(in.step_exclusive_s)},
-                  {"step_shared_s", optional_number(in.step_shared_s)},
+                  {"price_exclusive_per_h", optional_json_number(in.price_exclusive_per_h)},
+                  {"price_shared_per_h", optional_json_number(in.price_shared_per_h)},
+                  {"step_exclusive_s", optional_json_number(in.step_exclusive_s)},
+                  {"step_shared_s", optional_json_number(in.step_shared_s)},
                   {"p95_verdict", verdict_name(in.p95_verdict)}};
   ojson rules = ojson::array();
   for (const AdviceRule& r : a.rules)
@@ -336,8 +331,8 @@ ojson advice_json(const Advice& a) {
           {"reason", a.reason},
           {"inputs", inputs},
           {"rules", rules},
-          {"cost_per_step", {{"exclusive", optional_number(a.cost_per_step_exclusive)},
-                             {"shared", optional_number(a.cost_per_step_shared)}}}};
+          {"cost_per_step", {{"exclusive", optional_json_number(a.cost_per_step_exclusive)},
+                             {"shared", optional_json_number(a.cost_per_step_shared)}}}};
 }
 
 ojson aggregate_to_json(const TenantAggregate& a) {
@@ -372,14 +367,14 @@ ojson tenant_json(const TenantResult& t, bool raw) {
                   {"colocated", phase_json(t.colocated, raw)}};
   if (t.metrics) {
     jt["metrics"] = metrics_json(*t.metrics);
-    jt["metrics"]["sample_cv"] = {{"exclusive", number(t.exclusive.stats.cv)},
-                                  {"alone", number(t.alone.stats.cv)},
-                                  {"colocated", number(t.colocated.stats.cv)}};
-    jt["metrics"]["window_cv"] = {{"exclusive", number(t.exclusive.window_cv)},
-                                  {"alone", number(t.alone.window_cv)},
-                                  {"colocated", number(t.colocated.window_cv)}};
-    jt["metrics"]["coverage"] = {{"mean", optional_number(t.colocated.coverage_mean)},
-                                 {"p5", optional_number(t.colocated.coverage_p5)}};
+    jt["metrics"]["sample_cv"] = {{"exclusive", json_number(t.exclusive.stats.cv)},
+                                  {"alone", json_number(t.alone.stats.cv)},
+                                  {"colocated", json_number(t.colocated.stats.cv)}};
+    jt["metrics"]["window_cv"] = {{"exclusive", json_number(t.exclusive.window_cv)},
+                                  {"alone", json_number(t.alone.window_cv)},
+                                  {"colocated", json_number(t.colocated.window_cv)}};
+    jt["metrics"]["coverage"] = {{"mean", optional_json_number(t.colocated.coverage_mean)},
+                                 {"p5", optional_json_number(t.colocated.coverage_p5)}};
   } else {
     jt["metrics"] = nullptr;
   }
@@ -410,8 +405,8 @@ ojson results_to_json(const Results& r, bool raw) {
                {"stopping",
                 {{"until", to_string(m.until)},
                  {"rounds", m.rounds},
-                 {"max_duration_s", optional_number(m.max_duration_s)},
-                 {"resolution", number(m.resolution)}}},
+                 {"max_duration_s", optional_json_number(m.max_duration_s)},
+                 {"resolution", json_number(m.resolution)}}},
                {"foreign_load_limits",
                 {{"max_foreign_cpus", m.max_foreign_cpus}, {"max_steal_cpus", m.max_steal_cpus}, {"max_reruns", m.max_reruns}}},
                {"telemetry", ojson::parse(m.telemetry.dump())},
@@ -440,12 +435,12 @@ ojson results_to_json(const Results& r, bool raw) {
     jr["rounds"] = run.rounds;
     jr["round_order"] = run.round_order;
     jr["stopping"] = stopping_json(run.stopping);
-    jr["barrier_skew_s"] = run.barrier_skew_s ? number(*run.barrier_skew_s) : ojson(nullptr);
+    jr["barrier_skew_s"] = run.barrier_skew_s ? json_number(*run.barrier_skew_s) : ojson(nullptr);
     jr["blocks"] = ojson::array();
     for (const auto& b : run.blocks) jr["blocks"].push_back(block_json(b));
     if (run.system)
-      jr["system"] = {{"vs_exclusive", {{"stp", number(run.system->stp_exclusive)}, {"antt", number(run.system->antt_exclusive)}}},
-                      {"vs_alone", {{"stp", number(run.system->stp_alone)}, {"antt", number(run.system->antt_alone)}}}};
+      jr["system"] = {{"vs_exclusive", {{"stp", json_number(run.system->stp_exclusive)}, {"antt", json_number(run.system->antt_exclusive)}}},
+                      {"vs_alone", {{"stp", json_number(run.system->stp_alone)}, {"antt", json_number(run.system->antt_alone)}}}};
     else
       jr["system"] = nullptr;
     jr["tenants"] = ojson::array();

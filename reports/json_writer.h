@@ -3,6 +3,7 @@
 
 #include "harness/results/results.h"
 #include "reports/results_writer.h"
+#include "reports/writer_common.h"
 
 #include <nlohmann/json.hpp>
 
@@ -18,9 +19,6 @@ nlohmann::ordered_json aggregate_to_json(const TenantAggregate& aggregate);
 
 // meta.devices[] as results.json writes it.
 nlohmann::ordered_json devices_to_json(const std::vector<DeviceRecord>& devices);
-
-// A number, or null when it is not finite (JSON has no NaN).
-nlohmann::ordered_json json_number(double v);
 
 // results.json (see ResultsFile).
 class JsonResultsFile : public ResultsFile {

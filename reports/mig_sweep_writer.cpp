@@ -26,15 +26,13 @@ ojson tenant_json(const SweepTenant& t) {
           {"verdict_reason", t.verdict_reason}, {"p95_slowdown", p95}, {"cutoff", json_number(t.cutoff)}};
 }
 
-ojson optional_number(const std::optional<double>& x) { return x ? json_number(*x) : ojson(nullptr); }
-
 ojson power_json(const std::optional<SweepPower>& p) {
   if (!p) return nullptr;
   return {{"readings", p->readings},
-          {"median_w", optional_number(p->median_w)},
-          {"max_w", optional_number(p->max_w)},
-          {"limit_w", optional_number(p->limit_w)},
-          {"power_capped_fraction", optional_number(p->power_capped_fraction)}};
+          {"median_w", optional_json_number(p->median_w)},
+          {"max_w", optional_json_number(p->max_w)},
+          {"limit_w", optional_json_number(p->limit_w)},
+          {"power_capped_fraction", optional_json_number(p->power_capped_fraction)}};
 }
 
 ojson layout_json(const SweepLayout& l) {
@@ -50,10 +48,10 @@ ojson layout_json(const SweepLayout& l) {
           {"seconds", json_number(l.seconds)},
           {"passing", l.passing},
           {"stp", l.stp ? json_number(*l.stp) : ojson(nullptr)},
-          {"throttled_fraction", optional_number(l.throttled_fraction)},
+          {"throttled_fraction", optional_json_number(l.throttled_fraction)},
           {"power", power_json(l.power)},
-          {"price", optional_number(l.price)},
-          {"stp_per_price", optional_number(l.stp_per_price)},
+          {"price", optional_json_number(l.price)},
+          {"stp_per_price", optional_json_number(l.stp_per_price)},
           {"tenants", tenants}};
 }
 
@@ -96,17 +94,6 @@ std::vector<std::pair<std::string, int>> profile_counts(const std::vector<std::s
   return out;
 }
 
-std::string p95_words(const std::optional<Estimate>& e) {
-  if (!e) return "n/a";
-  return signed_percent(e->value) + " [" + signed_percent(e->ci_low) + ", " + signed_percent(e->ci_high) + "]";
-}
-
-std::string cell(const std::string& s) {
-  std::string out;
-  for (char c : printable(s, 300)) out += c == '|' ? std::string("\\|") : std::string(1, c);
-  return out;
-}
-
 std::string power_words(const std::optional<SweepPower>& p) {
   if (!p || !p->median_w) return "n/a";
   std::string w = significant(*p->median_w, 3) + " W (max " + significant(*p->max_w, 3) + ")";
@@ -124,13 +111,13 @@ void entries_table(std::ostringstream& os, const std::vector<SweepLayout>& entri
     for (const auto& t : l.tenants)
       tenants += (tenants.empty() ? "" : "; ") + t.tenant + " on " + t.profile + ": " + std::string(to_string(t.verdict)) +
                  " " + p95_words(t.p95_slowdown);
-    os << "| " << cell(l.name) << " | " << to_string(l.outcome) << " | " << l.passing << " | "
+    os << "| " << markdown_cell(l.name, 300) << " | " << to_string(l.outcome) << " | " << l.passing << " | "
        << (l.stp ? significant(*l.stp, 3) : "n/a") << " | ";
     if (priced)
       os << (l.price ? significant(*l.price, 4) : "n/a") << " | " << (l.stp_per_price ? significant(*l.stp_per_price, 3) : "n/a")
          << " | ";
-    os << (l.throttled_fraction ? percent(*l.throttled_fraction) : "n/a") << " | " << cell(power_words(l.power)) << " | "
-       << cell(tenants.empty() ? "-" : tenants) << " | " << cell(l.reason.empty() ? "-" : l.reason) << " |\n";
+    os << (l.throttled_fraction ? percent(*l.throttled_fraction) : "n/a") << " | " << markdown_cell(power_words(l.power), 300) << " | "
+       << markdown_cell(tenants.empty() ? "-" : tenants, 300) << " | " << markdown_cell(l.reason.empty() ? "-" : l.reason, 300) << " |\n";
   }
 }
 
@@ -181,15 +168,15 @@ ojson mig_sweep_to_json(const MigSweepResult& r) {
 
 std::string mig_sweep_markdown(const MigSweepResult& r) {
   std::ostringstream os;
-  os << "# interference-bench mig-sweep — GPU " << r.device << " (" << cell(r.gpu_name) << ")\n\n";
+  os << "# interference-bench mig-sweep — GPU " << r.device << " (" << markdown_cell(r.gpu_name, 300) << ")\n\n";
   if (r.recommendation)
-    os << "**Recommended layout: " << cell(r.recommendation->layout) << "**" << (r.recommendation->distinguishable ? "" : " (not distinguishable from the runner-up)")
-       << " — " << cell(r.recommendation->reason) << ".\n";
+    os << "**Recommended layout: " << markdown_cell(r.recommendation->layout, 300) << "**" << (r.recommendation->distinguishable ? "" : " (not distinguishable from the runner-up)")
+       << " — " << markdown_cell(r.recommendation->reason, 300) << ".\n";
   else
     os << "**No layout was measured.**\n";
   if (r.interrupted) os << "\nInterrupted: the layouts below are those it finished (exit code 130).\n";
-  if (!r.preexisting.empty()) os << "\nPre-existing instances (never touched): " << cell(joined(r.preexisting, ", ")) << ".\n";
-  os << "\n" << cell(yardstick_words(r.yardstick)) << "\n";
+  if (!r.preexisting.empty()) os << "\nPre-existing instances (never touched): " << markdown_cell(joined(r.preexisting, ", "), 300) << ".\n";
+  os << "\n" << markdown_cell(yardstick_words(r.yardstick), 300) << "\n";
   if (!r.references.empty()) {
     os << "\n## References: every tenant on the largest instance\n\nWhat the layouts are weighed against: the same "
           "tenants sharing one instance of the largest profile (the whole GPU's equivalent in MIG mode), time-sliced "

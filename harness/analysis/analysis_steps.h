@@ -5,6 +5,7 @@
 #pragma once
 
 #include "harness/analysis/analysis.h"
+#include "harness/core/numbers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,7 +17,6 @@
 
 namespace ib::analysis_steps {
 
-inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 inline std::int64_t end_ns(const PhaseResult& p, std::size_t i) {
   return p.start_ns[i] + static_cast<std::int64_t>(std::llround(p.duration_s[i] * 1e9));

@@ -1,4 +1,5 @@
 #include "harness/analysis/compare.h"
+#include "harness/core/numbers.h"
 
 #include "harness/analysis/analysis.h"
 #include "harness/core/exit_codes.h"
@@ -21,7 +22,6 @@ double interval_factor(std::size_t clusters, bool whole_rounds) {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double ratio_minus_one(double a, double b) { return b > 0.0 ? a / b - 1.0 : kNaN; }
 

@@ -96,6 +96,12 @@ void phase_warnings(const RunResult& run, TenantResult& t) {
           std::to_string(p->outcome.escaped_processes) + " process(es) of the program left its process group (setsid or "
               "setpgid) in the " + name(p) + " phase: stopped with it between blocks and killed at its end; the "
               "tenant's own doing, not its neighbours'");
+  for (const PhaseResult* p : {&t.exclusive, &t.alone, &t.colocated})
+    if (p->outcome.lines_given_up > 0)
+      add(WarningKind::pattern_gave_up,
+          std::to_string(p->outcome.lines_given_up) + " line(s) of the program's output in the " + name(p) +
+              " phase cost its step pattern more than its match limit and were not read as steps: simplify the "
+              "pattern (a nested repeat such as (a+)+ backtracks without end)");
 }
 
 std::string escape_note(const std::vector<const TenantResult*>& reps) {

@@ -59,13 +59,14 @@ struct EnumWords<Pairing> {
 // not counted, a tail burst, drift, throttling, coverage) are shown on the terminal; all are in
 // summary.md and the JSON.
 enum class WarningKind {
-  blocks_not_counted, tail_burst, drift, throttled, coverage, noisy_baseline, multi_modal, outliers, escaped_processes, other
+  blocks_not_counted, tail_burst, drift, throttled, coverage, noisy_baseline, multi_modal, outliers, escaped_processes, pattern_gave_up,
+  other
 };
 template <>
 struct EnumWords<WarningKind> {
-  static constexpr std::array<const char*, 10> words = {
-      "blocks_not_counted", "tail_burst", "drift",    "throttled",         "coverage",
-      "noisy_baseline",     "multi_modal", "outliers", "escaped_processes", "other"};
+  static constexpr std::array<const char*, 11> words = {
+      "blocks_not_counted", "tail_burst", "drift",    "throttled",         "coverage",       "noisy_baseline",
+      "multi_modal",        "outliers",   "escaped_processes", "pattern_gave_up", "other"};
 };
 inline bool changes_how_a_verdict_reads(WarningKind k) {
   return k == WarningKind::blocks_not_counted || k == WarningKind::tail_burst || k == WarningKind::drift ||
@@ -179,6 +180,9 @@ struct WorkerOutcome {
   // Processes of the tenant's program found outside its process group (setsid, setpgid): killed with it,
   // and a warning of their own (WarningKind::escaped_processes) that is the tenant's fault.
   std::size_t escaped_processes = 0;
+  // Lines of a command tenant's output its step pattern gave up on (over its match limit): not read as
+  // steps, and a warning of their own (WarningKind::pattern_gave_up).
+  std::size_t lines_given_up = 0;
 };
 
 struct PhaseResult {

@@ -37,6 +37,7 @@ WorkerOutcome read_outcome(const Field& f) {
   if (f.has("env")) f["env"].each_member([&](const std::string& k, const Field& v) { o.env[k] = v.string(); });
   if (f.has("resolved")) o.resolved = f["resolved"].free_form();
   if (f.has("escaped_processes")) o.escaped_processes = f["escaped_processes"].integer<std::size_t>();
+  if (f.has("lines_given_up")) o.lines_given_up = f["lines_given_up"].integer<std::size_t>();
   return o;
 }
 

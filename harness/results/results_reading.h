@@ -5,6 +5,7 @@
 #pragma once
 
 #include "harness/results/results_reader.h"
+#include "harness/core/numbers.h"
 
 #include <limits>
 #include <optional>
@@ -16,7 +17,6 @@ namespace ib::results_reading {
 
 using ojson = nlohmann::ordered_json;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The file being read, for errors: its name and what a wrong field says about it.
 struct Source {

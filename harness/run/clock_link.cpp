@@ -1,6 +1,7 @@
 // The clock exchange's wire format and its two sides (clock_link.h).
 #include "harness/run/clock_link.h"
 
+#include "harness/process/process.h"
 #include "harness/run/protocol.h"
 
 #include <nlohmann/json.hpp>
@@ -17,17 +18,6 @@ namespace {
 
 constexpr std::size_t kMaxClockLine = 256;  // a clock line is well under 100 bytes
 
-bool write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 // The next line from `fd` (blocking); nullopt at end of file or on a line over kMaxClockLine.
 std::optional<std::string> read_line(int fd, LineReader& reader, std::vector<std::string>& pending) {
   while (pending.empty()) {
@@ -41,7 +31,7 @@ std::optional<std::string> read_line(int fd, LineReader& reader, std::vector<std
   return line;
 }
 
-std::optional<std::int64_t> field(const nlohmann::json& j, const char* name) {
+std::optional<std::int64_t> integer_field(const nlohmann::json& j, const char* name) {
   const auto it = j.find(name);
   if (it == j.end() || !it->is_number_integer()) return std::nullopt;
   return it->get<std::int64_t>();
@@ -57,7 +47,7 @@ std::string answer_clock_requests(int fd, const MonotonicNs& now) {
   while (const auto line = read_line(fd, reader, pending)) {
     const std::int64_t t1 = now();
     const nlohmann::json request = nlohmann::json::parse(*line, nullptr, false);
-    const auto t0 = is_clock(request) ? field(request, "t0") : std::nullopt;
+    const auto t0 = is_clock(request) ? integer_field(request, "t0") : std::nullopt;
     if (!t0) return "not a clock request: " + line->substr(0, 80);
     nlohmann::json answer{{"type", "clock"}, {"t0", *t0}, {"t1", t1}};
     answer["t2"] = now();
@@ -85,8 +75,8 @@ std::optional<ClockOffset> measure_clock_offset(int fd, std::size_t exchanges, c
       return std::nullopt;
     }
     const nlohmann::json answer = nlohmann::json::parse(*line, nullptr, false);
-    const auto t0 = is_clock(answer) ? field(answer, "t0") : std::nullopt;
-    const auto t1 = field(answer, "t1"), t2 = field(answer, "t2");
+    const auto t0 = is_clock(answer) ? integer_field(answer, "t0") : std::nullopt;
+    const auto t1 = integer_field(answer, "t1"), t2 = integer_field(answer, "t2");
     if (!t0 || *t0 != e.t0 || !t1 || !t2) {
       error = "not the answer to this clock request: " + line->substr(0, 80);
       return std::nullopt;

@@ -243,6 +243,9 @@ WorkerMessage parse_body(const json& m, WorkerMessageType type, const MessageBou
     case WorkerMessageType::escaped:
       out.body = EscapedMessage{static_cast<std::size_t>(count_value(field(m, "count"), "count"))};
       break;
+    case WorkerMessageType::gave_up:
+      out.body = GaveUpMessage{static_cast<std::size_t>(count_value(field(m, "count"), "count"))};
+      break;
   }
   return out;
 }
@@ -282,6 +285,7 @@ json message_json(const WorkerMessage& m) {
     }
     case WorkerMessageType::kv_get: return {{"type", "kv_get"}, {"key", std::get<KvGetMessage>(m.body).key}};
     case WorkerMessageType::escaped: return {{"type", "escaped"}, {"count", std::get<EscapedMessage>(m.body).count}};
+    case WorkerMessageType::gave_up: return {{"type", "gave_up"}, {"count", std::get<GaveUpMessage>(m.body).count}};
   }
   throw std::logic_error("unknown worker message type");
 }

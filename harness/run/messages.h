@@ -67,6 +67,11 @@ struct EscapedMessage {
   std::size_t count = 0;
 };
 
+// After teardown: lines of the program's output its step pattern gave up on (Workload::lines_given_up).
+struct GaveUpMessage {
+  std::size_t count = 0;
+};
+
 // The rendezvous of a tenant's ranks (DESIGN.md section 13): a key-value exchange scoped to the tenant and the
 // repetition. A rank publishes a value (NCCL's unique id, a gloo address) ...
 struct KvPutMessage {
@@ -84,17 +89,17 @@ inline constexpr const char* kKvKeyChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij
 bool valid_kv_key(const std::string& key);
 
 // The order of WorkerMessage::body's alternatives.
-enum class WorkerMessageType { ready, waived, error, started, samples, done, kv_put, kv_get, escaped };
+enum class WorkerMessageType { ready, waived, error, started, samples, done, kv_put, kv_get, escaped, gave_up };
 template <>
 struct EnumWords<WorkerMessageType> {
-  static constexpr std::array<const char*, 9> words = {"ready", "waived",  "error",  "started", "samples",
-                                                       "done",  "kv_put", "kv_get", "escaped"};
+  static constexpr std::array<const char*, 10> words = {"ready", "waived",  "error",  "started", "samples",
+                                                       "done",  "kv_put", "kv_get", "escaped", "gave_up"};
 };
 
 struct WorkerMessage {
   std::size_t slot = 0;  // which tenant of the process
   std::variant<ReadyMessage, WaivedMessage, ErrorMessage, StartedMessage, SamplesMessage, DoneMessage, KvPutMessage,
-               KvGetMessage, EscapedMessage>
+               KvGetMessage, EscapedMessage, GaveUpMessage>
       body;
   WorkerMessageType type() const { return static_cast<WorkerMessageType>(body.index()); }
 };

@@ -14,6 +14,8 @@
 //                    answered once some rank of the tenant published the key)
 //                    {"type":"escaped","count":N}   (after teardown: N processes of the tenant's program had
 //                    left its process group; killed with it, named in the results)
+//                    {"type":"gave_up","count":N}   (after teardown: N lines of the program's output cost its
+//                    step pattern more than the match limit and were not read as steps; named in the results)
 // harness -> worker: "go K SECONDS SLOT[,SLOT...]\n" releases those slots for block K (the barrier);
 //                    "stop K\n" ends block K's measurement early; "end\n" or end of file ends the worker;
 //                    "kv KEY HEX\n" answers a kv_get ("-" for an empty value).

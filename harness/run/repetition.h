@@ -49,6 +49,7 @@ class RepetitionRun {
     bool ready = false, waived = false, done = false;  // done: the current block
     std::int64_t started_ns = 0;
     std::size_t escaped = 0;  // processes of its program that had left their group (EscapedMessage)
+    std::size_t lines_given_up = 0;  // lines of its program's output its step pattern gave up on (GaveUpMessage)
     std::string waive_reason;
     std::map<std::string, std::string> env;
     nlohmann::json resolved = nlohmann::json::object();

@@ -131,8 +131,12 @@ void RepetitionRun::record_outcome(std::size_t i, Phase phase) {
   oc.env = slot.env;
   oc.resolved = slot.resolved;
   oc.escaped_processes = 0;
+  oc.lines_given_up = 0;
   for (const Seat& r : ranks)
-    if (r.worker != SIZE_MAX) oc.escaped_processes += workers_[r.worker].slots[r.slot].escaped;
+    if (r.worker != SIZE_MAX) {
+      oc.escaped_processes += workers_[r.worker].slots[r.slot].escaped;
+      oc.lines_given_up += workers_[r.worker].slots[r.slot].lines_given_up;
+    }
   const int p = phase_index(phase);
   if (slot.waived) {
     oc.status = WorkerStatus::waived;

@@ -205,6 +205,7 @@ void RepetitionRun::handle_message(Worker& w, const std::string& line) {
     case WorkerMessageType::kv_put: on_kv_put(w, slot, std::get<KvPutMessage>(std::move(m.body))); break;
     case WorkerMessageType::kv_get: on_kv_get(w, slot, std::get<KvGetMessage>(m.body)); break;
     case WorkerMessageType::escaped: slot.escaped = std::get<EscapedMessage>(m.body).count; break;
+    case WorkerMessageType::gave_up: slot.lines_given_up = std::get<GaveUpMessage>(m.body).count; break;
   }
 }
 

@@ -253,6 +253,7 @@ bool run_tenant(const WorkerOptions& o, std::size_t slot, const Registry& regist
       measure_block(o.rewarm_s, slot, *cmd, *workload, *executor, sink, control, now);
     workload->teardown();
     if (const std::size_t n = workload->escaped_processes()) sink.send({slot, EscapedMessage{n}});
+    if (const std::size_t n = workload->lines_given_up()) sink.send({slot, GaveUpMessage{n}});
     return true;
   } catch (const std::exception& e) {
     sink.send({slot, ErrorMessage{e.what()}});

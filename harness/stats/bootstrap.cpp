@@ -1,4 +1,5 @@
 #include "harness/stats/bootstrap.h"
+#include "harness/core/numbers.h"
 
 #include "harness/core/errors.h"
 #include "harness/stats/stats.h"
@@ -10,7 +11,6 @@
 
 namespace ib {
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kMaxRho = 0.95;  // beyond this the block length would be most of the block anyway
 constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 // PieceQuantile copies the values from this many percentage points below q upwards; a replicate whose

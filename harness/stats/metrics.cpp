@@ -1,4 +1,5 @@
 #include "harness/stats/metrics.h"
+#include "harness/core/numbers.h"
 
 #include "harness/stats/bootstrap.h"
 #include "harness/stats/stats.h"
@@ -11,7 +12,6 @@
 
 namespace ib {
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double ratio(double num, double den) { return den > 0.0 ? num / den : kNaN; }
 }  // namespace

@@ -1,4 +1,5 @@
 #include "harness/stats/stats.h"
+#include "harness/core/numbers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +7,6 @@
 
 namespace ib {
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }
 
 double mean(const std::vector<double>& x) {

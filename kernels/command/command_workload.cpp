@@ -261,8 +261,10 @@ class StdoutCommand final : public CommandBase {
     paused_ = true;
   }
 
+  std::size_t lines_given_up() const override { return pattern_.lines_given_up(); }
+
   void teardown() override {
-    if (const std::size_t n = pattern_.lines_given_up())  // on the worker's log (issue 37 item 11)
+    if (const std::size_t n = pattern_.lines_given_up())  // on the worker's log, and in the results (GaveUpMessage)
       std::fprintf(stderr, "interference-bench worker: %zu line(s) of the program's output cost the step pattern more "
                    "than its match limit (%u backtracking steps) and were not read as steps: simplify the pattern\n",
                    n, static_cast<unsigned>(StepPattern::kMatchLimit));

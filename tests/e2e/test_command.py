@@ -248,6 +248,28 @@ def test_a_heartbeat_programs_bad_step_is_its_error_and_the_results_stay_readabl
     assert rep.returncode not in (2, 3, 70), rep.stderr
 
 
+def test_lines_the_step_pattern_gives_up_on_are_named_in_the_results(runner, tmp_path):
+    # Issue 37 item 11: a catastrophic pattern gives up on a line (match limit) instead of taking seconds
+    # on it; the lines it gave up on are counted per phase, a warning names the tenant, and the step lines
+    # around them still read. "(1+)+ ms" on 24 ones and an x backtracks about 2^24 times: over the limit.
+    chatty = ("import time\nwhile True:\n    time.sleep(0.01)\n    print('took 11 ms', flush=True)\n"
+              "    print('took ' + '1' * 24 + 'x ms', flush=True)\n")
+    prog = command_tenant("chatty", [sys.executable, "-c", chatty], {"stdout": r"took (?P<ms>(1+)+) ms"})
+    doc = scenario("gave-up", [prog, {"name": "n", "role": "aggressor", "workload": "host-idle",
+                                      "params": {"sample_ms": 1.0}}], duration=0.6, warmup=0.1)
+    r, res = run(runner, tmp_path, doc, "--rounds", "1", "--until", "fixed", *LENIENT)
+    assert r.returncode in (0, 1, 5), r.stdout + r.stderr
+    t = res["runs"][0]["tenants"][0]
+    for phase in ("exclusive", "alone", "colocated"):
+        assert t["phases"][phase]["worker"].get("lines_given_up", 0) >= 1, (phase, t["phases"][phase]["worker"])
+        assert t["phases"][phase]["stats"]["n"] >= 1, phase  # the ordinary step lines still read
+    assert "pattern_gave_up" in t["warning_kinds"], t["warning_kinds"]
+    assert any("match limit" in w for w in t["warnings"]), t["warnings"]
+    assert "match limit" in (tmp_path / "out" / "summary.md").read_text()
+    rep = runner.run("report", tmp_path / "out" / "results.json", "--junit", tmp_path / "j.xml")
+    assert rep.returncode not in (2, 3, 70), rep.stderr
+
+
 def test_a_wall_tenants_prepare_is_not_in_its_sample(runner, tmp_path):
     # Issue 37 item 13 (a surviving mutant: the clock started before prepare): a 0.3 s prepare, then `true`.
     prog = command_tenant("quick", ["true"], "wall", prepare=["sleep", "0.3"])

@@ -1,5 +1,6 @@
 // Phase summaries, per-run metrics/verdicts and the exit code (harness/analysis/analysis.h).
 #include "harness/analysis/analysis.h"
+#include "tests/unit/test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +13,8 @@
 namespace ib {
 namespace {
 
-constexpr std::int64_t kSec = 1'000'000'000;
-constexpr double kTol = 1e-12;
+using namespace ib::test;
+
 
 std::int64_t ns(double seconds) { return static_cast<std::int64_t>(std::llround(seconds * 1e9)); }
 

@@ -4,6 +4,7 @@
 #include "harness/core/errors.h"
 
 #include "harness/stats/stats.h"
+#include "tests/unit/test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +18,8 @@
 namespace ib {
 namespace {
 
-constexpr double kTol = 1e-12;
+using namespace ib::test;
+
 constexpr double kPi = 3.14159265358979323846;
 
 // Standard normals by Box-Muller from mt19937_64 (whose output the C++ standard fixes), so the
@@ -481,10 +483,10 @@ TEST(Bootstrap, SameSeedSameCiOtherSeedDifferent) {
 // rho 0.5 within blocks, every round on one of two speed plateaus (x1 or x1.6, shared by its E and C
 // blocks), C 1.3 times E: the fraction of 95% intervals that contain the true P95 slowdown 0.3.
 // 300 resamples per interval keeps the test to a few seconds.
-struct Coverage {
+struct IntervalCoverage {
   double covered, mean_width;
 };
-Coverage coverage(Pairing pairing, double plateau, std::uint64_t seed_base) {
+IntervalCoverage interval_coverage(Pairing pairing, double plateau, std::uint64_t seed_base) {
   constexpr int kSets = 200;
   int covered = 0;
   double widths = 0.0;
@@ -499,7 +501,7 @@ Coverage coverage(Pairing pairing, double plateau, std::uint64_t seed_base) {
 }
 
 TEST(Bootstrap, PairedRoundsCoverTheTruthOnATwoSpeedMachine) {
-  const Coverage paired = coverage(Pairing::paired, 1.6, 1000);
+  const IntervalCoverage paired = interval_coverage(Pairing::paired, 1.6, 1000);
   std::printf("[ bootstrap ] paired rounds, two plateaus: coverage %.3f, mean width %.3f\n", paired.covered,
               paired.mean_width);
   EXPECT_GE(paired.covered, 0.90);
@@ -510,7 +512,7 @@ TEST(Bootstrap, IndependentSidesOnATwoSpeedMachineAreFarWiderAndOverCover) {
   // The same data resampled with E and C apart (the old method, or rounds taken without their
   // blocks): the plateau a round's E and C share counts as noise twice. The interval is much wider
   // and covers nearly always: the coverage test above rejects it.
-  const Coverage paired = coverage(Pairing::paired, 1.6, 1000), apart = coverage(Pairing::independent, 1.6, 1000);
+  const IntervalCoverage paired = interval_coverage(Pairing::paired, 1.6, 1000), apart = interval_coverage(Pairing::independent, 1.6, 1000);
   std::printf("[ bootstrap ] independent sides, two plateaus: coverage %.3f, mean width %.3f (paired %.3f)\n",
               apart.covered, apart.mean_width, paired.mean_width);
   EXPECT_GT(apart.covered, 0.99);
@@ -518,7 +520,7 @@ TEST(Bootstrap, IndependentSidesOnATwoSpeedMachineAreFarWiderAndOverCover) {
 }
 
 TEST(Bootstrap, PairedRoundsCoverOnASteadyMachineToo) {
-  const Coverage steady = coverage(Pairing::paired, 1.0, 3000);
+  const IntervalCoverage steady = interval_coverage(Pairing::paired, 1.0, 3000);
   std::printf("[ bootstrap ] paired rounds, one speed: coverage %.3f\n", steady.covered);
   EXPECT_GE(steady.covered, 0.90);
   EXPECT_LE(steady.covered, 0.99);

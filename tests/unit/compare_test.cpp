@@ -1,6 +1,7 @@
 // compare (harness/analysis/compare.h): classes on hand-made CIs, figures on hand-computed samples,
 // and whole comparisons whose CIs are bounded by the samples' ranges.
 #include "harness/analysis/compare.h"
+#include "harness/core/numbers.h"
 #include "harness/core/exit_codes.h"
 #include "harness/stats/metrics.h"
 
@@ -12,7 +13,6 @@
 namespace ib {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 Estimate ci(double low, double high) { return Estimate{(low + high) / 2, low, high, 0.95, 100, 1}; }
 

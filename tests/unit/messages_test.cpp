@@ -3,6 +3,7 @@
 // reader bounds what it holds and keeps a last line without its newline.
 #include "harness/run/messages.h"
 #include "harness/run/protocol.h"
+#include "tests/unit/test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -15,9 +16,9 @@
 namespace ib {
 namespace {
 
+using namespace ib::test;
+
 // For EXPECT_PRED2, which prints both strings when it fails.
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 WorkerMessage round_trip(const WorkerMessage& m, MessageBounds bounds = {2, 10}) {
   std::string line = to_line(m);
@@ -121,6 +122,9 @@ TEST(WorkerMessages, TheOthersRoundTrip) {
   EXPECT_EQ(e.type(), WorkerMessageType::escaped);
   EXPECT_EQ(e.slot, 1u);
   EXPECT_EQ(std::get<EscapedMessage>(e.body).count, 3u);
+  const auto g = round_trip({0, GaveUpMessage{7}});
+  EXPECT_EQ(g.type(), WorkerMessageType::gave_up);
+  EXPECT_EQ(std::get<GaveUpMessage>(g.body).count, 7u);
 }
 
 // Issue 37 item 1: the count of a program's processes that left its group is a count.
@@ -128,6 +132,8 @@ TEST(WorkerMessages, AnEscapedCountIsANonNegativeInteger) {
   EXPECT_PRED2(contains, problem(R"({"type":"escaped","count":-1})"), "count");
   EXPECT_PRED2(contains, problem(R"({"type":"escaped","count":"3"})"), "count");
   EXPECT_PRED2(contains, problem(R"({"type":"escaped"})"), "count");
+  EXPECT_PRED2(contains, problem(R"({"type":"gave_up","count":-2})"), "count");
+  EXPECT_PRED2(contains, problem(R"({"type":"gave_up","count":1.5})"), "count");
 }
 
 TEST(WorkerMessages, InvalidUtf8InAMessageIsReplacedNotThrown) {

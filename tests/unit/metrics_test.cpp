@@ -1,5 +1,7 @@
 // Interference metrics and verdicts (DESIGN.md section 4) against hand-computed values.
 #include "harness/stats/metrics.h"
+#include "harness/core/numbers.h"
+#include "tests/unit/test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +12,8 @@
 namespace ib {
 namespace {
 
-constexpr double kTol = 1e-12;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using namespace ib::test;
+
 
 // Deterministic, well-behaved sample times around `base` (spread +-5%), n values, in a scrambled
 // order. (i * 37) % 100 runs over 0..99 once per 100 indices.

@@ -4,6 +4,7 @@
 #include "kernels/host/host_workloads.h"
 #include "kernels/open_loop.h"
 #include "kernels/workload.h"
+#include "tests/unit/test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -21,8 +22,9 @@
 namespace ib {
 namespace {
 
+using namespace ib::test;
+
 using json = nlohmann::json;
-constexpr std::int64_t kMs = 1'000'000;
 
 double mean_of(const std::vector<double>& v) {
   return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());

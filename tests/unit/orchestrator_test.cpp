@@ -5,6 +5,7 @@
 #include "fake_launcher.h"
 
 #include "harness/run/orchestrator.h"
+#include "tests/unit/test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -15,11 +16,11 @@
 namespace ib {
 namespace {
 
+using namespace ib::test;
+
 using fake::kSecond;
 using fake::ns;
 // For EXPECT_PRED2, which prints both strings when it fails.
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 constexpr std::int64_t kPollStep = 50'000'000;  // the orchestrator's wait between watchdog checks
 

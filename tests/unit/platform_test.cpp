@@ -1,10 +1,12 @@
 // The judgements of vet and sustain (harness/vet/platform.h) and the documents they write
 // (reports/platform_writer.h, reports/selftest_writer.h), on hand-built inputs.
 #include "harness/core/exit_codes.h"
+#include "harness/core/numbers.h"
 #include "harness/vet/platform.h"
 #include "reports/platform_writer.h"
 #include "reports/selftest_writer.h"
 #include "tests/unit/sample_results.h"
+#include "tests/unit/test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -16,9 +18,9 @@
 namespace ib {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using namespace ib::test;
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
 
 // ---------------------------------------------------------------- stability
 

@@ -15,14 +15,16 @@
 
 #include "harness/nvml/nvml.h"
 #include "tests/unit/fake_nvml_env.h"
+#include "tests/unit/test_support.h"
 
 using nlohmann::json;
 
 namespace {
 
+using namespace ib::test;
+
 constexpr unsigned long long kMiB = 1ull << 20;
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // A healthy whole H200 passed through to a VM, with nothing else on it.
 ib::ProbeFacts healthy() {

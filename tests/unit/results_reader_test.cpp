@@ -36,6 +36,8 @@ Results every_field_results() {
   m.max_reruns = 2;
   r.runs.at(0).tenants.at(0).colocated.outcome.escaped_processes = 3;  // issue 37 item 1
   r.runs.at(0).tenants.at(0).warnings.push_back({WarningKind::escaped_processes, "3 process(es) left its group"});
+  r.runs.at(0).tenants.at(0).alone.outcome.lines_given_up = 4;  // issue 37 item 11
+  r.runs.at(0).tenants.at(0).warnings.push_back({WarningKind::pattern_gave_up, "4 line(s) given up"});
   DeviceRecord gpu;
   gpu.kind = DeviceKind::gpu;
   gpu.index = 1;

@@ -5,6 +5,7 @@
 #include "harness/run/foreign_load.h"
 #include "harness/stats/sequential.h"
 #include "harness/run/orchestrator.h"
+#include "tests/unit/test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +18,8 @@
 namespace ib {
 namespace {
 
-constexpr double kTol = 1e-12;
+using namespace ib::test;
+
 
 // ---------------------------------------------------------------- round order
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "harness/results/results.h"
+#include "harness/core/numbers.h"
 
 #include <dirent.h>
 #include <stdlib.h>
@@ -17,7 +18,6 @@
 namespace ib {
 namespace test {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 inline Summary summary_of(std::size_t n, double v) {
   Summary s;

@@ -67,9 +67,9 @@ TEST(Sequential, PlannedLooks) {
 // ---------------------------------------------------------------- optional stopping, by simulation
 
 // Box-Muller normals from mt19937_64 (fixed by the standard), so the sequences are the same everywhere.
-class Normals {
+class OneNormalPerPair {
  public:
-  explicit Normals(std::uint64_t seed) : rng_(seed) {}
+  explicit OneNormalPerPair(std::uint64_t seed) : rng_(seed) {}
   double operator()() {
     const double u1 = (static_cast<double>(rng_() >> 11) + 0.5) * 0x1.0p-53;
     const double u2 = (static_cast<double>(rng_() >> 11) + 0.5) * 0x1.0p-53;
@@ -82,7 +82,7 @@ class Normals {
 };
 
 // A block of n samples level * exp(Z), Z AR(1) with rho 0.5 and sd 0.1.
-std::vector<double> block(Normals& g, std::size_t n, double level) {
+std::vector<double> block(OneNormalPerPair& g, std::size_t n, double level) {
   std::vector<double> x(n);
   double z = 0.1 * g();
   for (std::size_t t = 0; t < n; ++t) {
@@ -104,7 +104,7 @@ Outcome stop_by_rule(double truth, int sequences, std::uint64_t seed_base, Bound
   const std::vector<int> looks = planned_looks(10, 2, 30);
   Outcome o;
   for (int s = 0; s < sequences; ++s) {
-    Normals g(seed_base + static_cast<std::uint64_t>(s));
+    OneNormalPerPair g(seed_base + static_cast<std::uint64_t>(s));
     BlockedSamples E(1), C(1);
     Verdict v = Verdict::inconclusive;
     for (std::size_t k = 0; k < looks.size() && v == Verdict::inconclusive; ++k) {

@@ -1,6 +1,7 @@
 // Statistics (DESIGN.md section 4) against hand-computed values. Every expected number below is
 // worked out in the comment next to it, not produced by the code under test.
 #include "harness/stats/stats.h"
+#include "tests/unit/test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +14,8 @@
 namespace ib {
 namespace {
 
-constexpr double kTol = 1e-12;
+using namespace ib::test;
+
 
 std::vector<double> one_to_ten() { return {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}; }
 
@@ -208,7 +210,6 @@ TEST(Stats, MadZeroFlagsNothing) {
 
 // ---------------------------------------------------------------- window throughput CV
 
-constexpr std::int64_t kSec = 1'000'000'000;
 
 TEST(Stats, WindowCvSamplesExactlyFillingWindows) {
   // Windows start at the first sample's start (a 5 s offset here), window_s = 1, work 10/sample:

@@ -16,12 +16,14 @@
 
 #include "harness/nvml/nvml.h"
 #include "tests/unit/fake_nvml_env.h"
+#include "tests/unit/test_support.h"
 
 using nlohmann::json;
 
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
+using namespace ib::test;
+
 constexpr int64_t kS = 1'000'000'000;
 
 ib::TelemetryReading reading(std::optional<unsigned> sm, std::optional<unsigned> max, std::optional<uint64_t> reasons) {
@@ -34,7 +36,6 @@ ib::TelemetryReading reading(std::optional<unsigned> sm, std::optional<unsigned>
 
 ib::TelemetrySample sample(int64_t t_ns, ib::TelemetryReading r) { return {t_ns, std::move(r)}; }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 std::string all(const std::vector<std::string>& v) {
   std::string out;

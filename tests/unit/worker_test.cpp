@@ -5,6 +5,7 @@
 
 #include "harness/process/process.h"
 #include "harness/run/protocol.h"
+#include "tests/unit/test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +18,8 @@
 namespace ib {
 namespace {
 
-constexpr std::int64_t kMs = 1'000'000;
+using namespace ib::test;
+
 
 struct FakeTime {
   std::int64_t now = 1'000 * kMs;

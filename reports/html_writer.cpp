@@ -398,6 +398,13 @@ void collective_table(std::ostringstream& os, const Results& results) {
   os << "<h2>Collectives</h2>\n<table><tr><th>scenario</th><th>mode</th><th>tenant</th><th>repetition</th><th>ranks</th>"
         "<th>blast radius</th><th>straggler</th><th>longest stall</th></tr>\n"
      << rows.str() << "</table>\n";
+  for (const TenantAggregate& a : results.aggregates)
+    if (const auto& m = a.amplification)
+      os << "<p>" << html_escape(a.scenario) << " (" << html_escape(a.mode) << "), " << html_escape(a.tenant)
+         << ": amplification " << (m->value ? formatted("%.2f", *m->value) : std::string("n/a")) << " (P95 slowdown "
+         << html_escape(signed_percent(m->collective_slowdown)) << " as a collective, "
+         << html_escape(signed_percent(m->single_rank_slowdown)) << " for its shared rank alone in "
+         << html_escape(m->reference_scenario) << ")</p>\n";
 }
 
 void page_header(std::ostringstream& os, const Results& r) {

@@ -349,6 +349,11 @@ ojson aggregate_to_json(const TenantAggregate& a) {
   j["decision"] = a.decision ? decision_json(*a.decision) : ojson(nullptr);
   warnings_json(j, a.warnings);
   if (a.advice) j["advice"] = advice_json(*a.advice);
+  if (a.amplification)
+    j["amplification"] = {{"value", optional_json_number(a.amplification->value)},
+                          {"collective_p95_slowdown", json_number(a.amplification->collective_slowdown)},
+                          {"single_rank_p95_slowdown", json_number(a.amplification->single_rank_slowdown)},
+                          {"reference_scenario", a.amplification->reference_scenario}};
   return j;
 }
 

@@ -35,6 +35,10 @@ void collective_evidence(std::ostringstream& os, const Results& r, const TenantA
       os << "\n";
     }
   }
+  if (const auto& m = a.amplification)
+    os << "amplification: " << (m->value ? number_text(*m->value) : std::string("n/a")) << " (P95 slowdown "
+       << number_text(m->collective_slowdown) << " as a collective, " << number_text(m->single_rank_slowdown)
+       << " for its shared rank alone in " << m->reference_scenario << ")\n";
 }
 
 // The evidence of a tenant verdict, one "key: value" line per fact: metric, value, ci95, threshold, reason.

@@ -196,6 +196,11 @@ std::string markdown_summary(const Results& r) {
     if (a.verdict != Verdict::pass)
       os << "- " << a.scenario << " (" << a.mode << "), " << a.tenant << ": " << verdict_name(a.verdict) << " — " << a.verdict_reason << "\n";
     for (const auto& w : a.warnings) os << "- warning (" << a.scenario << ", " << a.mode << ", " << a.tenant << "): " << w.text << "\n";
+    if (const auto& m = a.amplification)
+      os << "- " << a.scenario << " (" << a.mode << "), " << a.tenant << ": amplification "
+         << (m->value ? formatted("%.2f", *m->value) : std::string("n/a (its one rank alone slowed < 1%)")) << " — P95 slowdown "
+         << signed_percent(m->collective_slowdown) << " as a collective against " << signed_percent(m->single_rank_slowdown)
+         << " for its shared rank alone (" << m->reference_scenario << ")\n";
   }
   advice_section(os, r);
   os << "\n### Repetitions\n\n";

@@ -124,6 +124,16 @@ void advice_families(std::ostringstream& os, const Results& r) {
   }
 }
 
+// A collective's amplification over its single-rank reference (per aggregate; only where it is defined).
+void amplification_family(std::ostringstream& os, const Results& r) {
+  const auto has = [](const TenantAggregate& a) { return a.amplification && a.amplification->value; };
+  if (std::none_of(r.aggregates.begin(), r.aggregates.end(), has)) return;
+  Family amp(os, "interference_bench_collective_amplification",
+             "a collective's P95 slowdown over that of its shared rank alone beside the same neighbours");
+  for (const auto& a : r.aggregates)
+    if (has(a)) amp.sample(tenant_labels(r, a.scenario, a.mode, a.tenant, a.workload), *a.amplification->value);
+}
+
 // Tenants with ranks (DESIGN.md section 13), per repetition: ranks, blast radius, the longest stall's
 // margin to the collective timeout, and the colocated phase's straggler (label rank) and its share.
 void collective_families(std::ostringstream& os, const Results& r) {
@@ -152,6 +162,7 @@ void collective_families(std::ostringstream& os, const Results& r) {
         straggler.sample(l, f->straggler_share);
       }
     }
+  amplification_family(os, r);
 }
 
 // Per repetition and phase: throughput, window CV, throttled fraction.

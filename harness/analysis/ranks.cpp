@@ -1,6 +1,9 @@
 #include "harness/analysis/ranks.h"
 
+#include "harness/core/reference_names.h"
 #include "harness/stats/collectives.h"
+
+#include <algorithm>
 
 namespace ib {
 
@@ -48,6 +51,36 @@ std::optional<TenantMetrics::Collective> collective_metrics(const TenantResult& 
   m.timeout_s = s.timeout_s;
   m.stall_margin = s.margin;
   return m;
+}
+
+namespace {
+// The most ranks tenant `tenant` ran with in the runs of (`scenario`, `mode`): 0 or 1 for a tenant without ranks.
+std::size_t ranks_in(const std::vector<RunResult>& runs, const std::string& scenario, const std::string& mode,
+                     const std::string& tenant) {
+  std::size_t most = 0;
+  for (const RunResult& r : runs)
+    if (r.scenario == scenario && r.mode == mode)
+      for (const TenantResult& t : r.tenants)
+        if (t.name == tenant)
+          most = std::max({most, t.exclusive.rank_duration_s.size(), t.colocated.rank_duration_s.size()});
+  return most;
+}
+}  // namespace
+
+void attach_amplification(const std::vector<RunResult>& runs, std::vector<TenantAggregate>& aggregates) {
+  for (TenantAggregate& a : aggregates) {
+    a.amplification.reset();
+    if (!a.metrics || is_single_rank_reference_name(a.scenario)) continue;
+    const std::string reference = single_rank_reference_name(a.scenario);
+    // The tenant that asked: ranks in its scenario, one rank in the reference (its neighbours are unchanged).
+    if (ranks_in(runs, a.scenario, a.mode, a.tenant) < 2 || ranks_in(runs, reference, a.mode, a.tenant) > 1) continue;
+    const auto it = std::find_if(aggregates.begin(), aggregates.end(), [&](const TenantAggregate& b) {
+      return b.scenario == reference && b.mode == a.mode && b.tenant == a.tenant && b.metrics;
+    });
+    if (it == aggregates.end()) continue;
+    const double collective = a.metrics->p95_slowdown.value, single = it->metrics->p95_slowdown.value;
+    a.amplification = TenantAggregate::Amplification{reference, collective, single, amplification(collective, single)};
+  }
 }
 
 }  // namespace ib

@@ -13,4 +13,11 @@ void summarize_ranks(PhaseResult& p);
 // stall margin of a tenant with ranks in both phases; nullopt otherwise.
 std::optional<TenantMetrics::Collective> collective_metrics(const TenantResult& t, double cutoff, double timeout_s);
 
+// Each aggregate's amplification (TenantAggregate::amplification) from its single-rank reference's
+// aggregate in `aggregates`: the same mode and tenant, scenario single_rank_reference_name of its own, both
+// with metrics, the tenant with ranks in `runs` of its scenario and one rank in the reference's (so only the
+// collective that asked is paired, not its unchanged neighbours); unset where the reference has not run
+// (yet) or either was not measured.
+void attach_amplification(const std::vector<RunResult>& runs, std::vector<TenantAggregate>& aggregates);
+
 }  // namespace ib

@@ -13,6 +13,7 @@
 #include "harness/core/host.h"
 #include "harness/core/output_dir.h"
 #include "harness/core/output_paths.h"
+#include "harness/scenario/single_rank.h"
 #include "harness/core/stop_signals.h"
 #include "harness/core/text.h"
 #include "harness/analysis/analysis.h"
@@ -189,6 +190,7 @@ std::vector<Scenario> load_scenarios(const RunOptions& o, const Registry& regist
   }
   for (auto& s : scenarios)
     if (o.device) s.device = *o.device;
+  scenarios = with_single_rank_references(scenarios);  // amplification's references run after their scenarios
   check_unique_scenario_names(scenarios);
   return scenarios;
 }

@@ -338,6 +338,17 @@ struct TenantAggregate {
   std::optional<Decision> decision;  // when there are metrics
   std::vector<Warning> warnings;
   std::optional<Advice> advice;      // command tenants (a user's program)
+  // A collective tenant that asked for its amplification (DESIGN.md section 13), once its single-rank
+  // reference (scenario `reference_scenario`, the same mode and tenant) has an aggregate too: both P95
+  // slowdowns and amplification(collective, single rank) (harness/stats/collectives.h; nullopt where the
+  // single rank slowed too little to amplify).
+  struct Amplification {
+    std::string reference_scenario;
+    double collective_slowdown = 0.0;
+    double single_rank_slowdown = 0.0;
+    std::optional<double> value;
+  };
+  std::optional<Amplification> amplification;
 };
 
 struct TenantResult {

@@ -58,6 +58,11 @@ TenantAggregate read_aggregate(const Field& f) {
   if (f.has("decision")) a.decision = read_decision(f["decision"]);
   a.warnings = read_warnings(f);
   if (f.has("advice")) a.advice = read_advice(f["advice"]);
+  if (f.has("amplification")) {
+    const Field& m = f["amplification"];
+    a.amplification = TenantAggregate::Amplification{m["reference_scenario"].string(), m["collective_p95_slowdown"].number(),
+                                                     m["single_rank_p95_slowdown"].number(), m["value"].optional_number()};
+  }
   return a;
 }
 

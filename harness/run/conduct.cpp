@@ -3,6 +3,7 @@
 #include "harness/run/conduct.h"
 
 #include "harness/analysis/analysis.h"
+#include "harness/analysis/ranks.h"
 #include "harness/core/stop_signals.h"
 
 #include <algorithm>
@@ -60,6 +61,7 @@ void aggregate_or_interrupt(Results& results, const RunResult& run, std::uint64_
   } catch (const Interrupted&) {
     update_aggregates(results, run, seed, 0, {});
   }
+  attach_amplification(results.runs, results.aggregates);  // a collective's, once its single-rank reference has run
 }
 
 // The repetitions of `run`'s (scenario, mode) in `results`, in order.

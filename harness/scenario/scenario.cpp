@@ -1,4 +1,5 @@
 #include "harness/scenario/scenario.h"
+#include "harness/scenario/single_rank.h"
 
 #include "harness/core/json_input.h"
 #include "harness/core/text.h"
@@ -299,7 +300,8 @@ Tenant parse_tenant(const Checker& ck, const json& t, std::size_t i, const Scena
                     bool lenient_placement) {
   const std::string tp = "tenants[" + std::to_string(i) + "]";
   if (!t.is_object()) ck.fail(tp, "expected an object (a tenant), got " + Checker::describe(t));
-  ck.only_keys(t, tp, {"name", "role", "workload", "params", "command", "placement", "ranks", "rank_placements"});
+  ck.only_keys(t, tp,
+               {"name", "role", "workload", "params", "command", "placement", "ranks", "rank_placements", "amplification"});
   Tenant tenant;
   tenant_workload(ck, t, tp, ctx, tenant);
   tenant.name = tenant.workload + "#" + std::to_string(i);
@@ -315,6 +317,13 @@ Tenant parse_tenant(const Checker& ck, const json& t, std::size_t i, const Scena
   tenant.placement = parse_placement(ck, t.contains("placement") ? t.at("placement") : json::object(),
                                      tp + ".placement", s.mode, ctx, lenient_placement);
   parse_ranks(ck, t, tp, s, ctx, lenient_placement, tenant);
+  if (t.contains("amplification")) {
+    if (!t.at("amplification").is_boolean())
+      ck.fail(tp + ".amplification", "expected true or false, got " + Checker::describe(t.at("amplification")));
+    tenant.amplification = t.at("amplification").get<bool>();
+    if (tenant.amplification && tenant.ranks < 2)
+      ck.fail(tp + ".amplification", "needs a collective tenant with \"ranks\" of 2 or more");
+  }
   return tenant;
 }
 
@@ -360,6 +369,18 @@ Scenario parse_scenario(const json& doc, const std::string& file, const Scenario
     Tenant tenant = parse_tenant(ck, tenants[i], i, s, ctx, ov.lenient_placement);
     check_tenant_is_unique(ck, s, tenant, i);
     s.tenants.push_back(std::move(tenant));
+  }
+  std::size_t asking = 0;
+  for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+    if (!s.tenants[i].amplification) continue;
+    const std::string path = "tenants[" + std::to_string(i) + "].amplification";
+    if (++asking > 1) ck.fail(path, "only one tenant of a scenario may ask for its amplification");
+    if (is_single_rank_reference_name(s.name))
+      ck.fail("name", std::string("a scenario whose name ends in \"") + kSingleRankSuffix + "\" cannot ask for amplification");
+    std::string why;
+    const auto rank = shared_rank(s, s.tenants[i], ctx.backend, why);
+    if (!rank) ck.fail(path, why);
+    s.tenants[i].shared_rank = *rank;
   }
   return s;
 }

@@ -51,6 +51,11 @@ struct Tenant {
   // rank_placements[r] (the tenant's placement where the scenario gives none). Any other tenant: 1, empty.
   int ranks = 1;
   std::vector<Placement> rank_placements;
+  // "amplification": true on a collective tenant (DESIGN.md section 13): the run also measures its
+  // single-rank reference (single_rank.h), the rank that shares a CPU or GPU with another tenant
+  // (`shared_rank`, found when the scenario is read) run alone as one rank beside the same neighbours.
+  bool amplification = false;
+  int shared_rank = -1;
   // Where rank r runs (rank 0 of a tenant without ranks: its placement).
   const Placement& placement_of(int rank) const {
     return rank < static_cast<int>(rank_placements.size()) ? rank_placements[static_cast<std::size_t>(rank)] : placement;

@@ -6,10 +6,15 @@
 // is algbw x the factor of harness/stats/collectives.h. Correctness (setup): one collective on known
 // values, every output element checked exactly (small integers in float32 are exact).
 // Ranks agree on every sample (continue_together): a one-int allreduce(min) of "I want another", untimed.
+// One rank (an amplification's single-rank reference, harness/scenario/single_rank.h): gloo moves nothing
+// for a group of one, so each collective is instead the rank's own S bytes copied once through memory
+// (what NCCL's one-rank collectives do out of place): the rank's local traffic without the network.
 #include "kernels/host/gloo_collective.h"
 
 #include <chrono>
 #include <cstdint>
+#include <cstring>
+#include <utility>
 #include <memory>
 #include <string>
 #include <vector>
@@ -110,10 +115,18 @@ class GlooCollective final : public Workload {
           context_, std::vector<float*>{out_.data()}, static_cast<int>(elems),
           std::vector<int>(static_cast<std::size_t>(n_), static_cast<int>(elems / static_cast<std::size_t>(n_))));
     check();
+    if (n_ == 1) copy_.assign(out_.size(), 0.0f);
   }
 
   void run_sample(const ExecContext&, SampleOutput&) override {
-    for (int r = 0; r < reps_; ++r) collective();
+    for (int r = 0; r < reps_; ++r) {
+      if (n_ == 1) {
+        std::memcpy(copy_.data(), out_.data(), out_.size() * sizeof(float));
+        std::swap(copy_, out_);  // the next copy reads what this one wrote: it cannot be skipped
+      } else {
+        collective();
+      }
+    }
   }
 
   bool continue_together(bool mine) override {
@@ -134,6 +147,7 @@ class GlooCollective final : public Workload {
     context_.reset();
     in_.clear();
     out_.clear();
+    copy_.clear();
   }
 
  private:
@@ -214,7 +228,7 @@ class GlooCollective final : public Workload {
   int rank_ = 0, n_ = 1;
   std::shared_ptr<gloo::Context> context_;
   std::unique_ptr<gloo::ReduceScatterHalvingDoubling<float>> reduce_scatter_;
-  std::vector<float> in_, out_;
+  std::vector<float> in_, out_, copy_;  // copy_: one rank only (run_sample)
 };
 
 Support gloo_supported(const Params&, const ExecContext&) { return {}; }

@@ -1,0 +1,139 @@
+// Amplification (DESIGN.md section 13, issue 35): which rank of a collective shares a CPU with a neighbour,
+// the single-rank reference scenario derived from it, and the pairing of the two aggregates.
+#include "harness/analysis/ranks.h"
+#include "harness/scenario/single_rank.h"
+#include "kernels/host/host_workloads.h"
+
+#include <gtest/gtest.h>
+
+namespace ib {
+namespace {
+
+using nlohmann::json;
+
+struct SingleRankTest : ::testing::Test {
+  Registry registry;
+  ValidationContext ctx;
+  void SetUp() override {
+    register_host_workloads(registry);
+    ctx = {&registry, Backend::host, {0, 1, 2}};
+  }
+  // A 2-rank collective on CPUs 0 and 1 asking for its amplification, and a neighbour on `cpus`.
+  static json doc(const json& neighbour_cpus, const json& amplification = true) {
+    return {{"name", "coll"},
+            {"mode", "timeslice"},
+            {"tenants",
+             {{{"name", "ar"},
+               {"workload", "host-collective"},
+               {"ranks", 2},
+               {"rank_placements", {{{"cpus", {0}}}, {{"cpus", {1}}}}},
+               {"amplification", amplification}},
+              {{"name", "hog"}, {"workload", "host-compute"}, {"placement", {{"cpus", neighbour_cpus}}}}}}};
+  }
+  std::string error(const json& d) {
+    try {
+      parse_scenario(d, "f.json", {}, ctx);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  }
+};
+
+TEST_F(SingleRankTest, TheRankThatSharesACpuIsFound) {
+  EXPECT_EQ(parse_scenario(doc({1}), "f.json", {}, ctx).tenants[0].shared_rank, 1);
+  EXPECT_EQ(parse_scenario(doc({0, 2}), "f.json", {}, ctx).tenants[0].shared_rank, 0);
+  EXPECT_FALSE(parse_scenario(doc({1}, false), "f.json", {}, ctx).tenants[0].amplification);
+}
+
+TEST_F(SingleRankTest, AmplificationNeedsANeighbourOnExactlyOneRank) {
+  EXPECT_NE(error(doc({2})).find("tenants[0].amplification: no other tenant shares one of its ranks' CPUs"), std::string::npos);
+  EXPECT_NE(error(doc({0, 1})).find("2 of its ranks share"), std::string::npos);
+  EXPECT_NE(error(doc({1}, "yes")).find("tenants[0].amplification: expected true or false"), std::string::npos);
+  json one = doc({1});
+  one["tenants"][0]["ranks"] = 1;
+  one["tenants"][0]["rank_placements"] = {{{"cpus", {0}}}};
+  EXPECT_NE(error(one).find("needs a collective tenant with \"ranks\" of 2 or more"), std::string::npos);
+  json named = doc({1});
+  named["name"] = "coll.single-rank";
+  EXPECT_NE(error(named).find("name: a scenario whose name ends in \".single-rank\""), std::string::npos);
+}
+
+TEST_F(SingleRankTest, TheReferenceIsTheSharedRankAloneBesideTheSameNeighbours) {
+  json plain = doc({1}, false);
+  plain["name"] = "other";
+  const auto plan = with_single_rank_references(
+      {parse_scenario(doc({1}), "f.json", {}, ctx), parse_scenario(plain, "g.json", {}, ctx)});
+  ASSERT_EQ(plan.size(), 3u);  // coll, its reference right after it, other (asks for nothing)
+  EXPECT_EQ(plan[0].name, "coll");
+  EXPECT_EQ(plan[0].tenants[0].ranks, 2);
+  const Scenario& ref = plan[1];
+  EXPECT_EQ(ref.name, "coll.single-rank");
+  EXPECT_EQ(plan[2].name, "other");
+  ASSERT_EQ(ref.tenants.size(), 2u);
+  EXPECT_EQ(ref.tenants[0].name, "ar");
+  EXPECT_EQ(ref.tenants[0].ranks, 1);
+  EXPECT_TRUE(ref.tenants[0].rank_placements.empty());
+  EXPECT_EQ(ref.tenants[0].placement.cpus, std::vector<int>{1});  // where rank 1 ran
+  EXPECT_FALSE(ref.tenants[0].amplification);
+  EXPECT_EQ(ref.tenants[1].placement.cpus, std::vector<int>{1});  // the same neighbour
+  EXPECT_EQ(ref.duration_s, plan[0].duration_s);
+  EXPECT_EQ(ref.mode, plan[0].mode);
+}
+
+TenantAggregate aggregate_of(const std::string& scenario, const std::string& mode, const std::string& tenant, double p95) {
+  TenantAggregate a;
+  a.scenario = scenario;
+  a.mode = mode;
+  a.tenant = tenant;
+  a.metrics = TenantMetrics{};
+  a.metrics->p95_slowdown.value = p95;
+  return a;
+}
+
+// A run of (scenario, mode) with tenant "ar" of `ranks` rank columns and a neighbour "n" without ranks.
+RunResult run_of(const std::string& scenario, const std::string& mode, std::size_t ranks) {
+  RunResult r;
+  r.scenario = scenario;
+  r.mode = mode;
+  TenantResult ar, n;
+  ar.name = "ar";
+  ar.colocated.rank_duration_s.assign(ranks > 1 ? ranks : 0, std::vector<double>{1.0});
+  n.name = "n";
+  r.tenants = {ar, n};
+  return r;
+}
+
+// Hand values: the collective slowed by 90%, its one rank alone by 60%: amplification 1.5. Not paired: the
+// same collective in another mode (no reference there), the reference itself, the neighbour "n" (no ranks
+// in either scenario); a reference that slowed under 1% amplifies nothing.
+TEST(Amplification, PairsTheCollectiveThatAskedWithItsReferenceOfTheSameMode) {
+  const std::vector<RunResult> runs = {run_of("coll", "timeslice", 2), run_of("coll", "mps", 2),
+                                       run_of("coll.single-rank", "timeslice", 1), run_of("calm", "timeslice", 2),
+                                       run_of("calm.single-rank", "timeslice", 1)};
+  std::vector<TenantAggregate> all = {aggregate_of("coll", "timeslice", "ar", 0.90),
+                                      aggregate_of("coll", "mps", "ar", 0.30),
+                                      aggregate_of("coll.single-rank", "timeslice", "ar", 0.60),
+                                      aggregate_of("calm", "timeslice", "ar", 0.20),
+                                      aggregate_of("calm.single-rank", "timeslice", "ar", 0.005),
+                                      aggregate_of("coll", "timeslice", "n", 0.50),
+                                      aggregate_of("coll.single-rank", "timeslice", "n", 0.25)};
+  attach_amplification(runs, all);
+  ASSERT_TRUE(all[0].amplification);
+  EXPECT_EQ(all[0].amplification->reference_scenario, "coll.single-rank");
+  EXPECT_DOUBLE_EQ(all[0].amplification->collective_slowdown, 0.90);
+  EXPECT_DOUBLE_EQ(all[0].amplification->single_rank_slowdown, 0.60);
+  ASSERT_TRUE(all[0].amplification->value);
+  EXPECT_DOUBLE_EQ(*all[0].amplification->value, 1.5);
+  EXPECT_FALSE(all[1].amplification);  // no mps reference
+  EXPECT_FALSE(all[2].amplification);  // the reference itself has no reference
+  ASSERT_TRUE(all[3].amplification);
+  EXPECT_FALSE(all[3].amplification->value);
+  EXPECT_FALSE(all[5].amplification);  // the neighbour did not ask (it has no ranks)
+  all[2].metrics.reset();  // the reference not measured: nothing to say
+  attach_amplification(runs, all);
+  EXPECT_FALSE(all[0].amplification);
+}
+
+}  // namespace
+}  // namespace ib

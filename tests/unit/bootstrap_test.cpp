@@ -500,7 +500,7 @@ IntervalCoverage interval_coverage(Pairing pairing, double plateau, std::uint64_
   return {static_cast<double>(covered) / kSets, widths / kSets};
 }
 
-TEST(Bootstrap, PairedRoundsCoverTheTruthOnATwoSpeedMachine) {
+TEST(BootstrapSimulation, PairedRoundsCoverTheTruthOnATwoSpeedMachine) {
   const IntervalCoverage paired = interval_coverage(Pairing::paired, 1.6, 1000);
   std::printf("[ bootstrap ] paired rounds, two plateaus: coverage %.3f, mean width %.3f\n", paired.covered,
               paired.mean_width);
@@ -508,7 +508,7 @@ TEST(Bootstrap, PairedRoundsCoverTheTruthOnATwoSpeedMachine) {
   EXPECT_LE(paired.covered, 0.99);
 }
 
-TEST(Bootstrap, IndependentSidesOnATwoSpeedMachineAreFarWiderAndOverCover) {
+TEST(BootstrapSimulation, IndependentSidesOnATwoSpeedMachineAreFarWiderAndOverCover) {
   // The same data resampled with E and C apart (the old method, or rounds taken without their
   // blocks): the plateau a round's E and C share counts as noise twice. The interval is much wider
   // and covers nearly always: the coverage test above rejects it.
@@ -519,7 +519,7 @@ TEST(Bootstrap, IndependentSidesOnATwoSpeedMachineAreFarWiderAndOverCover) {
   EXPECT_GT(apart.mean_width, 2.0 * paired.mean_width);
 }
 
-TEST(Bootstrap, PairedRoundsCoverOnASteadyMachineToo) {
+TEST(BootstrapSimulation, PairedRoundsCoverOnASteadyMachineToo) {
   const IntervalCoverage steady = interval_coverage(Pairing::paired, 1.0, 3000);
   std::printf("[ bootstrap ] paired rounds, one speed: coverage %.3f\n", steady.covered);
   EXPECT_GE(steady.covered, 0.90);

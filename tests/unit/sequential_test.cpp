@@ -137,7 +137,7 @@ void print(const char* what, double truth, const Outcome& o) {
               o.failed, o.undecided, kSequences);
 }
 
-TEST(Sequential, AtTheCutoffTheRuleDecidesWronglyAtMostAsOftenAsAFixed95PercentVerdict) {
+TEST(SequentialSimulation, AtTheCutoffTheRuleDecidesWronglyAtMostAsOftenAsAFixed95PercentVerdict) {
   // The truth exactly at the cutoff: every decided verdict is wrong. At most 2.5% per side (over 2000
   // sequences from other seeds the rule decides 1.75-2.4% wrongly per side).
   const Outcome o = stop_by_rule(kDefaultCutoff, kSequences, 100000, obrien_fleming);
@@ -146,7 +146,7 @@ TEST(Sequential, AtTheCutoffTheRuleDecidesWronglyAtMostAsOftenAsAFixed95PercentV
   EXPECT_LE(o.failed, kSequences * 25 / 1000);
 }
 
-TEST(Sequential, NearTheCutoffTheRuleRarelyDecidesTheWrongSide) {
+TEST(SequentialSimulation, NearTheCutoffTheRuleRarelyDecidesTheWrongSide) {
   // 3 points below the cutoff a fail is wrong, 3 points above a pass: at most 2.5% each.
   const Outcome below = stop_by_rule(kDefaultCutoff - 0.03, kSequences, 200000, obrien_fleming);
   const Outcome above = stop_by_rule(kDefaultCutoff + 0.03, kSequences, 300000, obrien_fleming);
@@ -156,7 +156,7 @@ TEST(Sequential, NearTheCutoffTheRuleRarelyDecidesTheWrongSide) {
   EXPECT_LE(above.passed, kSequences * 25 / 1000);
 }
 
-TEST(Sequential, StoppingAtTheFirstDecided95PercentIntervalFailsTheSameTest) {
+TEST(SequentialSimulation, StoppingAtTheFirstDecided95PercentIntervalFailsTheSameTest) {
   // The naive rule looks eleven times at 95% and stops at the first decided interval: noise crossing the
   // cutoff once is enough, so it decides wrongly far more often than 2.5% per side.
   const Outcome o = stop_by_rule(kDefaultCutoff, kSequences, 100000, naive);

@@ -143,8 +143,10 @@ def test_two_tenants_time_sliced_on_one_cpu_never_pass(runner, tmp_path):
             assert t["verdict"] == "inconclusive"
             continue
         assert t["metrics"]["p95_slowdown"]["ci_high"] > 0.40
-        # 2x within one CPU-speed plateau; 1.2x when the exclusive blocks fell on the VM's slow plateau
-        assert t["metrics"]["median_slowdown"] > 0.1
+        # 2x within one CPU-speed plateau; 1.2x when the exclusive blocks fell on the VM's slow plateau, and
+        # once (CI run of 9630c8b, 2026-12-05) only 1.02x: slower than alone is what holds on this VM, the
+        # size of it is the plateaus'. The time-sharing itself is asserted below by CPU accounting.
+        assert t["metrics"]["median_slowdown"] > 0.0
     for b in res["runs"][0]["blocks"]:
         if b["phase"] == "colocated":
             assert b["foreign_load"]["own_cpus"] < 1.3, "two busy tenants on one core use one CPU between them"

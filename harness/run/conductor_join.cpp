@@ -1,0 +1,175 @@
+// Nodes joining their conductor (conductor_join.h).
+#include "harness/run/conductor_join.h"
+
+#include "harness/core/text.h"
+#include "harness/process/process.h"
+#include "harness/run/protocol.h"
+
+#include <nlohmann/json.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace ib {
+
+namespace {
+
+using json = nlohmann::json;
+
+// A connection that has not said hello yet.
+struct Pending {
+  int fd = -1;
+  std::string peer;
+  LineReader reader{kMaxHelloLine};
+};
+
+std::string peer_of(int fd) {
+  sockaddr_storage a{};
+  socklen_t n = sizeof a;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&a), &n) != 0) return "?";
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (a.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&a);
+    inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
+    return std::string(text) + ":" + std::to_string(ntohs(in->sin_port));
+  }
+  if (a.ss_family == AF_INET6) {
+    const auto* in = reinterpret_cast<const sockaddr_in6*>(&a);
+    inet_ntop(AF_INET6, &in->sin6_addr, text, sizeof text);
+    return "[" + std::string(text) + "]:" + std::to_string(ntohs(in->sin6_port));
+  }
+  return "?";
+}
+
+void refuse(Pending& p, const std::string& why, JoinResult& out) {
+  write_all(p.fd, json{{"type", "refused"}, {"reason", why}}.dump() + "\n");
+  ::close(p.fd);
+  p.fd = -1;
+  out.refused.push_back(p.peer + ": " + why);
+}
+
+// Reads what `p` sent; a hello that is welcome joins `out` (true: the connection is decided).
+bool take_hello(Pending& p, int nodes, const std::string& token, JoinResult& out) {
+  std::vector<std::string> lines;
+  const ReadStatus s = read_lines(p.fd, p.reader, lines);
+  if (lines.empty()) {
+    if (s == ReadStatus::open) return false;
+    refuse(p, s == ReadStatus::overlong ? "a first line over " + std::to_string(kMaxHelloLine) + " bytes, not a hello"
+                                        : "closed before its hello",
+           out);
+    return true;
+  }
+  std::string why;
+  const auto hello = parse_hello(lines.front(), why);
+  std::vector<int> joined;
+  for (const auto& j : out.joined) joined.push_back(j.node_rank);
+  if (hello) why = refusal(*hello, nodes, token, joined);
+  if (!why.empty()) {
+    refuse(p, why, out);
+    return true;
+  }
+  write_all(p.fd, json{{"type", "welcome"}, {"node_rank", hello->node_rank}}.dump() + "\n");
+  out.joined.push_back({hello->node_rank, hello->host, p.fd});
+  p.fd = -1;
+  return true;
+}
+
+}  // namespace
+
+std::string hello_line(const Hello& h) {
+  return json{{"type", "hello"}, {"version", h.version}, {"node_rank", h.node_rank}, {"nodes", h.nodes},
+              {"token", h.token},  {"host", h.host}}
+             .dump(-1, ' ', false, json::error_handler_t::replace) +
+         "\n";
+}
+
+std::optional<Hello> parse_hello(const std::string& line, std::string& why) {
+  const json j = json::parse(line, nullptr, false);
+  if (!j.is_object() || j.value("type", json()) != "hello") {
+    why = "not a hello: " + printable(line, 60);
+    return std::nullopt;
+  }
+  Hello h;
+  for (const char* key : {"version", "node_rank", "nodes"})
+    if (!j.contains(key) || !j.at(key).is_number_integer()) {
+      why = std::string("a hello without an integer ") + key;
+      return std::nullopt;
+    }
+  for (const char* key : {"token", "host"})
+    if (!j.contains(key) || !j.at(key).is_string()) {
+      why = std::string("a hello without a string ") + key;
+      return std::nullopt;
+    }
+  h.version = j.at("version").get<int>();
+  h.node_rank = j.at("node_rank").get<int>();
+  h.nodes = j.at("nodes").get<int>();
+  h.token = j.at("token").get<std::string>();
+  h.host = j.at("host").get<std::string>();
+  return h;
+}
+
+std::string refusal(const Hello& h, int nodes, const std::string& token, const std::vector<int>& joined) {
+  if (h.version != kConductorProtocolVersion)
+    return "protocol version " + std::to_string(h.version) + ", this conductor speaks " +
+           std::to_string(kConductorProtocolVersion);
+  if (h.token != token) return "not this run's token";
+  if (h.nodes != nodes) return "a node of a run of " + std::to_string(h.nodes) + " nodes; this one has " + std::to_string(nodes);
+  if (h.node_rank < 1 || h.node_rank >= nodes)
+    return "node rank " + std::to_string(h.node_rank) + " is not one of 1.." + std::to_string(nodes - 1);
+  if (std::find(joined.begin(), joined.end(), h.node_rank) != joined.end())
+    return "node rank " + std::to_string(h.node_rank) + " has already joined";
+  return "";
+}
+
+JoinResult accept_nodes(int listen_fd, int nodes, const std::string& token, std::int64_t deadline_ns, const MonotonicNs& now) {
+  JoinResult out;
+  std::vector<Pending> pending;
+  while (static_cast<int>(out.joined.size()) < nodes - 1) {
+    const std::int64_t left_ns = deadline_ns - now();
+    if (left_ns <= 0) break;
+    std::vector<pollfd> fds{{listen_fd, POLLIN, 0}};
+    for (const auto& p : pending) fds.push_back({p.fd, POLLIN, 0});
+    const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<std::int64_t>(left_ns / 1000000 + 1, 1000)));
+    if (ready < 0 && errno != EINTR) break;
+    for (std::size_t i = 1; i < fds.size(); ++i)
+      if (fds[i].revents != 0) take_hello(pending[i - 1], nodes, token, out);
+    if (fds[0].revents & POLLIN) {
+      const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) pending.push_back({fd, peer_of(fd)});
+    }
+    pending.erase(std::remove_if(pending.begin(), pending.end(), [](const Pending& p) { return p.fd < 0; }), pending.end());
+  }
+  for (auto& p : pending) refuse(p, "no hello by the deadline", out);
+  std::sort(out.joined.begin(), out.joined.end(), [](const JoinedNode& a, const JoinedNode& b) { return a.node_rank < b.node_rank; });
+  for (int r = 1; r < nodes; ++r)
+    if (std::none_of(out.joined.begin(), out.joined.end(), [r](const JoinedNode& j) { return j.node_rank == r; }))
+      out.missing.push_back(r);
+  return out;
+}
+
+std::string say_hello(int fd, const Hello& hello, int timeout_ms) {
+  if (!write_all(fd, hello_line(hello))) return "the conductor went away before the hello";
+  LineReader reader(kMaxHelloLine);
+  std::vector<std::string> lines;
+  pollfd p{fd, POLLIN, 0};
+  while (lines.empty()) {
+    const int ready = ::poll(&p, 1, timeout_ms);
+    if (ready == 0) return "no answer from the conductor within " + std::to_string(timeout_ms) + " ms";
+    if (ready < 0 && errno != EINTR) return std::string("poll: ") + std::strerror(errno);
+    if (read_lines(fd, reader, lines) != ReadStatus::open && lines.empty()) return "the conductor closed the connection";
+  }
+  const json j = json::parse(lines.front(), nullptr, false);
+  if (j.is_object() && j.value("type", json()) == "welcome" && j.value("node_rank", -1) == hello.node_rank) return "";
+  if (j.is_object() && j.value("type", json()) == "refused" && j.contains("reason") && j.at("reason").is_string())
+    return "refused by the conductor: " + printable(j.at("reason").get<std::string>(), 120);
+  return "not an answer to a hello: " + printable(lines.front(), 60);
+}
+
+}  // namespace ib

@@ -1,0 +1,60 @@
+// The start of a run across nodes (DESIGN.md section 13, issue 36): node 0's conductor accepts one
+// connection per other node on the address the user or the launcher named; each node's first line is a
+// hello. A connection that is not a node of this run — no hello within the deadline, a malformed line,
+// another protocol version, another run's token, a node rank out of range or already joined — is refused
+// with one line naming why and closed; the run goes on waiting for its nodes. A node that has not joined
+// by the deadline is named. One JSON object per line, as the worker protocol.
+//
+// node -> conductor: {"type":"hello","version":1,"node_rank":R,"nodes":N,"token":T,"host":H}
+// conductor -> node: {"type":"welcome","node_rank":R} or {"type":"refused","reason":W} (then closed)
+#pragma once
+
+#include "harness/run/clock_link.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ib {
+
+constexpr int kConductorProtocolVersion = 1;
+constexpr std::size_t kMaxHelloLine = 4096;
+
+struct Hello {
+  int version = kConductorProtocolVersion;
+  int node_rank = 0;
+  int nodes = 0;
+  std::string token;  // the run's: a stranger without it is refused
+  std::string host;
+};
+
+std::string hello_line(const Hello& h);  // with its newline
+// The hello in `line`; nullopt with `why` set when it is not one (malformed, a missing or wrong-typed field).
+std::optional<Hello> parse_hello(const std::string& line, std::string& why);
+
+// Why the conductor of a run of `nodes` nodes with `token` refuses `h` from a connection, given the ranks
+// already joined; "" when it is welcome.
+std::string refusal(const Hello& h, int nodes, const std::string& token, const std::vector<int>& joined);
+
+struct JoinedNode {
+  int node_rank = 0;
+  std::string host;
+  int fd = -1;  // the connection, owned by the caller once returned
+};
+
+struct JoinResult {
+  std::vector<JoinedNode> joined;    // by node rank
+  std::vector<int> missing;          // node ranks (1..nodes-1) not joined by the deadline
+  std::vector<std::string> refused;  // one line per refused connection: its peer and why
+};
+
+// Conductor side: accepts on `listen_fd` (listening) until nodes 1..nodes-1 have joined or `deadline_ns`
+// (on `now`'s clock) passes. Every connection's hello must arrive by the deadline.
+JoinResult accept_nodes(int listen_fd, int nodes, const std::string& token, std::int64_t deadline_ns, const MonotonicNs& now);
+
+// Node side: says `hello` on `fd` (connected to the conductor) and reads the answer within `timeout_ms`;
+// "" when welcomed, else why not (the conductor's refusal, its silence, or the stream's end).
+std::string say_hello(int fd, const Hello& hello, int timeout_ms);
+
+}  // namespace ib

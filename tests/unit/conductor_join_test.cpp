@@ -1,0 +1,101 @@
+// Nodes joining their conductor (issue 36, harness/run/conductor_join.h): the hello on the wire, why a
+// connection is refused, and the accept loop on loopback with a node that joins, a stranger with another
+// token, a connection that never says hello and a node that never comes.
+#include "harness/run/conductor_join.h"
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+namespace ib {
+namespace {
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+TEST(ConductorJoin, AHelloRoundTripsAndAMalformedOneIsNamed) {
+  std::string why;
+  const auto h = parse_hello(hello_line({1, 2, 3, "job-7", "node-b"}), why);
+  ASSERT_TRUE(h) << why;
+  EXPECT_EQ(h->version, 1);
+  EXPECT_EQ(h->node_rank, 2);
+  EXPECT_EQ(h->nodes, 3);
+  EXPECT_EQ(h->token, "job-7");
+  EXPECT_EQ(h->host, "node-b");
+  EXPECT_FALSE(parse_hello("GET / HTTP/1.1", why));
+  EXPECT_NE(why.find("not a hello: GET / HTTP/1.1"), std::string::npos);
+  EXPECT_FALSE(parse_hello(R"({"type":"hello","version":1,"node_rank":"1","nodes":2,"token":"t","host":"h"})", why));
+  EXPECT_EQ(why, "a hello without an integer node_rank");
+  EXPECT_FALSE(parse_hello(R"({"type":"hello","version":1,"node_rank":1,"nodes":2,"host":"h"})", why));
+  EXPECT_EQ(why, "a hello without a string token");
+}
+
+TEST(ConductorJoin, EachRefusalSaysWhy) {
+  const Hello ok{1, 1, 3, "t", "h"};
+  EXPECT_EQ(refusal(ok, 3, "t", {}), "");
+  EXPECT_EQ(refusal({2, 1, 3, "t", "h"}, 3, "t", {}), "protocol version 2, this conductor speaks 1");
+  EXPECT_EQ(refusal({1, 1, 3, "other", "h"}, 3, "t", {}), "not this run's token");
+  EXPECT_EQ(refusal({1, 1, 4, "t", "h"}, 3, "t", {}), "a node of a run of 4 nodes; this one has 3");
+  EXPECT_EQ(refusal({1, 0, 3, "t", "h"}, 3, "t", {}), "node rank 0 is not one of 1..2");  // 0 is the conductor
+  EXPECT_EQ(refusal({1, 3, 3, "t", "h"}, 3, "t", {}), "node rank 3 is not one of 1..2");
+  EXPECT_EQ(refusal(ok, 3, "t", {1}), "node rank 1 has already joined");
+}
+
+int listening_socket(int& port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 8) != 0) return -1;
+  socklen_t n = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
+  port = ntohs(a.sin_port);
+  return fd;
+}
+
+int connect_to(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  return fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 ? fd : -1;
+}
+
+// A run of 3 nodes: node 1 joins, a stranger (another run's token) and a connection that never says hello
+// are refused, node 2 never comes: named missing when the deadline (1 s) passes.
+TEST(ConductorJoin, OnLoopbackTheNodeJoinsStrangersAreRefusedAndTheMissingNamed) {
+  int port = 0;
+  const int listen_fd = listening_socket(port);
+  ASSERT_GE(listen_fd, 0);
+  const int node = connect_to(port), stranger = connect_to(port), silent = connect_to(port);
+  ASSERT_TRUE(node >= 0 && stranger >= 0 && silent >= 0);
+  std::string node_answer = "?", stranger_answer = "?";
+  std::thread a([&] { node_answer = say_hello(node, {1, 1, 3, "run-42", "node-b"}, 5000); });
+  std::thread b([&] { stranger_answer = say_hello(stranger, {1, 2, 3, "run-41", "elsewhere"}, 5000); });
+  const JoinResult r = accept_nodes(listen_fd, 3, "run-42", steady_ns() + 1'000'000'000, steady_ns);
+  a.join();
+  b.join();
+  EXPECT_EQ(node_answer, "");
+  EXPECT_EQ(stranger_answer, "refused by the conductor: not this run's token");
+  ASSERT_EQ(r.joined.size(), 1u);
+  EXPECT_EQ(r.joined[0].node_rank, 1);
+  EXPECT_EQ(r.joined[0].host, "node-b");
+  EXPECT_EQ(r.missing, std::vector<int>{2});
+  ASSERT_EQ(r.refused.size(), 2u);
+  const std::string refused = r.refused[0] + " | " + r.refused[1];
+  EXPECT_NE(refused.find("127.0.0.1:"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("not this run's token"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("no hello by the deadline"), std::string::npos) << refused;
+  for (int fd : {r.joined[0].fd, node, stranger, silent, listen_fd}) ::close(fd);
+}
+
+}  // namespace
+}  // namespace ib

@@ -6,7 +6,6 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -50,44 +49,114 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
   return out;
 }
 
-// posix_spawn of the program in a new process group, signals reset, stdin /dev/null, stdout and
-// stderr on `out_fd`, descriptors from 3 up closed.
-pid_t spawn_program(const std::vector<std::string>& argv, const std::string& cwd,
-                    const std::map<std::string, std::string>& env, int out_fd) {
+// The program's path: argv[0] as given when it holds a '/', else found on this worker's PATH as posix_spawnp
+// would (resolved before the fork: the child may only make async-signal-safe calls). "" when not found.
+std::string program_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+// The forked child's way to exec: async-signal-safe calls only (the worker has threads). It waits for the go
+// byte on `gate` first: the worker sends it once the keeper knows the child's group, so that no moment exists
+// in which the program runs unguarded. End of file instead (the worker died) ends it before it ever runs.
+[[noreturn]] void exec_program(int gate, int gate_write, int error_pipe, int out_fd, const char* cwd, const char* path,
+                               char* const* cargs, char* const* cenv) {
+  close(gate_write);  // only the worker may hold it: its death must read as end of file here
+  setpgid(0, 0);
+  char go = 0;
+  ssize_t n;
+  while ((n = read(gate, &go, 1)) < 0 && errno == EINTR) {
+  }
+  if (n != 1) _exit(127);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig)
+    if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);  // the harness blocks its stop signals; the program must not
+  const int null = open("/dev/null", O_RDONLY);
+  int err = null < 0 || dup2(null, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0 ? errno : 0;
+  if (err == 0 && cwd[0] != '\0' && chdir(cwd) != 0) err = errno;
+  if (err == 0) {
+    // Every descriptor from 3 up closed (the worker's report pipe above all), but the error pipe (close-on-exec).
+    if (error_pipe > 3) syscall(SYS_close_range, 3u, static_cast<unsigned>(error_pipe) - 1u, 0u);
+    syscall(SYS_close_range, static_cast<unsigned>(error_pipe) + 1u, ~0u, 0u);
+    execve(path, cargs, cenv);
+    err = errno;
+  }
+  while (write(error_pipe, &err, sizeof err) < 0 && errno == EINTR) {
+  }
+  _exit(127);
+}
+
+}  // namespace
+
+// The program forked in a new process group, stdin /dev/null, stdout and stderr on `out_fd`, descriptors from 3
+// up closed, signals default and unblocked; held before exec until release_program (the header says why).
+pid_t CommandProcess::fork_program(const std::vector<std::string>& argv, const std::string& cwd,
+                                   const std::map<std::string, std::string>& env, int out_fd) {
   std::vector<std::string> args = argv, envs = environment_with(env);
   std::vector<char*> cargs = c_strings(args), cenv = c_strings(envs);
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_init(&fa);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  sigdelset(&all, SIGKILL);
-  sigdelset(&all, SIGSTOP);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setsigmask(&attr, &none);   // the harness blocks its stop signals; the program must not
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-  posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
-  posix_spawn_file_actions_addclosefrom_np(&fa, 3);  // the worker's report pipe above all
-  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
-  pid_t pid = -1;
-  const bool search = argv[0].find('/') == std::string::npos;
-  const int rc = search ? posix_spawnp(&pid, cargs[0], &fa, &attr, cargs.data(), cenv.data())
-                        : posix_spawn(&pid, cargs[0], &fa, &attr, cargs.data(), cenv.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0)
-    throw std::runtime_error("cannot start \"" + argv[0] + "\"" + (cwd.empty() ? "" : " in " + cwd) + ": " +
-                             std::strerror(rc));
+  const std::string path = program_path(argv[0]);
+  const auto cannot = [&](int err) {
+    return std::runtime_error("cannot start \"" + argv[0] + "\"" + (cwd.empty() ? "" : " in " + cwd) + ": " + std::strerror(err));
+  };
+  if (path.empty()) throw cannot(ENOENT);
+  int gate[2], error_pipe[2];
+  if (pipe2(gate, O_CLOEXEC) != 0) throw cannot(errno);
+  if (pipe2(error_pipe, O_CLOEXEC) != 0) {
+    const int err = errno;
+    for (int fd : gate) close(fd);
+    throw cannot(err);
+  }
+  const pid_t pid = fork();
+  if (pid == 0) exec_program(gate[0], gate[1], error_pipe[1], out_fd, cwd.c_str(), path.c_str(), cargs.data(), cenv.data());
+  const int fork_errno = errno;
+  close(gate[0]);
+  close(error_pipe[1]);
+  if (pid < 0) {
+    close(gate[1]);
+    close(error_pipe[0]);
+    throw cannot(fork_errno);
+  }
+  setpgid(pid, pid);  // as the child does itself: whichever runs first, the group exists before the keeper hears of it
+  gate_fd_ = gate[1];
+  exec_error_fd_ = error_pipe[0];
   return pid;
 }
 
+// Lets the held program exec; throws (the program reaped) when the exec failed.
+void CommandProcess::release_program(const std::string& name, const std::string& cwd) {
+  char go = 1;
+  const bool sent = write(gate_fd_, &go, 1) == 1;
+  close(gate_fd_);
+  gate_fd_ = -1;
+  int err = 0;
+  ssize_t n;
+  while ((n = read(exec_error_fd_, &err, sizeof err)) < 0 && errno == EINTR) {
+  }
+  close(exec_error_fd_);
+  exec_error_fd_ = -1;
+  if (sent && n == 0) return;  // end of file: the exec closed the error pipe
+  if (!sent) err = EPIPE;
+  throw std::runtime_error("cannot start \"" + name + "\"" + (cwd.empty() ? "" : " in " + cwd) + ": " + std::strerror(err));
+}
+
+namespace {
+
 // The keeper (see the header): forked from a threaded process, so only async-signal-safe calls.
-[[noreturn]] void keeper_main(int lifeline, pid_t group) {
+// It is forked before the program starts and reads the program's group from the lifeline first: a worker that
+// dies at any moment after the program exists leaves a keeper that knows it (the end of file it then reads
+// before a whole group id means no program was started, or its id never left the worker: nothing to kill).
+[[noreturn]] void keeper_main(int lifeline) {
   setpgid(0, 0);  // out of the worker's group, which the watchdog kills
   sigset_t all;
   sigfillset(&all);
@@ -96,10 +165,17 @@ pid_t spawn_program(const std::vector<std::string>& argv, const std::string& cwd
     for (int fd = 0; fd < lifeline; ++fd) close(fd);
   if (syscall(SYS_close_range, static_cast<unsigned>(lifeline) + 1u, ~0u, 0u) != 0)
     for (int fd = lifeline + 1; fd < 4096; ++fd) close(fd);
+  pid_t group = 0;
+  std::size_t got = 0;
+  while (got < sizeof group) {
+    const ssize_t n = read(lifeline, reinterpret_cast<char*>(&group) + got, sizeof group - got);
+    if (n == 0 || (n < 0 && errno != EINTR)) _exit(0);
+    if (n > 0) got += static_cast<std::size_t>(n);
+  }
   char c;
   while (read(lifeline, &c, 1) != 0 && errno == EINTR) {
   }
-  kill(-group, SIGKILL);
+  if (group > 0) kill(-group, SIGKILL);
   _exit(0);
 }
 
@@ -129,22 +205,40 @@ CommandProcess::CommandProcess(const std::vector<std::string>& argv, const std::
     close(out[1]);
     throw std::runtime_error(std::string("no pipe for the program's keeper: ") + std::strerror(errno));
   }
-  try {
-    pid_ = spawn_program(argv, cwd, env, out[1]);
-  } catch (...) {
-    for (int fd : {out[0], out[1], life[0], life[1]}) close(fd);
-    throw;
-  }
-  close(out[1]);
+  // The keeper first, told the program's group before the program may exec (fork_program holds it at a gate):
+  // whenever the worker dies from here on, either the program never runs or the keeper ends its group.
   keeper_ = fork();
-  if (keeper_ == 0) keeper_main(life[0], pid_);
+  if (keeper_ == 0) keeper_main(life[0]);
+  const int fork_errno = errno;
   close(life[0]);
   lifeline_fd_ = life[1];
   if (keeper_ < 0) {  // no keeper: the program must not run unguarded
-    kill(-pid_, SIGKILL);
+    for (int fd : {out[0], out[1], life[1]}) close(fd);
+    lifeline_fd_ = -1;
+    throw std::runtime_error(std::string("cannot start the program's keeper: ") + std::strerror(fork_errno));
+  }
+  try {
+    pid_ = fork_program(argv, cwd, env, out[1]);
+  } catch (...) {
+    for (int fd : {out[0], out[1]}) close(fd);
+    close(lifeline_fd_);  // end of file before a group: the keeper exits
+    lifeline_fd_ = -1;
+    waitpid(keeper_, nullptr, 0);
+    keeper_ = -1;
+    throw;
+  }
+  close(out[1]);
+  const bool told = write(lifeline_fd_, &pid_, sizeof pid_) == static_cast<ssize_t>(sizeof pid_);  // a pipe: whole or nothing
+  try {
+    if (!told) throw std::runtime_error(std::string("cannot tell the program's keeper its group: ") + std::strerror(errno));
+    release_program(argv[0], cwd);
+  } catch (...) {
     close(out[0]);
+    if (gate_fd_ >= 0) close(gate_fd_);  // the held program reads end of file and exits without running
+    if (exec_error_fd_ >= 0) close(exec_error_fd_);
+    gate_fd_ = exec_error_fd_ = -1;
     kill_and_reap();
-    throw std::runtime_error(std::string("cannot start the program's keeper: ") + std::strerror(errno));
+    throw;
   }
   if (release_cpus) {
     // The process's own mask (its main thread's, which placement never pins) for this thread, and so

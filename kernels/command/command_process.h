@@ -6,7 +6,11 @@
 // takes its workers with it (PR_SET_PDEATHSIG); neither reaches the program's own group. So each
 // program gets a tiny keeper process (forked, in a group of its own, blocking all signals it can)
 // that holds the read end of a pipe only the worker writes: when the worker is gone, however it went,
-// the keeper reads end of file and SIGKILLs the program's group.
+// the keeper reads end of file and SIGKILLs the program's group. The keeper is forked first and told the
+// program's group while the program is still held before its exec (a forked child waiting on a gate pipe):
+// a worker killed at any moment leaves either a program that never runs (the gate reads end of file) or a
+// keeper that knows its group. (Spawned first and guarded after, a harness SIGKILLed in between once left
+// a program running with nothing to end it.)
 //
 // Why a subreaper: a descendant that leaves the group (setsid, setpgid, or a daemon's double fork) is
 // out of the group's reach. The worker is a child subreaper (PR_SET_CHILD_SUBREAPER, set by run_worker),
@@ -111,6 +115,11 @@ class CommandProcess {
   pid_t pid_ = -1;
   pid_t keeper_ = -1;
   int lifeline_fd_ = -1;  // write end; the keeper reads the other
+  int gate_fd_ = -1;        // while the program is held before its exec: the go byte goes here
+  int exec_error_fd_ = -1;  // and its exec's errno comes back here (end of file: it ran)
+  pid_t fork_program(const std::vector<std::string>& argv, const std::string& cwd,
+                     const std::map<std::string, std::string>& env, int out_fd);
+  void release_program(const std::string& name, const std::string& cwd);
   int log_fd_ = -1;
   bool reaped_ = false;
   ProgramExit exit_;

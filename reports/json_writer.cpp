@@ -422,6 +422,15 @@ ojson results_to_json(const Results& r, bool raw) {
                               {"array_job_id", m.scheduler->array_job_id},
                               {"task_index", m.scheduler->task_index ? ojson(*m.scheduler->task_index) : ojson(nullptr)},
                               {"node", m.scheduler->node}};
+  if (!m.nodes.empty()) {
+    j["meta"]["nodes"] = ojson::array();
+    for (const NodeRecord& n : m.nodes)
+      j["meta"]["nodes"].push_back({{"node_rank", n.node_rank},
+                                    {"host", n.host},
+                                    {"clock_offset_ns", n.clock_offset_ns},
+                                    {"clock_uncertainty_ns", n.clock_uncertainty_ns},
+                                    {"clock_rtt_ns", n.clock_rtt_ns}});
+  }
   j["runs"] = ojson::array();
   for (const RunResult& run : r.runs) {
     ojson jr;

@@ -23,7 +23,11 @@
 #include "harness/modes/mode_setup.h"
 #include "harness/modes/mps_daemon.h"
 #include "harness/nvml/nvml.h"
+#include "harness/cli/node_role.h"
+#include "harness/run/conductor.h"
 #include "harness/run/launcher.h"
+#include "harness/run/node_agent.h"
+#include "harness/run/remote_launcher.h"
 #include "harness/analysis/deciding.h"
 #include "harness/run/conduct.h"
 #include "harness/run/orchestrator.h"
@@ -357,6 +361,55 @@ void configure_orchestrator(const RunOptions& o, Backend backend, const OutputFi
   if (isatty(STDERR_FILENO)) oo.progress = [](const std::string& line) { std::cerr << "\r\033[K" << line << std::flush; };
 }
 
+// A node other than node 0 of a run across nodes: it keeps no results, it starts the workers the conductor
+// places on it (run/node_agent.h); their logs go to its --out folder.
+int serve_as_node(const RunOptions& o, const NodeRole& role, StopSignals& stop) {
+  NodeAgentOptions a;
+  a.conductor_host = role.host;
+  a.conductor_port = role.port;
+  a.node_rank = role.node_rank;
+  a.nodes = role.nodes;
+  a.token = role.token;
+  a.join_timeout_s = o.join_timeout;
+  a.worker_exe = self_exe_path();
+  a.log_dir = (o.out.empty() ? OutputDir::unique_default("interference-bench-results/") : o.out) + "/logs";
+  make_dirs(a.log_dir);
+  return run_node_agent(a, stop);
+}
+
+// Every placement names a node of the run.
+void check_placed_nodes(const std::vector<Scenario>& scenarios, int nodes) {
+  for (const Scenario& s : scenarios)
+    for (const Tenant& t : s.tenants)
+      for (int r = 0; r < t.ranks; ++r)
+        if (t.placement_of(r).node >= nodes)
+          throw InputError(s.file + ": tenant " + t.name + " is placed on node " + std::to_string(t.placement_of(r).node) +
+                           (nodes == 1 ? ", which needs --nodes" : ", not one of the run's --nodes " + std::to_string(nodes)));
+}
+
+// Node 0 of a run across nodes: its nodes joined and their clocks measured (run/conductor.h), recorded in
+// the results, and the launcher that starts workers on them.
+struct ConductedNodes {
+  OpenConductor open;
+  std::unique_ptr<NodesLauncher> launcher;
+  ~ConductedNodes() {
+    launcher.reset();  // says "end" to every node first
+    close_fd(open.listen_fd);
+  }
+};
+
+std::unique_ptr<ConductedNodes> conduct_nodes(const RunOptions& o, const NodeRole& role, Launcher& local, Meta& meta) {
+  auto c = std::make_unique<ConductedNodes>();
+  c->open = open_conductor({role.host, role.port, role.nodes, role.token, o.join_timeout});
+  for (const std::string& r : c->open.refused) std::cerr << "interference-bench: refused a connection: " << r << "\n";
+  for (const JoinedNodeLink& n : c->open.nodes) {
+    std::cerr << "interference-bench: " << describe_node(n) << "\n";
+    meta.nodes.push_back({n.node_rank, n.host, n.offset.offset_ns, n.offset.uncertainty_ns, n.offset.rtt_ns});
+  }
+  c->launcher = std::make_unique<NodesLauncher>(local, role.host, c->open.listen_fd, role.token, c->open.nodes, 30.0);
+  return c;
+}
+
 // A file that could not be written at the end is named (the summary went to stdout all the same) and
 // the run exits 3: a nightly job must not take a missing results.json for a pass.
 int report_write_failures(const ResultsWriters& writers, int exit_code) {
@@ -375,9 +428,12 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
   signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe gives EPIPE, not death
   if (!o.html.empty()) check_html_available("--html");
   Backend backend = Backend::host;
+  const NodeRole role = resolve_node_role(o, current_environment());
+  if (role.node_rank > 0) return serve_as_node(o, role, stop);  // the conductor's workers say which backend
   Meta meta = make_meta(o, argv, backend);
   check_victim_command_options(o);
   const std::vector<Scenario> scenarios = load_scenarios(o, registry, backend, meta);
+  check_placed_nodes(scenarios, role.nodes);
   stop.throw_if_requested();  // nothing made yet: nothing to keep
   OutputFiles out = make_output_files(o, scenarios);
   Journal journal(default_state_dir());  // outlives what it records: removed once all is undone
@@ -407,6 +463,15 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
   ProcessLauncher launcher;  // workers are processes; a signal ends the orchestrator's waits at once
   SystemClock clock(stop.fd());
   oo.launcher = &launcher;
+  std::unique_ptr<ConductedNodes> nodes;  // a run across nodes: theirs joined, each said "end" on the way out
+  if (role.nodes > 1) {
+    try {
+      nodes = conduct_nodes(o, role, launcher, results.meta);
+    } catch (const CannotRunError& e) {
+      return fail(kExitCannotRun, e.what());
+    }
+    oo.launcher = nodes->launcher.get();
+  }
   oo.clock = &clock;
   Orchestrator orchestrator(oo);
   try {

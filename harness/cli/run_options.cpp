@@ -33,6 +33,22 @@ void add_victim_command_options(CLI::App& app, RunOptions& o) {
   app.add_option("command", o.victim_argv, "With --victim-command: the program and its arguments, after --");
 }
 
+// The options of a run across nodes (run/conductor.h, run/node_agent.h); run_command fills the defaults the
+// launcher's variables give.
+void add_node_options(CLI::App& app, RunOptions& o) {
+  app.add_option("--nodes", o.nodes, "A run across nodes: one harness per node, node 0 conducts (default 1)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--node-rank", o.node_rank, "This harness's node (default: SLURM_NODEID, JOB_COMPLETION_INDEX or RANK)")
+      ->check(CLI::Range(0, 1023));
+  app.add_option("--conductor", o.conductor,
+                 "HOST:PORT node 0 listens on and the others connect to (default: MASTER_ADDR:MASTER_PORT)")
+      ->check(non_empty());
+  app.add_option("--token", o.token, "The run's token; a connection without it is refused (default: SLURM_JOB_ID.SLURM_STEP_ID)")
+      ->check(non_empty());
+  app.add_option("--join-timeout", o.join_timeout, "Seconds for every node to join the conductor (default 60)")
+      ->check(number_in(0.1, 86400.0));
+}
+
 }  // namespace
 
 // The options of `run` (the default command).
@@ -102,6 +118,7 @@ void add_run_options(CLI::App& app, RunOptions& o) {
       ->check(mig_profile_name());  // each profile: an option that follows is never taken for one
   add_run_output_options(app, o);
   add_victim_command_options(app, o);
+  add_node_options(app, o);
 }
 
 }  // namespace ib

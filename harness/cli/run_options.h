@@ -48,6 +48,12 @@ struct RunOptions {
   std::vector<std::string> victim_argv;  // what follows --
   std::string victim_metric;
   std::string aggressors;
+  // A run across nodes (DESIGN.md section 13): --nodes N, --node-rank R, --conductor HOST:PORT, --token T.
+  int nodes = 1;
+  std::optional<int> node_rank;  // default: SLURM_NODEID, else JOB_COMPLETION_INDEX, else RANK (torchrun)
+  std::string conductor;         // default: MASTER_ADDR:MASTER_PORT (torchrun's)
+  std::string token;             // default: SLURM_JOB_ID.SLURM_STEP_ID
+  double join_timeout = 60.0;
 };
 
 // The options of `run` on `app` (the default command), filled into `o` by the parse.

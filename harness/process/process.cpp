@@ -135,8 +135,9 @@ ChildProcess spawn_process(const SpawnSpec& spec) {
   // stdin <- control pipe, fd 3 -> report pipe, stdout+stderr -> log file (a new file: never one
   // planted there, never through a symlink; each worker of a run has its own name). dup2 clears
   // FD_CLOEXEC on the targets; every other descriptor of ours is close-on-exec.
-  s.dup2(control.read, 0);
-  s.dup2(report.write, kWorkerReportFd);
+  const bool socket = spec.channel_fd >= 0;
+  s.dup2(socket ? spec.channel_fd : control.read, 0);
+  s.dup2(socket ? spec.channel_fd : report.write, kWorkerReportFd);
   const bool no_log = spec.log_path.empty();
   spawn_check(posix_spawn_file_actions_addopen(&s.actions, 1, no_log ? "/dev/null" : spec.log_path.c_str(),
                                                no_log ? O_WRONLY : O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644),
@@ -168,6 +169,7 @@ ChildProcess spawn_process(const SpawnSpec& spec) {
                  (rc == EEXIST ? " (a file or symlink is already there)" : ""),
              rc);
   if (rc != 0) sys_fail("cannot start worker " + spec.exe, rc);
+  if (socket) return {pid, -1, -1};
   return {pid, control.release_write(), report.release_read()};  // the child's ends close with the Pipes
 }
 

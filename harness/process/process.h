@@ -22,12 +22,14 @@ struct SpawnSpec {
   std::string log_path;                  // stdout and stderr of the worker
   std::vector<std::string> env_unset;    // names removed from the harness's environment (before env);
                                          // "PREFIX*" removes every name that starts with PREFIX
+  int node = 0;          // which node of a run across nodes starts it (0: this one; run/remote_launcher.h)
+  int channel_fd = -1;   // >= 0: the worker's stdin and fd 3 are this connected socket, not pipes
 };
 
 struct ChildProcess {
   pid_t pid = -1;
-  int control_fd = -1;  // write end of the worker's stdin
-  int report_fd = -1;   // read end of the worker's fd 3
+  int control_fd = -1;  // write end of the worker's stdin (-1 with a channel_fd)
+  int report_fd = -1;   // read end of the worker's fd 3 (-1 with a channel_fd)
 };
 
 // Throws std::runtime_error when the process cannot be started.

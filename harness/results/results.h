@@ -20,7 +20,7 @@
 namespace ib {
 
 // Readers accept every minor version of this major (minor versions only add fields).
-constexpr const char* kSchemaVersion = "2.4";
+constexpr const char* kSchemaVersion = "2.5";
 constexpr const char* kSchemaMajor = "2";
 
 // The three phases of DESIGN.md section 3.
@@ -495,6 +495,16 @@ struct DeviceRecord {
   std::vector<std::string> unsupported;
 };
 
+// A node of a run across nodes (DESIGN.md section 13) as the conductor saw it: its clock against the conductor's
+// (conductor time = node time + offset_ns, within +- uncertainty_ns: the chosen exchange's round trip / 2).
+struct NodeRecord {
+  int node_rank = 0;
+  std::string host;
+  std::int64_t clock_offset_ns = 0;
+  std::int64_t clock_uncertainty_ns = 0;
+  std::int64_t clock_rtt_ns = 0;
+};
+
 struct Meta {
   std::vector<std::string> argv;
   std::string version;
@@ -521,6 +531,7 @@ struct Meta {
   double resolution = 0.0;
   std::vector<DeviceRecord> devices;  // what the numbers came from (schema 2.1)
   std::optional<SchedulerFacts> scheduler;  // absent when no scheduler launched the run (schema 2.4)
+  std::vector<NodeRecord> nodes;            // a run across nodes: every node but the conductor's (schema 2.5)
 };
 
 // Totals over all runs and the exit code they imply (DESIGN.md section 8).

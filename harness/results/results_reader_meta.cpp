@@ -109,6 +109,12 @@ Meta read_meta(const Field& f, bool& raw_samples) {
     m.scheduler = SchedulerFacts{kind, s["job_id"].string(), s["array_job_id"].string(),
                                  s["task_index"].optional_integer<int>(), s["node"].string()};
   }
+  if (f.has("nodes"))  // schema 2.5, and only in a run across nodes
+    for (std::size_t i = 0; i < f["nodes"].size(); ++i) {
+      const Field n = f["nodes"][i];
+      m.nodes.push_back({n["node_rank"].integer<int>(), n["host"].string(), n["clock_offset_ns"].integer<std::int64_t>(),
+                         n["clock_uncertainty_ns"].integer<std::int64_t>(), n["clock_rtt_ns"].integer<std::int64_t>()});
+    }
   return m;
 }
 

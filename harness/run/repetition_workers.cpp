@@ -95,8 +95,8 @@ bool RepetitionRun::launch(Worker& w, const std::vector<std::size_t>& tenants, i
       for (const auto& [k, v] : {std::pair<const char*, int>{"IB_RANK", rank}, {"IB_WORLD_SIZE", s_.tenants[tenants[0]].ranks},
                                  {"IB_LOCAL_RANK", rank}})
         env.push_back(std::string(k) + "=" + std::to_string(v));
-    const SpawnSpec spec{o_.worker_exe, worker_args(tenants, ws.device_from_env, rank), env, w.log,
-                         kInheritedMpsSettings};
+    SpawnSpec spec{o_.worker_exe, worker_args(tenants, ws.device_from_env, rank), env, w.log, kInheritedMpsSettings};
+    spec.node = s_.tenants[tenants[0]].placement_of(rank).node;  // a run across nodes: whose harness starts it
     w.channel = launcher_.start(spec);
   } catch (const std::exception& e) {
     w.error = e.what();

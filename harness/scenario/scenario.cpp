@@ -140,8 +140,9 @@ Placement parse_placement(const Checker& ck, const json& p, const std::string& p
   Placement out;
   if (!p.is_object()) ck.fail(path, "expected an object, got " + Checker::describe(p));
   ck.only_keys(p, path,
-               {"cpus", "device", "mig_instance", "mig_profile", "mps_active_thread_percentage", "mps_pinned_mem_limit"});
+               {"node", "cpus", "device", "mig_instance", "mig_profile", "mps_active_thread_percentage", "mps_pinned_mem_limit"});
   out.raw = p;
+  if (p.contains("node")) out.node = ck.integer(p.at("node"), path + ".node", 0, 1023);
   if (p.contains("cpus")) {
     const std::string cp = path + ".cpus";
     const json& cpus = p.at("cpus");
@@ -149,7 +150,7 @@ Placement parse_placement(const Checker& ck, const json& p, const std::string& p
     for (std::size_t i = 0; i < cpus.size(); ++i) {
       const std::string ip = cp + "[" + std::to_string(i) + "]";
       const int c = ck.integer(cpus[i], ip, 0, CPU_SETSIZE - 1);
-      if (!ctx.available_cpus.empty() &&
+      if (!ctx.available_cpus.empty() && out.node == 0 &&  // another node's CPUs are that node's business
           std::find(ctx.available_cpus.begin(), ctx.available_cpus.end(), c) == ctx.available_cpus.end()) {
         std::string avail;
         for (int a : ctx.available_cpus) avail += (avail.empty() ? "" : ",") + std::to_string(a);

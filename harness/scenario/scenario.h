@@ -27,6 +27,7 @@ std::optional<Mode> parse_mode(const std::string& s);
 const std::vector<std::string>& mode_names();
 
 struct Placement {
+  int node = 0;                             // a run across nodes: which node's harness starts it (--nodes)
   std::vector<int> cpus;                    // host CPU affinity of the worker (empty: any)
   // The worker's CUDA device (default: the scenario's `device`): a rank of a collective on its own GPU.
   // Modes exclusive, timeslice and mps only; telemetry and the foreign-load probe watch the scenario's.

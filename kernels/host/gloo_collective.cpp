@@ -11,8 +11,10 @@
 // (what NCCL's one-rank collectives do out of place): the rank's local traffic without the network.
 #include "kernels/host/gloo_collective.h"
 
+#include <cstdlib>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <memory>
@@ -96,7 +98,10 @@ class GlooCollective final : public Workload {
     if (bytes_ % (4u * static_cast<std::size_t>(n_)) != 0)
       throw WorkloadError("host-collective: kib x 1024 must split into " + std::to_string(n_) + " ranks of float32");
     gloo::transport::tcp::attr attr;
-    attr.hostname = "127.0.0.1";  // ranks of one node: loopback only
+    // Ranks of one node: loopback only; across nodes, the address the node's harness reaches its conductor by
+    // (set by the harness, run/node_agent.h).
+    const char* node_address = std::getenv("IB_NODE_ADDRESS");
+    attr.hostname = node_address && *node_address ? node_address : "127.0.0.1";
     auto device = gloo::transport::tcp::CreateDevice(attr);
     auto context = std::make_shared<gloo::rendezvous::Context>(rank_, n_);
     context->setTimeout(timeout_);

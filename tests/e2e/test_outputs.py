@@ -52,7 +52,7 @@ def cpu_model():
 
 def test_a_host_run_records_the_host_as_its_device(recorded):
     _, out, res = recorded
-    assert res["schema_version"] == "2.4"
+    assert res["schema_version"] == "2.5"
     devices = res["meta"]["devices"]
     assert len(devices) == 1
     d = devices[0]
@@ -427,7 +427,7 @@ def test_compare_against_history_pools_the_recorded_nights(recorded, tmp_path):
     runner, out, res = recorded
     db = tmp_path / "history.db"
     doc = scenario("pair", [{**compute("victim"), "role": "victim"}, {**compute("aggressor"), "role": "aggressor"}],
-                   duration=2.0)
+                   duration=1.0)
     f = runner.write_json("night.json", doc)
     nights = []
     for k in range(2):  # two nights recorded; their files then made steady in place (the history names them)

@@ -548,6 +548,27 @@ TEST(ResultsReader, SchedulerFactsReadBackIdentically) {
   }
 }
 
+// A run across nodes (schema 2.5) records every other node and its clock against the conductor's; a run on
+// one node has no nodes field.
+TEST(ResultsReader, NodesOfARunAcrossNodesReadBackIdentically) {
+  Results r = sample_results();
+  EXPECT_FALSE(results_to_json(r, true)["meta"].contains("nodes"));
+  r.meta.nodes = {{1, "gpu-node-08", -1'000'000'001'167, 14'433, 28'865}, {2, "gpu-node-09", 52, 3, 6}};
+  expect_rewritten_identically(r, true);
+  const ResultsDocument doc = results_from_json(ojson::parse(results_to_json(r, true).dump(1)), "results.json");
+  ASSERT_EQ(doc.results.meta.nodes.size(), 2u);
+  EXPECT_EQ(doc.results.meta.nodes[0].clock_offset_ns, -1'000'000'001'167);
+  EXPECT_EQ(doc.results.meta.nodes[1].host, "gpu-node-09");
+  auto j = results_to_json(r, true);
+  j["meta"]["nodes"][1]["clock_rtt_ns"] = "6";
+  try {
+    results_from_json(j, "r.json");
+    FAIL() << "a string round trip was read";
+  } catch (const ResultsFileError& e) {
+    EXPECT_EQ(e.field(), "meta.nodes[1].clock_rtt_ns");
+  }
+}
+
 TEST(ResultsReader, ANoRawFileReadsBackWithoutItsSamples) {
   const ResultsDocument doc = read_back(every_field_results(), false);
   EXPECT_FALSE(doc.raw_samples);
@@ -575,9 +596,9 @@ std::string error_of(const ojson& doc) {
 TEST(ResultsReader, AnotherSchemaVersionIsRefusedByName) {
   ojson doc = results_to_json(sample_results(), true);
   doc["schema_version"] = "1.0";
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"1.0\"; not a results file of this version (schema 2.4)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"1.0\"; not a results file of this version (schema 2.5)");
   doc.erase("schema_version");
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: missing; not a results file of this version (schema 2.4)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: missing; not a results file of this version (schema 2.5)");
 }
 
 TEST(ResultsReader, EveryMinorVersionOfThisMajorReads) {
@@ -591,7 +612,7 @@ TEST(ResultsReader, EveryMinorVersionOfThisMajorReads) {
   EXPECT_FALSE(schema_version_readable("20.1"));
   ojson doc = results_to_json(every_field_results(), true);
   doc["schema_version"] = "3.0";
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"3.0\"; not a results file of this version (schema 2.4)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"3.0\"; not a results file of this version (schema 2.5)");
 }
 
 TEST(ResultsReader, A20FileReadsWithoutDevicesAndKeepsItsVersion) {
@@ -607,14 +628,14 @@ TEST(ResultsReader, ADeviceFieldOfTheWrongWordIsNamedByItsPath) {
   ojson doc = results_to_json(every_field_results(), true);
   doc["meta"]["devices"][1]["kind"] = "tpu";
   EXPECT_EQ(error_of(doc), "base.json: meta.devices[1].kind: \"tpu\" is not one of the words this field takes; not a "
-                           "results file of this version (schema 2.4)");
+                           "results file of this version (schema 2.5)");
 }
 
 TEST(ResultsReader, AMissingFieldIsNamedByItsPath) {
   ojson doc = results_to_json(sample_results(), true);
   doc["runs"][0]["tenants"][1]["phases"]["exclusive"]["stats"].erase("median");
   EXPECT_EQ(error_of(doc), "base.json: runs[0].tenants[1].phases.exclusive.stats.median: missing; not a results file of "
-                           "this version (schema 2.4)");
+                           "this version (schema 2.5)");
 }
 
 TEST(ResultsReader, AFieldOfTheWrongTypeOrWordIsNamedByItsPath) {

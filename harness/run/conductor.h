@@ -1,0 +1,36 @@
+// Node 0 of a run across nodes (DESIGN.md section 13, issue 36): it listens on the address the user or the
+// launcher named (nowhere else), waits for the other nodes to join (conductor_join.h), measures each one's
+// clock against its own (clock_link.h, from this side: the conductor asks, the node answers), and hands the
+// nodes to the launcher that starts workers on them (remote_launcher.h).
+#pragma once
+
+#include "harness/run/remote_launcher.h"
+
+#include <string>
+#include <vector>
+
+namespace ib {
+
+struct ConductorOptions {
+  std::string host;  // where to listen: --conductor HOST:PORT
+  int port = 0;
+  int nodes = 2;
+  std::string token;
+  double join_timeout_s = 60.0;
+  std::size_t clock_exchanges = 16;
+};
+
+struct OpenConductor {
+  int listen_fd = -1;  // owned by the caller
+  std::vector<JoinedNodeLink> nodes;  // by node rank, 1..nodes-1, each with its clock offset
+  std::vector<std::string> refused;   // connections refused while joining: peer and why
+};
+
+// Throws CannotRunError naming what failed: the address that cannot be listened on, the nodes missing at the
+// deadline, a node whose clock could not be measured (nothing is left open then).
+OpenConductor open_conductor(const ConductorOptions& o);
+
+// "node R (host): offset +X ms +- Y us" for the run's stderr and the results.
+std::string describe_node(const JoinedNodeLink& n);
+
+}  // namespace ib

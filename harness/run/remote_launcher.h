@@ -1,0 +1,59 @@
+// The conductor's launcher for a run across nodes (DESIGN.md section 13, issue 36): node 0's workers start
+// here as processes, every other node's through that node's harness (node_agent.h), which starts the worker
+// and lets it connect back to the conductor's address. The orchestrator sees one WorkerChannel per worker
+// either way: the barrier, the key-value rendezvous and every report ride the worker protocol unchanged,
+// and a remote worker's times arrive moved onto the conductor's clock (node_protocol.h). The foreign-load
+// accounting sees node 0's processes only (a remote worker has no pid here).
+#pragma once
+
+#include "harness/run/clock_sync.h"
+#include "harness/run/launcher.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ib {
+
+// A node that joined (conductor_join.h) and whose clock was measured.
+struct JoinedNodeLink {
+  int node_rank = 0;
+  std::string host;
+  int control_fd = -1;  // owned by the launcher once given
+  ClockOffset offset;   // conductor time = node time + offset.offset_ns
+};
+
+class NodesLauncher final : public Launcher {
+ public:
+  // `local` starts the workers placed on node 0. A remote worker must connect to `listen_fd` with this run's
+  // `token` within `start_timeout_s`; any other connection meanwhile is refused and remembered.
+  // `local_address`: the conductor's, given to node 0's workers as IB_NODE_ADDRESS (where gloo listens).
+  NodesLauncher(Launcher& local, std::string local_address, int listen_fd, std::string token, std::vector<JoinedNodeLink> nodes,
+                double start_timeout_s);
+  ~NodesLauncher() override;  // says "end" to every node (each kills what it still runs) and closes
+  NodesLauncher(const NodesLauncher&) = delete;
+  NodesLauncher& operator=(const NodesLauncher&) = delete;
+
+  // spec.node 0: a local process; else a worker on that node. Throws std::runtime_error when it cannot start
+  // (the node refused or is lost, no connection back in time).
+  std::unique_ptr<WorkerChannel> start(const SpawnSpec& spec) override;
+  std::vector<std::string> refused() const { return refused_; }
+  // The nodes lost so far (their control connection ended before "end"): "node R (host)".
+  std::vector<std::string> lost() const;
+
+  struct Link;  // one node's control connection, shared with its workers' channels
+
+ private:
+  int accept_worker(Link& link, int id);
+
+  Launcher& local_;
+  std::string local_address_;
+  int listen_fd_;
+  std::string token_;
+  std::vector<std::shared_ptr<Link>> links_;
+  double start_timeout_s_;
+  int next_id_ = 0;
+  std::vector<std::string> refused_;
+};
+
+}  // namespace ib

@@ -24,7 +24,7 @@ long whole_number(const std::string& s, long lo, long hi) {
 
 int node_rank_of(const RunOptions& o, const std::map<std::string, std::string>& env) {
   if (o.node_rank) return *o.node_rank;
-  for (const char* name : {"SLURM_NODEID", "JOB_COMPLETION_INDEX", "RANK"}) {
+  for (const char* name : {"SLURM_PROCID", "JOB_COMPLETION_INDEX", "RANK"}) {
     const std::string v = env_of(env, name);
     if (v.empty()) continue;
     const long r = whole_number(v, 0, 1023);
@@ -32,7 +32,7 @@ int node_rank_of(const RunOptions& o, const std::map<std::string, std::string>& 
     return static_cast<int>(r);
   }
   throw InputError("--node-rank: --nodes " + std::to_string(o.nodes) +
-                   " needs this node's rank (or SLURM_NODEID, JOB_COMPLETION_INDEX or RANK)");
+                   " needs this node's rank (or SLURM_PROCID, JOB_COMPLETION_INDEX or RANK)");
 }
 
 void conductor_address(const RunOptions& o, const std::map<std::string, std::string>& env, NodeRole& r) {

@@ -481,6 +481,8 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
     return fail(kExitCannotRun, e.what());
   }
   if (oo.progress) std::cerr << "\r\033[K";
+  if (nodes)
+    for (const std::string& lost : nodes->launcher->lost()) std::cerr << "interference-bench: " << lost << " was lost mid-run\n";
   if (setup.created) {
     setup.created->destroy_all();
     for (const auto& p : setup.created->problems()) std::cerr << "interference-bench: " << p << "\n";

@@ -38,7 +38,7 @@ void add_victim_command_options(CLI::App& app, RunOptions& o) {
 void add_node_options(CLI::App& app, RunOptions& o) {
   app.add_option("--nodes", o.nodes, "A run across nodes: one harness per node, node 0 conducts (default 1)")
       ->check(CLI::Range(1, 1024));
-  app.add_option("--node-rank", o.node_rank, "This harness's node (default: SLURM_NODEID, JOB_COMPLETION_INDEX or RANK)")
+  app.add_option("--node-rank", o.node_rank, "This harness's node (default: SLURM_PROCID, JOB_COMPLETION_INDEX or RANK)")
       ->check(CLI::Range(0, 1023));
   app.add_option("--conductor", o.conductor,
                  "HOST:PORT node 0 listens on and the others connect to (default: MASTER_ADDR:MASTER_PORT)")

@@ -50,7 +50,7 @@ struct RunOptions {
   std::string aggressors;
   // A run across nodes (DESIGN.md section 13): --nodes N, --node-rank R, --conductor HOST:PORT, --token T.
   int nodes = 1;
-  std::optional<int> node_rank;  // default: SLURM_NODEID, else JOB_COMPLETION_INDEX, else RANK (torchrun)
+  std::optional<int> node_rank;  // default: SLURM_PROCID, else JOB_COMPLETION_INDEX, else RANK (torchrun)
   std::string conductor;         // default: MASTER_ADDR:MASTER_PORT (torchrun's)
   std::string token;             // default: SLURM_JOB_ID.SLURM_STEP_ID
   double join_timeout = 60.0;

@@ -174,6 +174,7 @@ ChildProcess spawn_process(const SpawnSpec& spec) {
 }
 
 std::string ExitStatus::describe() const {
+  if (!lost.empty()) return lost;
   if (signal) {
     const char* name = strsignal(*signal);
     return "killed by signal " + std::to_string(*signal) + (name ? std::string(" (") + name + ")" : "");

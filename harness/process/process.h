@@ -38,7 +38,8 @@ ChildProcess spawn_process(const SpawnSpec& spec);
 struct ExitStatus {
   std::optional<int> exit_code;
   std::optional<int> signal;
-  std::string describe() const;  // "exit code 3", "killed by signal 6 (Aborted)"
+  std::string lost;  // a worker on another node whose node was lost: "node 1 (host) was lost" (run/remote_launcher.h)
+  std::string describe() const;  // "exit code 3", "killed by signal 6 (Aborted)", or `lost`
 };
 
 std::optional<ExitStatus> try_wait(pid_t pid);  // nullopt while running

@@ -99,7 +99,7 @@ class RemoteChannel final : public WorkerChannel {
     if (exit_) return exit_;
     link_->pump();
     if (const auto e = link_->exits.find(id_); e != link_->exits.end()) exit_ = e->second;
-    else if (link_->lost) exit_ = ExitStatus{std::nullopt, SIGKILL};  // its node is gone, and it with it
+    else if (link_->lost) exit_ = ExitStatus{std::nullopt, SIGKILL, link_->name() + " was lost mid-run"};  // and it with it
     return exit_;
   }
 

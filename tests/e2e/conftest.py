@@ -120,7 +120,7 @@ def load_results(out_dir):
     return doc
 
 
-def scenario(name, tenants, mode="timeslice", duration=1.0, warmup=0.2, **extra):
+def scenario(name, tenants, mode="timeslice", duration=0.6, warmup=0.1, **extra):
     return {"name": name, "mode": mode, "warmup_s": warmup, "duration_s": duration, "tenants": tenants, **extra}
 
 

@@ -113,6 +113,7 @@ def test_the_programs_link_no_nccl_and_search_no_empty_rpath_entry():
             assert "" not in paths.split(":"), f"{p.name}: {paths}"
 
 
+@pytest.mark.long  # the checkout group (about 28 s on 2 loaded cores): ctest --preset long
 def test_the_bundle_holds_the_programs_their_libraries_and_checksums(checkout):
     b = checkout / ".device-bundle"
     for p in PROGRAMS:
@@ -127,17 +128,20 @@ def test_the_bundle_holds_the_programs_their_libraries_and_checksums(checkout):
     subprocess.run(["sha256sum", "--quiet", "-c", "BUNDLE.sha256"], cwd=b, check=True)
 
 
+@pytest.mark.long  # the checkout group (about 28 s on 2 loaded cores): ctest --preset long
 def test_rehearsal_without_a_driver_stops_at_once(checkout, tmp_path):
     out, work, steps, stdout, wall = device_check(checkout, tmp_path, 3)
     assert_stopped(out, stdout, wall, "no nvidia-smi on this machine: no NVIDIA driver, so no GPU to measure")
     assert "using the carried programs" not in steps  # nothing after the first stop
 
 
+@pytest.mark.long  # the checkout group (about 28 s on 2 loaded cores): ctest --preset long
 def test_a_failing_nvidia_smi_stops_with_its_message(checkout, tmp_path):
     out, _, _, stdout, wall = device_check(checkout, tmp_path, 3, NVIDIA_SMI=fake_smi(tmp_path, text=FAILING_NVIDIA_SMI))
     assert_stopped(out, stdout, wall, "no GPU visible: nvidia-smi --query-gpu failed: NVIDIA-SMI has failed")
 
 
+@pytest.mark.long  # the checkout group (about 28 s on 2 loaded cores): ctest --preset long
 def test_a_driver_older_than_r580_stops_before_anything_else(checkout, tmp_path):
     compat = tmp_path / "no-compat"
     compat.mkdir()
@@ -148,6 +152,7 @@ def test_a_driver_older_than_r580_stops_before_anything_else(checkout, tmp_path)
     assert "using the carried programs" not in steps
 
 
+@pytest.mark.long  # the checkout group (about 28 s on 2 loaded cores): ctest --preset long
 def test_an_old_driver_tries_the_forward_compatibility_libraries_first(checkout, tmp_path):
     compat = tmp_path / "compat"
     compat.mkdir()
@@ -160,6 +165,7 @@ def test_an_old_driver_tries_the_forward_compatibility_libraries_first(checkout,
     assert str(compat / "libcuda.so.1") in json.loads((out / "preflight.json").read_text())["loaded_libraries"]
 
 
+@pytest.mark.long  # the checkout group (about 28 s on 2 loaded cores): ctest --preset long
 def test_a_driver_but_no_gpu_for_cuda_stops_after_the_preflight_record(checkout, tmp_path):
     if cuda_sees_a_gpu():
         pytest.skip("CUDA sees a GPU here: the check would go on and measure")
@@ -173,6 +179,7 @@ def test_a_driver_but_no_gpu_for_cuda_stops_after_the_preflight_record(checkout,
     assert "NCCL (loaded at run time" in libraries and "libcublasLt.so" in libraries
 
 
+@pytest.mark.long  # the checkout group (about 28 s on 2 loaded cores): ctest --preset long
 def test_a_stale_bundle_stops_the_check(checkout, tmp_path):
     changed = checkout / "harness" / "core" / "clock.cpp"
     original = changed.read_text()
@@ -224,6 +231,7 @@ exit 1
 """
 
 
+@pytest.mark.long  # the checkout group (about 28 s on 2 loaded cores): ctest --preset long
 def test_carried_programs_that_do_not_start_are_built_here_from_the_bundles_prefix(checkout, tmp_path):
     bundle = tmp_path / "bundle"
     shutil.copytree(checkout / ".device-bundle", bundle, symlinks=True)
@@ -243,6 +251,7 @@ def test_carried_programs_that_do_not_start_are_built_here_from_the_bundles_pref
     assert_stopped(out, stdout, wall, "the build here could not be configured")
 
 
+@pytest.mark.long  # the checkout group (about 28 s on 2 loaded cores): ctest --preset long
 def test_a_host_only_build_configures_from_the_bundle_alone(checkout, tmp_path):
     # The H200 image has none of the Debian packages: with the system's paths switched off, every
     # package CMakeLists.txt finds must come from the bundle's prefix.
@@ -362,6 +371,7 @@ def test_part_mig_sweeps_only_a_gpu_already_in_mig_mode(rehearsal_checkout, tmp_
     assert "STOPPED.txt" not in os.listdir(out)
 
 
+@pytest.mark.long  # the checkout group (about 28 s on 2 loaded cores): ctest --preset long
 def test_an_unknown_part_stops_naming_the_parts(checkout, tmp_path):
     out, _, _, stdout, wall = device_check(checkout, tmp_path, 3, PART="all")
     assert_stopped(out, stdout, wall, "unknown PART=all (first, second or mig)")

@@ -169,6 +169,7 @@ def test_report_of_a_file_that_is_not_results_is_bad_input(runner, tmp_path):
 
 
 @pytest.mark.skipif(not FAKE_NVML, reason="FAKE_NVML_LIB not set (run through ctest)")
+@pytest.mark.long  # a whole vet (its 20 s minimum budget): ctest --preset long
 def test_vet_records_its_checklist_in_the_history_and_the_page(runner, tmp_path):
     import sqlite3
     cfg = runner.write_json("nvml.json", {"devices": [{"name": "NVIDIA H200", "uuid": "GPU-1", "compute_mode": 0}]})

@@ -5,12 +5,14 @@ offset and for putting its workers' samples on the conductor's timeline. The run
 process is left (the node's workers carry the runner's tag too)."""
 import os
 import shutil
+import signal
 import socket
 import subprocess
+from pathlib import Path
 
 import pytest
 
-from conftest import BINARY, LENIENT, load_results, scenario
+from conftest import BINARY, LENIENT, load_results, scenario, wait_for
 
 TOKEN = "test-run-36"
 OFFSET_S = 1000  # node 1's CLOCK_MONOTONIC ahead of the conductor's
@@ -151,3 +153,52 @@ def test_node_options_are_checked_in_one_line(runner, tmp_path):
         r = runner.run("--backend", "host", "--out", tmp_path / "o", *args)
         assert r.returncode == 2, (args, r.stderr)
         assert says in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
+
+
+def children_running_worker(runner, parent):
+    """This runner's live worker processes whose parent is `parent`."""
+    found = []
+    for pid in runner.leftover_processes():
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if int(stat[1]) == parent and b"worker" in argv:
+            found.append(pid)
+    return found
+
+
+def two_nodes_measuring(runner, tmp_path):
+    """A conductor and its node 1 (processes), once node 1 runs its worker of a 20 s scenario."""
+    port = free_port()
+    node = start_node(runner, tmp_path, port)
+    doc = scenario("two-nodes", [compute("here", 0, 0), compute("there", 1, 0)], duration=20.0)
+    run = runner.popen("--backend", "host", "--scenario", runner.write_json("s.json", doc), "--out", tmp_path / "out",
+                       "--nodes", "2", "--node-rank", "0", "--conductor", f"127.0.0.1:{port}", "--token", TOKEN,
+                       "--join-timeout", "30", *LENIENT)
+    wait_for(lambda: children_running_worker(runner, node.pid), timeout=60, process=run)
+    return node, run
+
+
+def test_a_node_sigkilled_mid_run_is_named_and_the_run_ends_as_its_tenants_error(runner, tmp_path):
+    node, run = two_nodes_measuring(runner, tmp_path)
+    node.send_signal(signal.SIGKILL)
+    node.wait()
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 4, err
+    assert "node 1 (" in err and "was lost mid-run" in err, err
+    there = next(t for t in load_results(tmp_path / "out")["runs"][0]["tenants"] if t["name"] == "there")
+    assert there["verdict"] == "error" and "was lost mid-run" in there["verdict_reason"], there["verdict_reason"]
+
+
+def test_a_conductor_sigkilled_mid_run_ends_its_nodes_with_nothing_left(runner, tmp_path):
+    node, run = two_nodes_measuring(runner, tmp_path)
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    _, err = node.communicate(timeout=60)
+    assert node.returncode == 4, err
+    assert "lost its conductor" in err
+    wait_for(lambda: runner.leftover_processes() == [], timeout=20)
+    r = runner.run("cleanup", "--state-dir", runner.state_dir)  # the conductor's temp folder, named in its journal
+    assert r.returncode == 0, r.stdout + r.stderr

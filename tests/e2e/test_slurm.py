@@ -250,6 +250,18 @@ def slurm(runner, tmp_path):
     assert problems == [], problems
 
 
+def wait_job_ended(slurm, job, timeout=80):
+    """Until Slurm says the job ended (any terminal state); the queue and the daemons' log on a timeout."""
+    def ended():
+        jobs = slurm.jobs(job)
+        return bool(jobs) and jobs[0]["JobState"] in TERMINAL
+    try:
+        wait_for(ended, timeout=timeout)
+    except BaseException:
+        print(slurm.cmd("squeue", check=False).stdout, slurm.daemon_log("slurm"))
+        raise
+
+
 def read_task(task_dir):
     return json.loads((task_dir / "task.json").read_text())
 
@@ -282,14 +294,7 @@ def test_fleet_of_three_tasks_then_the_merge(slurm, runner, tmp_path):
     first = slurm.jobs(merge_job)
     assert first and first[0]["Dependency"].startswith(f"afterany:{array_job}"), first
 
-    def merge_done():
-        jobs = slurm.jobs(merge_job)
-        return bool(jobs) and jobs[0]["JobState"] in TERMINAL
-    try:
-        wait_for(merge_done, timeout=80)
-    except BaseException:
-        print(slurm.cmd("squeue", check=False).stdout, slurm.daemon_log("slurm"))
-        raise
+    wait_job_ended(slurm, merge_job)
 
     tasks = slurm.jobs(array_job)
     assert sorted(int(t["ArrayTaskId"]) for t in tasks) == [0, 1, 2], tasks
@@ -470,3 +475,30 @@ def test_sharing_modes_reach_the_request_and_the_run(tmp_path):
     r = subprocess.run(["bash", str(DEPLOY / "slurm" / "ib-nightly.sbatch"), str(fleet)], capture_output=True,
                        text=True, timeout=30, stdin=subprocess.DEVNULL, env=dict(env, IB_SHARING="mig"))
     assert r.returncode == 2 and "IB_SHARING" in r.stderr
+
+
+def test_a_run_across_two_tasks_of_one_job_has_one_conductor_and_one_results_file(slurm, runner, tmp_path):
+    # The test's Slurm has this one machine as its one node (several slurmd -N need a slurmd built with
+    # --enable-multiple-slurmd; not tried): the two "nodes" of the run are two tasks of one job here
+    # (--ntasks-per-node=2), each its own harness. Two Slurm nodes are the same script with --nodes 2.
+    two = scenario("two", [{**compute("first"), "placement": {"node": 0, "cpus": [0]}},
+                           {**compute("second"), "placement": {"node": 1, "cpus": [1 % os.cpu_count()]}}],
+                   duration=0.6, warmup=0.1)
+    out = tmp_path / "run"
+    env = dict(slurm.env, IB_BINARY=BINARY, IB_CONDUCTOR_PORT=str(free_port()))
+    r = subprocess.run([which("sbatch"), "--parsable", "--ntasks=2", "--ntasks-per-node=2", "--partition", "test",
+                        "--time", "5", "--output", str(tmp_path / "job.out"), "--chdir", str(tmp_path),
+                        str(DEPLOY / "slurm" / "ib-nodes.sbatch"), str(out), *run_args(runner.write_json("two.json", two))],
+                       capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    job = r.stdout.strip().split(";")[0]
+
+    wait_job_ended(slurm, job)
+    log = (tmp_path / "job.out").read_text()
+    assert slurm.jobs(job)[0]["ExitCode"] in ("0:0", "1:0", "5:0"), log
+    res = json.loads((out / "results.json").read_text())
+    assert [n["node_rank"] for n in res["meta"]["nodes"]] == [1], res["meta"]
+    assert res["meta"]["scheduler"]["kind"] == "slurm" and res["runs"][0]["status"] == "ok", res["runs"][0]["message"]
+    assert "clock offset" in log, log
+    # node 1's worker logged in node 1's folder
+    assert any("second" in p.name for p in (tmp_path / "run-node-1" / "logs").iterdir())

@@ -94,7 +94,7 @@ TEST(NodeProtocol, ReportTimesMoveOntoTheConductorsClock) {
 TEST(NodeRoleTest, OptionsFirstThenTheLaunchersVariables) {
   RunOptions o;
   o.nodes = 3;
-  const std::map<std::string, std::string> slurm{{"SLURM_NODEID", "2"}, {"SLURM_JOB_ID", "77"}, {"SLURM_STEP_ID", "0"},
+  const std::map<std::string, std::string> slurm{{"SLURM_PROCID", "2"}, {"SLURM_JOB_ID", "77"}, {"SLURM_STEP_ID", "0"},
                                                  {"MASTER_ADDR", "node-a"}, {"MASTER_PORT", "29500"}};
   NodeRole r = resolve_node_role(o, slurm);
   EXPECT_EQ(r.node_rank, 2);
@@ -129,13 +129,13 @@ TEST(NodeRoleTest, WhatIsMissingOrWrongIsBadInputNamingTheOption) {
     }
   };
   says({}, "--node-rank");
-  says({{"SLURM_NODEID", "x1"}}, "SLURM_NODEID=\"x1\" is not a node rank");
-  says({{"SLURM_NODEID", "5"}}, "not one of 0..1");
-  says({{"SLURM_NODEID", "1"}}, "--conductor");
+  says({{"SLURM_PROCID", "x1"}}, "SLURM_PROCID=\"x1\" is not a node rank");
+  says({{"SLURM_PROCID", "5"}}, "not one of 0..1");
+  says({{"SLURM_PROCID", "1"}}, "--conductor");
   o.conductor = "host:99999";
-  says({{"SLURM_NODEID", "1"}}, "port 1-65535");
+  says({{"SLURM_PROCID", "1"}}, "port 1-65535");
   o.conductor = "host:80";
-  says({{"SLURM_NODEID", "1"}}, "--token");
+  says({{"SLURM_PROCID", "1"}}, "--token");
 }
 
 }  // namespace

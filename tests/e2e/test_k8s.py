@@ -121,12 +121,12 @@ def nightly_job(d=None):
 
 def test_schema_accepts_shipped_manifests(tmp_path):
     assert {p.name for p in MANIFESTS} >= {"nightly-cronjob.yaml", "merge-cronjob.yaml", "results-pvc.yaml",
-                                           "device-plugin-sharing.yaml"}
+                                           "device-plugin-sharing.yaml", "nodes-job.yaml"}
     items = objects_of(MANIFESTS)
     rc, results = validate(items, tmp_path)
     bad = [f"{o['file']}#{o['index']} {o['kind']}/{o['name']}: {o['error']}" for o in results.values() if not o["ok"]]
     assert rc == 0 and not bad, "\n".join(bad)
-    assert {o["kind"] for o in results.values()} == {"CronJob", "PersistentVolumeClaim", "ConfigMap"}
+    assert {o["kind"] for o in results.values()} == {"CronJob", "PersistentVolumeClaim", "ConfigMap", "Service", "Job"}
 
 
 def test_schema_rejects_broken_manifests(tmp_path):
@@ -161,8 +161,9 @@ def test_schema_rejects_broken_manifests(tmp_path):
         'strict decoding error: unknown field "spec.jobTemplate.spec.backoffLimitPerindex"'
 
 
-# Maps whose keys are the user's own (labels, resource names, ConfigMap keys): any key is allowed there.
-FREE_MAPS = {"labels", "annotations", "matchLabels", "limits", "requests", "data", "nodeSelector"}
+# Maps whose keys are the user's own (labels, resource names, ConfigMap keys, a Service's label selector): any
+# key is allowed there.
+FREE_MAPS = {"labels", "annotations", "matchLabels", "limits", "requests", "data", "nodeSelector", "selector"}
 
 
 def object_paths(node, path=()):

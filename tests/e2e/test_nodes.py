@@ -202,3 +202,59 @@ def test_a_conductor_sigkilled_mid_run_ends_its_nodes_with_nothing_left(runner, 
     wait_for(lambda: runner.leftover_processes() == [], timeout=20)
     r = runner.run("cleanup", "--state-dir", runner.state_dir)  # the conductor's temp folder, named in its journal
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def can_make_network_namespaces():
+    if not (shutil.which("unshare") and shutil.which("ip")) or os.geteuid() != 0:
+        return False
+    r = subprocess.run(["unshare", "--net", "--mount", "--fork", "sh", "-c", "mount -t tmpfs ib-test /run && ip netns add probe"],
+                       capture_output=True)
+    return r.returncode == 0
+
+
+NETNS = can_make_network_namespaces()
+
+# Two "hosts" on one machine: network namespaces a (10.99.0.1, node 0) and b (10.99.0.2, node 1) joined by a
+# veth pair, made inside a network and mount namespace of the test's own (unshare), so no packet can leave it
+# and nothing is left once it ends (a tmpfs over /run takes ip's namespace files); node 1 also in a time namespace
+# 1000 s ahead.
+HOSTS = """set -u
+mount -t tmpfs ib-test /run
+ip netns add a && ip netns add b
+ip link add va type veth peer name vb && ip link set va netns a && ip link set vb netns b
+ip -n a addr add 10.99.0.1/24 dev va && ip -n b addr add 10.99.0.2/24 dev vb
+for ns in a b; do ip -n $ns link set lo up; done
+ip -n a link set va up && ip -n b link set vb up
+ip netns exec b unshare --time --fork --monotonic {offset} "$BIN" run --nodes 2 --node-rank 1 \\
+  --conductor 10.99.0.1:29500 --token "$TOKEN" --out "$OUT/node1" --join-timeout 30 2>"$OUT/node1.err" &
+node=$!
+ip netns exec a "$BIN" run --backend host --scenario "$SCENARIO" --out "$OUT/run" --nodes 2 --node-rank 0 \\
+  --conductor 10.99.0.1:29500 --token "$TOKEN" --join-timeout 30 --rounds 3 --until fixed \\
+  --max-foreign-cpus 64 --max-steal-cpus 64 2>"$OUT/run.err"
+echo "conductor=$?"
+wait $node
+echo "node=$?"
+"""
+
+
+@pytest.mark.skipif(not (NETNS and UNSHARE_TIME and GLOO), reason="needs root, ip, network and time namespaces, gloo")
+def test_two_hosts_in_network_namespaces_run_one_collective_on_one_timeline(runner, tmp_path):
+    coll = {"name": "ar", "workload": "host-collective", "params": {"op": "allreduce", "kib": 256}, "ranks": 2,
+            "rank_placements": [{"node": 0, "cpus": [0]}, {"node": 1, "cpus": [1 % os.cpu_count()]}]}
+    idle = {"name": "n", "workload": "host-idle", "params": {"sample_ms": 1.0}}
+    env = dict(runner.env, BIN=BINARY, TOKEN=TOKEN, OUT=str(tmp_path),
+               SCENARIO=str(runner.write_json("s.json", scenario("coll", [coll, idle]))))
+    r = subprocess.run(["unshare", "--net", "--mount", "--fork", "bash", "-c", HOSTS.format(offset=OFFSET_S)],
+                       capture_output=True, text=True, env=env, timeout=180, stdin=subprocess.DEVNULL)
+    codes = dict(line.split("=") for line in r.stdout.split() if "=" in line)
+    err = (tmp_path / "run.err").read_text() if (tmp_path / "run.err").exists() else r.stderr
+    assert codes.get("conductor") in ("0", "1", "5"), (codes, r.stderr, err)
+    assert codes.get("node") == "0", (tmp_path / "node1.err").read_text()
+    res = load_results(tmp_path / "run")
+    [n1] = res["meta"]["nodes"]
+    assert abs(n1["clock_offset_ns"] + OFFSET_S * 10**9) <= n1["clock_uncertainty_ns"] + 1000, n1
+    run = res["runs"][0]
+    assert run["status"] == "ok", run["message"]
+    for phase in ("exclusive", "colocated"):
+        ranks = run["tenants"][0]["phases"][phase]["samples"]["rank_duration_s"]
+        assert len(ranks) == 2 and len(ranks[0]) == len(ranks[1]) > 0

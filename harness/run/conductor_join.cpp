@@ -30,24 +30,6 @@ struct Pending {
   LineReader reader{kMaxHelloLine};
 };
 
-std::string peer_of(int fd) {
-  sockaddr_storage a{};
-  socklen_t n = sizeof a;
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&a), &n) != 0) return "?";
-  char text[INET6_ADDRSTRLEN] = "?";
-  if (a.ss_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(&a);
-    inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
-    return std::string(text) + ":" + std::to_string(ntohs(in->sin_port));
-  }
-  if (a.ss_family == AF_INET6) {
-    const auto* in = reinterpret_cast<const sockaddr_in6*>(&a);
-    inet_ntop(AF_INET6, &in->sin6_addr, text, sizeof text);
-    return "[" + std::string(text) + "]:" + std::to_string(ntohs(in->sin6_port));
-  }
-  return "?";
-}
-
 void refuse(Pending& p, const std::string& why, JoinResult& out) {
   write_all(p.fd, json{{"type", "refused"}, {"reason", why}}.dump() + "\n");
   ::close(p.fd);
@@ -82,6 +64,26 @@ bool take_hello(Pending& p, int nodes, const std::string& token, JoinResult& out
 }
 
 }  // namespace
+
+std::string socket_address(int fd, SocketEnd end, bool with_port) {
+  sockaddr_storage a{};
+  socklen_t n = sizeof a;
+  const int rc = end == SocketEnd::peer ? getpeername(fd, reinterpret_cast<sockaddr*>(&a), &n)
+                                        : getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (rc != 0) return "?";
+  if (a.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&a);
+    inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
+    return with_port ? std::string(text) + ":" + std::to_string(ntohs(in->sin_port)) : text;
+  }
+  if (a.ss_family == AF_INET6) {
+    const auto* in = reinterpret_cast<const sockaddr_in6*>(&a);
+    inet_ntop(AF_INET6, &in->sin6_addr, text, sizeof text);
+    return with_port ? "[" + std::string(text) + "]:" + std::to_string(ntohs(in->sin6_port)) : text;
+  }
+  return "?";
+}
 
 std::string hello_line(const Hello& h) {
   return json{{"type", "hello"}, {"version", h.version}, {"node_rank", h.node_rank}, {"nodes", h.nodes},
@@ -142,7 +144,7 @@ JoinResult accept_nodes(int listen_fd, int nodes, const std::string& token, std:
       if (fds[i].revents != 0) take_hello(pending[i - 1], nodes, token, out);
     if (fds[0].revents & POLLIN) {
       const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) pending.push_back({fd, peer_of(fd)});
+      if (fd >= 0) pending.push_back({fd, socket_address(fd, SocketEnd::peer, true)});
     }
     pending.erase(std::remove_if(pending.begin(), pending.end(), [](const Pending& p) { return p.fd < 0; }), pending.end());
   }

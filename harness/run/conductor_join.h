@@ -29,6 +29,11 @@ struct Hello {
   std::string host;
 };
 
+enum class SocketEnd { local, peer };
+// The address of a connected socket's `end` as text ("10.0.0.2", with_port "10.0.0.2:4000" or "[fd00::1]:4000");
+// "?" when it has none.
+std::string socket_address(int fd, SocketEnd end, bool with_port);
+
 std::string hello_line(const Hello& h);  // with its newline
 // The hello in `line`; nullopt with `why` set when it is not one (malformed, a missing or wrong-typed field).
 std::optional<Hello> parse_hello(const std::string& line, std::string& why);

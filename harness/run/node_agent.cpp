@@ -52,18 +52,6 @@ int for_each_address(const std::string& host, int port, bool passive, std::strin
   return fd;
 }
 
-// The address this end of `fd` has: what the node's workers give gloo to be reached at.
-std::string local_address(int fd) {
-  sockaddr_storage a{};
-  socklen_t n = sizeof a;
-  char text[INET6_ADDRSTRLEN] = "127.0.0.1";
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n) == 0) {
-    if (a.ss_family == AF_INET) inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&a)->sin_addr, text, sizeof text);
-    if (a.ss_family == AF_INET6) inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&a)->sin6_addr, text, sizeof text);
-  }
-  return text;
-}
-
 std::string host_name() {
   char name[256] = "";
   gethostname(name, sizeof name - 1);
@@ -73,7 +61,8 @@ std::string host_name() {
 // The workers this node runs for the conductor, by the conductor's id.
 class NodeWorkers {
  public:
-  NodeWorkers(const NodeAgentOptions& o, int control_fd) : o_(o), control_(control_fd), address_(local_address(control_fd)) {}
+  NodeWorkers(const NodeAgentOptions& o, int control_fd)
+      : o_(o), control_(control_fd), address_(socket_address(control_fd, SocketEnd::local, false)) {}
   ~NodeWorkers() { kill_all(); }
 
   void start(const StartWorkerLine& s) {
@@ -130,7 +119,7 @@ class NodeWorkers {
 
   const NodeAgentOptions& o_;
   int control_;
-  std::string address_;
+  std::string address_;  // this end of the control connection: where the node's gloo ranks listen
   std::map<int, pid_t> running_;
 };
 

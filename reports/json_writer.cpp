@@ -429,7 +429,10 @@ ojson results_to_json(const Results& r, bool raw) {
                                     {"host", n.host},
                                     {"clock_offset_ns", n.clock_offset_ns},
                                     {"clock_uncertainty_ns", n.clock_uncertainty_ns},
-                                    {"clock_rtt_ns", n.clock_rtt_ns}});
+                                    {"clock_rtt_ns", n.clock_rtt_ns},
+                                    {"clock_measurements", n.clock_measurements},
+                                    {"clock_offset_span_ns", n.clock_offset_span_ns},
+                                    {"devices", devices_to_json(n.devices)}});
   }
   j["runs"] = ojson::array();
   for (const RunResult& run : r.runs) {

@@ -24,6 +24,7 @@
 #include "harness/modes/mps_daemon.h"
 #include "harness/nvml/nvml.h"
 #include "harness/cli/node_role.h"
+#include "harness/cli/run_nodes.h"
 #include "harness/run/conductor.h"
 #include "harness/run/launcher.h"
 #include "harness/run/node_agent.h"
@@ -56,12 +57,6 @@
 namespace ib {
 
 namespace {
-
-void make_dirs(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::create_directories(path, ec);
-  if (ec) throw InputError("--out: cannot create " + path + ": " + ec.message());
-}
 
 // A private temporary folder for this invocation (MPS pipes), removed when the run ends; recorded in
 // the journal so that `cleanup` removes it after a SIGKILL.
@@ -317,7 +312,7 @@ OutputFiles make_output_files(const RunOptions& o, const std::vector<Scenario>& 
   out.dir = o.out.empty() ? OutputDir::unique_default("interference-bench-results/") : o.out;
   check_run_outputs(o, out.dir, scenarios);
   out.folder = std::make_unique<OutputDir>("--out", out.dir, std::vector<std::string>{"results.json", "summary.md"}, o.force);
-  make_dirs(out.dir + "/logs");
+  make_dirs(out.dir + "/logs", "--out");
   out.json = out.dir + "/results.json";
   out.markdown = out.dir + "/summary.md";
   out.writers.add(std::make_unique<JsonResultsFile>(out.json, !o.no_raw));
@@ -359,55 +354,6 @@ void configure_orchestrator(const RunOptions& o, Backend backend, const OutputFi
   oo.limits.max_foreign_cpus = o.max_foreign_cpus;
   oo.limits.max_steal_cpus = o.max_steal_cpus;
   if (isatty(STDERR_FILENO)) oo.progress = [](const std::string& line) { std::cerr << "\r\033[K" << line << std::flush; };
-}
-
-// A node other than node 0 of a run across nodes: it keeps no results, it starts the workers the conductor
-// places on it (run/node_agent.h); their logs go to its --out folder.
-int serve_as_node(const RunOptions& o, const NodeRole& role, StopSignals& stop) {
-  NodeAgentOptions a;
-  a.conductor_host = role.host;
-  a.conductor_port = role.port;
-  a.node_rank = role.node_rank;
-  a.nodes = role.nodes;
-  a.token = role.token;
-  a.join_timeout_s = o.join_timeout;
-  a.worker_exe = self_exe_path();
-  a.log_dir = (o.out.empty() ? OutputDir::unique_default("interference-bench-results/") : o.out) + "/logs";
-  make_dirs(a.log_dir);
-  return run_node_agent(a, stop);
-}
-
-// Every placement names a node of the run.
-void check_placed_nodes(const std::vector<Scenario>& scenarios, int nodes) {
-  for (const Scenario& s : scenarios)
-    for (const Tenant& t : s.tenants)
-      for (int r = 0; r < t.ranks; ++r)
-        if (t.placement_of(r).node >= nodes)
-          throw InputError(s.file + ": tenant " + t.name + " is placed on node " + std::to_string(t.placement_of(r).node) +
-                           (nodes == 1 ? ", which needs --nodes" : ", not one of the run's --nodes " + std::to_string(nodes)));
-}
-
-// Node 0 of a run across nodes: its nodes joined and their clocks measured (run/conductor.h), recorded in
-// the results, and the launcher that starts workers on them.
-struct ConductedNodes {
-  OpenConductor open;
-  std::unique_ptr<NodesLauncher> launcher;
-  ~ConductedNodes() {
-    launcher.reset();  // says "end" to every node first
-    close_fd(open.listen_fd);
-  }
-};
-
-std::unique_ptr<ConductedNodes> conduct_nodes(const RunOptions& o, const NodeRole& role, Launcher& local, Meta& meta) {
-  auto c = std::make_unique<ConductedNodes>();
-  c->open = open_conductor({role.host, role.port, role.nodes, role.token, o.join_timeout});
-  for (const std::string& r : c->open.refused) std::cerr << "interference-bench: refused a connection: " << r << "\n";
-  for (const JoinedNodeLink& n : c->open.nodes) {
-    std::cerr << "interference-bench: " << describe_node(n) << "\n";
-    meta.nodes.push_back({n.node_rank, n.host, n.offset.offset_ns, n.offset.uncertainty_ns, n.offset.rtt_ns});
-  }
-  c->launcher = std::make_unique<NodesLauncher>(local, role.host, c->open.listen_fd, role.token, c->open.nodes, 30.0);
-  return c;
 }
 
 // A file that could not be written at the end is named (the summary went to stdout all the same) and
@@ -466,11 +412,20 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
   std::unique_ptr<ConductedNodes> nodes;  // a run across nodes: theirs joined, each said "end" on the way out
   if (role.nodes > 1) {
     try {
-      nodes = conduct_nodes(o, role, launcher, results.meta);
+      nodes = conduct_nodes(o, role, launcher, results.meta, stop.fd());
     } catch (const CannotRunError& e) {
-      return fail(kExitCannotRun, e.what());
+      if (!stop.requested()) return fail(kExitCannotRun, e.what());
+      std::cerr << "interference-bench: " << e.what() << "\n";
+      plan.clear();  // a stop signal while the nodes were awaited: nothing runs, the empty results are written, 130
     }
+  }
+  if (nodes) {
     oo.launcher = nodes->launcher.get();
+    // Each block: every node's clock measured again, and its start time far enough ahead that the go lines
+    // reach every node first (two round trips of the slowest node's).
+    oo.before_block = [l = nodes->launcher.get()] { l->remeasure_clocks(kClockExchangesPerBlock); };
+    for (const JoinedNodeLink& n : nodes->open.nodes)
+      oo.start_lead_s = std::max(oo.start_lead_s, 0.02 + 2e-9 * static_cast<double>(n.offset.rtt_ns));
   }
   oo.clock = &clock;
   Orchestrator orchestrator(oo);
@@ -481,8 +436,10 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
     return fail(kExitCannotRun, e.what());
   }
   if (oo.progress) std::cerr << "\r\033[K";
-  if (nodes)
+  if (nodes) {
     for (const std::string& lost : nodes->launcher->lost()) std::cerr << "interference-bench: " << lost << " was lost mid-run\n";
+    record_node_clocks(*nodes->launcher, results.meta);
+  }
   if (setup.created) {
     setup.created->destroy_all();
     for (const auto& p : setup.created->problems()) std::cerr << "interference-bench: " << p << "\n";

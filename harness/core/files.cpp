@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -140,6 +141,12 @@ std::string read_input_file(const std::string& path, const std::string& what, st
   if (text.size() > max_bytes)
     throw InputError(path + ": grew past the " + std::to_string(max_bytes) + " bytes a " + what + " may have while it was read");
   return text;
+}
+
+void make_dirs(const std::string& path, const std::string& option) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) throw InputError(option + ": cannot create " + path + ": " + ec.message());
 }
 
 }  // namespace ib

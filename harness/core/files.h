@@ -26,4 +26,8 @@ void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& 
 // (exit 2), one line: "PATH: not a regular file (a WHAT must be one)".
 std::string read_input_file(const std::string& path, const std::string& what, std::size_t max_bytes);
 
+// Creates the folder `path` and its parents (an existing one is fine). Throws InputError naming `option`
+// (e.g. "--out") and why.
+void make_dirs(const std::string& path, const std::string& option);
+
 }  // namespace ib

@@ -20,7 +20,7 @@
 namespace ib {
 
 // Readers accept every minor version of this major (minor versions only add fields).
-constexpr const char* kSchemaVersion = "2.5";
+constexpr const char* kSchemaVersion = "2.6";
 constexpr const char* kSchemaMajor = "2";
 
 // The three phases of DESIGN.md section 3.
@@ -500,9 +500,14 @@ struct DeviceRecord {
 struct NodeRecord {
   int node_rank = 0;
   std::string host;
-  std::int64_t clock_offset_ns = 0;
+  std::int64_t clock_offset_ns = 0;  // as measured when it joined
   std::int64_t clock_uncertainty_ns = 0;
   std::int64_t clock_rtt_ns = 0;
+  // Schema 2.6: re-measured before each block (each block's times use the latest): how many measurements
+  // there were in all, and how far their offsets spread (highest - lowest: drift and noise).
+  int clock_measurements = 1;
+  std::int64_t clock_offset_span_ns = 0;
+  std::vector<DeviceRecord> devices;  // schema 2.6: the node's host and the GPUs its NVML sees, from its hello
 };
 
 struct Meta {

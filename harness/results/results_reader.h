@@ -46,6 +46,9 @@ bool schema_version_readable(const std::string& version, const char* schema_majo
 ResultsDocument read_results_file(const std::string& path);
 // The same from its parsed text; `file` names it in errors.
 ResultsDocument results_from_json(const nlohmann::ordered_json& doc, const std::string& file);
+// Devices in meta.devices[]'s form (a node's hello says its own so); throws ResultsFileError naming `origin`
+// and the field.
+std::vector<DeviceRecord> devices_from_json(const nlohmann::ordered_json& devices, const std::string& origin);
 
 // The modes of a results file's runs, in order, read without the rest of it: so that a refusal can
 // name the reason that matters (a mig run given as a baseline) even in a file the full reader would

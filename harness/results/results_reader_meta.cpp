@@ -112,8 +112,18 @@ Meta read_meta(const Field& f, bool& raw_samples) {
   if (f.has("nodes"))  // schema 2.5, and only in a run across nodes
     for (std::size_t i = 0; i < f["nodes"].size(); ++i) {
       const Field n = f["nodes"][i];
-      m.nodes.push_back({n["node_rank"].integer<int>(), n["host"].string(), n["clock_offset_ns"].integer<std::int64_t>(),
-                         n["clock_uncertainty_ns"].integer<std::int64_t>(), n["clock_rtt_ns"].integer<std::int64_t>()});
+      NodeRecord r;
+      r.node_rank = n["node_rank"].integer<int>();
+      r.host = n["host"].string();
+      r.clock_offset_ns = n["clock_offset_ns"].integer<std::int64_t>();
+      r.clock_uncertainty_ns = n["clock_uncertainty_ns"].integer<std::int64_t>();
+      r.clock_rtt_ns = n["clock_rtt_ns"].integer<std::int64_t>();
+      if (n.has("clock_measurements")) {  // schema 2.6
+        r.clock_measurements = n["clock_measurements"].integer<int>();
+        r.clock_offset_span_ns = n["clock_offset_span_ns"].integer<std::int64_t>();
+        for (std::size_t d = 0; d < n["devices"].size(); ++d) r.devices.push_back(read_device(n["devices"][d]));
+      }
+      m.nodes.push_back(std::move(r));
     }
   return m;
 }
@@ -149,3 +159,16 @@ ModeConfig read_mode_config(const Field& f) {
 }
 
 }  // namespace ib::results_reading
+
+namespace ib {
+
+std::vector<DeviceRecord> devices_from_json(const nlohmann::ordered_json& devices, const std::string& origin) {
+  using namespace results_reading;
+  const Source source{origin, ""};
+  const Field list(devices, "devices", source);
+  std::vector<DeviceRecord> out;
+  for (std::size_t i = 0; i < list.size(); ++i) out.push_back(read_device(list[i]));
+  return out;
+}
+
+}  // namespace ib

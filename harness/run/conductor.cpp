@@ -61,15 +61,17 @@ OpenConductor open_conductor(const ConductorOptions& o) {
   c.listen_fd = listen_tcp(o.host, port, why);
   if (c.listen_fd < 0) throw CannotRunError("--conductor: cannot listen on " + o.host + ":" + std::to_string(o.port) + ": " + why);
   const JoinResult joined =
-      accept_nodes(c.listen_fd, o.nodes, o.token, monotonic_ns() + static_cast<std::int64_t>(o.join_timeout_s * 1e9), monotonic_ns);
+      accept_nodes(c.listen_fd, o.nodes, o.token, monotonic_ns() + static_cast<std::int64_t>(o.join_timeout_s * 1e9), monotonic_ns,
+                   o.stop_fd);
   c.refused = joined.refused;
-  for (const auto& j : joined.joined) c.nodes.push_back({j.node_rank, j.host, j.fd, {}});
+  for (const auto& j : joined.joined) c.nodes.push_back({j.node_rank, j.host, j.fd, {}, j.devices});
   if (!joined.missing.empty()) {
     std::string names;
     for (int r : joined.missing) names += (names.empty() ? "" : ", ") + std::to_string(r);
     close_all(c);
     throw CannotRunError("node(s) " + names + " did not join the conductor at " + o.host + ":" + std::to_string(o.port) +
-                         " within " + formatted("%g", o.join_timeout_s) + " s (--join-timeout)");
+                         (joined.interrupted ? " before a stop signal"
+                                             : " within " + formatted("%g", o.join_timeout_s) + " s (--join-timeout)"));
   }
   for (auto& n : c.nodes)
     if (const std::string failed = measure_node_clock(n, o.clock_exchanges); !failed.empty()) {

@@ -18,6 +18,7 @@ struct ConductorOptions {
   std::string token;
   double join_timeout_s = 60.0;
   std::size_t clock_exchanges = 16;
+  int stop_fd = -1;  // readable on a stop signal (StopSignals::fd): the wait for the nodes ends
 };
 
 struct OpenConductor {
@@ -27,7 +28,7 @@ struct OpenConductor {
 };
 
 // Throws CannotRunError naming what failed: the address that cannot be listened on, the nodes missing at the
-// deadline, a node whose clock could not be measured (nothing is left open then).
+// deadline or when a stop signal came, a node whose clock could not be measured (nothing is left open then).
 OpenConductor open_conductor(const ConductorOptions& o);
 
 // "node R (host): offset +X ms +- Y us" for the run's stderr and the results.

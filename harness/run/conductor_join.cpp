@@ -58,7 +58,7 @@ bool take_hello(Pending& p, int nodes, const std::string& token, JoinResult& out
     return true;
   }
   write_all(p.fd, json{{"type", "welcome"}, {"node_rank", hello->node_rank}}.dump() + "\n");
-  out.joined.push_back({hello->node_rank, hello->host, p.fd});
+  out.joined.push_back({hello->node_rank, hello->host, p.fd, hello->devices});
   p.fd = -1;
   return true;
 }
@@ -87,7 +87,7 @@ std::string socket_address(int fd, SocketEnd end, bool with_port) {
 
 std::string hello_line(const Hello& h) {
   return json{{"type", "hello"}, {"version", h.version}, {"node_rank", h.node_rank}, {"nodes", h.nodes},
-              {"token", h.token},  {"host", h.host}}
+              {"token", h.token},  {"host", h.host},           {"devices", h.devices}}
              .dump(-1, ' ', false, json::error_handler_t::replace) +
          "\n";
 }
@@ -114,6 +114,13 @@ std::optional<Hello> parse_hello(const std::string& line, std::string& why) {
   h.nodes = j.at("nodes").get<int>();
   h.token = j.at("token").get<std::string>();
   h.host = j.at("host").get<std::string>();
+  if (j.contains("devices")) {
+    if (!j.at("devices").is_array()) {
+      why = "a hello whose devices are not a list";
+      return std::nullopt;
+    }
+    h.devices = j.at("devices");
+  }
   return h;
 }
 
@@ -130,18 +137,23 @@ std::string refusal(const Hello& h, int nodes, const std::string& token, const s
   return "";
 }
 
-JoinResult accept_nodes(int listen_fd, int nodes, const std::string& token, std::int64_t deadline_ns, const MonotonicNs& now) {
+JoinResult accept_nodes(int listen_fd, int nodes, const std::string& token, std::int64_t deadline_ns, const MonotonicNs& now,
+                        int stop_fd) {
   JoinResult out;
   std::vector<Pending> pending;
   while (static_cast<int>(out.joined.size()) < nodes - 1) {
     const std::int64_t left_ns = deadline_ns - now();
     if (left_ns <= 0) break;
-    std::vector<pollfd> fds{{listen_fd, POLLIN, 0}};
+    std::vector<pollfd> fds{{listen_fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};  // a negative fd is not polled
     for (const auto& p : pending) fds.push_back({p.fd, POLLIN, 0});
     const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<std::int64_t>(left_ns / 1000000 + 1, 1000)));
     if (ready < 0 && errno != EINTR) break;
-    for (std::size_t i = 1; i < fds.size(); ++i)
-      if (fds[i].revents != 0) take_hello(pending[i - 1], nodes, token, out);
+    if (fds[1].revents & POLLIN) {
+      out.interrupted = true;
+      break;
+    }
+    for (std::size_t i = 2; i < fds.size(); ++i)
+      if (fds[i].revents != 0) take_hello(pending[i - 2], nodes, token, out);
     if (fds[0].revents & POLLIN) {
       const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd >= 0) pending.push_back({fd, socket_address(fd, SocketEnd::peer, true)});

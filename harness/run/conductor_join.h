@@ -5,11 +5,14 @@
 // with one line naming why and closed; the run goes on waiting for its nodes. A node that has not joined
 // by the deadline is named. One JSON object per line, as the worker protocol.
 //
-// node -> conductor: {"type":"hello","version":1,"node_rank":R,"nodes":N,"token":T,"host":H}
+// node -> conductor: {"type":"hello","version":1,"node_rank":R,"nodes":N,"token":T,"host":H,"devices":[...]}
+//   (devices: the node's host and GPUs in meta.devices[]'s form, for the results; optional)
 // conductor -> node: {"type":"welcome","node_rank":R} or {"type":"refused","reason":W} (then closed)
 #pragma once
 
 #include "harness/run/clock_link.h"
+
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -19,7 +22,7 @@
 namespace ib {
 
 constexpr int kConductorProtocolVersion = 1;
-constexpr std::size_t kMaxHelloLine = 4096;
+constexpr std::size_t kMaxHelloLine = 64 * 1024;  // a hello lists the node's devices
 
 struct Hello {
   int version = kConductorProtocolVersion;
@@ -27,6 +30,7 @@ struct Hello {
   int nodes = 0;
   std::string token;  // the run's: a stranger without it is refused
   std::string host;
+  nlohmann::json devices = nlohmann::json::array();  // as the node described them; not read here
 };
 
 enum class SocketEnd { local, peer };
@@ -46,17 +50,21 @@ struct JoinedNode {
   int node_rank = 0;
   std::string host;
   int fd = -1;  // the connection, owned by the caller once returned
+  nlohmann::json devices = nlohmann::json::array();  // from its hello
 };
 
 struct JoinResult {
   std::vector<JoinedNode> joined;    // by node rank
   std::vector<int> missing;          // node ranks (1..nodes-1) not joined by the deadline
   std::vector<std::string> refused;  // one line per refused connection: its peer and why
+  bool interrupted = false;          // the stop descriptor became readable (a stop signal): it stopped waiting
 };
 
 // Conductor side: accepts on `listen_fd` (listening) until nodes 1..nodes-1 have joined or `deadline_ns`
-// (on `now`'s clock) passes. Every connection's hello must arrive by the deadline.
-JoinResult accept_nodes(int listen_fd, int nodes, const std::string& token, std::int64_t deadline_ns, const MonotonicNs& now);
+// (on `now`'s clock) passes, or `stop_fd` (-1: none) becomes readable. Every connection's hello must arrive by
+// the deadline.
+JoinResult accept_nodes(int listen_fd, int nodes, const std::string& token, std::int64_t deadline_ns, const MonotonicNs& now,
+                        int stop_fd = -1);
 
 // Node side: says `hello` on `fd` (connected to the conductor) and reads the answer within `timeout_ms`;
 // "" when welcomed, else why not (the conductor's refusal, its silence, or the stream's end).

@@ -338,6 +338,7 @@ std::string to_line(const ControlMessage& m) {
       os.precision(17);  // the block's length to the last bit
       os << "go " << go.block << " " << go.seconds << " ";
       for (std::size_t k = 0; k < go.slots.size(); ++k) os << (k ? "," : "") << go.slots[k];
+      if (go.at_ns > 0) os << " " << go.at_ns;
       os << "\n";
       return os.str();
     }
@@ -388,7 +389,11 @@ std::optional<ControlMessage> parse_control_message(std::string_view line) {
   if (word != "go") return std::nullopt;
   GoCommand go;
   std::string slots;
-  if (!(in >> go.block >> go.seconds >> slots) || (in >> rest)) return std::nullopt;
+  if (!(in >> go.block >> go.seconds >> slots)) return std::nullopt;
+  if (in >> rest) {  // the start time: an integer of nanoseconds, and nothing after it
+    if (rest.size() > 18 || rest.find_first_not_of("0123456789") != std::string::npos || (in >> rest)) return std::nullopt;
+    go.at_ns = std::stoll(rest);
+  }
   if (go.block < 0 || !std::isfinite(go.seconds) || go.seconds < 0.0) return std::nullopt;
   auto list = slot_list(slots);
   if (!list) return std::nullopt;

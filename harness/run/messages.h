@@ -125,11 +125,15 @@ WorkerMessage parse_worker_message(std::string_view line, const MessageBounds& b
 
 // ---------------------------------------------------------------- harness -> worker
 
-// Releases `slots` for block `block`, to measure `seconds` (the barrier).
+// Releases `slots` for block `block`, to measure `seconds` (the barrier). "Begin block K at T": when
+// `at_ns` is set, the worker re-warms until then and starts measuring at `at_ns` on its CLOCK_MONOTONIC, so
+// that tenants (and the ranks of a collective, on other nodes too) start together, not one go line apart;
+// 0: at once, after its re-warm.
 struct GoCommand {
   int block = 0;
   double seconds = 0.0;
   std::vector<std::size_t> slots;
+  std::int64_t at_ns = 0;
 };
 // Ends block `block`'s measurement early.
 struct StopCommand {

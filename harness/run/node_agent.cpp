@@ -130,7 +130,7 @@ int join_conductor(const NodeAgentOptions& o, StopSignals& stop) {
   while (!stop.requested()) {
     const int fd = connect_tcp(o.conductor_host, o.conductor_port, why);
     if (fd >= 0) {
-      why = say_hello(fd, {kConductorProtocolVersion, o.node_rank, o.nodes, o.token, host_name()},
+      why = say_hello(fd, {kConductorProtocolVersion, o.node_rank, o.nodes, o.token, host_name(), o.devices},
                       static_cast<int>(std::max(1.0, o.join_timeout_s) * 1000));
       if (why.empty()) return fd;
       ::close(fd);
@@ -145,7 +145,7 @@ int join_conductor(const NodeAgentOptions& o, StopSignals& stop) {
   return -1;
 }
 
-// Serves the conductor's lines until "end" (0), its loss (kExitWorkloadFailed) or a stop signal.
+// Serves the conductor's lines (start, kill, a clock request, end) until "end" (0), its loss (kExitWorkloadFailed) or a stop signal.
 int serve(const NodeAgentOptions& o, int fd, StopSignals& stop) {
   NodeWorkers workers(o, fd);
   LineReader reader(kMaxNodeLine);
@@ -156,7 +156,12 @@ int serve(const NodeAgentOptions& o, int fd, StopSignals& stop) {
     if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     std::vector<std::string> lines;
     const ReadStatus s = read_lines(fd, reader, lines);
+    const std::int64_t read_at = monotonic_ns();  // t1 of a clock request among them
     for (const auto& line : lines) {
+      if (const auto answer = clock_answer_line(line, read_at, monotonic_ns)) {  // re-measured between blocks
+        write_all(fd, *answer);
+        continue;
+      }
       std::string why;
       const auto l = parse_node_line(line, why);
       if (!l) continue;  // a line this node does not know

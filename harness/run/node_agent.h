@@ -7,6 +7,8 @@
 
 #include "harness/core/stop_signals.h"
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 
 namespace ib {
@@ -20,6 +22,7 @@ struct NodeAgentOptions {
   double join_timeout_s = 60.0;  // to reach the conductor and be welcomed (it may start after this node)
   std::string log_dir;           // the workers' logs
   std::string worker_exe;        // this binary
+  nlohmann::json devices = nlohmann::json::array();  // said in the hello, for the conductor's results
 };
 
 // Returns the exit code: 0 when the conductor said "end"; kExitCannotRun when it could not join (unreachable,

@@ -3,8 +3,11 @@
 
 #include "harness/core/text.h"
 #include "harness/run/conductor_join.h"
+#include "harness/run/messages.h"
 
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
 
 namespace ib {
 
@@ -131,6 +134,25 @@ std::string shift_report_times(const std::string& line, std::int64_t offset_ns) 
     return line;
   }
   return j.dump();
+}
+
+std::string shift_go_time(const std::string& text, std::int64_t offset_ns) {
+  std::string out;
+  for (std::size_t at = 0; at < text.size();) {  // line by line: a send may carry several
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view line = std::string_view(text).substr(at, end - at);
+    auto m = line.rfind("go ", 0) == 0 ? parse_control_message(line) : std::nullopt;
+    if (m && std::get<GoCommand>(m->body).at_ns > 0) {
+      std::int64_t& t = std::get<GoCommand>(m->body).at_ns;
+      t = std::max<std::int64_t>(1, t - offset_ns);  // 1: before the node's clock began, i.e. at once
+      out += to_line(*m);
+    } else {
+      out.append(line);
+      if (end < text.size()) out += '\n';
+    }
+    at = end + 1;
+  }
+  return out;
 }
 
 }  // namespace ib

@@ -64,5 +64,8 @@ std::optional<WorkerHello> parse_worker_hello(const std::string& line, std::stri
 // in it (started.t_ns, samples.start_ns, done.measure_start_ns / measure_end_ns) moved onto the conductor's
 // timeline; any other line unchanged (the orchestrator validates it as from a local worker).
 std::string shift_report_times(const std::string& line, std::int64_t offset_ns);
+// The other way: a control line (messages.h, with its newline) for a worker on that node, a go's start time
+// (GoCommand::at_ns) moved onto the node's clock; any other line unchanged.
+std::string shift_go_time(const std::string& line, std::int64_t offset_ns);
 
 }  // namespace ib

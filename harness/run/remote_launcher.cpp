@@ -2,6 +2,7 @@
 #include "harness/run/remote_launcher.h"
 
 #include "harness/core/clock.h"
+#include "harness/run/clock_link.h"
 #include "harness/run/conductor_join.h"
 #include "harness/run/node_protocol.h"
 #include "harness/run/protocol.h"
@@ -13,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <map>
 #include <stdexcept>
@@ -27,12 +29,37 @@ struct NodesLauncher::Link {
   std::map<int, std::string> start_failures;
   bool lost = false;
   bool ended = false;
+  NodesLauncher::NodeClock clock;
 
   std::string name() const { return "node " + std::to_string(node.node_rank) + " (" + node.host + ")"; }
 
-  bool send(const NodeLine& l) {
-    if (lost || !write_all(node.control_fd, node_line(l))) lost = true;
+  bool send(const NodeLine& l) { return send_text(node_line(l)); }
+  bool send_text(const std::string& text) {
+    if (lost || !write_all(node.control_fd, text)) lost = true;
     return !lost;
+  }
+
+  // The node's clock measured again on its control connection (the node answers between its other lines),
+  // `exchanges` requests of at most 2 s each; nullopt when no answer came.
+  std::optional<ClockOffset> measure_clock(std::size_t exchanges) {
+    std::vector<ClockExchange> got;
+    for (std::size_t i = 0; i < exchanges && !lost; ++i) {
+      asked_t0_ = monotonic_ns();
+      answered_.reset();
+      if (!send_text(clock_request_line(*asked_t0_))) break;
+      const std::int64_t deadline = *asked_t0_ + 2'000'000'000;
+      while (!answered_ && !lost && monotonic_ns() < deadline) {
+        pollfd p{node.control_fd, POLLIN, 0};
+        ::poll(&p, 1, 100);
+        pump();
+      }
+      asked_t0_.reset();
+      if (!answered_) break;
+      got.push_back(*answered_);
+    }
+    auto est = estimate_offset(got);
+    if (est) est->offset_ns = -est->offset_ns;  // asked from here: the node's time minus the conductor's
+    return est;
   }
 
   // Reads whatever the node has said (never waits).
@@ -49,12 +76,20 @@ struct NodesLauncher::Link {
 
  private:
   void take(const std::string& line) {
+    if (asked_t0_)
+      if (const auto e = clock_answer(line, *asked_t0_, monotonic_ns())) {
+        answered_ = e;
+        return;
+      }
     std::string why;
     const auto l = parse_node_line(line, why);
     if (!l) return;  // a line this conductor does not know: ignored, as a newer node's extras would be
     if (const auto* e = std::get_if<ExitedLine>(&*l)) exits[e->id] = e->status;
     if (const auto* f = std::get_if<StartFailedLine>(&*l)) start_failures[f->id] = f->reason;
   }
+
+  std::optional<std::int64_t> asked_t0_;  // a clock request in flight
+  std::optional<ClockExchange> answered_;
 };
 
 namespace {
@@ -78,7 +113,7 @@ class RemoteChannel final : public WorkerChannel {
   RemoteChannel& operator=(const RemoteChannel&) = delete;
 
   pid_t pid() const override { return -1; }
-  bool send(const std::string& text) override { return write_all(fd_, text); }
+  bool send(const std::string& text) override { return write_all(fd_, shift_go_time(text, link_->node.offset.offset_ns)); }
   void close_control() override {
     if (fd_ >= 0) ::shutdown(fd_, SHUT_WR);
   }
@@ -141,8 +176,28 @@ NodesLauncher::NodesLauncher(Launcher& local, std::string local_address, int lis
   for (auto& n : nodes) {
     auto link = std::make_shared<Link>();
     link->node = n;
+    link->clock = {n.node_rank, n.offset, 1, n.offset.offset_ns, n.offset.offset_ns};
     links_.push_back(std::move(link));
   }
+}
+
+void NodesLauncher::remeasure_clocks(std::size_t exchanges) {
+  for (auto& l : links_) {
+    if (l->lost) continue;
+    const auto est = l->measure_clock(exchanges);
+    if (!est) continue;  // the node is lost (named when its workers are asked about) or silent: the last offset stays
+    l->node.offset = *est;
+    NodeClock& c = l->clock;
+    ++c.measurements;
+    c.lowest_offset_ns = std::min(c.lowest_offset_ns, est->offset_ns);
+    c.highest_offset_ns = std::max(c.highest_offset_ns, est->offset_ns);
+  }
+}
+
+std::vector<NodesLauncher::NodeClock> NodesLauncher::clocks() const {
+  std::vector<NodeClock> out;
+  for (const auto& l : links_) out.push_back(l->clock);
+  return out;
 }
 
 NodesLauncher::~NodesLauncher() {

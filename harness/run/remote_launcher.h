@@ -9,6 +9,8 @@
 #include "harness/run/clock_sync.h"
 #include "harness/run/launcher.h"
 
+#include <nlohmann/json.hpp>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +23,7 @@ struct JoinedNodeLink {
   std::string host;
   int control_fd = -1;  // owned by the launcher once given
   ClockOffset offset;   // conductor time = node time + offset.offset_ns
+  nlohmann::json devices = nlohmann::json::array();  // as its hello said (conductor_join.h)
 };
 
 class NodesLauncher final : public Launcher {
@@ -40,6 +43,18 @@ class NodesLauncher final : public Launcher {
   std::vector<std::string> refused() const { return refused_; }
   // The nodes lost so far (their control connection ended before "end"): "node R (host)".
   std::vector<std::string> lost() const;
+
+  // Measures every node's clock again (before each block: CLOCK_MONOTONIC of two machines drifts apart by
+  // some parts per million), `exchanges` requests each on its control connection; the new offset moves the
+  // times of what its workers say from now on. A node that does not answer keeps its last offset.
+  void remeasure_clocks(std::size_t exchanges);
+  struct NodeClock {
+    int node_rank = 0;
+    ClockOffset at_join;
+    int measurements = 1;  // at the join, and each re-measurement that got an answer
+    std::int64_t lowest_offset_ns = 0, highest_offset_ns = 0;
+  };
+  std::vector<NodeClock> clocks() const;
 
   struct Link;  // one node's control connection, shared with its workers' channels
 

@@ -25,7 +25,7 @@ bool RepetitionRun::any_failed() const {
 }
 
 // "go" to every worker of the block's set that runs one of its tenants, each with its watchdog
-// re-armed for the block (the warm-up's deadline has nothing to do with it).
+// re-armed for the block (the warm-up's deadline has nothing to do with it), all with one start time.
 void RepetitionRun::release(const BlockSpec& spec, int index) {
   std::map<std::size_t, std::vector<std::size_t>> slots_of;  // worker -> its released slots
   double allowance_s = 0.0;  // one sample of a user's program may last its step_timeout_s
@@ -39,11 +39,13 @@ void RepetitionRun::release(const BlockSpec& spec, int index) {
     ++started_[i][phase_index(spec.phase)];
     allowance_s = std::max(allowance_s, tenant_allowances_s(s_.tenants[i]).step_s);
   }
-  const std::int64_t deadline = clock_.now_ns() + ns_of_seconds(block_s() + o_.rewarm_s + o_.timeout_margin_s + allowance_s);
+  const std::int64_t now = clock_.now_ns();
+  const std::int64_t at = now + ns_of_seconds(o_.rewarm_s + o_.start_lead_s);  // on this clock; a node's is shifted
+  const std::int64_t deadline = at + ns_of_seconds(block_s() + o_.timeout_margin_s + allowance_s);
   for (const auto& [k, slots] : slots_of) {
     Worker& w = workers_[k];
     w.deadline_ns = deadline;
-    w.channel->send(to_line(ControlMessage{GoCommand{index, block_s(), slots}}));
+    w.channel->send(to_line(ControlMessage{GoCommand{index, block_s(), slots, at}}));
   }
 }
 
@@ -162,6 +164,7 @@ bool RepetitionRun::run_block(const BlockSpec& spec, int round, int attempt) {
   for (std::size_t i : spec.tenants) b.tenants.push_back(s_.tenants[i].name);
   // Asked once per block: the same processes before and after (an MPS server asked for twice might
   // answer differently), and get_server_list is a helper command.
+  if (o_.before_block) o_.before_block();
   const std::vector<pid_t> own = own_pids();
   if (o_.gpu_load_probe) o_.gpu_load_probe(b.load, own);
   note_gpu_memory(spec, b.load);

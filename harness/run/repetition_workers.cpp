@@ -95,6 +95,8 @@ bool RepetitionRun::launch(Worker& w, const std::vector<std::size_t>& tenants, i
       for (const auto& [k, v] : {std::pair<const char*, int>{"IB_RANK", rank}, {"IB_WORLD_SIZE", s_.tenants[tenants[0]].ranks},
                                  {"IB_LOCAL_RANK", rank}})
         env.push_back(std::string(k) + "=" + std::to_string(v));
+    if (s_.tenants[tenants[0]].ranks > 1 && rank_shares_gpu(s_.tenants[tenants[0]], rank, s_.device))
+      env.push_back("IB_RANKS_SHARE_GPU=1");  // NCCL must allow it (nccl_comm.h)
     SpawnSpec spec{o_.worker_exe, worker_args(tenants, ws.device_from_env, rank), env, w.log, kInheritedMpsSettings};
     spec.node = s_.tenants[tenants[0]].placement_of(rank).node;  // a run across nodes: whose harness starts it
     w.channel = launcher_.start(spec);

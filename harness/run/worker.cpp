@@ -68,6 +68,13 @@ std::string WorkerRendezvous::get(const std::string& key, double timeout_s) {
   return *value;
 }
 
+void WorkerControl::sleep_until(std::int64_t at_ns, int block, const NowFn& now) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  // cv_ is notified at the end; a stop is seen at the next wake-up (at most 10 ms on).
+  for (std::int64_t left = at_ns - now(); left > 0 && !stopped(block); left = at_ns - now())
+    cv_.wait_for(lock, std::chrono::nanoseconds(std::min<std::int64_t>(left, 10'000'000)));
+}
+
 void WorkerControl::end() {
   {
     std::lock_guard<std::mutex> lock(mutex_);  // so that a slot cannot miss it between its check and its wait
@@ -140,12 +147,17 @@ void SampleBatcher::flush() {
 void measure_block(double rewarm_s, std::size_t slot, const GoCommand& cmd, Workload& workload, Executor& executor,
                    MessageSink& sink, const WorkerControl& control, const NowFn& now) {
   const std::int64_t rewarm_start = now();
-  const std::int64_t rewarm_end = rewarm_start + static_cast<std::int64_t>(rewarm_s * 1e9);
+  const std::int64_t rewarm_end = cmd.at_ns > 0 ? cmd.at_ns : rewarm_start + static_cast<std::int64_t>(rewarm_s * 1e9);
   std::size_t rewarm_samples = 0;
+  std::int64_t last_ns = 0;  // with a start time: the last re-warm sample's length, so none overruns it
   workload.begin_block(rewarm_start);  // an open-loop schedule idle since the last block starts afresh
   executor.run_samples(
-      workload, [&] { return rewarm_samples == 0 || (now() < rewarm_end && !control.stopped(cmd.block)); },
-      [&](TimedSample&&) { ++rewarm_samples; });
+      workload, [&] { return rewarm_samples == 0 || (now() + last_ns < rewarm_end && !control.stopped(cmd.block)); },
+      [&](TimedSample&& s) {
+        ++rewarm_samples;
+        if (cmd.at_ns > 0) last_ns = static_cast<std::int64_t>(s.duration_s * 1e9);
+      });
+  if (cmd.at_ns > 0) control.sleep_until(cmd.at_ns, cmd.block, now);  // a late go starts at once
   const std::int64_t start = now();
   workload.begin_block(start);
   sink.send({slot, StartedMessage{cmd.block, start}});

@@ -71,11 +71,13 @@ class WorkerControl {
   std::optional<std::string> kv_wait(const std::string& key, std::int64_t deadline_ns, const NowFn& now);
   // The measurement of `block` must end now ("stop <block>" or the end).
   bool stopped(int block) const { return ended_ || stop_block_ == block; }
+  // Sleeps until `at_ns` on `now`'s clock (a go's start time), or until `block` is stopped or the worker ends.
+  void sleep_until(std::int64_t at_ns, int block, const NowFn& now) const;
   bool ended() const { return ended_; }
 
  private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
+  mutable std::mutex mutex_;  // mutable: sleep_until waits on cv_ from the tenant threads' const view
+  mutable std::condition_variable cv_;
   std::vector<std::optional<GoCommand>> pending_;  // per slot
   std::map<std::string, std::string> kv_;          // the rendezvous values the harness sent
   std::atomic<bool> ended_{false};                 // set under mutex_ (next_block waits on it)
@@ -126,7 +128,8 @@ class SampleBatcher {
 
 // One block of one tenant: a short re-warm (unreported: clocks and caches after the idle gap), then
 // "started", the measurement in batches until the block's duration passed or it was stopped, the last
-// batch, and "done".
+// batch, and "done". A go with a start time (GoCommand::at_ns) re-warms until about then (no sample that
+// would end past it is begun), sleeps out the rest and starts measuring at that time.
 void measure_block(double rewarm_s, std::size_t slot, const GoCommand& cmd, Workload& workload, Executor& executor,
                    MessageSink& sink, const WorkerControl& control, const NowFn& now);
 

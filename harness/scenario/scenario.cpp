@@ -347,6 +347,16 @@ void check_tenant_is_unique(const Checker& ck, const Scenario& s, const Tenant& 
 
 }  // namespace
 
+bool rank_shares_gpu(const Tenant& t, int rank, int scenario_device) {
+  const auto where = [&](int r) {
+    const Placement& p = t.placement_of(r);
+    return std::make_pair(p.node, p.device.value_or(scenario_device));
+  };
+  for (int other = 0; other < t.ranks; ++other)
+    if (other != rank && where(other) == where(rank)) return true;
+  return false;
+}
+
 TenantAllowances tenant_allowances_s(const Tenant& t) {
   if (t.workload != kCommandWorkload || !t.params.is_object()) return {};
   return {t.params.value("ready_timeout_s", 0.0), t.params.value("step_timeout_s", 0.0)};

@@ -65,6 +65,11 @@ struct Tenant {
 // The most ranks a tenant may have.
 constexpr int kMaxRanks = 64;
 
+// Whether rank `rank` of `t` shares its GPU with another of its ranks: the same node and device (a rank without
+// a device of its own is on `scenario_device`). NCCL must be told (the worker gets IB_RANKS_SHARE_GPU=1;
+// DESIGN.md section 7: several ranks per GPU from NCCL 2.30).
+bool rank_shares_gpu(const Tenant& t, int rank, int scenario_device);
+
 // What a tenant adds to the harness's watchdog: a command's ready_timeout_s to its start and its
 // step_timeout_s to each block (a sample cannot be cut short); 0 for our workloads.
 struct TenantAllowances {

@@ -19,7 +19,22 @@ Placement placement_from_environment() {
   p.mps_client = ::stat(control.c_str(), &st) == 0;
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   p.mig_instance = visible && std::strstr(visible, "MIG-") != nullptr;
+  const char* shared = std::getenv("IB_RANKS_SHARE_GPU");
+  p.shares_gpu = shared && std::string(shared) == "1";
   return p;
+}
+
+std::string ranks_on_one_gpu_refusal(int version, const std::string& text, const std::string& workload) {
+  if (version >= kMultiRankGpuVersion) return "";
+  return workload + ": this tenant places two of its ranks on one GPU, which NCCL " + text +
+         " refuses (\"Duplicate GPU detected\"): NCCL 2.30 or later allows it with NCCL_MULTI_RANK_GPU_ENABLE=1 "
+         "(experimental); or give each rank its own GPU (rank_placements)";
+}
+
+std::string allow_ranks_on_one_gpu(const Library& lib, const std::string& workload) {
+  std::string why = ranks_on_one_gpu_refusal(lib.version(), lib.version_text(), workload);
+  if (why.empty()) ::setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 0);
+  return why;
 }
 
 bool prepare_environment(const Placement& where) {

@@ -19,6 +19,8 @@ struct Placement {
   bool mps_client = false;
   // CUDA_VISIBLE_DEVICES names a MIG instance (MIG-<uuid>), as the harness's mig mode places tenants.
   bool mig_instance = false;
+  // IB_RANKS_SHARE_GPU=1: the harness placed another rank of this tenant on this process's GPU.
+  bool shares_gpu = false;
 };
 Placement placement_from_environment();
 
@@ -28,6 +30,15 @@ Placement placement_from_environment();
 // verified on a GPU here: NCCL >= 2.19 allocates with the cuMem* virtual-memory API by default,
 // which MPS clients do not always support; 0 makes it use cudaMalloc as before.
 bool prepare_environment(const Placement& where);
+
+// Several ranks of one communicator on one GPU (DESIGN.md section 7): NCCL before 2.30 refuses them ("Duplicate
+// GPU detected"); 2.30 and later allow them behind NCCL_MULTI_RANK_GPU_ENABLE=1 (experimental). The waiver's
+// reason for NCCL `version` (NCCL_VERSION_CODE; `text` as "2.28.9"), or "" when it can.
+constexpr int kMultiRankGpuVersion = 23000;
+std::string ranks_on_one_gpu_refusal(int version, const std::string& text, const std::string& workload);
+// The same for the loaded `lib`; when it can, also sets NCCL_MULTI_RANK_GPU_ENABLE=1 for this process (unless
+// the user set it), which NCCL reads at its first initialisation, so before any communicator is made.
+std::string allow_ranks_on_one_gpu(const Library& lib, const std::string& workload);
 
 // Loads NCCL (waived with the places searched when it is missing). As an MPS client or on a MIG
 // instance it also creates and destroys one communicator over `devices`: NCCL's initialisation can

@@ -350,6 +350,29 @@ TEST(CudaSupported, NoGpuGivesClearReason) {
   EXPECT_THROW(ib::cuda::make_executor(0), ib::WorkloadError);
 }
 
+// Two ranks of a tenant on one GPU (the harness says so with IB_RANKS_SHARE_GPU=1): NCCL 2.28.9 is waived in
+// NCCL's words before any GPU is touched; 2.30 and later (the fake's 2.99.1) gets NCCL_MULTI_RANK_GPU_ENABLE=1.
+TEST(CudaSupported, RanksOnOneGpuNeedNccl230) {
+  const ScopedEnv nccl("INTERFERENCE_BENCH_NCCL", std::string(FAKE_NCCL_DIR));
+  const ScopedEnv shared("IB_RANKS_SHARE_GPU", std::string("1"));
+  const ScopedEnv multi("NCCL_MULTI_RANK_GPU_ENABLE", std::nullopt);
+  const auto r = cuda_registry();
+  {
+    const ScopedEnv old("FAKE_NCCL_VERSION", std::string("22809"));
+    const auto s = supported(r, "allreduce", json::object());
+    EXPECT_FALSE(s.supported);
+    EXPECT_NE(s.reason.find("NCCL 2.28.9 refuses (\"Duplicate GPU detected\")"), std::string::npos) << s.reason;
+    EXPECT_NE(s.reason.find("2.30"), std::string::npos) << s.reason;
+    EXPECT_EQ(std::getenv("NCCL_MULTI_RANK_GPU_ENABLE"), nullptr);
+  }
+  const auto s = supported(r, "allreduce", json::object());
+  EXPECT_EQ(s.reason.find("Duplicate GPU"), std::string::npos) << s.reason;
+  ASSERT_NE(std::getenv("NCCL_MULTI_RANK_GPU_ENABLE"), nullptr);
+  EXPECT_STREQ(std::getenv("NCCL_MULTI_RANK_GPU_ENABLE"), "1");
+  EXPECT_EQ(ib::cuda::nccl::ranks_on_one_gpu_refusal(22999, "2.29.99", "x").empty(), false);
+  EXPECT_EQ(ib::cuda::nccl::ranks_on_one_gpu_refusal(23000, "2.30.0", "x"), "");
+}
+
 TEST(CudaSupported, BadDeviceIndex) {
   const auto why = ib::cuda::unavailable_reason(1000);
   ASSERT_TRUE(why.has_value());

@@ -2,11 +2,14 @@
 // and without ncclAllReduce (FAKE_NCCL_WITHOUT_ALLREDUCE) to see a library that lacks a function
 // refused. Its functions only answer: no test calls a collective through it.
 #include <cstddef>
+#include <cstdlib>
 
 extern "C" {
 
 int ncclGetVersion(int* version) {
-  *version = 29901;  // "2.99.1": a version no real NCCL has, so a test can tell it loaded this one
+  // "2.99.1": a version no real NCCL has, so a test can tell it loaded this one; FAKE_NCCL_VERSION another
+  const char* given = std::getenv("FAKE_NCCL_VERSION");
+  *version = given ? std::atoi(given) : 29901;
   return 0;
 }
 const char* ncclGetErrorString(int) { return "fake NCCL"; }

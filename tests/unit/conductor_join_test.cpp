@@ -97,5 +97,32 @@ TEST(ConductorJoin, OnLoopbackTheNodeJoinsStrangersAreRefusedAndTheMissingNamed)
   for (int fd : {r.joined[0].fd, node, stranger, silent, listen_fd}) ::close(fd);
 }
 
+// A stop signal (its descriptor readable) ends the wait at once, however far the deadline; the node that
+// never came is named missing. The node's devices ride its hello to the conductor.
+TEST(ConductorJoin, AStopSignalEndsTheWaitAndTheDevicesArriveWithTheHello) {
+  int port = 0;
+  const int listen_fd = listening_socket(port);
+  ASSERT_GE(listen_fd, 0);
+  const int node = connect_to(port);
+  int stop[2];
+  ASSERT_EQ(::pipe(stop), 0);
+  Hello hello{1, 1, 3, "run-42", "node-b"};
+  hello.devices = nlohmann::json::array({{{"kind", "host"}, {"name", "AMD EPYC"}}});
+  std::string node_answer = "?";
+  std::thread a([&] {
+    node_answer = say_hello(node, hello, 5000);
+    ASSERT_EQ(::write(stop[1], "x", 1), 1);  // node 1 is in: the signal comes while node 2 is awaited
+  });
+  const std::int64_t t0 = steady_ns();
+  const JoinResult r = accept_nodes(listen_fd, 3, "run-42", t0 + 600'000'000'000, steady_ns, stop[0]);
+  a.join();
+  EXPECT_LT(steady_ns() - t0, 60'000'000'000) << "long before the 600 s deadline";
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.missing, std::vector<int>{2});
+  ASSERT_EQ(r.joined.size(), 1u);
+  EXPECT_EQ(r.joined[0].devices, hello.devices);
+  for (int fd : {r.joined[0].fd, node, listen_fd, stop[0], stop[1]}) ::close(fd);
+}
+
 }  // namespace
 }  // namespace ib

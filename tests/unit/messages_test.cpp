@@ -194,9 +194,20 @@ TEST(ControlMessages, RoundTripInTheirPlainWords) {
   EXPECT_EQ(parse_control_message("end")->type(), ControlMessageType::end);
 }
 
+TEST(ControlMessages, AGoWithAStartTimeCarriesItToTheNanosecond) {
+  GoCommand at{4, 0.5, {1}};
+  at.at_ns = 1'000'000'123'456'789;
+  EXPECT_EQ(to_line(ControlMessage{at}), "go 4 0.5 1 1000000123456789\n");
+  const auto back = parse_control_message("go 4 0.5 1 1000000123456789");
+  ASSERT_TRUE(back);
+  EXPECT_EQ(std::get<GoCommand>(back->body).at_ns, 1'000'000'123'456'789);
+  EXPECT_EQ(std::get<GoCommand>(parse_control_message("go 4 0.5 1")->body).at_ns, 0);  // at once
+}
+
 TEST(ControlMessages, AnythingElseIsNotACommand) {
   for (const char* line : {"", "go", "go 1 2", "go -1 2 0", "go 1 -2 0", "go 1 nan 0", "go 1 2 x", "go 1 2 0,,1",
-                           "go 1 2 0 extra", "stop", "stop x", "stop 1.5", "hello", "go 1 2 99999999999"})
+                           "go 1 2 0 extra", "go 1 2 0 -5", "go 1 2 0 12x", "go 1 2 0 3 4",
+                           "go 1 2 0 9999999999999999999", "stop", "stop x", "stop 1.5", "hello", "go 1 2 99999999999"})
     EXPECT_FALSE(parse_control_message(line)) << line;
 }
 

@@ -91,6 +91,25 @@ TEST(NodeProtocol, ReportTimesMoveOntoTheConductorsClock) {
   EXPECT_EQ(shift_report_times("not json", offset), "not json");
 }
 
+// "Begin block K at T": T is the conductor's; a node 1000 s ahead must wait until its own T + 1000 s.
+TEST(NodeProtocol, AGosStartTimeMovesOntoTheNodesClock) {
+  const std::int64_t offset = -1'000'000'000'000;
+  GoCommand go{2, 0.5, {0, 1}};
+  go.at_ns = 5'000'000'000;
+  const std::string end = to_line(ControlMessage{EndCommand{}});
+  const std::string shifted = shift_go_time(to_line(ControlMessage{go}) + end, offset);
+  const auto back = parse_control_message(shifted.substr(0, shifted.find('\n')));
+  ASSERT_TRUE(back) << shifted;
+  EXPECT_EQ(std::get<GoCommand>(back->body).at_ns, 1'005'000'000'000);
+  EXPECT_EQ(std::get<GoCommand>(back->body).slots, go.slots);
+  EXPECT_EQ(shifted.substr(shifted.find('\n') + 1), end) << "the line after it unchanged";
+  // A node whose clock is behind by more than T: at once, never "no start time" (0) or a negative one.
+  EXPECT_EQ(std::get<GoCommand>(parse_control_message(shift_go_time(to_line(ControlMessage{go}), 6'000'000'000))->body).at_ns, 1);
+  GoCommand now{2, 0.5, {0}};
+  EXPECT_EQ(shift_go_time(to_line(ControlMessage{now}), offset), to_line(ControlMessage{now})) << "no start time: none";
+  EXPECT_EQ(shift_go_time("stop 2\n", offset), "stop 2\n");
+}
+
 TEST(NodeRoleTest, OptionsFirstThenTheLaunchersVariables) {
   RunOptions o;
   o.nodes = 3;

@@ -548,17 +548,37 @@ TEST(ResultsReader, SchedulerFactsReadBackIdentically) {
   }
 }
 
-// A run across nodes (schema 2.5) records every other node and its clock against the conductor's; a run on
-// one node has no nodes field.
+// A run across nodes (schema 2.5) records every other node and its clock against the conductor's (2.6: how
+// often it was measured, the spread, the node's devices); a run on one node has no nodes field.
 TEST(ResultsReader, NodesOfARunAcrossNodesReadBackIdentically) {
   Results r = sample_results();
   EXPECT_FALSE(results_to_json(r, true)["meta"].contains("nodes"));
-  r.meta.nodes = {{1, "gpu-node-08", -1'000'000'001'167, 14'433, 28'865}, {2, "gpu-node-09", 52, 3, 6}};
+  r.meta.nodes = {{1, "gpu-node-08", -1'000'000'001'167, 14'433, 28'865, 1, 0, {}}, {2, "gpu-node-09", 52, 3, 6, 1, 0, {}}};
+  r.meta.nodes[0].clock_measurements = 41;
+  r.meta.nodes[0].clock_offset_span_ns = 2'345;
+  DeviceRecord gpu;
+  gpu.kind = DeviceKind::gpu;
+  gpu.index = 0;
+  gpu.name = "NVIDIA H200";
+  gpu.uuid = "GPU-8";
+  gpu.node = "gpu-node-08";
+  r.meta.nodes[0].devices = {gpu};
   expect_rewritten_identically(r, true);
   const ResultsDocument doc = results_from_json(ojson::parse(results_to_json(r, true).dump(1)), "results.json");
   ASSERT_EQ(doc.results.meta.nodes.size(), 2u);
   EXPECT_EQ(doc.results.meta.nodes[0].clock_offset_ns, -1'000'000'001'167);
+  EXPECT_EQ(doc.results.meta.nodes[0].clock_measurements, 41);
+  EXPECT_EQ(doc.results.meta.nodes[0].clock_offset_span_ns, 2'345);
+  ASSERT_EQ(doc.results.meta.nodes[0].devices.size(), 1u);
+  EXPECT_EQ(doc.results.meta.nodes[0].devices[0].uuid, "GPU-8");
   EXPECT_EQ(doc.results.meta.nodes[1].host, "gpu-node-09");
+  EXPECT_TRUE(doc.results.meta.nodes[1].devices.empty());
+  auto older = results_to_json(r, true);  // a 2.5 file: measured once, no devices
+  for (auto& n : older["meta"]["nodes"])
+    for (const char* k : {"clock_measurements", "clock_offset_span_ns", "devices"}) n.erase(k);
+  const auto old_nodes = results_from_json(older, "old.json").results.meta.nodes;
+  EXPECT_EQ(old_nodes[0].clock_measurements, 1);
+  EXPECT_TRUE(old_nodes[0].devices.empty());
   auto j = results_to_json(r, true);
   j["meta"]["nodes"][1]["clock_rtt_ns"] = "6";
   try {
@@ -596,9 +616,9 @@ std::string error_of(const ojson& doc) {
 TEST(ResultsReader, AnotherSchemaVersionIsRefusedByName) {
   ojson doc = results_to_json(sample_results(), true);
   doc["schema_version"] = "1.0";
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"1.0\"; not a results file of this version (schema 2.5)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"1.0\"; not a results file of this version (schema 2.6)");
   doc.erase("schema_version");
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: missing; not a results file of this version (schema 2.5)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: missing; not a results file of this version (schema 2.6)");
 }
 
 TEST(ResultsReader, EveryMinorVersionOfThisMajorReads) {
@@ -612,7 +632,7 @@ TEST(ResultsReader, EveryMinorVersionOfThisMajorReads) {
   EXPECT_FALSE(schema_version_readable("20.1"));
   ojson doc = results_to_json(every_field_results(), true);
   doc["schema_version"] = "3.0";
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"3.0\"; not a results file of this version (schema 2.5)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"3.0\"; not a results file of this version (schema 2.6)");
 }
 
 TEST(ResultsReader, A20FileReadsWithoutDevicesAndKeepsItsVersion) {
@@ -628,14 +648,14 @@ TEST(ResultsReader, ADeviceFieldOfTheWrongWordIsNamedByItsPath) {
   ojson doc = results_to_json(every_field_results(), true);
   doc["meta"]["devices"][1]["kind"] = "tpu";
   EXPECT_EQ(error_of(doc), "base.json: meta.devices[1].kind: \"tpu\" is not one of the words this field takes; not a "
-                           "results file of this version (schema 2.5)");
+                           "results file of this version (schema 2.6)");
 }
 
 TEST(ResultsReader, AMissingFieldIsNamedByItsPath) {
   ojson doc = results_to_json(sample_results(), true);
   doc["runs"][0]["tenants"][1]["phases"]["exclusive"]["stats"].erase("median");
   EXPECT_EQ(error_of(doc), "base.json: runs[0].tenants[1].phases.exclusive.stats.median: missing; not a results file of "
-                           "this version (schema 2.5)");
+                           "this version (schema 2.6)");
 }
 
 TEST(ResultsReader, AFieldOfTheWrongTypeOrWordIsNamedByItsPath) {

@@ -107,6 +107,24 @@ RunResult run_of(const std::string& scenario, const std::string& mode, std::size
 // Hand values: the collective slowed by 90%, its one rank alone by 60%: amplification 1.5. Not paired: the
 // same collective in another mode (no reference there), the reference itself, the neighbour "n" (no ranks
 // in either scenario); a reference that slowed under 1% amplifies nothing.
+// Two ranks on one GPU (the same node and device, the scenario's when none is given) are told so; on two
+// devices, or the same device index on two nodes, they are not.
+TEST(RankSharesGpu, TheSameNodeAndDeviceOnly) {
+  Tenant t;
+  t.ranks = 3;
+  t.rank_placements.resize(3);
+  t.rank_placements[1].device = 1;
+  EXPECT_TRUE(rank_shares_gpu(t, 0, 0)) << "ranks 0 and 2 on the scenario's device 0";
+  EXPECT_TRUE(rank_shares_gpu(t, 2, 0));
+  EXPECT_FALSE(rank_shares_gpu(t, 1, 0)) << "rank 1 has device 1 to itself";
+  EXPECT_TRUE(rank_shares_gpu(t, 1, 1)) << "the scenario's device 1 is rank 1's too";
+  t.rank_placements[2].node = 1;
+  EXPECT_FALSE(rank_shares_gpu(t, 0, 0)) << "device 0 of another node is another GPU";
+  t.ranks = 1;
+  t.rank_placements.clear();
+  EXPECT_FALSE(rank_shares_gpu(t, 0, 0)) << "one rank shares with nobody";
+}
+
 TEST(Amplification, PairsTheCollectiveThatAskedWithItsReferenceOfTheSameMode) {
   const std::vector<RunResult> runs = {run_of("coll", "timeslice", 2), run_of("coll", "mps", 2),
                                        run_of("coll.single-rank", "timeslice", 1), run_of("calm", "timeslice", 2),

@@ -23,8 +23,9 @@ using namespace ib::test;
 
 struct FakeTime {
   std::int64_t now = 1'000 * kMs;
+  std::int64_t tick = 0;  // added at every reading: time that passes while a worker waits for it
   NowFn fn() {
-    return [this] { return now; };
+    return [this] { return now += tick; };
   }
 };
 
@@ -193,6 +194,27 @@ TEST(MeasureBlock, SendsTheLastBatchBeforeDone) {
   EXPECT_EQ(started.t_ns, b.done().measure_start_ns);
   EXPECT_EQ(b.done().measure_end_ns - b.done().measure_start_ns, 10 * kMs);
   EXPECT_FALSE(b.done().stopped);
+}
+
+TEST(MeasureBlock, AGoWithAStartTimeStartsMeasuringThenNotBefore) {
+  BlockRun b;
+  b.time.tick = 10'000;  // 10 us a reading: the wait for the start time ends
+  GoCommand go{0, 0.010, {0}};
+  go.at_ns = b.time.now + 5 * kMs + kMs / 2;  // re-warm samples are 1 ms: the sixth would overrun it
+  b.run(go, 0.0);
+  const auto& started = std::get<StartedMessage>(b.sink.sent[0].body);
+  EXPECT_GE(started.t_ns, go.at_ns);
+  EXPECT_LT(started.t_ns - go.at_ns, kMs / 10) << "slept out the half sample, then started";
+  EXPECT_EQ(b.workload.begins, 2);
+}
+
+TEST(MeasureBlock, ALateGoStartsAfterOneReWarmSample) {
+  BlockRun b;
+  const std::int64_t received = b.time.now;
+  GoCommand go{0, 0.010, {0}};
+  go.at_ns = received - kMs;  // the go arrived after its start time
+  b.run(go, 0.005);
+  EXPECT_EQ(std::get<StartedMessage>(b.sink.sent[0].body).t_ns, received + kMs);
 }
 
 TEST(MeasureBlock, EverySampleOfALongBlockIsReported) {

@@ -1,0 +1,101 @@
+// `run` across nodes, the cli's part (run_nodes.h).
+#include "harness/cli/run_nodes.h"
+
+#include "harness/core/errors.h"
+#include "harness/core/files.h"
+#include "harness/core/host.h"
+#include "harness/core/output_dir.h"
+#include "harness/nvml/nvml.h"
+#include "harness/process/process.h"
+#include "harness/results/results_reader.h"
+#include "harness/run/node_agent.h"
+#include "harness/vet/devices.h"
+#include "reports/json_writer.h"
+
+#include <algorithm>
+#include <iostream>
+
+namespace ib {
+
+namespace {
+
+// What a node says it has in its hello: its host, and every GPU its NVML sees (none without NVML).
+nlohmann::json node_devices() {
+  std::vector<DeviceRecord> out{this_host_record()};
+  try {
+    const auto nvml = Nvml::load();
+    for (unsigned i = 0; i < nvml->device_count(); ++i) out.push_back(gpu_device_record(*nvml, i, out.front().node));
+  } catch (const NvmlError&) {
+    // no NVML on this node: its host alone
+  }
+  return nlohmann::json::parse(devices_to_json(out).dump());
+}
+
+}  // namespace
+
+int serve_as_node(const RunOptions& o, const NodeRole& role, StopSignals& stop) {
+  NodeAgentOptions a;
+  a.conductor_host = role.host;
+  a.conductor_port = role.port;
+  a.node_rank = role.node_rank;
+  a.nodes = role.nodes;
+  a.token = role.token;
+  a.join_timeout_s = o.join_timeout;
+  a.worker_exe = self_exe_path();
+  a.log_dir = (o.out.empty() ? OutputDir::unique_default("interference-bench-results/") : o.out) + "/logs";
+  a.devices = node_devices();
+  make_dirs(a.log_dir, "--out");
+  return run_node_agent(a, stop);
+}
+
+void check_placed_nodes(const std::vector<Scenario>& scenarios, int nodes) {
+  for (const Scenario& s : scenarios)
+    for (const Tenant& t : s.tenants)
+      for (int r = 0; r < t.ranks; ++r)
+        if (t.placement_of(r).node >= nodes)
+          throw InputError(s.file + ": tenant " + t.name + " is placed on node " + std::to_string(t.placement_of(r).node) +
+                           (nodes == 1 ? ", which needs --nodes" : ", not one of the run's --nodes " + std::to_string(nodes)));
+}
+
+ConductedNodes::~ConductedNodes() {
+  launcher.reset();  // says "end" to every node first
+  close_fd(open.listen_fd);
+}
+
+std::unique_ptr<ConductedNodes> conduct_nodes(const RunOptions& o, const NodeRole& role, Launcher& local, Meta& meta,
+                                              int stop_fd) {
+  auto c = std::make_unique<ConductedNodes>();
+  ConductorOptions co{role.host, role.port, role.nodes, role.token, o.join_timeout};
+  co.stop_fd = stop_fd;
+  c->open = open_conductor(co);
+  for (const std::string& r : c->open.refused) std::cerr << "interference-bench: refused a connection: " << r << "\n";
+  for (const JoinedNodeLink& n : c->open.nodes) {
+    std::cerr << "interference-bench: " << describe_node(n) << "\n";
+    NodeRecord record;
+    record.node_rank = n.node_rank;
+    record.host = n.host;
+    record.clock_offset_ns = n.offset.offset_ns;
+    record.clock_uncertainty_ns = n.offset.uncertainty_ns;
+    record.clock_rtt_ns = n.offset.rtt_ns;
+    try {
+      record.devices = devices_from_json(nlohmann::ordered_json::parse(n.devices.dump()),
+                                         "node " + std::to_string(n.node_rank) + "'s hello");
+    } catch (const ResultsFileError& e) {  // a node's description is for the record: the run goes on without it
+      std::cerr << "interference-bench: " << e.what() << " (its devices are not recorded)\n";
+    }
+    meta.nodes.push_back(std::move(record));
+  }
+  c->launcher = std::make_unique<NodesLauncher>(local, role.host, c->open.listen_fd, role.token, c->open.nodes, 30.0);
+  return c;
+}
+
+void record_node_clocks(const NodesLauncher& launcher, Meta& meta) {
+  for (const NodesLauncher::NodeClock& c : launcher.clocks())
+    for (NodeRecord& n : meta.nodes)
+      if (n.node_rank == c.node_rank) {
+        n.clock_measurements = c.measurements;
+        n.clock_offset_span_ns = c.highest_offset_ns - c.lowest_offset_ns;
+      }
+}
+
+}  // namespace ib

@@ -1,0 +1,41 @@
+// `run` across nodes (DESIGN.md section 13, issue 36), its parts in the cli: a node other than node 0 serves its
+// conductor (run/node_agent.h); node 0 opens the conductor (run/conductor.h), records each node in the results'
+// meta and hands the orchestrator the launcher that starts workers on the nodes (run/remote_launcher.h).
+#pragma once
+
+#include "harness/cli/node_role.h"
+#include "harness/cli/run_options.h"
+#include "harness/core/stop_signals.h"
+#include "harness/results/results.h"
+#include "harness/run/conductor.h"
+#include "harness/scenario/scenario.h"
+
+#include <memory>
+#include <vector>
+
+namespace ib {
+
+// Clock exchanges with each node before each block (16 when it joins): a few milliseconds on a LAN.
+constexpr std::size_t kClockExchangesPerBlock = 8;
+
+// A node other than node 0: it keeps no results, it starts the workers the conductor places on it; their
+// logs go to its --out folder. Returns the exit code (run_node_agent's).
+int serve_as_node(const RunOptions& o, const NodeRole& role, StopSignals& stop);
+
+// Every placement names a node of the run; throws InputError naming the tenant.
+void check_placed_nodes(const std::vector<Scenario>& scenarios, int nodes);
+
+// Node 0's nodes: joined, their clocks measured, and the launcher that starts workers on them.
+struct ConductedNodes {
+  OpenConductor open;
+  std::unique_ptr<NodesLauncher> launcher;
+  ~ConductedNodes();  // the launcher says "end" to every node first, then the port closes
+};
+// Opens the conductor and records each node in `meta.nodes` (throws CannotRunError as open_conductor does, also
+// when `stop_fd` says a stop signal came while the nodes were awaited).
+std::unique_ptr<ConductedNodes> conduct_nodes(const RunOptions& o, const NodeRole& role, Launcher& local, Meta& meta,
+                                              int stop_fd);
+// After the run: each node's clock as re-measured before its blocks, into `meta.nodes`.
+void record_node_clocks(const NodesLauncher& launcher, Meta& meta);
+
+}  // namespace ib

@@ -437,7 +437,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
   }
   if (oo.progress) std::cerr << "\r\033[K";
   if (nodes) {
-    for (const std::string& lost : nodes->launcher->lost()) std::cerr << "interference-bench: " << lost << " was lost mid-run\n";
+    for (const std::string& lost : nodes->launcher->lost()) std::cerr << "interference-bench: " << lost << "\n";
     record_node_clocks(*nodes->launcher, results.meta);
   }
   if (setup.created) {

@@ -2,6 +2,7 @@
 #include "harness/run/remote_launcher.h"
 
 #include "harness/core/clock.h"
+#include "harness/core/text.h"
 #include "harness/run/clock_link.h"
 #include "harness/run/conductor_join.h"
 #include "harness/run/node_protocol.h"
@@ -28,10 +29,12 @@ struct NodesLauncher::Link {
   std::map<int, ExitStatus> exits;
   std::map<int, std::string> start_failures;
   bool lost = false;
+  std::string lost_why;  // when not that the connection ended: a line that broke the protocol
   bool ended = false;
   NodesLauncher::NodeClock clock;
 
   std::string name() const { return "node " + std::to_string(node.node_rank) + " (" + node.host + ")"; }
+  std::string loss() const { return name() + " was lost mid-run" + (lost_why.empty() ? "" : ": it " + lost_why); }
 
   bool send(const NodeLine& l) { return send_text(node_line(l)); }
   bool send_text(const std::string& text) {
@@ -83,7 +86,16 @@ struct NodesLauncher::Link {
       }
     std::string why;
     const auto l = parse_node_line(line, why);
-    if (!l) return;  // a line this conductor does not know: ignored, as a newer node's extras would be
+    if (!l) {
+      // A line of a type this conductor does not know is a newer node's extra: ignored. One that is not a line
+      // of the protocol at all ends the node's part in the run, named.
+      const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+      if (!j.is_object() || !j.contains("type") || !j.at("type").is_string()) {
+        lost = true;
+        lost_why = "sent a line that is not the conductor protocol's: " + printable(line, 60);
+      }
+      return;
+    }
     if (const auto* e = std::get_if<ExitedLine>(&*l)) exits[e->id] = e->status;
     if (const auto* f = std::get_if<StartFailedLine>(&*l)) start_failures[f->id] = f->reason;
   }
@@ -134,7 +146,7 @@ class RemoteChannel final : public WorkerChannel {
     if (exit_) return exit_;
     link_->pump();
     if (const auto e = link_->exits.find(id_); e != link_->exits.end()) exit_ = e->second;
-    else if (link_->lost) exit_ = ExitStatus{std::nullopt, SIGKILL, link_->name() + " was lost mid-run"};  // and it with it
+    else if (link_->lost) exit_ = ExitStatus{std::nullopt, SIGKILL, link_->loss()};  // and it with it
     return exit_;
   }
 
@@ -210,7 +222,7 @@ NodesLauncher::~NodesLauncher() {
 std::vector<std::string> NodesLauncher::lost() const {
   std::vector<std::string> out;
   for (const auto& l : links_)
-    if (l->lost) out.push_back(l->name());
+    if (l->lost) out.push_back(l->loss());
   return out;
 }
 
@@ -240,7 +252,7 @@ int NodesLauncher::accept_worker(Link& link, int id) {
     link.pump();
     if (const auto f = link.start_failures.find(id); f != link.start_failures.end())
       throw std::runtime_error(link.name() + " could not start a worker: " + f->second);
-    if (link.lost) throw std::runtime_error(link.name() + " was lost while starting a worker");
+    if (link.lost) throw std::runtime_error(link.name() + " was lost while starting a worker" + (link.lost_why.empty() ? "" : ": it " + link.lost_why));
     const std::int64_t left_ms = (deadline - monotonic_ns()) / 1'000'000;
     if (left_ms <= 0)
       throw std::runtime_error("a worker on " + link.name() + " did not connect back within " +

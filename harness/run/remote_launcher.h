@@ -41,7 +41,8 @@ class NodesLauncher final : public Launcher {
   // (the node refused or is lost, no connection back in time).
   std::unique_ptr<WorkerChannel> start(const SpawnSpec& spec) override;
   std::vector<std::string> refused() const { return refused_; }
-  // The nodes lost so far (their control connection ended before "end"): "node R (host)".
+  // The nodes lost so far (their control connection ended before "end", or a line on it was not the protocol's):
+  // "node R (host) was lost mid-run", with ": it sent ..." for the latter.
   std::vector<std::string> lost() const;
 
   // Measures every node's clock again (before each block: CLOCK_MONOTONIC of two machines drifts apart by

@@ -2,15 +2,29 @@
 // thread, pipes and scheduling left out: the rendezvous of 8 ranks (each publishes its address and reads the
 // 7 others': every kv_put and kv_get written and parsed, the harness's answer written, parsed and applied to
 // the rank's WorkerControl, and waited for) and one block's release to 8 ranks ("go" written, parsed,
-// applied, taken). Figures in docs/performance.md.
+// applied, taken). And the conductor's own cost per block in a run across 8 nodes (issue 36): each node's
+// clock re-measured (8 exchanges on its control connection, a socket pair here, answered by a thread as a
+// node's harness answers) and the block's go, its start time moved onto each node's clock, written to each.
+// Figures in docs/performance.md.
+#include "harness/process/process.h"
+#include "harness/run/clock_link.h"
+#include "harness/run/launcher.h"
 #include "harness/run/messages.h"
+#include "harness/run/node_protocol.h"
+#include "harness/run/protocol.h"
+#include "harness/run/remote_launcher.h"
 #include "harness/run/worker.h"
+#include "harness/core/clock.h"
 
 #include <benchmark/benchmark.h>
+
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -63,6 +77,55 @@ void BM_ReleaseOfOneBlockToEightRanks(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ReleaseOfOneBlockToEightRanks)->Unit(benchmark::kMicrosecond);
+
+// A node's harness as far as the conductor's per-block work sees it: answers clock requests, reads go lines,
+// ends at "end" (the launcher's, when it goes) or end of file.
+void answer_as_a_node(int fd) {
+  ib::LineReader reader(ib::kMaxNodeLine);
+  for (;;) {
+    std::vector<std::string> lines;
+    const ib::ReadStatus s = ib::read_lines(fd, reader, lines);
+    const std::int64_t read_at = ib::monotonic_ns();
+    for (const auto& line : lines) {
+      if (const auto answer = ib::clock_answer_line(line, read_at, ib::monotonic_ns)) {
+        if (!ib::write_all(fd, *answer)) return;
+      } else if (line.find("\"end\"") != std::string::npos) {
+        return;
+      } else {
+        benchmark::DoNotOptimize(ib::parse_control_message(line));
+      }
+    }
+    if (s != ib::ReadStatus::open) return;
+  }
+}
+
+void BM_ConductorPerBlockOverEightNodes(benchmark::State& state) {
+  std::vector<ib::JoinedNodeLink> nodes;
+  std::vector<int> node_ends;
+  std::vector<std::thread> threads;
+  for (int r = 1; r <= kRanks; ++r) {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return state.SkipWithError("socketpair");
+    nodes.push_back({r, "node-" + std::to_string(r), fds[0], {}, {}});
+    node_ends.push_back(fds[1]);
+    threads.emplace_back(answer_as_a_node, fds[1]);
+  }
+  {
+    ib::ProcessLauncher local;
+    ib::NodesLauncher launcher(local, "127.0.0.1", -1, "bench", nodes, 1.0);
+    ib::GoCommand go{0, 1.0, {0}};
+    for (auto _ : state) {
+      launcher.remeasure_clocks(8);
+      go.at_ns = ib::monotonic_ns() + 20'000'000;
+      const std::string line = ib::to_line(ib::ControlMessage{go});
+      for (const auto& n : nodes) ib::write_all(n.control_fd, ib::shift_go_time(line, n.offset.offset_ns));
+      ++go.block;
+    }
+  }  // the launcher says "end" to every node and closes its ends
+  for (auto& t : threads) t.join();
+  for (int fd : node_ends) ::close(fd);
+}
+BENCHMARK(BM_ConductorPerBlockOverEightNodes)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
 

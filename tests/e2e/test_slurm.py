@@ -4,7 +4,9 @@ slurm.conf of their own (free ports, a private munge socket, no cgroups, no acco
 whatever happens. A fleet of 3 array tasks runs on the one node (one after another: each task takes the
 node exclusively), task 1 made to fail (a file run-args.1 in the fleet folder gives it a host-fault
 scenario whose worker exits: the run exits 4), then the merge, which Slurm starts only after all of them
-(afterany) and which says the fleet failed (exit 1).
+(afterany) and which says the fleet failed (exit 1). One run across nodes (ib-nodes.sbatch) runs as two
+and as four tasks of the one node, and on two Slurm nodes of this machine (two slurmd, `slurmd -N`), or is
+skipped with slurmd's or slurmctld's own words where this machine's slurmd cannot run twice.
 
 The daemons take a private cluster name, ports that were free, and files under this test's temp folder
 only, so the test can run beside the others (it is neither serial nor a measurement).
@@ -40,12 +42,18 @@ BROKEN = scenario("broken", [fault("bad", "exit", at_sample=20, at_block=1)], mo
                   warmup=0.02)
 
 
+GLOO = "built without gloo" not in subprocess.run([BINARY, "list", "workloads"], capture_output=True, text=True,
+                                                   timeout=30, stdin=subprocess.DEVNULL).stdout
+
+
 def run_args(scenario_file, rounds=2):
     return ["--backend", "host", "--scenario", str(scenario_file), "--rounds", str(rounds), "--until", "fixed",
             *LENIENT]
 
 
 HOST = socket.gethostname().split(".")[0]  # `hostname -s`: slurmd's node name
+# What each node of the test's Slurm declares: four tasks of one job fit on one node (Cluster).
+NODE_CPUS = max(4, os.cpu_count())
 
 
 def which(name):
@@ -86,10 +94,15 @@ def processes_with(marker):
 
 
 class Cluster:
-    """A single-node Slurm of this test: its files, its environment, its daemons."""
+    """A Slurm of this test: its files, its environment, its daemons. One slurmd per node name, each started
+    as `slurmd -D -N NAME` with a port, spool, pid and log file of its own (%n in slurm.conf), all on this
+    machine at 127.0.0.1. Each node is declared with at least NODE_CPUS CPUs: slurmd reports what slurm.conf
+    says (SlurmdParameters=config_overrides), not the cores it finds, so a job of four tasks fits on one
+    node of a 2-core machine (the tasks share its cores; nothing here measures)."""
 
-    def __init__(self, root, env):
+    def __init__(self, root, env, nodes=(HOST,)):
         self.root = root
+        self.nodes = list(nodes)
         self.conf = root / "slurm.conf"
         self.env = {k: v for k, v in env.items() if not k.startswith(("SLURM_", "SBATCH_", "SALLOC_", "SRUN_",
                                                                       "SQUEUE_", "SINFO_", "SCANCEL_"))}
@@ -104,9 +117,9 @@ class Cluster:
             pytest.fail(f"{' '.join(map(str, args))} exited {r.returncode}: {r.stderr.strip()}")
         return r
 
-    def start_daemon(self, name, args):
+    def start_daemon(self, name, args, program=None):
         log = open(self.root / "log" / f"{name}.out", "w")
-        self.daemons[name] = subprocess.Popen([which(name), *args], stdout=log, stderr=subprocess.STDOUT,
+        self.daemons[name] = subprocess.Popen([which(program or name), *args], stdout=log, stderr=subprocess.STDOUT,
                                               stdin=subprocess.DEVNULL, env=self.env, cwd=self.root,
                                               preexec_fn=end_with_parent)
         log.close()
@@ -130,28 +143,30 @@ class Cluster:
                                      f"--seed-file={m / 'munged.seed'}"])
         wait_for(self.munge_socket.exists, timeout=15, process=self.daemons["munged"])
         r = self.root
-        ports = []
-        while len(ports) < 2:
+        ports = []  # slurmctld's, then one per node
+        while len(ports) < 1 + len(self.nodes):
             port = free_port()
             if port not in ports:
                 ports.append(port)
+        for name in self.nodes:
+            (r / "spool" / name).mkdir(mode=0o700)
         self.conf.write_text("\n".join([
             f"ClusterName=ib{uuid.uuid4().hex[:10]}",
             # Addresses given: the host name need not resolve.
             f"SlurmctldHost={HOST}(127.0.0.1)",
             f"SlurmctldPort={ports[0]}",
-            f"SlurmdPort={ports[1]}",
             "SlurmUser=root",
             "SlurmdUser=root",
             "AuthType=auth/munge",
             "CredType=cred/munge",
             f"AuthInfo=socket={self.munge_socket}",
             f"StateSaveLocation={r / 'state'}",
-            f"SlurmdSpoolDir={r / 'spool'}",
+            f"SlurmdSpoolDir={r / 'spool' / '%n'}",
             f"SlurmctldPidFile={r / 'slurmctld.pid'}",
-            f"SlurmdPidFile={r / 'slurmd.pid'}",
+            f"SlurmdPidFile={r / 'slurmd.%n.pid'}",
             f"SlurmctldLogFile={r / 'log' / 'slurmctld.log'}",
-            f"SlurmdLogFile={r / 'log' / 'slurmd.log'}",
+            f"SlurmdLogFile={r / 'log' / 'slurmd.%n.log'}",
+            "SlurmdParameters=config_overrides",
             "SelectType=select/cons_tres",
             "SelectTypeParameters=CR_Core",
             "ProctrackType=proctrack/linuxproc",
@@ -162,19 +177,54 @@ class Cluster:
             "MpiDefault=none",
             "ReturnToService=2",
             "KillWait=5",
-            f"NodeName={HOST} NodeAddr=127.0.0.1 CPUs={os.cpu_count()} RealMemory=500 State=UNKNOWN",
+            *[f"NodeName={name} NodeAddr=127.0.0.1 Port={port} CPUs={NODE_CPUS} RealMemory=500 State=UNKNOWN"
+              for name, port in zip(self.nodes, ports[1:])],
             "PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
             ""]))
         self.start_daemon("slurmctld", ["-D", "-c"])
-        self.start_daemon("slurmd", ["-D"])
+        for name in self.nodes:
+            self.start_daemon(f"slurmd.{name}", ["-D", "-N", name], program="slurmd")
+
+    def last_error(self, name):
+        """A daemon's own last word on what went wrong: its last fatal line, else its last error line."""
+        lines = []
+        for f in (self.root / "log" / f"{name}.out", self.root / "log" / f"{name}.log"):
+            if f.exists():
+                lines += f.read_text(errors="replace").splitlines()
+        for word in ("fatal", "error"):
+            found = [line.strip() for line in lines if word in line]
+            if found:
+                return found[-1]
+        return "(nothing in its log)"
+
+    def wait_idle(self, refusal_skips=False):
+        """Until every node is idle. A daemon that exits first fails the test; where `refusal_skips`, a slurmd or
+        slurmctld that exits, or a node that is not idle within 30 s, skips it instead, with that daemon's own
+        words: this machine's Slurm cannot run these nodes (the one-node fixture, with the same slurm.conf but
+        for the node lines, still fails on any mistake of the test's own)."""
+        exited = []
 
         def idle():
-            for name, p in self.daemons.items():
-                if p.poll() is not None:
-                    pytest.fail(f"{name} exited ({p.returncode}) before the node was idle:\n{self.daemon_log(name)}")
+            exited[:] = [name for name, p in self.daemons.items() if p.poll() is not None]
+            if exited:
+                return True
             r = self.cmd("sinfo", "-h", "-N", "-o", "%N %t", check=False, timeout=10)
-            return r.returncode == 0 and f"{HOST} idle" in r.stdout
-        wait_for(idle, timeout=30)
+            return r.returncode == 0 and set(r.stdout.splitlines()) >= {f"{name} idle" for name in self.nodes}
+        try:
+            wait_for(idle, timeout=30)
+        except pytest.fail.Exception:  # not idle in time, every daemon still running
+            if not refusal_skips:
+                raise
+            states = self.cmd("sinfo", "-h", "-N", "-o", "%N %T %E", check=False, timeout=10).stdout.strip()
+            pytest.skip(f"{len(self.nodes)} slurmd on one machine: not all idle within 30 s (sinfo: "
+                        f"{'; '.join(states.splitlines())}); slurmctld: {self.last_error('slurmctld')}")
+        for name in exited:
+            code = self.daemons[name].returncode
+            if refusal_skips and name != "munged":
+                what = f"slurmd -D -N {name[len('slurmd.'):]}" if name.startswith("slurmd.") else "slurmctld -D"
+                pytest.skip(f"{len(self.nodes)} slurmd on one machine: `{what}` exited ({code}): "
+                            f"{self.last_error(name)}")
+            pytest.fail(f"{name} exited ({code}) before the nodes were idle:\n{self.daemon_log(name)}")
 
     def jobs(self, job_id):
         """scontrol's records of a job (an array: one per task), as dicts."""
@@ -203,7 +253,7 @@ class Cluster:
                 time.sleep(0.2)
             else:
                 problems.append(f"jobs still listed after scancel: {r.stdout.strip()}")
-        for name in ("slurmd", "slurmctld", "munged"):
+        for name in [*(f"slurmd.{n}" for n in self.nodes), "slurmctld", "munged"]:
             p = self.daemons.get(name)
             if p is None or p.poll() is not None:
                 continue
@@ -228,19 +278,20 @@ class Cluster:
         return problems
 
 
-@pytest.fixture
-def slurm(runner, tmp_path):
+def started_cluster(runner, tmp_path, nodes=(HOST,), refusal_skips=False):
+    """The fixtures' body: a Cluster of `nodes` started, yielded, stopped, nothing of it left."""
     missing = [d for d in DAEMONS + CLIENTS if which(d) is None]
     if missing:
         pytest.skip(f"Slurm/munge not installed ({', '.join(missing)} missing; scripts/install-deps.sh installs "
                     "slurm-wlm and munge)")
     if os.geteuid() != 0:
-        pytest.skip("a single-node Slurm of the test needs root (slurmd starts jobs as their user)")
-    cluster = Cluster(tmp_path / "slurm", runner.env)
+        pytest.skip("a Slurm of the test needs root (slurmd starts jobs as their user)")
+    cluster = Cluster(tmp_path / "slurm", runner.env, nodes)
     (tmp_path / "slurm").mkdir()
     problems = []
     try:
         cluster.start()
+        cluster.wait_idle(refusal_skips)
         yield cluster
     finally:
         problems = cluster.stop()
@@ -248,6 +299,31 @@ def slurm(runner, tmp_path):
         assert p.poll() is not None, f"{name} is still running"
     assert processes_with(f"SLURM_CONF={cluster.conf}\0".encode()) == []
     assert problems == [], problems
+
+
+@pytest.fixture
+def slurm(runner, tmp_path):
+    """A single-node Slurm: this machine is node HOST."""
+    yield from started_cluster(runner, tmp_path)
+
+
+# Two Slurm nodes on this one machine: two slurmd, `slurmd -N HOST` and `slurmd -N HOST-2`. The job's first
+# node name is the address ib-nodes.sbatch's node 0 listens on, so it is HOST, which must resolve; Slurm
+# itself reaches each slurmd at its NodeAddr (127.0.0.1) and port. (Not "localhost" and HOST: with localhost
+# the first node, slurmctld 22.05 exits on "fatal: Duplicated NodeHostName HOST in config file".)
+TWO_NODES = (HOST, f"{HOST}-2")
+
+
+@pytest.fixture
+def two_slurmd(runner, tmp_path):
+    """A Slurm of two nodes on this machine, or the test skipped with what refused it: a slurmd built
+    without --enable-multiple-slurmd may not start, or start and never register as a node of its own."""
+    try:
+        socket.getaddrinfo(HOST, None)
+    except socket.gaierror as e:
+        pytest.skip(f"this machine's name {HOST} does not resolve ({e}): ib-nodes.sbatch's node 0 listens on the "
+                    "job's first node name")
+    yield from started_cluster(runner, tmp_path, TWO_NODES, refusal_skips=True)
 
 
 def wait_job_ended(slurm, job, timeout=80):
@@ -478,9 +554,9 @@ def test_sharing_modes_reach_the_request_and_the_run(tmp_path):
 
 
 def test_a_run_across_two_tasks_of_one_job_has_one_conductor_and_one_results_file(slurm, runner, tmp_path):
-    # The test's Slurm has this one machine as its one node (several slurmd -N need a slurmd built with
-    # --enable-multiple-slurmd; not tried): the two "nodes" of the run are two tasks of one job here
-    # (--ntasks-per-node=2), each its own harness. Two Slurm nodes are the same script with --nodes 2.
+    # The test's Slurm has this one machine as its one node: the two "nodes" of the run are two tasks of one
+    # job here (--ntasks-per-node=2), each its own harness. Two Slurm nodes (two slurmd of this machine) are
+    # test_two_slurm_nodes_of_one_machine_run_one_collective.
     two = scenario("two", [{**compute("first"), "placement": {"node": 0, "cpus": [0]}},
                            {**compute("second"), "placement": {"node": 1, "cpus": [1 % os.cpu_count()]}}],
                    duration=0.6, warmup=0.1)
@@ -502,3 +578,82 @@ def test_a_run_across_two_tasks_of_one_job_has_one_conductor_and_one_results_fil
     assert "clock offset" in log, log
     # node 1's worker logged in node 1's folder
     assert any("second" in p.name for p in (tmp_path / "run-node-1" / "logs").iterdir())
+
+
+def allreduce(ranks):
+    """A gloo allreduce tenant whose rank R is placed on node R (the harness of Slurm task R), on core R mod
+    the machine's cores; a host-idle tenant beside it on node 0."""
+    return [{"name": "ar", "workload": "host-collective", "params": {"op": "allreduce", "kib": 256}, "ranks": ranks,
+             "rank_placements": [{"node": r, "cpus": [r % os.cpu_count()]} for r in range(ranks)]},
+            {"name": "n", "workload": "host-idle", "params": {"sample_ms": 1.0}}]
+
+
+def submit_nodes_job(slurm, runner, tmp_path, doc, *sbatch_args):
+    """sbatch ib-nodes.sbatch OUT_DIR (tmp_path/run) with the scenario `doc`; the job's id once it ended."""
+    env = dict(slurm.env, IB_BINARY=BINARY, IB_CONDUCTOR_PORT=str(free_port()))
+    r = subprocess.run([which("sbatch"), "--parsable", *sbatch_args, "--partition", "test", "--time", "5",
+                        "--chdir", str(tmp_path), str(DEPLOY / "slurm" / "ib-nodes.sbatch"), str(tmp_path / "run"),
+                        *run_args(runner.write_json("s.json", doc))],
+                       capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    job = r.stdout.strip().split(";")[0]
+    wait_job_ended(slurm, job)
+    return job
+
+
+def assert_collective_ran_on_every_node(tmp_path, ranks, log):
+    """One results.json (node 0's) naming nodes 1..ranks-1, the run ok, every rank's durations kept (the
+    sample the slowest rank's), rank R's worker logged in node R's folder and no other."""
+    res = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert [n["node_rank"] for n in res["meta"]["nodes"]] == list(range(1, ranks)), res["meta"]
+    assert res["meta"]["scheduler"]["kind"] == "slurm", res["meta"]["scheduler"]
+    run = res["runs"][0]
+    assert run["status"] == "ok", run["message"]
+    ar = next(t for t in run["tenants"] if t["name"] == "ar")
+    for phase in ("exclusive", "colocated"):
+        p = ar["phases"][phase]
+        durations = p["samples"]["rank_duration_s"]
+        assert len(durations) == ranks and all(len(d) == len(p["samples"]["duration_s"]) > 0 for d in durations)
+        assert p["samples"]["duration_s"] == [max(each) for each in zip(*durations)]
+        assert p["ranks"]["count"] == ranks
+    folders = [tmp_path / "run"] + [tmp_path / f"run-node-{r}" for r in range(1, ranks)]
+    for r in range(1, ranks):  # node 0 measured each node's clock: each joined
+        assert any(f"node {r} (" in line and "clock offset" in line for line in log.splitlines()), log
+    for r, folder in enumerate(folders):
+        logs = [f.name for f in (folder / "logs").iterdir()]
+        assert [n for n in logs if "-ar-rank" in n and n.endswith(".log")] == [
+            n for n in logs if n.endswith(f"-ar-rank{r}.log")] != [], (r, logs)
+
+
+@pytest.mark.skipif(not GLOO, reason="built without gloo (libgloo-dev)")
+def test_four_tasks_of_one_job_run_one_collective_with_a_rank_on_each(slurm, runner, tmp_path):
+    # srun -n 4 on the one node (DESIGN.md section 13, "a real local Slurm"): ib-nodes.sbatch starts four
+    # tasks, each a harness (node rank SLURM_PROCID), node 0 conducts; the collective's rank R is placed on
+    # node R, so each rank is a worker started by a different task, and the four meet through node 0.
+    job = submit_nodes_job(slurm, runner, tmp_path, scenario("four", allreduce(4), duration=0.6, warmup=0.1),
+                           "--ntasks=4", "--ntasks-per-node=4")
+    log = (tmp_path / f"ib-nodes.{job}.out").read_text()  # the script's own --output
+    record = slurm.jobs(job)[0]
+    assert record["ExitCode"] in ("0:0", "1:0", "5:0"), log
+    assert record["NumTasks"] == "4" and record["NumNodes"] == "1", record
+    assert "command not found" not in log, log
+    assert_collective_ran_on_every_node(tmp_path, 4, log)
+
+
+@pytest.mark.skipif(not GLOO, reason="built without gloo (libgloo-dev)")
+def test_two_slurm_nodes_of_one_machine_run_one_collective(two_slurmd, runner, tmp_path):
+    # srun -N 2 --ntasks-per-node=1: two slurmd of this machine (two_slurmd: -N HOST, -N HOST-2, each its own
+    # port and spool), one task and one harness on each, the 2-rank allreduce across them.
+    job = submit_nodes_job(two_slurmd, runner, tmp_path, scenario("two", allreduce(2), duration=0.6, warmup=0.1),
+                           "--nodes=2", "--ntasks-per-node=1")
+    log = (tmp_path / f"ib-nodes.{job}.out").read_text()
+    record = two_slurmd.jobs(job)[0]
+    assert record["ExitCode"] in ("0:0", "1:0", "5:0"), log
+    assert record["NumNodes"] == "2" and record["NumTasks"] == "2", record
+    # each slurmd launched one task of the job's step
+    for name in TWO_NODES:
+        slurmd_log = (two_slurmd.root / "log" / f"slurmd.{name}.log").read_text()
+        assert slurmd_log.count(f"launch task StepId={job}.0 ") == 1, (name, slurmd_log[-3000:])
+    res = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert res["meta"]["scheduler"]["node"] == TWO_NODES[0], res["meta"]["scheduler"]
+    assert_collective_ran_on_every_node(tmp_path, 2, log)

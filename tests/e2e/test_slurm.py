@@ -553,6 +553,7 @@ def test_sharing_modes_reach_the_request_and_the_run(tmp_path):
     assert r.returncode == 2 and "IB_SHARING" in r.stderr
 
 
+@pytest.mark.long  # the four-task test below runs the same script with more tasks in the short suite
 def test_a_run_across_two_tasks_of_one_job_has_one_conductor_and_one_results_file(slurm, runner, tmp_path):
     # The test's Slurm has this one machine as its one node: the two "nodes" of the run are two tasks of one
     # job here (--ntasks-per-node=2), each its own harness. Two Slurm nodes (two slurmd of this machine) are

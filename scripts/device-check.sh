@@ -25,7 +25,9 @@
 #      --mode mps, 3 s phases, 10 fixed rounds (their blocks in results.json)
 #   5. selftest --backend cuda (<= 90 s)
 # PART=second (about 400-500 s): the preflight, then the other microbench cases (--ib-cases=rest),
-#   ib_cuda_gpu_tests with IB_REQUIRE_GPU=1, probe --json, a PyTorch training loop as a command tenant
+#   ib_cuda_gpu_tests with IB_REQUIRE_GPU=1, probe --json, two ranks of one NCCL allreduce on GPU 0 beside a
+#   gemm, time-sliced and under MPS (scenarios/device/allreduce-two-ranks-gemm.json, 3 s phases, 3 rounds;
+#   waived in NCCL's words before NCCL 2.30), a PyTorch training loop as a command tenant
 #   beside gemm, time-sliced and under MPS (scripts/torch_tenant.py; skipped without PyTorch with CUDA;
 #   6 s phases, 6 rounds, ~2 x 60-100 s), the MIG facts (nvidia-smi mig -lgip, read
 #   only; --mode mig of the quick suite, waived with its reason on a GPU not in MIG mode), --mode streams,
@@ -417,6 +419,13 @@ shared_pairs() {  # time-slicing, then MPS (the private daemon is the harness's,
   quick_mode timeslice 60 130
   quick_mode mps 70 180
 }
+collectives() {  # issue 35: two ranks of one allreduce on GPU 0 beside a gemm, time-sliced then under MPS; NCCL
+  # 2.30+ allows several ranks per GPU (the tool sets NCCL_MULTI_RANK_GPU_ENABLE=1), older is waived in NCCL's words
+  for m in timeslice mps; do
+    run "collective-$m" 30 120 "${PENV[@]}" "$IB" --backend cuda --mode "$m" \
+      --scenario "$ROOT/scenarios/device/allreduce-two-ranks-gemm.json" --rounds 3 --until fixed --out "$WORK/collective-$m"
+  done
+}
 mig_facts() {  # read only: the GPU instance profiles, and mode mig's own view (waived when MIG is off)
   timeout --kill-after=5 30 "$NVIDIA_SMI" mig -lgip > "$WORK/nvidia-smi-mig-lgip.txt" 2>&1
   quick_mode mig 20 120
@@ -499,7 +508,7 @@ preflight_cuda
 publish
 case "$PART" in
   first) against_torch; exclusive_cvs; shared_pairs; selftest ;;
-  second) microbench rest; gpu_tests; probe; torch_tenant; mig_facts; quick_mode streams 60 130; sampler; vet; sustain ;;
+  second) microbench rest; gpu_tests; probe; collectives; torch_tenant; mig_facts; quick_mode streams 60 130; sampler; vet; sustain ;;
   mig) mig_sweep ;;
 esac
 

@@ -274,7 +274,7 @@ def test_a_host_only_build_configures_from_the_bundle_alone(checkout, tmp_path):
 
 FIRST = ["torch-before", "microbench-headline", "torch-after", "cv-gemm-bf16-exclusive", "cv-copy-sm-exclusive",
          "cv-latency-half-load-exclusive", "modes-timeslice", "modes-mps", "selftest"]
-SECOND = ["microbench-rest", "gpu-tests", "probe", "modes-mig", "modes-streams", "sampler-gemm-bf16-hz10-1",
+SECOND = ["microbench-rest", "gpu-tests", "probe", "collective-timeslice", "collective-mps", "modes-mig", "modes-streams", "sampler-gemm-bf16-hz10-1",
           "sampler-copy-sm-hz10-4", "baseline", "vet", "sustain"]
 # BEFORE_STEP: what $OUT's log archive holds as each step starts, one file per step.
 LIST_OUT = """#!/bin/sh

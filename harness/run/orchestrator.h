@@ -52,8 +52,9 @@ struct OrchestratorOptions {
   RoundOrder round_order = RoundOrder::abba;
   std::uint64_t seed = 1;         // for RoundOrder::shuffle
   double rewarm_s = 0.05;         // unreported samples at the start of each block
-  // "Begin block K at T" (GoCommand::at_ns): T lies this far beyond the re-warm, so every worker has its go
-  // by then (a remote one a one-way delay later) and all start together, not one go line apart.
+  // "Begin block K at T" (GoCommand::at_ns): T lies at least this far after the release (and no nearer than the
+  // re-warm), so every worker has its go by then (a remote one a one-way delay later) and all start together,
+  // not one go line apart.
   double start_lead_s = 0.02;
   // Called before each block is released (a run across nodes: each node's clock re-measured); may be empty.
   std::function<void()> before_block;

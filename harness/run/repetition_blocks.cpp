@@ -40,7 +40,8 @@ void RepetitionRun::release(const BlockSpec& spec, int index) {
     allowance_s = std::max(allowance_s, tenant_allowances_s(s_.tenants[i]).step_s);
   }
   const std::int64_t now = clock_.now_ns();
-  const std::int64_t at = now + ns_of_seconds(o_.rewarm_s + o_.start_lead_s);  // on this clock; a node's is shifted
+  // The re-warm gives every go time to arrive: T costs a block nothing more unless the lead is longer.
+  const std::int64_t at = now + ns_of_seconds(std::max(o_.rewarm_s, o_.start_lead_s));  // a node's T is shifted
   const std::int64_t deadline = at + ns_of_seconds(block_s() + o_.timeout_margin_s + allowance_s);
   for (const auto& [k, slots] : slots_of) {
     Worker& w = workers_[k];

@@ -85,8 +85,8 @@ def test_a_tenant_on_node_1_is_measured_on_the_conductors_timeline(runner, tmp_p
     assert 0 <= n1["clock_offset_span_ns"] < 10_000_000, n1
     assert n1["devices"][0]["kind"] == "host" and n1["devices"][0]["node"] == n1["host"], n1["devices"]
     # "Begin block K at T": both workers start measuring at T, node 1's T moved onto its clock. Unmoved, node
-    # 1's T would lie 1000 s in its past and it would start as soon as its go arrived, the re-warm and the lead
-    # (70 ms) before node 0's worker; moved the wrong way it would wait 2000 s.
+    # 1's T would lie 1000 s in its past and it would start as soon as its go arrived, the re-warm (50 ms)
+    # before node 0's worker; moved the wrong way it would wait 2000 s.
     skews = sorted(b["barrier_skew_s"] for b in run["blocks"] if b.get("barrier_skew_s") is not None)
     assert skews and skews[len(skews) // 2] < 0.02, skews
     here, there = (next(t for t in run["tenants"] if t["name"] == name) for name in ("here", "there"))

@@ -366,7 +366,7 @@ TEST(HostLatencyOpenLoop, P95DoesNotDependOnRequestsPerSample) {
     return summarize(lat).p95;
   };
   std::vector<double> ratio;
-  for (int round = 0; round < 7; ++round) {
+  for (int round = 0; round < 11; ++round) {  // the median stands while up to 5 rounds are spoilt
     const double p_small = block_p95(*small), p_large = block_p95(*large);
     std::cout << "[  NOTE    ] round " << round << ": P95 " << p_small * 1e3 << " ms (20 per sample), "
               << p_large * 1e3 << " ms (400 per sample)\n";
@@ -375,8 +375,10 @@ TEST(HostLatencyOpenLoop, P95DoesNotDependOnRequestsPerSample) {
   std::sort(ratio.begin(), ratio.end());
   const double median = ratio[ratio.size() / 2];
   std::cout << "[  NOTE    ] rate " << rate << "/s: median P95 ratio (400 / 20 per sample) " << median << "\n";
-  EXPECT_GT(median, 0.5);
-  EXPECT_LT(median, 2.0);
+  // 0.4-2.5: the restart per sample gave 5-8 at this load; CI runs on a noisy day (2026-12-05) gave single
+  // rounds of 0.2 to 87 and medians of 0.35 and 2.4 over 7 rounds, spoilt by preemptions of 4-24 ms.
+  EXPECT_GT(median, 0.4);
+  EXPECT_LT(median, 2.5);
 }
 
 }  // namespace

@@ -300,6 +300,21 @@ ojson device_json(const DeviceRecord& d) {
           {"unsupported", d.unsupported}};
 }
 
+// meta.nodes[] (schema 2.5, 2.6): every node of a run across nodes but the conductor's.
+ojson nodes_json(const std::vector<NodeRecord>& nodes) {
+  ojson out = ojson::array();
+  for (const NodeRecord& n : nodes)
+    out.push_back({{"node_rank", n.node_rank},
+                   {"host", n.host},
+                   {"clock_offset_ns", n.clock_offset_ns},
+                   {"clock_uncertainty_ns", n.clock_uncertainty_ns},
+                   {"clock_rtt_ns", n.clock_rtt_ns},
+                   {"clock_measurements", n.clock_measurements},
+                   {"clock_offset_span_ns", n.clock_offset_span_ns},
+                   {"devices", devices_to_json(n.devices)}});
+  return out;
+}
+
 }  // namespace
 
 ojson devices_to_json(const std::vector<DeviceRecord>& devices) {
@@ -422,18 +437,7 @@ ojson results_to_json(const Results& r, bool raw) {
                               {"array_job_id", m.scheduler->array_job_id},
                               {"task_index", m.scheduler->task_index ? ojson(*m.scheduler->task_index) : ojson(nullptr)},
                               {"node", m.scheduler->node}};
-  if (!m.nodes.empty()) {
-    j["meta"]["nodes"] = ojson::array();
-    for (const NodeRecord& n : m.nodes)
-      j["meta"]["nodes"].push_back({{"node_rank", n.node_rank},
-                                    {"host", n.host},
-                                    {"clock_offset_ns", n.clock_offset_ns},
-                                    {"clock_uncertainty_ns", n.clock_uncertainty_ns},
-                                    {"clock_rtt_ns", n.clock_rtt_ns},
-                                    {"clock_measurements", n.clock_measurements},
-                                    {"clock_offset_span_ns", n.clock_offset_span_ns},
-                                    {"devices", devices_to_json(n.devices)}});
-  }
+  if (!m.nodes.empty()) j["meta"]["nodes"] = nodes_json(m.nodes);
   j["runs"] = ojson::array();
   for (const RunResult& run : r.runs) {
     ojson jr;

@@ -419,14 +419,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
       plan.clear();  // a stop signal while the nodes were awaited: nothing runs, the empty results are written, 130
     }
   }
-  if (nodes) {
-    oo.launcher = nodes->launcher.get();
-    // Each block: every node's clock measured again, and its start time far enough ahead that the go lines
-    // reach every node first (two round trips of the slowest node's).
-    oo.before_block = [l = nodes->launcher.get()] { l->remeasure_clocks(kClockExchangesPerBlock); };
-    for (const JoinedNodeLink& n : nodes->open.nodes)
-      oo.start_lead_s = std::max(oo.start_lead_s, 0.02 + 2e-9 * static_cast<double>(n.offset.rtt_ns));
-  }
+  if (nodes) attach_nodes(*nodes, oo);
   oo.clock = &clock;
   Orchestrator orchestrator(oo);
   try {

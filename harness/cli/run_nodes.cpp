@@ -89,6 +89,13 @@ std::unique_ptr<ConductedNodes> conduct_nodes(const RunOptions& o, const NodeRol
   return c;
 }
 
+void attach_nodes(ConductedNodes& nodes, OrchestratorOptions& oo) {
+  oo.launcher = nodes.launcher.get();
+  oo.before_block = [l = nodes.launcher.get()] { l->remeasure_clocks(kClockExchangesPerBlock); };
+  for (const JoinedNodeLink& n : nodes.open.nodes)
+    oo.start_lead_s = std::max(oo.start_lead_s, 0.02 + 2e-9 * static_cast<double>(n.offset.rtt_ns));
+}
+
 void record_node_clocks(const NodesLauncher& launcher, Meta& meta) {
   for (const NodesLauncher::NodeClock& c : launcher.clocks())
     for (NodeRecord& n : meta.nodes)

@@ -8,6 +8,7 @@
 #include "harness/core/stop_signals.h"
 #include "harness/results/results.h"
 #include "harness/run/conductor.h"
+#include "harness/run/orchestrator.h"
 #include "harness/scenario/scenario.h"
 
 #include <memory>
@@ -35,6 +36,9 @@ struct ConductedNodes {
 // when `stop_fd` says a stop signal came while the nodes were awaited).
 std::unique_ptr<ConductedNodes> conduct_nodes(const RunOptions& o, const NodeRole& role, Launcher& local, Meta& meta,
                                               int stop_fd);
+// The orchestrator's launcher becomes the nodes', each block re-measures every node's clock, and its start time
+// lies far enough ahead that the go lines reach every node first (two round trips of the slowest node's).
+void attach_nodes(ConductedNodes& nodes, OrchestratorOptions& oo);
 // After the run: each node's clock as re-measured before its blocks, into `meta.nodes`.
 void record_node_clocks(const NodesLauncher& launcher, Meta& meta);
 

@@ -46,6 +46,7 @@ ojson mode_config_json(const ModeConfig& c) {
                            {"compute_instance_id", m.compute_instance_id}, {"profile", m.profile}, {"uuid", m.uuid},
                            {"sm_count", m.sm_count}, {"memory_bytes", m.memory_bytes}});
     j["mig"] = {{"instances", instances}, {"assignment", c.mig->assignment}};
+    if (!c.mig->rank_assignment.empty()) j["mig"]["rank_assignment"] = c.mig->rank_assignment;
   }
   if (c.exclusive_source) j["exclusive_source"] = *c.exclusive_source;
   return ojson::parse(j.dump());

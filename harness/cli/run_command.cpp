@@ -239,7 +239,8 @@ std::vector<MigInstance> mig_scope(const ModeContext& ctx) {
       scope.push_back(m);
   };
   for (const auto& [name, plan] : ctx.mig_plans) {
-    for (std::size_t k : plan.tenant_instance) add(plan.instances.at(k));
+    for (const auto& ranks : plan.rank_instance)
+      for (std::size_t k : ranks) add(plan.instances.at(k));
     if (ctx.baseline.empty() && !plan.instances.empty()) add(plan.instances.at(plan.largest));
   }
   return scope;

@@ -8,7 +8,7 @@ namespace ib {
 Plan exclusive_plan(const Scenario& s, const ModeContext& ctx, int) {
   Plan p;
   p.sets.push_back({"plain", one_process_per_tenant(s),
-                    [&s, &ctx](std::size_t i) { return command_device_env(s, i, ctx); }});
+                    [&s, &ctx](std::size_t i, int) { return command_device_env(s, i, ctx); }});
   p.round = exclusive_blocks(s, 0);
   note_mig_instance(p, ctx);
   return p;

@@ -23,13 +23,17 @@ Plan mig_plan(const Scenario& s, const ModeContext& ctx, int) {
   if (it == ctx.mig_plans.end()) throw std::logic_error("no MIG placement was resolved for scenario " + s.name);
   const MigPlan& mig = it->second;
   Plan p;
-  MigPlacementInfo placement{mig.instances, {}};
-  for (std::size_t i = 0; i < s.tenants.size(); ++i)
-    placement.assignment[s.tenants[i].name] = mig.instances[mig.tenant_instance[i]].uuid;
+  MigPlacementInfo placement{mig.instances, {}, {}};
+  for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+    placement.assignment[s.tenants[i].name] = mig.instance_of(i).uuid;
+    if (s.tenants[i].ranks > 1)
+      for (int r = 0; r < s.tenants[i].ranks; ++r) placement.rank_assignment[s.tenants[i].name].push_back(mig.instance_of(i, r).uuid);
+  }
   p.config.mig = std::move(placement);
 
-  WorkerSet placed{"mig", one_process_per_tenant(s), [&mig](std::size_t i) {
-                     return std::vector<std::string>{"CUDA_VISIBLE_DEVICES=" + mig.instances[mig.tenant_instance[i]].uuid};
+  // Each rank of a collective tenant on its own instance (NCCL 2.31 or later, DESIGN.md section 7).
+  WorkerSet placed{"mig", one_process_per_tenant(s), [&mig](std::size_t i, int rank) {
+                     return std::vector<std::string>{"CUDA_VISIBLE_DEVICES=" + mig.instance_of(i, rank).uuid};
                    }};
   placed.device_from_env = true;
   p.sets.push_back(placed);
@@ -46,7 +50,8 @@ Plan mig_plan(const Scenario& s, const ModeContext& ctx, int) {
     p.before = exclusive_from_baseline(s, ctx);
   } else {
     const MigInstance& big = mig.instances[mig.largest];
-    WorkerSet largest{"mig-largest", one_process_per_tenant(s), [&big](std::size_t) {
+    // A collective tenant's ranks all on that instance: several ranks on one GPU to NCCL (2.30 or later).
+    WorkerSet largest{"mig-largest", one_process_per_tenant(s), [&big](std::size_t, int) {
                         return std::vector<std::string>{"CUDA_VISIBLE_DEVICES=" + big.uuid};
                       }};
     largest.device_from_env = true;

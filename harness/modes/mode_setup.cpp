@@ -68,52 +68,106 @@ NodeReadiness read_node_readiness(ModeSetup& setup, int device) {
   return r;
 }
 
+namespace {
+
+// One worker of a mig scenario that needs an instance: rank `rank` of tenant `tenant`.
+struct MigSeat {
+  std::size_t tenant;
+  int rank;
+};
+
+// Assigns instances to seats in three passes: explicit mig_instance, then mig_profile (the first free instance of
+// that profile), then the first free instance. `where(seat)` names the seat's placement field for errors.
+class MigSeating {
+ public:
+  MigSeating(const Scenario& s, const std::vector<MigInstance>& instances) : s_(s), instances_(instances) {
+    for (const auto& m : instances) available_ += (available_.empty() ? "" : ", ") + std::to_string(m.index) + ":" + m.profile;
+    if (available_.empty()) available_ = "none";
+    for (std::size_t i = 0; i < s.tenants.size(); ++i)
+      for (int r = 0; r < s.tenants[i].ranks; ++r) seats_.push_back({i, r});
+    taken_.assign(seats_.size(), instances.size());
+  }
+
+  std::vector<std::vector<std::size_t>> assign() {
+    for (std::size_t k = 0; k < seats_.size(); ++k) take_explicit(k);
+    for (std::size_t k = 0; k < seats_.size(); ++k) take_profile(k);
+    for (std::size_t k = 0; k < seats_.size(); ++k) take_any(k);
+    std::vector<std::vector<std::size_t>> out(s_.tenants.size());
+    for (std::size_t k = 0; k < seats_.size(); ++k) out[seats_[k].tenant].push_back(taken_[k]);
+    return out;
+  }
+
+ private:
+  const Placement& placement(std::size_t k) const { return s_.tenants[seats_[k].tenant].placement_of(seats_[k].rank); }
+  std::string where(std::size_t k) const {
+    const Tenant& t = s_.tenants[seats_[k].tenant];
+    const std::string tenant = s_.file + ": tenants[" + std::to_string(seats_[k].tenant) + "]";
+    if (t.rank_placements.empty()) return tenant + ".placement";
+    return tenant + ".rank_placements[" + std::to_string(seats_[k].rank) + "]";
+  }
+  std::string who(std::size_t k) const {
+    const Tenant& t = s_.tenants[seats_[k].tenant];
+    return t.ranks > 1 ? "rank " + std::to_string(seats_[k].rank) + " of " + t.name : t.name;
+  }
+  std::size_t holder(std::size_t instance) const {
+    return static_cast<std::size_t>(std::find(taken_.begin(), taken_.end(), instance) - taken_.begin());
+  }
+  void take_explicit(std::size_t k) {
+    const auto& pl = placement(k);
+    if (!pl.mig_instance) return;
+    const auto m = static_cast<std::size_t>(*pl.mig_instance);
+    if (m >= instances_.size())
+      throw PlacementError(where(k) + ".mig_instance: impossible placement: there is no MIG instance " + std::to_string(m) +
+                           " (instances here: " + available_ + ")");
+    if (const std::size_t h = holder(m); h < seats_.size())
+      throw PlacementError(where(k) + ".mig_instance: impossible placement: MIG instance " + std::to_string(m) +
+                           " is already " + who(h) + "'s (each rank needs its own)");
+    taken_[k] = m;
+  }
+  void take_profile(std::size_t k) {
+    const auto& pl = placement(k);
+    if (!pl.mig_profile || taken_[k] != instances_.size()) return;
+    for (std::size_t m = 0; m < instances_.size() && taken_[k] == instances_.size(); ++m)
+      if (instances_[m].profile == *pl.mig_profile && holder(m) == seats_.size()) taken_[k] = m;
+    if (taken_[k] == instances_.size())
+      throw PlacementError(where(k) + ".mig_profile: impossible placement: no free MIG instance of profile " +
+                           *pl.mig_profile + " for " + who(k) + " (instances here: " + available_ + ")");
+  }
+  void take_any(std::size_t k) {
+    for (std::size_t m = 0; m < instances_.size() && taken_[k] == instances_.size(); ++m)
+      if (holder(m) == seats_.size()) taken_[k] = m;
+    if (taken_[k] == instances_.size())
+      throw PlacementError(where(k) + ": impossible placement: " + std::to_string(seats_.size()) +
+                           " workers (tenants or ranks) need their own MIG instance and there are " +
+                           std::to_string(instances_.size()) + " (" + available_ + ")");
+  }
+
+  const Scenario& s_;
+  const std::vector<MigInstance>& instances_;
+  std::string available_;
+  std::vector<MigSeat> seats_;
+  std::vector<std::size_t> taken_;  // per seat: its instance (instances_.size() while it has none)
+};
+
+// The one-process allreduce over several GPUs (params.gpus > 1) cannot span MIG instances; ranks can.
+void refuse_one_process_collective(const Scenario& s) {
+  for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+    const Tenant& t = s.tenants[i];
+    if (t.workload == "allreduce" && t.params.is_object() && t.params.value("gpus", 1) > 1)
+      throw PlacementError(s.file + ": tenants[" + std::to_string(i) +
+                           "].params.gpus: one process cannot drive NCCL over several MIG instances (no P2P, NVLink or "
+                           "CUDA IPC between them): give the tenant \"ranks\" instead, one worker per MIG instance "
+                           "(NCCL 2.31 or later)");
+  }
+}
+
+}  // namespace
+
 MigPlan plan_mig(const Scenario& s, const std::vector<MigInstance>& instances) {
+  refuse_one_process_collective(s);
   MigPlan plan;
   plan.instances = instances;
-  plan.tenant_instance.assign(s.tenants.size(), instances.size());
-  std::set<std::size_t> used;
-  auto where = [&](std::size_t i) { return s.file + ": tenants[" + std::to_string(i) + "]"; };
-  std::string available;
-  for (const auto& m : instances) available += (available.empty() ? "" : ", ") + std::to_string(m.index) + ":" + m.profile;
-  if (available.empty()) available = "none";
-  for (std::size_t i = 0; i < s.tenants.size(); ++i) {
-    const auto& pl = s.tenants[i].placement;
-    if (s.tenants[i].workload == "allreduce")
-      throw PlacementError(where(i) + ".workload: allreduce cannot run in mode mig: NCCL cannot build a communicator "
-                                  "across MIG instances (no P2P, NVLink or CUDA IPC between them)");
-    if (!pl.mig_instance) continue;
-    const auto k = static_cast<std::size_t>(*pl.mig_instance);
-    if (k >= instances.size())
-      throw PlacementError(where(i) + ".placement.mig_instance: impossible placement: there is no MIG instance " +
-                       std::to_string(k) + " (instances here: " + available + ")");
-    plan.tenant_instance[i] = k;
-    used.insert(k);
-  }
-  for (std::size_t i = 0; i < s.tenants.size(); ++i) {
-    const auto& pl = s.tenants[i].placement;
-    if (!pl.mig_profile) continue;
-    for (std::size_t k = 0; k < instances.size() && plan.tenant_instance[i] == instances.size(); ++k)
-      if (instances[k].profile == *pl.mig_profile && !used.count(k)) {
-        plan.tenant_instance[i] = k;
-        used.insert(k);
-      }
-    if (plan.tenant_instance[i] == instances.size())
-      throw PlacementError(where(i) + ".placement.mig_profile: impossible placement: no free MIG instance of profile " +
-                       *pl.mig_profile + " (instances here: " + available + ")");
-  }
-  for (std::size_t i = 0; i < s.tenants.size(); ++i) {
-    if (plan.tenant_instance[i] != instances.size()) continue;
-    for (std::size_t k = 0; k < instances.size() && plan.tenant_instance[i] == instances.size(); ++k)
-      if (!used.count(k)) {
-        plan.tenant_instance[i] = k;
-        used.insert(k);
-      }
-    if (plan.tenant_instance[i] == instances.size())
-      throw PlacementError(where(i) + ".placement: impossible placement: " + std::to_string(s.tenants.size()) +
-                       " tenants need their own MIG instance and there are " + std::to_string(instances.size()) +
-                       " (" + available + ")");
-  }
+  plan.rank_instance = MigSeating(s, instances).assign();
   for (std::size_t k = 1; k < instances.size(); ++k) {
     const auto& a = instances[k];
     const auto& b = instances[plan.largest];

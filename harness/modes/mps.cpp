@@ -9,12 +9,14 @@
 namespace ib {
 
 namespace {
-std::vector<std::string> mps_client_env(const Scenario& s, const Tenant& t, const MpsDaemon& d) {
+// A rank's own placement (rank_placements[r]) gives its share, as any tenant's placement does.
+std::vector<std::string> mps_client_env(const Scenario& s, const Tenant& t, int rank, const MpsDaemon& d) {
   std::vector<std::string> env = d.client_env();
-  if (t.placement.mps_active_thread_percentage)
-    env.push_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + std::to_string(*t.placement.mps_active_thread_percentage));
-  if (t.placement.mps_pinned_mem_limit)
-    env.push_back("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=" + std::to_string(s.device) + "=" + *t.placement.mps_pinned_mem_limit);
+  const Placement& pl = t.placement_of(rank);
+  if (pl.mps_active_thread_percentage)
+    env.push_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + std::to_string(*pl.mps_active_thread_percentage));
+  if (pl.mps_pinned_mem_limit)
+    env.push_back("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=" + std::to_string(s.device) + "=" + *pl.mps_pinned_mem_limit);
   return env;
 }
 }  // namespace
@@ -32,9 +34,9 @@ Plan mps_plan(const Scenario& s, const ModeContext& ctx, int sequence) {
   // The server the daemon starts for our clients is listed by NVML as a compute process: ours.
   p.helper_pids = [d = daemon.get()] { return d->server_pids(); };
   p.sets.push_back({"plain", one_process_per_tenant(s),
-                    [&s, &ctx](std::size_t i) { return command_device_env(s, i, ctx); }});
-  WorkerSet clients{"mps", one_process_per_tenant(s), [&s, &ctx, d = daemon.get()](std::size_t i) {
-                      std::vector<std::string> env = mps_client_env(s, s.tenants[i], *d);
+                    [&s, &ctx](std::size_t i, int) { return command_device_env(s, i, ctx); }});
+  WorkerSet clients{"mps", one_process_per_tenant(s), [&s, &ctx, d = daemon.get()](std::size_t i, int rank) {
+                      std::vector<std::string> env = mps_client_env(s, s.tenants[i], rank, *d);
                       for (std::string& e : command_device_env(s, i, ctx)) env.push_back(std::move(e));
                       return env;
                     }};

@@ -22,11 +22,16 @@ namespace ib {
 
 class Journal;
 
-// Mode mig: where each tenant of a scenario runs (resolved and validated before anything runs).
+// Mode mig: where each tenant of a scenario runs, each of its ranks on an instance of its own (resolved
+// and validated before anything runs).
 struct MigPlan {
-  std::vector<MigInstance> instances;        // every MIG device of the GPU
-  std::vector<std::size_t> tenant_instance;  // per tenant: index into instances
-  std::size_t largest = 0;                   // where the exclusive phase runs when there is no baseline
+  std::vector<MigInstance> instances;  // every MIG device of the GPU
+  // Per tenant, per rank (one entry for a tenant without ranks): index into instances.
+  std::vector<std::vector<std::size_t>> rank_instance;
+  std::size_t largest = 0;             // where the exclusive phase runs when there is no baseline
+  const MigInstance& instance_of(std::size_t tenant, int rank = 0) const {
+    return instances.at(rank_instance.at(tenant).at(static_cast<std::size_t>(rank)));
+  }
 };
 
 // An exclusive phase read from a saved results file, with the work per sample it was measured with.
@@ -60,8 +65,9 @@ struct ModeContext {
 struct WorkerSet {
   std::string name;                                 // in log file names: "plain", "mps", "mig", ...
   std::vector<std::vector<std::size_t>> processes;  // per process: the tenants it runs (slots, in order)
-  // The environment a process gets on top of the harness's, by its first tenant.
-  std::function<std::vector<std::string>(std::size_t tenant)> env;
+  // The environment a process gets on top of the harness's, by its first tenant and its rank (0 for a
+  // tenant without ranks): a rank may have a placement of its own (a MIG instance, an MPS share).
+  std::function<std::vector<std::string>(std::size_t tenant, int rank)> env;
   bool mps_client = false;        // its env reaches an MPS daemon (otherwise MPS is kept away)
   bool device_from_env = false;   // CUDA_VISIBLE_DEVICES names its device: CUDA device 0 inside
 };

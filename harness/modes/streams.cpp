@@ -7,7 +7,7 @@ namespace ib {
 
 Plan streams_plan(const Scenario& s, const ModeContext& ctx, int) {
   Plan p;
-  const auto none = [](std::size_t) { return std::vector<std::string>{}; };
+  const auto none = [](std::size_t, int) { return std::vector<std::string>{}; };
   p.sets.push_back({"plain", one_process_per_tenant(s), none});
   p.sets.push_back({"streams", {all_tenants(s)}, none});
   p.round = exclusive_blocks(s, 0);

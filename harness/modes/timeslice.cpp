@@ -9,7 +9,7 @@ namespace ib {
 Plan timeslice_plan(const Scenario& s, const ModeContext& ctx, int) {
   Plan p;
   p.sets.push_back({"plain", one_process_per_tenant(s),
-                    [&s, &ctx](std::size_t i) { return command_device_env(s, i, ctx); }});
+                    [&s, &ctx](std::size_t i, int) { return command_device_env(s, i, ctx); }});
   p.round = exclusive_blocks(s, 0);
   p.round.push_back({Phase::colocated, 0, all_tenants(s)});
   alone_is_exclusive(p);

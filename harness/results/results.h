@@ -407,7 +407,9 @@ struct MpsDaemonInfo {
 // Mode mig: the GPU's MIG devices and where each tenant ran.
 struct MigPlacementInfo {
   std::vector<MigInstance> instances;
-  std::map<std::string, std::string> assignment;  // tenant name -> MIG device UUID
+  std::map<std::string, std::string> assignment;  // tenant name -> MIG device UUID (a tenant with ranks: rank 0's)
+  // A tenant with ranks: tenant name -> each rank's MIG device UUID, by rank.
+  std::map<std::string, std::vector<std::string>> rank_assignment;
 };
 
 // How the mode was set up for one run (results: runs[].mode_config).

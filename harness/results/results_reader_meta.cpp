@@ -153,6 +153,10 @@ ModeConfig read_mode_config(const Field& f) {
       c.mig->instances.push_back(m);
     }
     f["mig"]["assignment"].each_member([&](const std::string& k, const Field& v) { c.mig->assignment[k] = v.string(); });
+    if (f["mig"].has("rank_assignment"))
+      f["mig"]["rank_assignment"].each_member([&](const std::string& k, const Field& ranks) {
+        for (std::size_t r = 0; r < ranks.size(); ++r) c.mig->rank_assignment[k].push_back(ranks[r].string());
+      });
   }
   if (f.has("exclusive_source")) c.exclusive_source = f["exclusive_source"].string();
   return c;

@@ -134,10 +134,13 @@ class RepetitionRun {
   LookFn look_;
   std::vector<Worker> workers_;
   std::vector<std::vector<std::vector<Seat>>> seats_;  // [set][tenant][rank]
-  // The rendezvous (kv_put / kv_get) of each tenant's ranks, for this repetition: the values published,
-  // and the gets still waiting for one (worker index, key).
-  std::map<std::size_t, std::map<std::string, std::string>> kv_;
-  std::map<std::size_t, std::vector<std::pair<std::size_t, std::string>>> kv_waiting_;
+  // The rendezvous (kv_put / kv_get) of each tenant's ranks, for this repetition, by (worker set, tenant): the
+  // values published, and the gets still waiting for one (worker index, key). A tenant has ranks in each set
+  // (mps: plain and MPS clients; mig: the largest instance and its own), and each set's ranks form their own
+  // communicator: a rank must never read another set's rank 0's address.
+  using KvScope = std::pair<std::size_t, std::size_t>;
+  std::map<KvScope, std::map<std::string, std::string>> kv_;
+  std::map<KvScope, std::vector<std::pair<std::size_t, std::string>>> kv_waiting_;
   std::unique_ptr<TelemetrySampler> sampler_;
   std::string no_mps_pipe_dir_;
   bool aborting_ = false, interrupted_ = false;

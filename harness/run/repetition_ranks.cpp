@@ -30,12 +30,12 @@ bool RepetitionRun::start_rank_workers(std::size_t set, std::size_t tenant) {
 
 // The rendezvous: a value one rank published, kept for the tenant and sent to every rank waiting for it.
 void RepetitionRun::on_kv_put(Worker& w, const Slot& slot, KvPutMessage&& m) {
-  auto& values = kv_[slot.tenant];
+  auto& values = kv_[{w.set, slot.tenant}];
   if (values.size() >= 4096 && !values.count(m.key)) {
     if (w.error.empty()) w.error = "rendezvous: more than 4096 keys published";
     return;
   }
-  auto& waiting = kv_waiting_[slot.tenant];
+  auto& waiting = kv_waiting_[{w.set, slot.tenant}];
   for (auto it = waiting.begin(); it != waiting.end();) {
     if (it->second != m.key) {
       ++it;
@@ -49,13 +49,13 @@ void RepetitionRun::on_kv_put(Worker& w, const Slot& slot, KvPutMessage&& m) {
 }
 
 void RepetitionRun::on_kv_get(Worker& w, const Slot& slot, const KvGetMessage& m) {
-  const auto& values = kv_[slot.tenant];
+  const auto& values = kv_[{w.set, slot.tenant}];
   if (const auto it = values.find(m.key); it != values.end()) {
     w.channel->send(to_line(ControlMessage{KvCommand{m.key, it->second}}));
     return;
   }
   const std::size_t k = static_cast<std::size_t>(&w - workers_.data());
-  kv_waiting_[slot.tenant].emplace_back(k, m.key);
+  kv_waiting_[{w.set, slot.tenant}].emplace_back(k, m.key);
 }
 
 std::vector<RepetitionRun::Seat> RepetitionRun::seats_of(const BlockSpec& spec, std::size_t tenant) const {

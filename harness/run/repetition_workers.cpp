@@ -90,13 +90,15 @@ RepetitionRun::Worker& RepetitionRun::add_worker(std::size_t set, const std::vec
 bool RepetitionRun::launch(Worker& w, const std::vector<std::size_t>& tenants, int rank) {
   const WorkerSet& ws = plan_.sets[w.set];
   try {
-    std::vector<std::string> env = with_mps_decided(ws.env(tenants[0]), ws.mps_client, no_mps_pipe_dir_);
+    std::vector<std::string> env = with_mps_decided(ws.env(tenants[0], rank), ws.mps_client, no_mps_pipe_dir_);
     if (s_.tenants[tenants[0]].ranks > 1)  // what torchrun gives each rank, for a program that reads it
       for (const auto& [k, v] : {std::pair<const char*, int>{"IB_RANK", rank}, {"IB_WORLD_SIZE", s_.tenants[tenants[0]].ranks},
                                  {"IB_LOCAL_RANK", rank}})
         env.push_back(std::string(k) + "=" + std::to_string(v));
     if (s_.tenants[tenants[0]].ranks > 1 && rank_shares_gpu(s_.tenants[tenants[0]], rank, s_.device))
-      env.push_back("IB_RANKS_SHARE_GPU=1");  // NCCL must allow it (nccl_comm.h)
+      // NCCL must allow it (nccl_comm.h). In mode mig too: ranks on MIG instances of one GPU (mode mig takes no
+      // placement.device) are one GPU to NCCL, which identifies a rank by its parent GPU's bus id.
+      env.push_back("IB_RANKS_SHARE_GPU=1");
     SpawnSpec spec{o_.worker_exe, worker_args(tenants, ws.device_from_env, rank), env, w.log, kInheritedMpsSettings};
     spec.node = s_.tenants[tenants[0]].placement_of(rank).node;  // a run across nodes: whose harness starts it
     w.channel = launcher_.start(spec);

@@ -189,11 +189,12 @@ class PipeSink final : public MessageSink {
   std::mutex mutex_;
 };
 
-// The placement environment as this process sees it (CUDA_VISIBLE_DEVICES, CUDA_MPS_*).
+// The placement environment as this process sees it (CUDA_VISIBLE_DEVICES, CUDA_MPS_*, and IB_RANKS_SHARE_GPU:
+// another rank of its tenant is on its GPU, or on a MIG instance of it).
 std::map<std::string, std::string> placement_environment() {
   std::map<std::string, std::string> env;
   for (const auto& [key, value] : current_environment())
-    if (key == "CUDA_VISIBLE_DEVICES" || key.rfind("CUDA_MPS_", 0) == 0) env[key] = value;
+    if (key == "CUDA_VISIBLE_DEVICES" || key.rfind("CUDA_MPS_", 0) == 0 || key == "IB_RANKS_SHARE_GPU") env[key] = value;
   return env;
 }
 

@@ -283,9 +283,9 @@ void parse_ranks(const Checker& ck, const json& t, const std::string& tp, const 
   if (spec && !spec->collective)
     ck.fail(tp + ".ranks", "\"" + tenant.workload + "\" is not a collective: only a collective workload has ranks");
   tenant.ranks = ck.integer(t.at("ranks"), tp + ".ranks", 1, kMaxRanks);
-  if (tenant.ranks > 1 && (s.mode == Mode::streams || s.mode == Mode::mig))
-    ck.fail(tp + ".ranks", std::string("ranks are worker processes placed by CPUs; mode ") + mode_name(s.mode) +
-                               " cannot place them yet (use exclusive, timeslice or mps)");
+  if (tenant.ranks > 1 && s.mode == Mode::streams)
+    ck.fail(tp + ".ranks", "ranks are worker processes; mode streams runs every tenant as a thread of one process "
+                           "(use exclusive, timeslice, mps or mig)");
   if (!t.contains("rank_placements")) return;
   const std::string rp = tp + ".rank_placements";
   const json& list = t.at("rank_placements");

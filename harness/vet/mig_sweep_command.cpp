@@ -55,8 +55,15 @@ json read_sweep_scenario(const PlatformOptions& o) {
   json s = read_json_file(file, "mig-sweep --scenario");
   if (!s.is_object() || !s.contains("tenants") || !s["tenants"].is_array() || s["tenants"].size() < 1)
     throw InputError("mig-sweep --scenario " + file + ": tenants: a list of at least one tenant was expected");
-  for (const json& t : s["tenants"])
+  for (std::size_t i = 0; i < s["tenants"].size(); ++i) {
+    const json& t = s["tenants"][i];
     if (!t.is_object()) throw InputError("mig-sweep --scenario " + file + ": tenants: each tenant is an object");
+    // A layout is one instance per tenant; a collective's ranks would each need one (mode mig places them).
+    if (t.contains("ranks") && !(t["ranks"].is_number_integer() && t["ranks"].get<long long>() <= 1))
+      throw InputError("mig-sweep --scenario " + file + ": tenants[" + std::to_string(i) +
+                       "].ranks: a layout gives each tenant one MIG instance and a tenant with ranks needs one per "
+                       "rank: measure it with --mode mig on the instances there (or --mig-create)");
+  }
   if (o.registry) {
     ScenarioOverrides ov;
     ov.mode = Mode::mig;

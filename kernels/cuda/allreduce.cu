@@ -420,8 +420,9 @@ Support allreduce_supported(const Params& p, const ExecContext& ctx) {
   // Decidable without a GPU, so first: NCCL is loaded at run time and may be missing.
   const nccl::Library lib = nccl::Library::load_from_environment();
   if (!lib.ok()) return {false, nccl::not_found_reason(lib, "allreduce")};
-  if (nccl::placement_from_environment().shares_gpu)  // decidable without a GPU too: NCCL's version
-    if (std::string why = nccl::allow_ranks_on_one_gpu(lib, "allreduce"); !why.empty()) return {false, why};
+  if (const nccl::Placement where = nccl::placement_from_environment(); where.shares_gpu)  // NCCL's version decides
+    if (std::string why = nccl::allow_ranks_on_one_gpu(lib, "allreduce", where.mig_instance); !why.empty())
+      return {false, why};
   if (Support s = cuda_support(ctx.device); !s.supported) return s;
   int count = 0;
   IB_CHECK(cudaGetDeviceCount(&count));

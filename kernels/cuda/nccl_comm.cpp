@@ -24,15 +24,28 @@ Placement placement_from_environment() {
   return p;
 }
 
-std::string ranks_on_one_gpu_refusal(int version, const std::string& text, const std::string& workload) {
-  if (version >= kMultiRankGpuVersion) return "";
-  return workload + ": this tenant places two of its ranks on one GPU, which NCCL " + text +
-         " refuses (\"Duplicate GPU detected\"): NCCL 2.30 or later allows it with NCCL_MULTI_RANK_GPU_ENABLE=1 "
-         "(experimental); or give each rank its own GPU (rank_placements)";
+std::string ranks_on_one_gpu_refusal(int version, const std::string& text, const std::string& workload, bool on_mig) {
+  if (version >= (on_mig ? kMultiRankMigVersion : kMultiRankGpuVersion)) return "";
+  if (!on_mig || version < kMultiRankGpuVersion)
+    return workload + ": this tenant places two of its ranks on one GPU" + (on_mig ? " (on MIG instances of it)" : "") +
+           ", which NCCL " + text + " refuses (\"Duplicate GPU detected\"): NCCL " + (on_mig ? "2.31" : "2.30") +
+           " or later allows it with NCCL_MULTI_RANK_GPU_ENABLE=1 (experimental); or give each rank its own GPU" +
+           (on_mig ? " (a whole one: mode timeslice or mps with rank_placements)" : " (rank_placements)");
+  return workload + ": this tenant places its ranks on MIG instances of one GPU, which NCCL " + text +
+         " refuses (\"Multiple Ranks are using the same GPU/Partition\"): NCCL 2.31 or later supports ranks across "
+         "MIG instances (experimental, over host shared memory, no P2P or NVLink); or give each rank a whole GPU";
 }
 
-std::string allow_ranks_on_one_gpu(const Library& lib, const std::string& workload) {
-  std::string why = ranks_on_one_gpu_refusal(lib.version(), lib.version_text(), workload);
+std::string nvls_refusal(const char* nvls, const std::string& workload) {
+  if (!nvls || std::string(nvls) != "1") return "";
+  return workload + ": NCCL_NVLS_ENABLE=1 is set, and NCCL aborts a communicator with several ranks on one GPU "
+                    "then (\"communicator has multiple ranks using the same NVML device\"): unset it (the default, 2, "
+                    "lets NCCL decide)";
+}
+
+std::string allow_ranks_on_one_gpu(const Library& lib, const std::string& workload, bool on_mig) {
+  std::string why = ranks_on_one_gpu_refusal(lib.version(), lib.version_text(), workload, on_mig);
+  if (why.empty()) why = nvls_refusal(std::getenv("NCCL_NVLS_ENABLE"), workload);
   if (why.empty()) ::setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 0);
   return why;
 }

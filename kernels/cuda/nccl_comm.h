@@ -32,13 +32,21 @@ Placement placement_from_environment();
 bool prepare_environment(const Placement& where);
 
 // Several ranks of one communicator on one GPU (DESIGN.md section 7): NCCL before 2.30 refuses them ("Duplicate
-// GPU detected"); 2.30 and later allow them behind NCCL_MULTI_RANK_GPU_ENABLE=1 (experimental). The waiver's
-// reason for NCCL `version` (NCCL_VERSION_CODE; `text` as "2.28.9"), or "" when it can.
+// GPU detected"); 2.30 and later allow them behind NCCL_MULTI_RANK_GPU_ENABLE=1 (experimental). Ranks on MIG
+// instances of one GPU are several ranks on one GPU to NCCL too (it identifies a rank by the parent GPU's bus
+// id, and still wants NCCL_MULTI_RANK_GPU_ENABLE=1); it supports them from 2.31 (experimental, over host shared
+// memory). The waiver's reason for NCCL `version` (NCCL_VERSION_CODE; `text` as "2.28.9") with this process
+// on a MIG instance or not, or "" when it can.
 constexpr int kMultiRankGpuVersion = 23000;
-std::string ranks_on_one_gpu_refusal(int version, const std::string& text, const std::string& workload);
-// The same for the loaded `lib`; when it can, also sets NCCL_MULTI_RANK_GPU_ENABLE=1 for this process (unless
-// the user set it), which NCCL reads at its first initialisation, so before any communicator is made.
-std::string allow_ranks_on_one_gpu(const Library& lib, const std::string& workload);
+constexpr int kMultiRankMigVersion = 23100;
+std::string ranks_on_one_gpu_refusal(int version, const std::string& text, const std::string& workload, bool on_mig);
+// NCCL_NVLS_ENABLE=1 set by the user makes NCCL 2.31 abort a communicator with several ranks on one GPU
+// ("communicator has multiple ranks using the same NVML device", reported on an H200 with MIG, NVIDIA/nccl
+// issue 1716): the waiver's reason for the value `nvls` of that variable (nullptr: unset), or "".
+std::string nvls_refusal(const char* nvls, const std::string& workload);
+// Both for the loaded `lib`; when it can, also sets NCCL_MULTI_RANK_GPU_ENABLE=1 for this process (unless the
+// user set it), which NCCL reads at its first initialisation, so before any communicator is made.
+std::string allow_ranks_on_one_gpu(const Library& lib, const std::string& workload, bool on_mig);
 
 // Loads NCCL (waived with the places searched when it is missing). As an MPS client or on a MIG
 // instance it also creates and destroys one communicator over `devices`: NCCL's initialisation can

@@ -88,6 +88,36 @@ def test_each_tenant_gets_its_own_mig_instance(runner, tmp_path, nvml):
     assert cfg["device"]["mig_mode"] == {"current": True, "pending": True}
 
 
+def test_each_rank_of_a_collective_gets_its_own_mig_instance(runner, tmp_path, nvml):
+    # Issue 35: a collective's ranks are workers, each on a MIG instance of its own (NCCL 2.31 supports ranks
+    # across instances); NCCL sees one GPU, so each is told IB_RANKS_SHARE_GPU=1. Without a baseline the
+    # exclusive phase runs every rank on the largest instance. (The host stand-in ignores CUDA's variables: this
+    # checks the placement; the NCCL side is CudaSupported.RanksOnMigInstancesNeedNccl231.)
+    if "built without gloo" in runner.run("list", "workloads").stdout:
+        pytest.skip("built without gloo (libgloo-dev)")
+    nvml(gpu())
+    ar = {"name": "ar", "workload": "host-collective", "params": {"op": "allreduce", "kib": 64}, "ranks": 2,
+          "rank_placements": [{"mig_profile": "1g.18gb"}, {"mig_instance": 1}]}
+    f = runner.write_json("s.json", scenario("ranks", [ar, compute("g")], mode="mig", duration=0.4))
+    r = runner.run(*LENIENT, "--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--rounds", "1",
+                   "--until", "fixed")
+    assert r.returncode in (0, 1, 5), r.stderr
+    run = load_results(tmp_path / "out")["runs"][0]
+    assert run["status"] == "ok", run["message"]
+    mig = run["mode_config"]["mig"]
+    uuid = [i["uuid"] for i in INSTANCES]
+    # rank 1 asked for instance 1; rank 0 for the first free 1g.18gb (2); g takes the first left (0).
+    assert mig["rank_assignment"] == {"ar": [uuid[2], uuid[1]]}
+    assert mig["assignment"] == {"ar": uuid[2], "g": uuid[0]}
+    t = next(t for t in run["tenants"] if t["name"] == "ar")
+    for phase, on in (("alone", {uuid[2], uuid[1]}), ("colocated", {uuid[2], uuid[1]}), ("exclusive", {uuid[0]})):
+        env = t["phases"][phase]["worker"]["env"]
+        assert env["CUDA_VISIBLE_DEVICES"] in on and env["IB_RANKS_SHARE_GPU"] == "1", (phase, env)
+        assert len(t["phases"][phase]["samples"]["rank_duration_s"]) == 2, phase  # [rank][sample]
+    g = next(t for t in run["tenants"] if t["name"] == "g")
+    assert "IB_RANKS_SHARE_GPU" not in g["phases"]["colocated"]["worker"]["env"]
+
+
 def test_exclusive_phase_from_a_baseline_file(runner, tmp_path, nvml):
     doc = scenario("pair", [compute("a"), compute("b")], duration=0.5)
     f = runner.write_json("s.json", doc)
@@ -224,8 +254,11 @@ def test_impossible_mig_placements_are_exit_2(runner, tmp_path, nvml):
     bad_index["placement"] = {"mig_instance": 9}
     bad_profile = compute("a")
     bad_profile["placement"] = {"mig_profile": "4g.71gb"}
-    for tenants, message in ((too_many, "tenants[4].placement: impossible placement: 5 tenants need their own MIG "
-                                        "instance and there are 4"),
+    ranks = {"name": "ar", "workload": "host-collective", "params": {"op": "allreduce", "kib": 64}, "ranks": 2,
+             "rank_placements": [{"mig_instance": 2}, {"mig_instance": 2}]}
+    for tenants, message in ((too_many, "tenants[4].placement: impossible placement: 5 workers"),
+                             ([ranks], "tenants[0].rank_placements[1].mig_instance: impossible placement: MIG instance "
+                                       "2 is already rank 0"),
                              ([bad_index], "tenants[0].placement.mig_instance: impossible placement: there is no "
                                            "MIG instance 9"),
                              ([bad_profile], "tenants[0].placement.mig_profile: impossible placement: no free MIG "

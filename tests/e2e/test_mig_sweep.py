@@ -236,6 +236,7 @@ def test_bad_references_or_a_missing_price_is_one_line_exit_2(runner, tmp_path, 
 @pytest.mark.parametrize("what, says", [
     ("layout", "l.txt:1: \"3g.71gb,,3g.71gb\""),
     ("scenario", "tenants[0].params.n: expected integer in [16, 2048], got 5000"),
+    ("ranks", "tenants[1].ranks: a layout gives each tenant one MIG instance"),
 ])
 def test_a_bad_layout_entry_or_scenario_is_refused_before_anything_is_made(runner, tmp_path, fake, what, says):
     # Issue 37 item 9: both were found inside the first layout's run, after the references had been measured.
@@ -244,6 +245,10 @@ def test_a_bad_layout_entry_or_scenario_is_refused_before_anything_is_made(runne
     if what == "scenario":
         doc = json.loads(s.read_text())
         doc["tenants"][0]["params"]["n"] = 5000
+        s = runner.write_json("s.json", doc)
+    if what == "ranks":  # a collective's ranks would each need an instance: mode mig places them, a layout does not
+        doc = json.loads(s.read_text())
+        doc["tenants"][1] = {"name": "ar", "workload": "host-collective", "params": {"op": "allreduce"}, "ranks": 2}
         s = runner.write_json("s.json", doc)
     layouts = runner.write_json("l.txt", "3g.71gb,,3g.71gb\n" if what == "layout" else "3g.71gb,3g.71gb\n")
     r = subprocess.run(sweep(runner, "--scenario", s, "--layouts", layouts, "--out", tmp_path / "o"),

@@ -121,6 +121,27 @@ def test_daemon_is_quit_on_sigint_and_sigterm(runner, tmp_path, mps, sig):
     assert load_results(out)["runs"][0]["status"] == "interrupted"
 
 
+def test_a_collectives_ranks_meet_only_the_ranks_of_their_own_worker_set(runner, tmp_path, mps):
+    # Issue 35: mode mps keeps two sets of workers alive for the repetition, plain (exclusive blocks) and MPS
+    # clients; each set's ranks form their own communicator. The rendezvous was once shared by the two sets, and
+    # a rank could connect to the other set's rank 0 (gloo: "Connection refused", or a hang), an error every time.
+    if "built without gloo" in runner.run("list", "workloads").stdout:
+        pytest.skip("built without gloo (libgloo-dev)")
+    ar = {"name": "ar", "workload": "host-collective", "params": {"op": "allreduce", "kib": 64}, "ranks": 2,
+          "rank_placements": [{"mps_active_thread_percentage": 40}, {"mps_active_thread_percentage": 60}]}
+    f = runner.write_json("s.json", scenario("mps-ranks", [ar, compute("g")], mode="mps", duration=0.4))
+    out = tmp_path / "out"
+    r = runner.run("--backend", "host", "--scenario", f, "--out", out, "--rounds", "1", "--until", "fixed", *LENIENT)
+    assert r.returncode in (0, 1, 5), r.stdout + r.stderr
+    run = load_results(out)["runs"][0]
+    assert run["status"] == "ok", run["message"]
+    t = next(t for t in run["tenants"] if t["name"] == "ar")
+    for phase in ("exclusive", "alone", "colocated"):
+        assert len(t["phases"][phase]["samples"]["rank_duration_s"]) == 2, phase
+    # each rank's share is its own placement's (the phase records one rank's worker)
+    assert t["phases"]["alone"]["worker"]["env"]["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] in ("40", "60")
+
+
 def test_daemon_that_does_not_answer_is_quit_and_refused(runner, tmp_path, mps):
     runner.env["FAKE_MPS_NO_ANSWER"] = "1"
     f = runner.write_json("s.json", scenario("mute", [compute("a")], mode="mps", duration=0.3))

@@ -369,8 +369,44 @@ TEST(CudaSupported, RanksOnOneGpuNeedNccl230) {
   EXPECT_EQ(s.reason.find("Duplicate GPU"), std::string::npos) << s.reason;
   ASSERT_NE(std::getenv("NCCL_MULTI_RANK_GPU_ENABLE"), nullptr);
   EXPECT_STREQ(std::getenv("NCCL_MULTI_RANK_GPU_ENABLE"), "1");
-  EXPECT_EQ(ib::cuda::nccl::ranks_on_one_gpu_refusal(22999, "2.29.99", "x").empty(), false);
-  EXPECT_EQ(ib::cuda::nccl::ranks_on_one_gpu_refusal(23000, "2.30.0", "x"), "");
+  EXPECT_EQ(ib::cuda::nccl::ranks_on_one_gpu_refusal(22999, "2.29.99", "x", false).empty(), false);
+  EXPECT_EQ(ib::cuda::nccl::ranks_on_one_gpu_refusal(23000, "2.30.0", "x", false), "");
+}
+
+// Ranks on MIG instances of one GPU (mode mig gives each rank CUDA_VISIBLE_DEVICES=MIG-<uuid> and, as NCCL sees
+// one GPU, IB_RANKS_SHARE_GPU=1): NCCL 2.31 or later, waived before with NCCL's words for the version loaded.
+TEST(CudaSupported, RanksOnMigInstancesNeedNccl231) {
+  const ScopedEnv nccl("INTERFERENCE_BENCH_NCCL", std::string(FAKE_NCCL_DIR));
+  const ScopedEnv shared("IB_RANKS_SHARE_GPU", std::string("1"));
+  const ScopedEnv mig("CUDA_VISIBLE_DEVICES", std::string("MIG-aaaaaaaa-0000-0000-0000-000000000002"));
+  const ScopedEnv multi("NCCL_MULTI_RANK_GPU_ENABLE", std::nullopt);
+  const ScopedEnv nvls("NCCL_NVLS_ENABLE", std::nullopt);
+  const auto r = cuda_registry();
+  const auto waived = [&](const char* version, const std::string& says) {
+    const ScopedEnv v("FAKE_NCCL_VERSION", std::string(version));
+    const auto s = supported(r, "allreduce", json::object());
+    EXPECT_FALSE(s.supported) << version;
+    EXPECT_NE(s.reason.find(says), std::string::npos) << s.reason;
+    EXPECT_NE(s.reason.find("2.31 or later"), std::string::npos) << s.reason;
+    EXPECT_EQ(std::getenv("NCCL_MULTI_RANK_GPU_ENABLE"), nullptr) << version;
+  };
+  waived("22809", "NCCL 2.28.9 refuses (\"Duplicate GPU detected\")");
+  waived("23007", "NCCL 2.30.7 refuses (\"Multiple Ranks are using the same GPU/Partition\")");
+  {
+    const ScopedEnv v("FAKE_NCCL_VERSION", std::string("23102"));
+    const ScopedEnv on("NCCL_NVLS_ENABLE", std::string("1"));
+    const auto s = supported(r, "allreduce", json::object());
+    EXPECT_NE(s.reason.find("NCCL_NVLS_ENABLE=1 is set"), std::string::npos) << s.reason;
+    EXPECT_EQ(std::getenv("NCCL_MULTI_RANK_GPU_ENABLE"), nullptr);
+  }
+  const ScopedEnv v("FAKE_NCCL_VERSION", std::string("23102"));
+  const auto s = supported(r, "allreduce", json::object());
+  EXPECT_EQ(s.reason.find("refuses"), std::string::npos) << s.reason;
+  ASSERT_NE(std::getenv("NCCL_MULTI_RANK_GPU_ENABLE"), nullptr);
+  EXPECT_STREQ(std::getenv("NCCL_MULTI_RANK_GPU_ENABLE"), "1");
+  EXPECT_EQ(ib::cuda::nccl::ranks_on_one_gpu_refusal(23099, "2.30.99", "x", true).empty(), false);
+  EXPECT_EQ(ib::cuda::nccl::ranks_on_one_gpu_refusal(23100, "2.31.0", "x", true), "");
+  EXPECT_EQ(ib::cuda::nccl::nvls_refusal("2", "x"), "");
 }
 
 TEST(CudaSupported, BadDeviceIndex) {

@@ -62,7 +62,7 @@ TEST(ModeConfig, TheWriterGivesTheKeysOfEachMode) {
   m.uuid = "MIG-a";
   m.sm_count = 60;
   m.memory_bytes = 1ull << 36;
-  c.mig = MigPlacementInfo{{m}, {{"t", "MIG-a"}}};
+  c.mig = MigPlacementInfo{{m}, {{"t", "MIG-a"}}, {}};
   const json expected = {
       {"mode", "mps"},
       {"device", {{"nvml", "unavailable: no library"}}},

@@ -2,6 +2,7 @@
 // indices first, then profiles, then the rest; the largest instance; refusals naming the field.
 #include "harness/modes/mps_daemon.h"
 #include "harness/modes/mode_setup.h"
+#include "harness/modes/plan.h"
 
 #include "harness/core/errors.h"
 #include "tests/unit/fake_nvml_env.h"
@@ -52,7 +53,7 @@ const std::vector<MigInstance> kInstances = {inst(0, "1g.18gb", 16, 18), inst(1,
 TEST(PlanMig, ExplicitIndexThenProfileThenInOrder) {
   // "free" takes what is left in order after "idx" (index 0) and "prof" (first free 1g.18gb: 2).
   const MigPlan p = plan_mig(scenario({tenant("free"), tenant("prof", {}, "1g.18gb"), tenant("idx", 0)}), kInstances);
-  EXPECT_EQ(p.tenant_instance, (std::vector<std::size_t>{1, 2, 0}));
+  EXPECT_EQ(p.rank_instance, (std::vector<std::vector<std::size_t>>{{1}, {2}, {0}}));
   EXPECT_EQ(p.largest, 1u);
 }
 
@@ -77,11 +78,93 @@ TEST(PlanMig, RefusalsNameTheField) {
                 .find("tenants[1].placement.mig_profile: impossible placement: no free MIG instance of profile 2g.35gb"),
             std::string::npos);
   EXPECT_NE(message(scenario({tenant("a"), tenant("b"), tenant("c"), tenant("d"), tenant("e")}))
-                .find("tenants[4].placement: impossible placement: 5 tenants need their own MIG instance and there are 4"),
+                .find("tenants[4].placement: impossible placement: 5 workers (tenants or ranks) need their own MIG "
+                      "instance and there are 4"),
             std::string::npos);
-  EXPECT_NE(message(scenario({tenant("a", {}, {}, "allreduce")}))
-                .find("tenants[0].workload: allreduce cannot run in mode mig: NCCL cannot build a communicator across "
-                      "MIG instances"),
+  Tenant one_process = tenant("a", {}, {}, "allreduce");
+  one_process.params = {{"gpus", 2}};
+  EXPECT_NE(message(scenario({one_process}))
+                .find("tenants[0].params.gpus: one process cannot drive NCCL over several MIG instances"),
+            std::string::npos);
+  one_process.params = {{"gpus", 1}};  // a one-rank allreduce inside one instance is a local copy: placed
+  EXPECT_EQ(message(scenario({one_process})), "no error");
+}
+
+Tenant ranked(const std::string& name, int ranks, std::vector<Placement> placements = {}) {
+  Tenant t = tenant(name, {}, {}, "allreduce");
+  t.ranks = ranks;
+  t.rank_placements = std::move(placements);
+  return t;
+}
+
+Placement at(std::optional<int> index, std::optional<std::string> profile = {}) {
+  Placement p;
+  p.mig_instance = index;
+  p.mig_profile = std::move(profile);
+  return p;
+}
+
+// Each rank of a collective tenant is a worker of its own: an instance each, by the same three passes.
+TEST(PlanMig, EachRankGetsAnInstanceOfItsOwn) {
+  // "ar" rank 0 asks for instance 3, rank 1 for a 1g.18gb (the first free: 0), rank 2 takes the first free
+  // left after "g" asked for 1: instance 2.
+  const MigPlan p = plan_mig(scenario({ranked("ar", 3, {at(3), at({}, "1g.18gb"), at({})}), tenant("g", 1)}), kInstances);
+  EXPECT_EQ(p.rank_instance, (std::vector<std::vector<std::size_t>>{{3, 0, 2}, {1}}));
+  EXPECT_EQ(p.instance_of(0, 2).uuid, "MIG-2");
+  EXPECT_EQ(p.instance_of(1).uuid, "MIG-1");
+  // Without rank_placements every rank takes its tenant's placement: a profile is the first free of it each.
+  Tenant both = ranked("ar", 2);
+  both.placement.mig_profile = "1g.18gb";
+  EXPECT_EQ(plan_mig(scenario({both}), kInstances).rank_instance, (std::vector<std::vector<std::size_t>>{{0, 2}}));
+}
+
+// Mode mig's plan gives each rank's worker its own instance in the alone and colocated blocks, every rank the
+// largest instance in the exclusive blocks (several ranks on one GPU to NCCL), and the results the ranks' UUIDs.
+TEST(PlanMig, TheModeShowsEachRankItsInstance) {
+  const Scenario s = scenario({ranked("ar", 2, {at({}, "1g.18gb"), at(3)}), tenant("g")});
+  ModeContext ctx;
+  ctx.mig_plans["s"] = plan_mig(s, kInstances);
+  const Plan p = mig_plan(s, ctx, 1);
+  ASSERT_EQ(p.sets.size(), 2u);
+  using Env = std::vector<std::string>;
+  EXPECT_EQ(p.sets[0].env(0, 0), (Env{"CUDA_VISIBLE_DEVICES=MIG-0"}));
+  EXPECT_EQ(p.sets[0].env(0, 1), (Env{"CUDA_VISIBLE_DEVICES=MIG-3"}));
+  EXPECT_EQ(p.sets[0].env(1, 0), (Env{"CUDA_VISIBLE_DEVICES=MIG-1"}));
+  EXPECT_EQ(p.sets[1].name, "mig-largest");
+  EXPECT_EQ(p.sets[1].env(0, 1), (Env{"CUDA_VISIBLE_DEVICES=MIG-1"}));
+  ASSERT_TRUE(p.config.mig.has_value());
+  EXPECT_EQ(p.config.mig->assignment, (std::map<std::string, std::string>{{"ar", "MIG-0"}, {"g", "MIG-1"}}));
+  EXPECT_EQ(p.config.mig->rank_assignment,
+            (std::map<std::string, std::vector<std::string>>{{"ar", {"MIG-0", "MIG-3"}}}));
+  // Ranks of one tenant on instances of one GPU share it as NCCL sees it: each worker is told.
+  EXPECT_TRUE(rank_shares_gpu(s.tenants[0], 0, s.device));
+  EXPECT_TRUE(rank_shares_gpu(s.tenants[0], 1, s.device));
+}
+
+TEST(PlanMig, RanksThatCannotHaveAnInstanceEachAreRefusedNamingTheRank) {
+  auto message = [](const Scenario& s) {
+    try {
+      plan_mig(s, kInstances);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message(scenario({ranked("ar", 2, {at(1), at(1)})})),
+            "s.json: tenants[0].rank_placements[1].mig_instance: impossible placement: MIG instance 1 is already rank 0 "
+            "of ar's (each rank needs its own)");
+  Tenant same = ranked("ar", 2);
+  same.placement.mig_instance = 2;  // one placement for both ranks: one instance asked twice
+  EXPECT_NE(message(scenario({same})).find("tenants[0].placement.mig_instance: impossible placement: MIG instance 2 is "
+                                           "already rank 0 of ar's"),
+            std::string::npos);
+  EXPECT_NE(message(scenario({ranked("ar", 3, {at({}, "1g.18gb"), at({}, "1g.18gb"), at({}, "1g.18gb")})}))
+                .find("tenants[0].rank_placements[2].mig_profile: impossible placement: no free MIG instance of profile "
+                      "1g.18gb for rank 2 of ar"),
+            std::string::npos);
+  EXPECT_NE(message(scenario({ranked("ar", 4), tenant("g")}))
+                .find("tenants[1].placement: impossible placement: 5 workers (tenants or ranks) need their own MIG "
+                      "instance and there are 4"),
             std::string::npos);
 }
 
@@ -160,7 +243,7 @@ TEST_F(PrepareModes, OnAGpuInMigModeTheOtherModesRunOnAnInstanceAndSaySo) {
   ModeContext oo;
   prepare_modes(ModeRequest{}, Backend::cuda, {in_mode(Mode::mig)}, setup, oo, false);
   ASSERT_EQ(oo.mig_plans.count("s"), 1u);
-  EXPECT_EQ(oo.mig_plans.at("s").tenant_instance.size(), 2u);
+  EXPECT_EQ(oo.mig_plans.at("s").rank_instance.size(), 2u);
   EXPECT_TRUE(oo.mig_instance_note.empty());
   // a whole GPU: nothing to say
   write_config(one_gpu(0, false));

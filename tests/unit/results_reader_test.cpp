@@ -90,7 +90,7 @@ Results every_field_results() {
   inst.uuid = "MIG-1";
   inst.sm_count = 16;
   inst.memory_bytes = 18ull << 30;
-  run.mode_config.mig = MigPlacementInfo{{inst}, {{"a", "MIG-1"}}};
+  run.mode_config.mig = MigPlacementInfo{{inst}, {{"a", "MIG-1"}}, {{"a", {"MIG-1", "MIG-2"}}}};
   run.mode_config.exclusive_source = "baseline";
   run.barrier_skew_s = 2e-5;
   run.blocks[0].barrier_skew_s = 1e-5;
@@ -358,6 +358,7 @@ void same_mode_config(const ModeConfig& a, const ModeConfig& b) {
       EXPECT_EQ(a.mig->instances[i].sm_count, b.mig->instances[i].sm_count);
     }
     EXPECT_EQ(a.mig->assignment, b.mig->assignment);
+    EXPECT_EQ(a.mig->rank_assignment, b.mig->rank_assignment);
   }
   EXPECT_EQ(a.exclusive_source, b.exclusive_source);
 }

@@ -37,7 +37,9 @@
 #   says): the preflight, nvidia-smi mig -lgipp (read only), then mig-sweep of the quick gemm+copy pair
 #   over every valid two-instance layout (3 s phases, 4 rounds, --budget 360: the layouts that do not fit
 #   are listed as skipped); its instances are made and destroyed by the sweep's runs, pre-existing ones
-#   are never touched.
+#   are never touched. Then two ranks of one NCCL allreduce, each on a MIG instance of its own, beside a
+#   gemm on a third (three of the smallest profile, made and destroyed by the run; NCCL 2.31 or later,
+#   waived in NCCL's words before).
 # Every step's files reach $OUT before the next step starts (BEFORE_STEP=CMD runs CMD NAME OUT first:
 # the rehearsal looks there). After every step that ran interference-bench, whatever its exit (a step
 # killed by its timeout never got to clean up), `interference-bench cleanup` undoes what the killed run's
@@ -440,6 +442,19 @@ mig_sweep() {  # PART=mig: only where the GPU is already in MIG mode (the check 
   timeout --kill-after=5 30 "$NVIDIA_SMI" mig -lgipp > "$WORK/nvidia-smi-mig-lgipp.txt" 2>&1
   run mig-sweep 60 420 "${PENV[@]}" "$IB" mig-sweep --backend cuda --scenario "$ROOT/scenarios/cuda/quick-gemm-copy.json" \
     --duration 3 --rounds 4 --budget 360 --out "$WORK/mig-sweep"
+  collective_mig
+}
+collective_mig() {  # issue 35: the allreduce's two ranks each on a MIG instance, the gemm on a third, all three of
+  # the GPU's smallest profile, made and destroyed by the run (--mig-create); NCCL 2.31+, older is waived in its words
+  local profile
+  timeout --kill-after=5 30 "$NVIDIA_SMI" mig -lgip > "$WORK/nvidia-smi-mig-lgip.txt" 2>&1
+  profile=$(grep -o 'MIG [0-9]g\.[0-9]*gb ' "$WORK/nvidia-smi-mig-lgip.txt" | head -n 1 | awk '{print $2}')
+  if [ -z "$profile" ]; then
+    step "SKIPPED collective-mig: nvidia-smi mig -lgip names no profile ($(head -n 1 "$WORK/nvidia-smi-mig-lgip.txt"))"
+    return 0
+  fi
+  run collective-mig 30 150 "${PENV[@]}" "$IB" --backend cuda --mode mig --mig-create "$profile,$profile,$profile" \
+    --scenario "$ROOT/scenarios/device/allreduce-two-ranks-gemm.json" --rounds 3 --until fixed --out "$WORK/collective-mig"
 }
 selftest() {  # only when this build of interference-bench has the subcommand
   local help opts=()

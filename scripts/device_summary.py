@@ -12,6 +12,7 @@ Reads from the work folder WORK whatever the run produced (a missing part shows 
   cv-<name>/results.json     20 s exclusive phases: CV of sample time, latency         (issue 3)
   gpu-tests.json             GoogleTest JSON of ib_cuda_gpu_tests
   modes-<mode>/results.json  --suite quick --mode timeslice, mps (first call), streams, mig (second)  (issue 4)
+  collective-<mode>/results.json   two allreduce ranks beside a gemm, timeslice, mps, mig  (issue 35)
   probe.out                  probe --json                                              (issue 5)
   sampler-<w>-hz<h>-<i>/results.json   telemetry at 10 Hz vs off                       (issue 5)
   vet/vet.json, sustain/sustain.json   vet against the baseline, the sustained-load test (issue 5)
@@ -282,6 +283,37 @@ def run_log_figures(work):
     return out
 
 
+def collective_figures(work):
+    """Issue 35: the two ranks of one allreduce beside a gemm (collective-<mode>/results.json): per run its status
+    and message (a waiver's reason), and per tenant what mode_figures reports plus the colocated straggler rank."""
+    runs = []
+    for m in ("timeslice", "mps", "mig"):
+        doc = load(os.path.join(work, f"collective-{m}", "results.json"))
+        figures = mode_figures(doc)
+        if not figures:
+            continue
+        for run, raw in zip(figures["runs"], doc.get("runs", [])):
+            for tn, t in zip(run["tenants"], raw.get("tenants", [])):
+                ranks = ((t.get("phases") or {}).get("colocated") or {}).get("ranks") or {}
+                tn["straggler_rank"] = ranks.get("straggler_rank")
+            runs.append(run)
+    return runs
+
+
+def collective_table(runs):
+    md = ["", "two ranks of one allreduce beside a gemm (issue 35; share = colocated / alone throughput):", "",
+          "| mode | status | tenant | share | p95 slowdown | verdict | straggler rank | message |",
+          "| --- | --- | --- | ---: | ---: | --- | ---: | --- |"]
+    for run in runs:
+        for tn in run["tenants"] or [{}]:
+            share, p95 = tn.get("share"), tn.get("p95_slowdown")
+            md.append(f"| {run['mode']} | {run['status']} | {tn.get('name')} | "
+                      f"{'n/a' if share is None else format(share, '.3f')} | "
+                      f"{'n/a' if p95 is None else format(p95, '.3f')} | {tn.get('verdict')} | "
+                      f"{tn.get('straggler_rank')} | {run.get('message') or ''} |")
+    return md
+
+
 def main(work):
     micro = merged_microbench(work)
     torch = torch_reference(work)
@@ -373,6 +405,9 @@ def main(work):
     modes = mode_figures(merged_modes(work))
     if modes is not None:
         f["modes"] = modes
+    collectives = collective_figures(work)
+    if collectives:
+        f["collectives"] = collectives
     sampler = sampler_figures(work)
     if sampler is not None:
         f["sampler"] = sampler
@@ -475,6 +510,8 @@ def main(work):
                           f"{'n/a' if p95 is None else format(p95, '.3f')} | {tn.get('verdict')} |")
         for cid, c in modes["checks"].items():
             md.append(f"- {cid}: {c['value']} — {'PASS' if c['ok'] else 'FAIL'} (target {c['target']})")
+    if collectives:
+        md += collective_table(collectives)
     if sampler:
         md += ["", "telemetry sampler cost (1 - throughput at 10 Hz / throughput off; target <= "
                f"{TARGETS['sampler_perturbation_max']}):", ""]

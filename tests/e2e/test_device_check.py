@@ -345,6 +345,7 @@ def test_the_second_call_brings_back_the_rest_in_order(rehearsal_checkout, tmp_p
 MIG_ENABLED_SMI = """#!/bin/sh
 case "$*" in
   *mig.mode.current*) echo "Enabled";;
+  *"mig -lgip") echo "|   0  MIG 1g.18gb          19     7/7        16.00      No     16     1     0   |";;
   *--query-gpu*) echo "0, NVIDIA H200, 580.159.04, 143771 MiB";;
   -L) echo "GPU 0: NVIDIA H200 (UUID: GPU-00000000-0000-0000-0000-000000000000)";;
   *) echo "fake nvidia-smi $*";;
@@ -368,6 +369,9 @@ def test_part_mig_sweeps_only_a_gpu_already_in_mig_mode(rehearsal_checkout, tmp_
     assert (work / "nvidia-smi-mig-lgipp.txt").read_text().startswith("fake nvidia-smi mig -lgipp")
     log = (work / "mig-sweep.log").read_text()
     assert "mig-sweep --backend cuda" in log and "scenarios/cuda/quick-gemm-copy.json" in log and "--budget 360" in log
+    assert "collective-mig exit" in steps, steps  # after the sweep: the ranks on instances the run makes
+    log = (work / "collective-mig.log").read_text()
+    assert "--mode mig --mig-create 1g.18gb,1g.18gb,1g.18gb" in log and "allreduce-two-ranks-gemm.json" in log, log
     assert "STOPPED.txt" not in os.listdir(out)
 
 

@@ -223,3 +223,23 @@ def test_the_torch_ceilings_time_what_the_bench_headline_cases_time():
     for c in copies:
         assert c["params"]["mib"] == cp["mib"]
         assert {k: c[k] for k in same} == {k: cp[k] for k in same}
+
+
+def test_collectives_report_each_modes_runs_with_the_straggler_and_a_waivers_reason(tmp_path):
+    # Issue 35: collective-<mode>/results.json of the device check; a waived mode keeps NCCL's words.
+    ar = tenant("ar", "allreduce", 100.0, 40.0, p95=1.5, verdict="fail")
+    ar["phases"]["colocated"]["ranks"] = {"count": 2, "straggler_rank": 1, "straggler_share": 0.9}
+    write_json(tmp_path / "collective-timeslice" / "results.json",
+               {"runs": [run("device-allreduce-two-ranks-gemm", "timeslice", ar, tenant("gemm", "gemm", 900.0, 450.0))]})
+    waived = {"scenario": "device-allreduce-two-ranks-gemm", "mode": "mig", "status": "waived",
+              "message": "allreduce: ... NCCL 2.30.7 refuses", "tenants": []}
+    write_json(tmp_path / "collective-mig" / "results.json", {"runs": [waived]})
+    assert ds.main(str(tmp_path)) == 0
+    runs = json.loads((tmp_path / "summary.json").read_text())["figures"]["collectives"]
+    assert [r["mode"] for r in runs] == ["timeslice", "mig"]
+    first = runs[0]["tenants"][0]
+    assert first["share"] == 0.4 and first["straggler_rank"] == 1 and first["verdict"] == "fail"
+    assert runs[0]["tenants"][1]["straggler_rank"] is None
+    md = (tmp_path / "summary.md").read_text()
+    assert "| timeslice | ok | ar | 0.400 | 1.500 | fail | 1 |" in md
+    assert "| mig | waived | None | n/a | n/a | None | None | allreduce: ... NCCL 2.30.7 refuses |" in md

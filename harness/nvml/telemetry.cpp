@@ -105,6 +105,27 @@ std::vector<uint8_t> flag_throttled_samples(const std::vector<int64_t>& start_ns
   return flags;
 }
 
+std::vector<TelemetrySample> readings_of_blocks(const std::vector<TelemetrySample>& readings,
+                                                const std::vector<std::pair<int64_t, int64_t>>& windows) {
+  std::vector<uint8_t> taken(readings.size(), 0);
+  const auto after = [&](int64_t t) {
+    return static_cast<size_t>(std::upper_bound(readings.begin(), readings.end(), t,
+                                                [](int64_t x, const TelemetrySample& r) { return x < r.t_ns; }) -
+                               readings.begin());
+  };
+  for (const auto& [start, end] : windows) {
+    const auto first = static_cast<size_t>(std::lower_bound(readings.begin(), readings.end(), start,
+                                                            [](const TelemetrySample& r, int64_t x) { return r.t_ns < x; }) -
+                                           readings.begin());
+    if (first > 0) taken[first - 1] = 1;  // in effect at the window's start
+    for (size_t i = first, last = after(end); i < last; ++i) taken[i] = 1;
+  }
+  std::vector<TelemetrySample> out;
+  for (size_t i = 0; i < readings.size(); ++i)
+    if (taken[i]) out.push_back(readings[i]);
+  return out;
+}
+
 ThrottleSummary summarize_throttle(const std::vector<uint8_t>& flags, const std::vector<TelemetrySample>& telemetry,
                                    unsigned max_sm_clock) {
   ThrottleSummary out;

@@ -60,6 +60,13 @@ std::vector<uint8_t> flag_throttled_samples(const std::vector<int64_t>& start_ns
                                             const std::vector<TelemetrySample>& telemetry,
                                             const FlagOptions& options = {});
 
+// The readings that belong to a phase that ran in `windows` (its blocks, [start_ns, end_ns], in any order): those
+// taken during a window, and the one in effect at each window's start (the latest before it), which
+// flag_throttled_samples holds over the block's first samples when none was taken during them yet. Sorted by
+// t_ns, each reading once; `readings` must be sorted by t_ns.
+std::vector<TelemetrySample> readings_of_blocks(const std::vector<TelemetrySample>& readings,
+                                                const std::vector<std::pair<int64_t, int64_t>>& windows);
+
 struct ReasonTime {
   uint64_t bit = 0;
   std::string name;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <chrono>
 #include <sstream>
 
 namespace ib {
@@ -122,7 +123,12 @@ void RepetitionRun::run() {
     sampler_ = std::make_unique<TelemetrySampler>(*o_.nvml, o_.telemetry_device, o_.telemetry_hz);
     sampler_->start();
   }
-  if (start_all_workers()) run_rounds();
+  // The first block's samples need a reading in effect when it starts (readings_of_blocks): wait for the
+  // sampler's first while the workers warm up, at most 2 s (an NVML that does not answer leaves its error).
+  if (start_all_workers()) {
+    if (sampler_) (void)sampler_->wait_for_samples(1, std::chrono::seconds(2));
+    run_rounds();
+  }
   end_workers();
   if (sampler_) sampler_->stop();
   record_outcomes();

@@ -185,7 +185,8 @@ void RepetitionRun::record_outcomes() {
   r_.message = std::string(phase_name(*failed_phase_)) + " phase failed: " + failed;
 }
 
-// Statistics of every measured phase, coverage, and the telemetry of the blocks each phase ran in.
+// Statistics of every measured phase, coverage, and the telemetry of the blocks each phase ran in (with the
+// reading in effect at each block's start).
 void RepetitionRun::finish_phases() {
   summarize_blocks(r_);
   if (!sampler_) return;
@@ -194,15 +195,11 @@ void RepetitionRun::finish_phases() {
     for (Phase p : {Phase::exclusive, Phase::alone, Phase::colocated}) {
       if (planned_[i][phase_index(p)] == 0) continue;
       PhaseResult& pr = phase_of(r_.tenants[i], p);
-      std::vector<TelemetrySample> mine;
-      for (const auto& x : readings)
-        for (const BlockRecord& b : r_.blocks)
-          if (b.phase == p && x.t_ns >= b.start_ns && x.t_ns <= b.end_ns &&
-              std::find(b.tenants.begin(), b.tenants.end(), s_.tenants[i].name) != b.tenants.end()) {
-            mine.push_back(x);
-            break;
-          }
-      attach_telemetry(pr, std::move(mine));
+      std::vector<std::pair<std::int64_t, std::int64_t>> windows;
+      for (const BlockRecord& b : r_.blocks)
+        if (b.phase == p && std::find(b.tenants.begin(), b.tenants.end(), s_.tenants[i].name) != b.tenants.end())
+          windows.emplace_back(b.start_ns, b.end_ns);
+      attach_telemetry(pr, readings_of_blocks(readings, windows));
       if (const auto err = sampler_->error()) pr.telemetry_error = *err;
       pr.telemetry_unsupported = sampler_->notes();
     }

@@ -143,10 +143,11 @@ def test_two_tenants_time_sliced_on_one_cpu_never_pass(runner, tmp_path):
             assert t["verdict"] == "inconclusive"
             continue
         assert t["metrics"]["p95_slowdown"]["ci_high"] > 0.40
-        # 2x within one CPU-speed plateau; 1.2x when the exclusive blocks fell on the VM's slow plateau, and
-        # once (CI run of 9630c8b, 2026-12-05) only 1.02x: slower than alone is what holds on this VM, the
-        # size of it is the plateaus'. The time-sharing itself is asserted below by CPU accounting.
-        assert t["metrics"]["median_slowdown"] > 0.0
+        # 2x within one CPU-speed plateau; 1.2x when the exclusive blocks fell on the VM's slow plateau, once
+        # (CI run of 9630c8b, 2026-12-05) only 1.02x and once 0.97x (2d50f3f): the size, even the sign, is the
+        # plateaus'. The time-sharing itself is asserted below by CPU accounting; this bound only catches phases
+        # taken for one another (colocated as the reference: about -0.5), which no plateau seen here reaches.
+        assert t["metrics"]["median_slowdown"] > -0.25
     for b in res["runs"][0]["blocks"]:
         if b["phase"] == "colocated":
             assert b["foreign_load"]["own_cpus"] < 1.3, "two busy tenants on one core use one CPU between them"
@@ -262,10 +263,11 @@ def test_streams_mode_runs_the_colocated_tenants_in_one_process(runner, tmp_path
         # (a ratio, so a sanitizer build's slower samples do not matter).
         n_alone, n_colocated = t["phases"]["exclusive"]["stats"]["n"], t["phases"]["colocated"]["stats"]["n"]
         assert n_colocated >= 0.25 * n_alone, (n_colocated, n_alone)
-        # Both threads pinned to CPU 0 (per-thread affinity): they share one core, so each runs at about
-        # half speed (a median slowdown near 1; at least 0.2 when this VM's CPU speed changes between the
-        # exclusive and colocated blocks). Without the pinning each would have its own core here (about 0).
-        assert t["metrics"]["median_slowdown"] > 0.1, t["metrics"]
+        # Both threads pinned to CPU 0 (per-thread affinity) share one core, so each runs at about half speed
+        # (a median slowdown near 1), yet when this VM's CPU speed changed between the exclusive and colocated
+        # blocks a CI run saw -0.01 (2d50f3f, 2026-12-05). The pinning is asserted below by CPU accounting (without
+        # it the two threads use two CPUs); this bound only catches phases taken for one another (about -0.5).
+        assert t["metrics"]["median_slowdown"] > -0.25, t["metrics"]
     for b in run["blocks"]:
         if b["phase"] == "colocated":
             assert b["foreign_load"]["own_cpus"] < 1.3, "the two pinned threads use one CPU between them"

@@ -269,6 +269,27 @@ TEST(TelemetryFlags, SamplesCoveredByAThrottledReading) {
   EXPECT_EQ(ib::flag_throttled_samples({0}, {0.1}, {}), (std::vector<uint8_t>{0}));
 }
 
+// A phase's readings: those taken during its blocks, and the one in effect at each block's start, so that the
+// block's first samples, before the sampler's next reading, are judged by it (they were once never flagged).
+TEST(TelemetryFlags, APhaseKeepsTheReadingInEffectAtEachBlocksStart) {
+  std::vector<ib::TelemetrySample> all;
+  for (int64_t t : {0, 100, 200, 300, 400, 500, 600, 700}) all.push_back(sample(t * kMs, reading(1400, 1980, 0x40)));
+  // Blocks [150, 320] and [620, 700] (given out of order): 100 and 600 are in effect at their starts; 400 and 500
+  // belong to neither.
+  const auto mine = ib::readings_of_blocks(all, {{620 * kMs, 700 * kMs}, {150 * kMs, 320 * kMs}});
+  std::vector<int64_t> t;
+  for (const auto& x : mine) t.push_back(x.t_ns / kMs);
+  EXPECT_EQ(t, (std::vector<int64_t>{100, 200, 300, 600, 700}));
+  // A block's first sample, [150, 160], has no reading during it: it is throttled by the one in effect (100 ms).
+  EXPECT_EQ(ib::flag_throttled_samples({150 * kMs, 620 * kMs}, {0.01, 0.01}, mine), (std::vector<uint8_t>{1, 1}));
+  // A reading exactly at a block's start is taken during it, not before; nothing before the first reading.
+  const auto at_start = ib::readings_of_blocks(all, {{200 * kMs, 210 * kMs}, {-50 * kMs, -10 * kMs}});
+  ASSERT_EQ(at_start.size(), 2u);
+  EXPECT_EQ(at_start[0].t_ns, 100 * kMs);
+  EXPECT_EQ(at_start[1].t_ns, 200 * kMs);
+  EXPECT_TRUE(ib::readings_of_blocks({}, {{0, 1}}).empty());
+}
+
 TEST(TelemetrySummary, ThrottledFractionAndTimePerReason) {
   // Readings at 0, 0.1, 0.3, 0.6 s with reasons 0x4, 0x4|0x40, 0, 0x8.
   std::vector<ib::TelemetrySample> tel = {sample(0, reading(1980, 1980, 0x4)),

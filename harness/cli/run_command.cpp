@@ -212,9 +212,9 @@ std::vector<Scenario> prepare_plan(const RunOptions& o, Backend backend, const s
     } catch (const CannotRunError& e) {
       waived_modes[m] = e.what();
     } catch (const PlacementError& e) {
-      // A placement MIG cannot give (more tenants than instances, allreduce across instances): the
-      // other modes still run. (A bad --baseline is still bad input: exit 2.)
-      waived_modes[m] = std::string("mode mig: ") + e.what();
+      // A placement the mode cannot give (MIG: more workers than instances, allreduce over several instances;
+      // MPS or MIG: a worker on another node): the other modes still run. (A bad --baseline is still bad input.)
+      waived_modes[m] = std::string("mode ") + mode_name(m) + ": " + e.what();
     } catch (const NvmlError& e) {
       if (m != Mode::mig) throw;
       waived_modes[m] = std::string("mode mig: ") + e.what();

@@ -13,8 +13,9 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A placement MIG cannot give (too few or no such instances, allreduce across instances): bad input
-// for mode mig (exit 2), but under --mode all only mig is waived and the other modes run.
+// A placement a mode cannot give (MIG: too few or no such instances, one process's allreduce over several; MPS or
+// MIG: a worker on another node): bad input for that mode (exit 2), but under --mode all only that mode is waived
+// and the other modes run.
 class PlacementError : public InputError {
  public:
   using InputError::InputError;

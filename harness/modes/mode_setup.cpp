@@ -483,10 +483,29 @@ void note_mig_instance(ModeSetup& setup, int device) {
   std::cerr << "interference-bench: note: " << setup.mig_instance_note << "\n";
 }
 
+// Modes mps and mig set up on node 0 what every worker uses (the MPS daemon and its pipe folder, the MIG
+// instances NVML lists there): a worker placed on another node could not reach them, and would run unshared.
+void refuse_other_nodes(const std::vector<Scenario>& scenarios) {
+  for (const Scenario& s : scenarios) {
+    if (s.mode != Mode::mps && s.mode != Mode::mig) continue;
+    for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+      const Tenant& t = s.tenants[i];
+      for (int r = 0; r < t.ranks; ++r)
+        if (const int node = t.placement_of(r).node; node != 0)
+          throw PlacementError(s.file + ": tenants[" + std::to_string(i) + "]." +
+                               (t.rank_placements.empty() ? std::string("placement") : "rank_placements[" + std::to_string(r) + "]") +
+                               ".node: mode " + mode_name(s.mode) + " sets up node 0 only (its " +
+                               (s.mode == Mode::mps ? "MPS daemon" : "MIG instances") + "); node " + std::to_string(node) +
+                               " runs in mode exclusive or timeslice");
+    }
+  }
+}
+
 }  // namespace
 
 void prepare_modes(const ModeRequest& o, Backend backend, const std::vector<Scenario>& scenarios, ModeSetup& setup,
                    ModeContext& ctx, bool all_modes) {
+  refuse_other_nodes(scenarios);
   const ModesUsed used = modes_used(scenarios);
   if (!all_modes) refuse_options_of_unused_modes(o, used);
   const int device = common_device(scenarios);

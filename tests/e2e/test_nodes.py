@@ -152,6 +152,11 @@ def test_a_placement_on_a_node_the_run_does_not_have_is_bad_input(runner, tmp_pa
     assert r.returncode == 2 and "placed on node 2" in r.stderr, r.stderr
     r = runner.run("--backend", "host", "--scenario", runner.write_json("s1.json", doc), "--out", tmp_path / "o1", *LENIENT)
     assert r.returncode == 2 and "which needs --nodes" in r.stderr, r.stderr
+    # Mode mps sets up node 0 only (its MPS daemon): a tenant on node 1 is refused before any node is waited for
+    # (a join timeout of 1 s would end the run with exit 3 instead).
+    doc = scenario("two-nodes", [compute("here", 0, 0), compute("there", 1, 0)], mode="mps")
+    r = conduct(runner, tmp_path, free_port(), doc, join_timeout="1")
+    assert r.returncode == 2 and "tenants[1].placement.node: mode mps sets up node 0 only" in r.stderr, r.stderr
 
 
 def test_node_options_are_checked_in_one_line(runner, tmp_path):

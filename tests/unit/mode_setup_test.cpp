@@ -253,6 +253,31 @@ TEST_F(PrepareModes, OnAGpuInMigModeTheOtherModesRunOnAnInstanceAndSaySo) {
   EXPECT_TRUE(oo_whole.mig_instance_note.empty());
 }
 
+// Modes mps and mig set up node 0 only (its MPS daemon, its MIG instances): a worker on another node is refused
+// before anything is set up, naming the field; exclusive and timeslice place it.
+TEST(RefuseOtherNodes, MpsAndMigSetUpNodeZeroOnly) {
+  Scenario s = scenario({ranked("ar", 2)});
+  Placement far;
+  far.node = 1;
+  s.tenants[0].rank_placements = {Placement{}, far};
+  for (Mode m : {Mode::mps, Mode::mig}) {
+    s.mode = m;
+    ModeSetup setup;
+    ModeContext ctx;
+    try {
+      prepare_modes(ModeRequest{}, Backend::host, {s}, setup, ctx, false);
+      ADD_FAILURE() << mode_name(m) << ": no error";
+    } catch (const PlacementError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(std::string("s.json: tenants[0].rank_placements[1].node: mode ") +
+                                                mode_name(m) + " sets up node 0 only", 0), 0u) << e.what();
+    }
+  }
+  s.mode = Mode::timeslice;
+  ModeSetup setup;
+  ModeContext ctx;
+  EXPECT_NO_THROW(prepare_modes(ModeRequest{}, Backend::host, {s}, setup, ctx, false));
+}
+
 TEST_F(PrepareModes, TheHostBackendDoesNotDependOnTheGpuState) {
   write_config(one_gpu(3, true));
   for (Mode m : {Mode::exclusive, Mode::timeslice, Mode::streams}) {

@@ -15,9 +15,10 @@
 
 namespace ib {
 
-// Assigns every tenant its own MIG instance: explicit mig_instance first, then mig_profile (first
-// free instance of that profile), then the rest in order. Throws InputError naming the field when
-// that is impossible (PlacementError, an InputError). `largest` is the instance with the most SMs (then memory).
+// Assigns every worker (a tenant, or each rank of a collective tenant) its own MIG instance: explicit mig_instance
+// first, then mig_profile (first free instance of that profile), then the rest in order. Throws InputError naming
+// the field when that is impossible, or for one process's allreduce over several GPUs (PlacementError, an
+// InputError). `largest` is the instance with the most SMs (then memory).
 MigPlan plan_mig(const Scenario& s, const std::vector<MigInstance>& instances);
 
 // Exclusive phases from a results file written by an exclusive run (raw samples needed), by

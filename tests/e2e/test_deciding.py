@@ -12,10 +12,10 @@ def idle(name, sample_ms=2.0):
     return {"name": name, "workload": "host-idle", "params": {"sample_ms": sample_ms}}
 
 
-def run(runner, tmp_path, doc, *extra, timeout=180):
+def run(runner, tmp_path, doc, *extra, timeout=180, limits=LENIENT):
     f = runner.write_json("s.json", doc)
     out = tmp_path / "out"
-    r = runner.run("--backend", "host", "--scenario", f, "--out", out, *LENIENT, *extra, timeout=timeout)
+    r = runner.run("--backend", "host", "--scenario", f, "--out", out, *limits, *extra, timeout=timeout)
     return r, load_results(out), out
 
 
@@ -28,8 +28,11 @@ def test_an_idle_neighbour_runs_until_decided_and_says_how_far_it_got(runner, tm
     # this VM, whose speed switches between two plateaus, a look may need more rounds or the budget.
     # What holds anywhere: the looks follow the plan, the run stops at a look, a decided verdict is a
     # pass (never a fail), and the decision says how far it got.
+    # The default foreign-load limits, as a user runs it: with them off, a CI run on 2026-12-05 (361edd4) failed
+    # the victim at P95 +85% (median +1.3%), its tail from time this VM's other work took, which the limits catch
+    # (a block it contaminated is run again or not counted).
     doc = scenario("quiet", [compute("victim", n=32, reps=2), idle("sleeper")], duration=2.0)
-    r, res, out = run(runner, tmp_path, doc, "--until", "decided")
+    r, res, out = run(runner, tmp_path, doc, "--until", "decided", limits=())
     assert r.returncode in (0, 5), r.stdout + r.stderr
     assert res["meta"]["stopping"] == {"until": "decided", "rounds": 10, "max_duration_s": None, "resolution": 0.0}
     st = res["runs"][0]["stopping"]

@@ -62,15 +62,17 @@ TEST(PlanMig, LargestBreaksTiesOnMemory) {
   EXPECT_EQ(plan_mig(scenario({tenant("x")}), v).largest, 1u);
 }
 
+// plan_mig's refusal for `s` on kInstances, or "no error".
+std::string message(const Scenario& s) {
+  try {
+    plan_mig(s, kInstances);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 TEST(PlanMig, RefusalsNameTheField) {
-  auto message = [](const Scenario& s) {
-    try {
-      plan_mig(s, kInstances);
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   EXPECT_EQ(message(scenario({tenant("a", 7)})),
             "s.json: tenants[0].placement.mig_instance: impossible placement: there is no MIG instance 7 (instances "
             "here: 0:1g.18gb, 1:3g.71gb, 2:1g.18gb, 3:2g.35gb)");
@@ -142,14 +144,6 @@ TEST(PlanMig, TheModeShowsEachRankItsInstance) {
 }
 
 TEST(PlanMig, RanksThatCannotHaveAnInstanceEachAreRefusedNamingTheRank) {
-  auto message = [](const Scenario& s) {
-    try {
-      plan_mig(s, kInstances);
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   EXPECT_EQ(message(scenario({ranked("ar", 2, {at(1), at(1)})})),
             "s.json: tenants[0].rank_placements[1].mig_instance: impossible placement: MIG instance 1 is already rank 0 "
             "of ar's (each rank needs its own)");

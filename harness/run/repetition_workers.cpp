@@ -57,7 +57,8 @@ std::vector<std::string> RepetitionRun::worker_args(const std::vector<std::size_
     a.push_back(json{{"workload", t.workload}, {"params", params}, {"cpus", t.placement_of(rank).cpus}}.dump());
     if (t.ranks > 1)  // one tenant per rank worker (start_rank_workers)
       for (const std::string& w : {std::string("--rank"), std::to_string(rank), std::string("--world-size"),
-                                   std::to_string(t.ranks), std::string("--local-rank"), std::to_string(rank)})
+                                   std::to_string(t.ranks), std::string("--local-rank"),
+                                   std::to_string(local_rank(t, rank))})
         a.push_back(w);
   }
   return a;
@@ -93,11 +94,11 @@ bool RepetitionRun::launch(Worker& w, const std::vector<std::size_t>& tenants, i
     std::vector<std::string> env = with_mps_decided(ws.env(tenants[0], rank), ws.mps_client, no_mps_pipe_dir_);
     if (s_.tenants[tenants[0]].ranks > 1)  // what torchrun gives each rank, for a program that reads it
       for (const auto& [k, v] : {std::pair<const char*, int>{"IB_RANK", rank}, {"IB_WORLD_SIZE", s_.tenants[tenants[0]].ranks},
-                                 {"IB_LOCAL_RANK", rank}})
+                                 {"IB_LOCAL_RANK", local_rank(s_.tenants[tenants[0]], rank)}})
         env.push_back(std::string(k) + "=" + std::to_string(v));
-    if (s_.tenants[tenants[0]].ranks > 1 && rank_shares_gpu(s_.tenants[tenants[0]], rank, s_.device))
-      // NCCL must allow it (nccl_comm.h). In mode mig too: ranks on MIG instances of one GPU (mode mig takes no
-      // placement.device) are one GPU to NCCL, which identifies a rank by its parent GPU's bus id.
+    if (s_.tenants[tenants[0]].ranks > 1 && ranks_share_a_gpu(s_.tenants[tenants[0]], s_.device))
+      // Every rank's NCCL must allow it (nccl_comm.h), the ranks of another GPU too. In mode mig as well: ranks
+      // on MIG instances of one GPU (mode mig takes no placement.device) are one GPU to NCCL.
       env.push_back("IB_RANKS_SHARE_GPU=1");
     SpawnSpec spec{o_.worker_exe, worker_args(tenants, ws.device_from_env, rank), env, w.log, kInheritedMpsSettings};
     spec.node = s_.tenants[tenants[0]].placement_of(rank).node;  // a run across nodes: whose harness starts it

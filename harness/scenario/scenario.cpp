@@ -347,14 +347,22 @@ void check_tenant_is_unique(const Checker& ck, const Scenario& s, const Tenant& 
 
 }  // namespace
 
-bool rank_shares_gpu(const Tenant& t, int rank, int scenario_device) {
+bool ranks_share_a_gpu(const Tenant& t, int scenario_device) {
   const auto where = [&](int r) {
     const Placement& p = t.placement_of(r);
     return std::make_pair(p.node, p.device.value_or(scenario_device));
   };
-  for (int other = 0; other < t.ranks; ++other)
-    if (other != rank && where(other) == where(rank)) return true;
+  for (int rank = 0; rank < t.ranks; ++rank)
+    for (int other = 0; other < rank; ++other)
+      if (where(other) == where(rank)) return true;
   return false;
+}
+
+int local_rank(const Tenant& t, int rank) {
+  int before = 0;
+  for (int other = 0; other < rank; ++other)
+    if (t.placement_of(other).node == t.placement_of(rank).node) ++before;
+  return before;
 }
 
 TenantAllowances tenant_allowances_s(const Tenant& t) {

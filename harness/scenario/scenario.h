@@ -65,10 +65,14 @@ struct Tenant {
 // The most ranks a tenant may have.
 constexpr int kMaxRanks = 64;
 
-// Whether rank `rank` of `t` shares its GPU with another of its ranks: the same node and device (a rank without
-// a device of its own is on `scenario_device`). NCCL must be told (the worker gets IB_RANKS_SHARE_GPU=1;
-// DESIGN.md section 7: several ranks per GPU from NCCL 2.30).
-bool rank_shares_gpu(const Tenant& t, int rank, int scenario_device);
+// Whether any two ranks of `t` share a GPU: the same node and device (a rank without a device of its own is on
+// `scenario_device`). Then every rank's NCCL must allow it, not only theirs: from 2.30 each rank checks every
+// pair of ranks at init and fails unless its own process set NCCL_MULTI_RANK_GPU_ENABLE=1 (NCCL src/init.cc,
+// the peer-info loop; docs/fakes.md). So every rank's worker gets IB_RANKS_SHARE_GPU=1.
+bool ranks_share_a_gpu(const Tenant& t, int scenario_device);
+
+// Rank `rank`'s index among the ranks of `t` on its node (what torchrun calls LOCAL_RANK: IB_LOCAL_RANK).
+int local_rank(const Tenant& t, int rank);
 
 // What a tenant adds to the harness's watchdog: a command's ready_timeout_s to its start and its
 // step_timeout_s to each block (a sample cannot be cut short); 0 for our workloads.

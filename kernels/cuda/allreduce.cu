@@ -22,9 +22,12 @@
 // Ranks as processes (a tenant with `ranks: N`, DESIGN.md section 13): each worker process is one rank on
 // its own GPU (gpus = 1), joined through the harness's rendezvous (nccl_comm.h, init_rank: non-blocking
 // init under timeout_s); its input is x_r for its global rank r and the check sums over all N ranks. The
-// watchdog also polls NCCL's asynchronous error (a peer that died) and aborts with NCCL's reason. Ranks
-// agree on every sample (continue_together): a one-int allreduce(min) of "I want another", waited for on
-// the harness stream, so a sample is no longer enqueued ahead of the previous one's end.
+// communicator is non-blocking, so every ncclGroupEnd and the vote's lone ncclAllReduce may return
+// ncclInProgress: each is settled (nccl::settle, under timeout_s, abort on expiry naming the rank) before the
+// next NCCL call and before any event or copy on the stream; teardown finalizes (settled), then destroys
+// (nccl::close_rank). The watchdog also polls NCCL's asynchronous error (a peer that died) and aborts with
+// NCCL's reason. Ranks agree on every sample (continue_together): a one-int allreduce(min) of "I want
+// another", waited for on the harness stream, so a sample is no longer enqueued ahead of the previous one's end.
 // Locking: ncclCommAbort frees a communicator, so the watchdog aborts only under mu_, and the main
 // thread holds mu_ for each allreduce's NCCL calls and never calls NCCL on an aborted communicator.
 // If the main thread blocks inside an NCCL launch while holding mu_ (a stream's launch queue full
@@ -41,6 +44,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -104,6 +108,7 @@ class Allreduce final : public Workload {
     stop_ = false;
     aborted_ = false;
     async_reason_.clear();
+    failure_.clear();
     pending_.clear();
     next_done_ = 1;
     device_ = ctx.device;
@@ -195,8 +200,9 @@ class Allreduce final : public Workload {
       if (aborted_.load()) throw WorkloadError(abort_reason());
       *vote_host_ = mine ? 1 : 0;
       IB_CHECK(cudaMemcpyAsync(vote_.get(), vote_host_, sizeof(int), cudaMemcpyHostToDevice, stream_));
-      IB_CHECK(nccl_.api().all_reduce(vote_.get(), vote_.get(), 1, nccl::DataType::int32, nccl::RedOp::min,
-                                      ranks_[0].comm, stream_));
+      settle_locked(nccl_.api().all_reduce(vote_.get(), vote_.get(), 1, nccl::DataType::int32, nccl::RedOp::min,
+                                           ranks_[0].comm, stream_),
+                    "the vote's ncclAllReduce");
       IB_CHECK(cudaMemcpyAsync(vote_host_, vote_.get(), sizeof(int), cudaMemcpyDeviceToHost, stream_));
       IB_CHECK(cudaEventRecord(vote_done_, stream_));
     }
@@ -226,6 +232,7 @@ class Allreduce final : public Workload {
     return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(cfg_.timeout_s));
   }
   std::string abort_reason() const {
+    if (!failure_.empty()) return failure_;
     if (!async_reason_.empty())
       return "allreduce: rank " + std::to_string(first_rank_) + ": NCCL reported " + async_reason_ +
              "; its communicator was aborted (ncclCommAbort)";
@@ -261,12 +268,33 @@ class Allreduce final : public Workload {
       for (auto& k : ranks_)
         IB_CHECK(api.all_reduce(k.send.get(), k.recv.get(), count, nccl::DataType::float32, nccl::RedOp::sum, k.comm,
                                 k.stream));
-      IB_CHECK(api.group_end());
+      if (processes_)
+        settle_locked(api.group_end(), "ncclGroupEnd");  // non-blocking: ncclInProgress until NCCL has launched
+      else
+        IB_CHECK(api.group_end());  // ncclCommInitAll's communicators block
     }
     for (std::size_t r = 1; r < ranks_.size(); ++r) {
       IB_CHECK(cudaEventRecord(ranks_[r].join, ranks_[r].stream));
       IB_CHECK(cudaStreamWaitEvent(s0, ranks_[r].join, 0));
     }
+  }
+
+  // mu_ held. Ranks as processes: waits until the communicator has left ncclInProgress after `call` (what
+  // `what` returned), under timeout_s; on an error or past the deadline aborts and throws naming this rank.
+  void settle_locked(nccl::Result call, const std::string& what) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout();
+    const nccl::Result r = nccl::settle(nccl_, ranks_[0].comm, call, deadline);
+    if (r == nccl::Result::success) return;
+    const std::string rank = "allreduce: rank " + std::to_string(first_rank_) + ": ";
+    const std::string detail = nccl_.last_error(ranks_[0].comm);
+    if (r == nccl::Result::in_progress)
+      failure_ = rank + what + " was still ncclInProgress after timeout_s = " + std::to_string(cfg_.timeout_s) +
+                 " s; its communicator was aborted (ncclCommAbort)";
+    else
+      failure_ = rank + what + " failed: " + nccl::result_name(r) + (detail.empty() ? "" : " (" + detail + ")") +
+                 "; its communicator was aborted (ncclCommAbort)";
+    abort_all_locked();
+    throw WorkloadError(failure_);
   }
 
   // mu_ held: no NCCL call of the main thread is under way.
@@ -354,7 +382,13 @@ class Allreduce final : public Workload {
     const bool restore = cudaGetDevice(&caller_device) == cudaSuccess;
     for (auto& k : ranks_) {
       if (k.stream && !aborted_.load()) cudaStreamSynchronize(k.stream);
-      if (k.comm) (void)nccl_.api().comm_destroy(k.comm);
+      if (k.comm && processes_) {
+        // Finalize (it waits for the node's other ranks), then destroy; abort on an error or past timeout_s.
+        if (const std::string note = nccl::close_rank(nccl_, k.comm, cfg_.timeout_s); !note.empty())
+          std::fprintf(stderr, "allreduce: rank %d: teardown: %s\n", first_rank_, note.c_str());
+      } else if (k.comm) {
+        (void)nccl_.api().comm_destroy(k.comm);
+      }
       k.comm = nullptr;
     }
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
@@ -394,6 +428,7 @@ class Allreduce final : public Workload {
   int* vote_host_ = nullptr;  // and pinned on the host
   cudaEvent_t vote_done_ = nullptr;
   std::string async_reason_;  // NCCL's asynchronous error, when that is why it was aborted (under mu_)
+  std::string failure_;       // a settled call's error or expiry, when that is why it was aborted (under mu_)
   std::vector<Rank> ranks_;
   cudaEvent_t fork_ = nullptr;
   std::array<cudaEvent_t, 16> done_{};

@@ -123,7 +123,7 @@ std::string dl_error() {
 std::string result_name(Result r) {
   static constexpr const char* kNames[] = {"ncclSuccess",       "ncclUnhandledCudaError", "ncclSystemError",
                                            "ncclInternalError", "ncclInvalidArgument",    "ncclInvalidUsage",
-                                           "ncclRemoteError",   "ncclInProgress"};
+                                           "ncclRemoteError",   "ncclInProgress",         "ncclTimeout"};
   const int v = static_cast<int>(r);
   if (v >= 0 && v < static_cast<int>(std::size(kNames))) return kNames[v];
   return "ncclResult " + std::to_string(v);
@@ -210,6 +210,7 @@ std::string resolve(void* handle, Api& api) {
   sym(api.get_unique_id, "ncclGetUniqueId", false);
   sym(api.comm_init_rank_config, "ncclCommInitRankConfig", false);
   sym(api.comm_get_async_error, "ncclCommGetAsyncError", false);
+  sym(api.comm_finalize, "ncclCommFinalize", false);
   return missing;
 }
 

@@ -46,6 +46,7 @@ enum class Result : int {
   invalid_usage = 5,
   remote_error = 6,
   in_progress = 7,
+  timeout = 8,  // NCCL >= 2.28
 };
 enum class DataType : int { int32 = 2, float32 = 7, bfloat16 = 9 };
 enum class RedOp : int { sum = 0, min = 3 };
@@ -75,8 +76,8 @@ struct ConfigV21700 {
 std::string result_name(Result r);
 
 // The resolved functions. All are required except get_last_error (NCCL >= 2.13) and those a tenant with
-// ranks needs (get_unique_id, comm_init_rank_config and comm_get_async_error: NCCL >= 2.14), which
-// nccl_comm.h's init_rank asks for.
+// ranks needs (get_unique_id, comm_init_rank_config, comm_get_async_error and comm_finalize: NCCL >= 2.14),
+// which nccl_comm.h's init_rank asks for.
 struct Api {
   Result (*get_version)(int* version) = nullptr;
   const char* (*get_error_string)(Result r) = nullptr;
@@ -91,6 +92,7 @@ struct Api {
   Result (*get_unique_id)(UniqueId* id) = nullptr;
   Result (*comm_init_rank_config)(Comm* comm, int nranks, UniqueId id, int rank, ConfigV21700* config) = nullptr;
   Result (*comm_get_async_error)(Comm comm, Result* error) = nullptr;
+  Result (*comm_finalize)(Comm comm) = nullptr;
 };
 
 // What the search reads from the environment; explicit so that tests can give their own.

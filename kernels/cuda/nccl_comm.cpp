@@ -82,48 +82,87 @@ Result async_error(const Library& lib, Comm comm) {
   return state == Result::in_progress ? Result::success : state;
 }
 
-Comm init_rank(const Library& lib, const RankInfo& rank, Rendezvous& rendezvous, double timeout_s) {
-  const Api& api = lib.api();
-  if (!api.get_unique_id || !api.comm_init_rank_config || !api.comm_get_async_error)
-    throw WorkloadError("a tenant with ranks needs NCCL >= 2.14 (ncclCommInitRankConfig, ncclCommGetAsyncError); " +
-                        lib.describe());
-  const std::string who = "rank " + std::to_string(rank.rank) + " of " + std::to_string(rank.world_size);
+Result settle(const Library& lib, Comm comm, Result call, std::chrono::steady_clock::time_point deadline) {
+  if (call != Result::success && call != Result::in_progress) return call;
+  if (!comm) return Result::invalid_argument;
+  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+  for (;;) {
+    Result state = Result::in_progress;
+    if (const Result r = lib.api().comm_get_async_error(comm, &state); r != Result::success) return r;
+    if (state != Result::in_progress) return state;
+    const auto now = std::chrono::steady_clock::now();
+    if (now > deadline) return Result::in_progress;
+    if (now < spin_until)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+namespace {
+
+std::chrono::steady_clock::time_point deadline_in(double seconds) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// Rank 0 makes NCCL's unique id and publishes it; the others read it (waiting up to timeout_s).
+UniqueId unique_id(const Library& lib, const RankInfo& rank, Rendezvous& rendezvous, double timeout_s,
+                   const std::string& who) {
   const char* kKey = "nccl/unique_id";
   UniqueId id{};
   if (rank.rank == 0) {
-    if (const Result r = api.get_unique_id(&id); r != Result::success)
+    if (const Result r = lib.api().get_unique_id(&id); r != Result::success)
       throw WorkloadError(who + ": ncclGetUniqueId failed: " + failure(lib, r));
     rendezvous.put(kKey, std::string(id.internal, sizeof(id.internal)));
-  } else {
-    const std::string bytes = rendezvous.get(kKey, timeout_s);
-    if (bytes.size() != sizeof(id.internal))
-      throw WorkloadError(who + ": rank 0 published " + std::to_string(bytes.size()) + " bytes as NCCL's unique id");
-    std::memcpy(id.internal, bytes.data(), sizeof(id.internal));
+    return id;
   }
+  const std::string bytes = rendezvous.get(kKey, timeout_s);
+  if (bytes.size() != sizeof(id.internal))
+    throw WorkloadError(who + ": rank 0 published " + std::to_string(bytes.size()) + " bytes as NCCL's unique id");
+  std::memcpy(id.internal, bytes.data(), sizeof(id.internal));
+  return id;
+}
+
+}  // namespace
+
+Comm init_rank(const Library& lib, const RankInfo& rank, Rendezvous& rendezvous, double timeout_s) {
+  const Api& api = lib.api();
+  if (!api.get_unique_id || !api.comm_init_rank_config || !api.comm_get_async_error || !api.comm_finalize)
+    throw WorkloadError("a tenant with ranks needs NCCL >= 2.14 (ncclCommInitRankConfig, ncclCommGetAsyncError, "
+                        "ncclCommFinalize); " + lib.describe());
+  const std::string who = "rank " + std::to_string(rank.rank) + " of " + std::to_string(rank.world_size);
+  const UniqueId id = unique_id(lib, rank, rendezvous, timeout_s, who);
   ConfigV21700 config;
-  config.blocking = 0;  // returns at once (ncclInProgress): the wait below has a deadline NCCL lacks
+  config.blocking = 0;  // returns at once (ncclInProgress): settle's deadline is one NCCL lacks
   Comm comm = nullptr;
-  Result r = api.comm_init_rank_config(&comm, rank.world_size, id, rank.rank, &config);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while ((r == Result::success || r == Result::in_progress) && comm) {
-    Result state = Result::in_progress;
-    r = api.comm_get_async_error(comm, &state);
-    if (r != Result::success) break;
-    if (state != Result::in_progress) {
-      r = state;
-      break;
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      (void)api.comm_abort(comm);
-      throw WorkloadError(who + ": the NCCL communicator was not ready within timeout_s " + std::to_string(timeout_s) +
-                          " s (a rank that never joined?); aborted (ncclCommAbort)");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  const Result call = api.comm_init_rank_config(&comm, rank.world_size, id, rank.rank, &config);
+  const Result r = comm ? settle(lib, comm, call, deadline_in(timeout_s)) : call;
   if (r == Result::success && comm) return comm;
   const std::string why = failure(lib, r);
   if (comm) (void)api.comm_abort(comm);
+  if (r == Result::in_progress)
+    throw WorkloadError(who + ": the NCCL communicator was not ready within timeout_s " + std::to_string(timeout_s) +
+                        " s (a rank that never joined?); aborted (ncclCommAbort)");
   throw WorkloadError(who + ": ncclCommInitRankConfig failed: " + why + "; " + lib.describe());
+}
+
+std::string close_rank(const Library& lib, Comm comm, double timeout_s) {
+  if (!comm) return "";
+  const Api& api = lib.api();
+  Result r = async_error(lib, comm);
+  if (r == Result::success) r = settle(lib, comm, api.comm_finalize(comm), deadline_in(timeout_s));
+  if (r == Result::success) {
+    if (const Result d = api.comm_destroy(comm); d != Result::success)
+      return "ncclCommDestroy after ncclCommFinalize returned " + failure(lib, d);
+    return "";
+  }
+  const std::string why = r == Result::in_progress
+                              ? "ncclCommFinalize did not finish within " + std::to_string(timeout_s) +
+                                    " s (a rank that never finalized?)"
+                              : "the communicator was in error: " + failure(lib, r);
+  (void)api.comm_abort(comm);
+  return why + "; aborted (ncclCommAbort)";
 }
 
 Support support_for(const std::string& workload, const std::vector<int>& devices) {

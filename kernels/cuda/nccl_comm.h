@@ -6,6 +6,7 @@
 #include "kernels/cuda/nccl_api.h"
 #include "kernels/workload.h"
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -57,13 +58,33 @@ Support support_for(const std::string& workload, const std::vector<int>& devices
 // ncclCommInitAll over `devices`; throws WorkloadError with NCCL's last error when it fails.
 std::vector<Comm> init_all(const Library& lib, const std::vector<int>& devices);
 
-// One rank of a communicator whose ranks are processes (a tenant with `ranks`, DESIGN.md section 13), on
+// NCCL's non-blocking API, which every communicator of init_rank uses (blocking = 0, for the deadlines NCCL
+// lacks). A call on such a communicator may return ncclInProgress: ncclCommInitRankConfig, ncclGroupEnd, a
+// collective outside a group (its implicit group ends inside it) and ncclCommFinalize do. Until
+// ncclCommGetAsyncError says the communicator left that state, no NCCL call on it and no CUDA work on its
+// streams may be issued (NCCL's docs of ncclCommGetAsyncError; NCCL's ncclCommEnsureReady refuses such a call
+// with ncclInvalidArgument, and an event recorded meanwhile lands before NCCL's kernels).
+// settle: `call` is what the call returned. Its error when it failed; otherwise polls the communicator's state
+// until it leaves ncclInProgress or `deadline` passes: ncclSuccess when ready, the state's error, or
+// ncclInProgress when the deadline came first (the caller aborts). Spins for the first millisecond (a
+// collective's launch takes microseconds; a sleep would starve a GPU waiting for the next one), then sleeps
+// 50 us a poll.
+Result settle(const Library& lib, Comm comm, Result call, std::chrono::steady_clock::time_point deadline);
+
+// One rank of a communicator whose ranks are processes (a tenant with `ranks`, docs/design.md "Collectives"), on
 // the current device. Rank 0 makes NCCL's unique id (its process hosts NCCL's bootstrap root) and
 // publishes it through the harness's rendezvous; every rank reads it and joins with
-// ncclCommInitRankConfig, non-blocking (blocking = 0), polled with ncclCommGetAsyncError until it is
-// ready. Past `timeout_s` (a rank that never joined) the communicator is aborted and WorkloadError names
-// this rank, the world and the wait; an NCCL error names NCCL's reason. Needs NCCL >= 2.14.
+// ncclCommInitRankConfig, non-blocking (blocking = 0), settled under `timeout_s`. Past it (a rank that never
+// joined) the communicator is aborted and WorkloadError names this rank, the world and the wait; an NCCL
+// error names NCCL's reason. Needs NCCL >= 2.14.
 Comm init_rank(const Library& lib, const RankInfo& rank, Rendezvous& rendezvous, double timeout_s);
+
+// Tears down a communicator of init_rank: ncclCommFinalize (an intra-node collective: it waits for the node's
+// other ranks to finalize too) settled under `timeout_s`, then ncclCommDestroy, which is then local. A
+// communicator in an error state, or one whose finalize failed or outlived the deadline, is aborted
+// instead (NCCL's docs: after an error, ncclCommAbort). Never throws (a teardown path); returns "" when it
+// finalized, otherwise what happened, for the log.
+std::string close_rank(const Library& lib, Comm comm, double timeout_s);
 
 // NCCL's asynchronous error of `comm` (ncclCommGetAsyncError): success while it is healthy (or still
 // initialising), otherwise the error (a peer that died, a network failure).

@@ -538,14 +538,18 @@ TEST(NcclLoader, LoadsTheOverrideAndResolvesEveryFunction) {
                            reinterpret_cast<const void*>(api.get_last_error), reinterpret_cast<const void*>(api.comm_init_all),
                            reinterpret_cast<const void*>(api.comm_destroy), reinterpret_cast<const void*>(api.comm_abort),
                            reinterpret_cast<const void*>(api.group_start), reinterpret_cast<const void*>(api.group_end),
-                           reinterpret_cast<const void*>(api.all_reduce)})
+                           reinterpret_cast<const void*>(api.all_reduce), reinterpret_cast<const void*>(api.get_unique_id),
+                           reinterpret_cast<const void*>(api.comm_init_rank_config),
+                           reinterpret_cast<const void*>(api.comm_get_async_error),
+                           reinterpret_cast<const void*>(api.comm_finalize)})
       EXPECT_NE(fn, nullptr);
-    // The fake's ncclCommInitAll answers ncclInvalidUsage: init_all reports it with NCCL's last error.
+    // The fake has no CUDA devices: its ncclCommInitAll answers ncclInvalidUsage, which init_all reports with
+    // NCCL's last error.
     try {
       ib::cuda::nccl::init_all(lib, {0});
       ADD_FAILURE() << "init_all did not throw";
     } catch (const ib::WorkloadError& e) {
-      EXPECT_NE(std::string(e.what()).find("ncclInvalidUsage (fake NCCL: no communicators)"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("ncclInvalidUsage (fake NCCL: ncclCommInitAll needs CUDA devices"), std::string::npos)
           << e.what();
     }
   }

@@ -107,22 +107,37 @@ RunResult run_of(const std::string& scenario, const std::string& mode, std::size
 // Hand values: the collective slowed by 90%, its one rank alone by 60%: amplification 1.5. Not paired: the
 // same collective in another mode (no reference there), the reference itself, the neighbour "n" (no ranks
 // in either scenario); a reference that slowed under 1% amplifies nothing.
-// Two ranks on one GPU (the same node and device, the scenario's when none is given) are told so; on two
-// devices, or the same device index on two nodes, they are not.
-TEST(RankSharesGpu, TheSameNodeAndDeviceOnly) {
+// Two ranks on one GPU (the same node and device, the scenario's when none is given) make the tenant's ranks
+// share a GPU, which every rank is told (the mixed placement: ranks 0 and 2 on device 0, rank 1 on device 1);
+// on two devices, or the same device index on two nodes, they do not.
+TEST(RanksShareAGpu, TheSameNodeAndDeviceOnly) {
   Tenant t;
   t.ranks = 3;
   t.rank_placements.resize(3);
   t.rank_placements[1].device = 1;
-  EXPECT_TRUE(rank_shares_gpu(t, 0, 0)) << "ranks 0 and 2 on the scenario's device 0";
-  EXPECT_TRUE(rank_shares_gpu(t, 2, 0));
-  EXPECT_FALSE(rank_shares_gpu(t, 1, 0)) << "rank 1 has device 1 to itself";
-  EXPECT_TRUE(rank_shares_gpu(t, 1, 1)) << "the scenario's device 1 is rank 1's too";
+  EXPECT_TRUE(ranks_share_a_gpu(t, 0)) << "ranks 0 and 2 on the scenario's device 0";
+  EXPECT_TRUE(ranks_share_a_gpu(t, 1)) << "the scenario's device 1 is rank 1's too: all three";
+  t.rank_placements[0].device = 2;
+  EXPECT_FALSE(ranks_share_a_gpu(t, 0)) << "devices 2, 1 and 0";
+  t.rank_placements[0].device.reset();
   t.rank_placements[2].node = 1;
-  EXPECT_FALSE(rank_shares_gpu(t, 0, 0)) << "device 0 of another node is another GPU";
+  EXPECT_FALSE(ranks_share_a_gpu(t, 0)) << "device 0 of another node is another GPU";
   t.ranks = 1;
   t.rank_placements.clear();
-  EXPECT_FALSE(rank_shares_gpu(t, 0, 0)) << "one rank shares with nobody";
+  EXPECT_FALSE(ranks_share_a_gpu(t, 0)) << "one rank shares with nobody";
+}
+
+// IB_LOCAL_RANK: the rank's index among its node's ranks, not its global rank.
+TEST(LocalRank, CountsTheRanksBeforeItOnItsNode) {
+  Tenant t;
+  t.ranks = 4;
+  t.rank_placements.resize(4);
+  t.rank_placements[1].node = 1;
+  t.rank_placements[3].node = 1;
+  EXPECT_EQ(local_rank(t, 0), 0);
+  EXPECT_EQ(local_rank(t, 1), 0) << "the first rank on node 1";
+  EXPECT_EQ(local_rank(t, 2), 1) << "the second on node 0";
+  EXPECT_EQ(local_rank(t, 3), 1);
 }
 
 TEST(Amplification, PairsTheCollectiveThatAskedWithItsReferenceOfTheSameMode) {

@@ -75,6 +75,12 @@ struct ExecContext {
 };
 
 // Per-sample extras a workload may fill in (the harness times the sample itself).
+// A collective workload's per-sample counter (SampleOutput::counters): its longest single collective in the
+// sample, in seconds. A sample holds `iters` (or `reps`) collectives and a timeout (NCCL's watchdog,
+// PyTorch's 10 minutes) applies to each, so the stall margin is judged on this (harness/analysis/ranks.h),
+// not on the whole sample. A figure, not an amount: never summed into the phase's counters.
+constexpr const char* kLongestCollectiveCounter = "longest_collective_s";
+
 struct SampleOutput {
   // Per-request latencies inside this sample, for latency-type workloads (completion - intended
   // arrival); may be empty (an open-loop slice in which no request arrived).
@@ -82,6 +88,7 @@ struct SampleOutput {
   // Named amounts this sample produced beside its work, e.g. {"slo_met_requests", 37} or
   // {"bus_bytes", 1.2e9}. The harness sums each over the counted samples of a phase and reports
   // the total and the rate (total / summed sample time), like Google Benchmark's rate counters.
+  // A figure per sample that is not an amount (kLongestCollectiveCounter) is kept per sample but never summed.
   std::map<std::string, double> counters;
   // Set by a workload whose sample is timed by someone else on CLOCK_MONOTONIC: a user's program
   // reporting its steps (kernels/command). The host executor then takes the sample's start and

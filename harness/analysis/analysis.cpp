@@ -7,6 +7,7 @@
 #include "harness/analysis/ranks.h"
 
 #include "harness/stats/stats.h"
+#include "kernels/workload.h"
 
 #include <algorithm>
 #include <climits>
@@ -123,6 +124,7 @@ void summarize_phase(PhaseResult& p, const Work& work, const std::vector<BlockRe
   p.counters.clear();
   for (auto& [name, column] : p.counter_samples) {
     column.resize(n, 0.0);  // a counter missing from the last samples counts 0 there
+    if (name == kLongestCollectiveCounter) continue;  // a figure per sample, not an amount to sum
     PhaseResult::CounterTotal c;
     for (std::size_t i = 0; i < n; ++i)
       if (p.counted[i]) c.total += column[i];

@@ -2,6 +2,7 @@
 
 #include "harness/core/reference_names.h"
 #include "harness/stats/collectives.h"
+#include "kernels/workload.h"
 
 #include <algorithm>
 
@@ -36,9 +37,16 @@ std::vector<std::vector<double>> counted_by_rank(const PhaseResult& p) {
 std::optional<TenantMetrics::Collective> collective_metrics(const TenantResult& t, double cutoff, double timeout_s) {
   const auto e = counted_by_rank(t.exclusive), c = counted_by_rank(t.colocated);
   if (e.empty() || e.size() != c.size()) return std::nullopt;
+  // The stall is judged per collective, as a timeout applies: each counted sample's longest collective where
+  // the workload reports it, else the whole sample (one collective per sample, or a program of the user's).
+  const auto longest = t.colocated.counter_samples.find(kLongestCollectiveCounter);
+  const std::vector<double>& per_sample = longest != t.colocated.counter_samples.end() &&
+                                                  longest->second.size() == t.colocated.duration_s.size()
+                                              ? longest->second
+                                              : t.colocated.duration_s;
   std::vector<double> colocated;
-  for (std::size_t i = 0; i < t.colocated.duration_s.size() && i < t.colocated.counted.size(); ++i)
-    if (t.colocated.counted[i]) colocated.push_back(t.colocated.duration_s[i]);
+  for (std::size_t i = 0; i < per_sample.size() && i < t.colocated.counted.size(); ++i)
+    if (t.colocated.counted[i]) colocated.push_back(per_sample[i]);
   if (colocated.empty()) return std::nullopt;
   for (std::size_t r = 0; r < e.size(); ++r)
     if (e[r].empty() || c[r].empty()) return std::nullopt;

@@ -110,6 +110,7 @@ class Allreduce final : public Workload {
     async_reason_.clear();
     failure_.clear();
     pending_.clear();
+    timed_.clear();
     next_done_ = 1;
     device_ = ctx.device;
     stream_ = static_cast<cudaStream_t>(ctx.stream);
@@ -147,6 +148,10 @@ class Allreduce final : public Workload {
     IB_CHECK(cudaSetDevice(ctx.device));
     IB_CHECK(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
     for (auto& e : done_) IB_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    for (auto& set : marks_) {
+      set.assign(static_cast<std::size_t>(cfg_.iters) + 1, nullptr);
+      for (auto& e : set) IB_CHECK(cudaEventCreate(&e));
+    }
 
     // One verified allreduce, waited for under the timeout.
     enqueue(s0, 1);
@@ -174,7 +179,10 @@ class Allreduce final : public Workload {
   void run_sample(const ExecContext& ctx, SampleOutput& out) override {
     if (aborted_.load()) throw WorkloadError(abort_reason());
     auto s0 = static_cast<cudaStream_t>(ctx.stream);
-    enqueue(s0, cfg_.iters);
+    // Events between the collectives on rank 0's stream: check_sample reads the longest one into `out`.
+    const std::size_t marks = next_marks_++ % kMarkSets;
+    enqueue(s0, cfg_.iters, marks_[marks].data());
+    timed_.push_back({marks, &out});
     std::lock_guard<std::mutex> lock(mu_);
     // Forget finished collectives before reusing their event (the ring is much longer than the
     // executor's two samples in flight).
@@ -211,9 +219,20 @@ class Allreduce final : public Workload {
   }
 
   // The abort unblocks the hung kernels, so the aborted sample's end event completes like a normal
-  // one (after ~timeout_s): fail it rather than report it as a slow sample.
+  // one (after ~timeout_s): fail it rather than report it as a slow sample. Otherwise the sample's longest
+  // single collective (its end event has completed, so every mark has), the stall a timeout would see.
   void check_sample() override {
     if (aborted_.load()) throw WorkloadError(abort_reason());
+    if (timed_.empty()) return;
+    const Timed t = timed_.front();
+    timed_.pop_front();
+    float longest_ms = 0.0f;
+    for (int i = 0; i < cfg_.iters; ++i) {
+      float ms = 0.0f;
+      IB_CHECK(cudaEventElapsedTime(&ms, marks_[t.marks][i], marks_[t.marks][i + 1]));
+      longest_ms = std::max(longest_ms, ms);
+    }
+    t.out->counters[kLongestCollectiveCounter] = static_cast<double>(longest_ms) * 1e-3;
   }
 
   Work work_per_sample() const override { return {static_cast<double>(cfg_.iters) * cfg_.bytes, "B"}; }
@@ -255,9 +274,11 @@ class Allreduce final : public Workload {
 
   // Enqueues `iters` allreduces: fork the other ranks' streams from s0, one NCCL group per
   // allreduce, join them back into s0.
-  void enqueue(cudaStream_t s0, int iters) {
+  // `marks` (iters + 1 timing events, or null): recorded on s0 before the first and after each allreduce.
+  void enqueue(cudaStream_t s0, int iters, cudaEvent_t* marks = nullptr) {
     const std::size_t count = cfg_.bytes / sizeof(float);
     IB_CHECK(cudaEventRecord(fork_, s0));
+    if (marks) IB_CHECK(cudaEventRecord(marks[0], s0));
     for (std::size_t r = 1; r < ranks_.size(); ++r) IB_CHECK(cudaStreamWaitEvent(ranks_[r].stream, fork_, 0));
     for (int it = 0; it < iters; ++it) {
       // Per allreduce, not per sample, so that the watchdog can take mu_ between them.
@@ -272,6 +293,7 @@ class Allreduce final : public Workload {
         settle_locked(api.group_end(), "ncclGroupEnd");  // non-blocking: ncclInProgress until NCCL has launched
       else
         IB_CHECK(api.group_end());  // ncclCommInitAll's communicators block
+      if (marks) IB_CHECK(cudaEventRecord(marks[it + 1], s0));  // after the settle: NCCL's kernels are queued
     }
     for (std::size_t r = 1; r < ranks_.size(); ++r) {
       IB_CHECK(cudaEventRecord(ranks_[r].join, ranks_[r].stream));
@@ -409,6 +431,12 @@ class Allreduce final : public Workload {
       if (e) cudaEventDestroy(e);
       e = nullptr;
     }
+    for (auto& set : marks_) {
+      for (cudaEvent_t e : set)
+        if (e) cudaEventDestroy(e);
+      set.clear();
+    }
+    timed_.clear();
     if (vote_done_) cudaEventDestroy(vote_done_);
     vote_done_ = nullptr;
     vote_ = DeviceBuffer();
@@ -432,6 +460,16 @@ class Allreduce final : public Workload {
   std::vector<Rank> ranks_;
   cudaEvent_t fork_ = nullptr;
   std::array<cudaEvent_t, 16> done_{};
+  // Per sample: timing events around each allreduce (marks_), reused after kMarkSets samples (the executor
+  // has at most two in flight), and the samples whose longest collective check_sample has yet to read.
+  static constexpr std::size_t kMarkSets = 4;
+  std::array<std::vector<cudaEvent_t>, kMarkSets> marks_{};
+  std::size_t next_marks_ = 0;
+  struct Timed {
+    std::size_t marks;
+    SampleOutput* out;  // alive and unread until check_sample returns (Workload::check_sample)
+  };
+  std::deque<Timed> timed_;
   std::size_t next_done_ = 1;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -6,12 +6,13 @@
 // is algbw x the factor of harness/stats/collectives.h. Correctness (setup): one collective on known
 // values, every output element checked exactly (small integers in float32 are exact).
 // Ranks agree on every sample (continue_together): a one-int allreduce(min) of "I want another", untimed.
+// Each sample also reports its longest single collective (kLongestCollectiveCounter): the stall a timeout sees.
 // One rank (an amplification's single-rank reference, harness/scenario/single_rank.h): gloo moves nothing
 // for a group of one, so each collective is instead the rank's own S bytes copied once through memory
 // (what NCCL's one-rank collectives do out of place): the rank's local traffic without the network.
 #include "kernels/host/gloo_collective.h"
 
-#include <cstdlib>
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -123,15 +124,19 @@ class GlooCollective final : public Workload {
     if (n_ == 1) copy_.assign(out_.size(), 0.0f);
   }
 
-  void run_sample(const ExecContext&, SampleOutput&) override {
+  void run_sample(const ExecContext&, SampleOutput& out) override {
+    std::chrono::steady_clock::duration longest{};  // the longest single collective: the stall a timeout sees
     for (int r = 0; r < reps_; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
       if (n_ == 1) {
         std::memcpy(copy_.data(), out_.data(), out_.size() * sizeof(float));
         std::swap(copy_, out_);  // the next copy reads what this one wrote: it cannot be skipped
       } else {
         collective();
       }
+      longest = std::max(longest, std::chrono::steady_clock::now() - t0);
     }
+    out.counters[kLongestCollectiveCounter] = std::chrono::duration<double>(longest).count();
   }
 
   bool continue_together(bool mine) override {

@@ -62,6 +62,12 @@ def test_each_collective_runs_its_ranks_as_processes_and_keeps_every_ranks_durat
         assert p["samples"]["duration_s"] == [max(a, b) for a, b in zip(*ranks)]
         assert p["ranks"]["count"] == 2 and p["ranks"]["straggler_rank"] in (0, 1)
     assert ar["work_per_sample"] == {"value": 256 * 1024, "unit": "B"}
+    # Each sample's longest single collective (rank 0's), which the stall margin is judged on: within the
+    # sample, and a figure per sample, never summed into the phase's counters.
+    p = ar["phases"]["colocated"]
+    longest = p["samples"]["counters"]["longest_collective_s"]
+    assert all(0 < l <= d for l, d in zip(longest, p["samples"]["duration_s"])), (longest, p["samples"]["duration_s"])
+    assert "longest_collective_s" not in p.get("counters", {})
     logs = sorted(f.name for f in (out / "logs").iterdir())
     assert any(n.endswith("-ar-rank0.log") for n in logs) and any(n.endswith("-ar-rank1.log") for n in logs)
 

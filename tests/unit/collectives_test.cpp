@@ -1,6 +1,7 @@
 // The collective tenant's figures (harness/stats/collectives.h) on hand-computed values.
 #include "harness/stats/collectives.h"
 #include "harness/analysis/ranks.h"
+#include "kernels/workload.h"
 
 #include <gtest/gtest.h>
 
@@ -131,6 +132,28 @@ TEST(RankFigures, BlastRadiusAndStallMarginOnHandValues) {
   EXPECT_FALSE(collective_metrics(t, 0.40, 600.0));
   TenantResult plain;  // no ranks
   EXPECT_FALSE(collective_metrics(plain, 0.40, 600.0));
+}
+
+// The stall is judged per collective where the workload reports each sample's longest one
+// (kLongestCollectiveCounter): the 4 s sample of 16 collectives whose longest took 0.5 s is a 0.5 s stall,
+// margin 1200 against 600 s, not the whole sample's 150; the uncounted sample's 300 s collective is not the
+// measurement's. A counter column of the wrong length falls back to the samples.
+TEST(RankFigures, TheStallIsTheLongestCollectiveWhereTheSampleSaysSo) {
+  TenantResult t;
+  t.exclusive.counted = {1, 1};
+  t.exclusive.rank_duration_s = {{1.0, 1.0}, {1.0, 1.0}};
+  t.colocated.counted = {1, 1, 0};
+  t.colocated.duration_s = {1.0, 4.0, 900.0};
+  t.colocated.rank_duration_s = {{1.0, 4.0, 900.0}, {1.0, 4.0, 900.0}};
+  t.colocated.counter_samples[kLongestCollectiveCounter] = {0.1, 0.5, 300.0};
+  auto m = collective_metrics(t, 0.40, 600.0);
+  ASSERT_TRUE(m);
+  EXPECT_DOUBLE_EQ(m->longest_stall_s, 0.5);
+  EXPECT_DOUBLE_EQ(m->stall_margin, 1200.0);
+  t.colocated.counter_samples[kLongestCollectiveCounter].pop_back();
+  m = collective_metrics(t, 0.40, 600.0);
+  ASSERT_TRUE(m);
+  EXPECT_DOUBLE_EQ(m->longest_stall_s, 4.0);
 }
 
 }  // namespace

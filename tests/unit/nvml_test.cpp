@@ -594,6 +594,19 @@ TEST_F(NvmlTest, AnInstanceAProcessRunsOnIsNotDestroyedUntilTheProcessEnds) {
   EXPECT_EQ(ops[3]["op"], "destroy_gi");
 }
 
+// nvml.h, nvmlDeviceGetProcessUtilization: "On MIG-enabled GPUs, querying process utilization is not currently
+// supported": no answer (nullopt) on the GPU in MIG mode; the GPU with MIG off answers (no sample since now: none).
+TEST_F(NvmlTest, ProcessUtilizationIsNotAnsweredOnAMigEnabledGpu) {
+  json config = machine();
+  for (int d : {0, 1}) config["devices"][d]["process_utilization"] = {{"children", true}, {"sm_util", 50}};
+  write_config(config);
+  auto nvml = ib::Nvml::load();
+  EXPECT_FALSE(nvml->process_utilization(0, 0).has_value());  // MIG current 1
+  const auto off = nvml->process_utilization(1, 0);          // MIG current 0 (pending 1)
+  ASSERT_TRUE(off.has_value());
+  EXPECT_TRUE(off->empty());  // this test has no children: NOT_FOUND, no samples
+}
+
 TEST_F(NvmlTest, ProfilesAreMatchedByNameIncludingSameSliceCount) {
   json config = machine();
   config["devices"][0]["instances"] = json::array();

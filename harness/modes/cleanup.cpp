@@ -48,7 +48,10 @@ void undo_mig(const Outstanding& left, const std::function<std::unique_ptr<Nvml>
   }
 }
 
-void undo_mps_and_folders(const Outstanding& left, bool dry_run, CleanupResult& r) {
+// The MPS daemons go first: a server on one of the MIG instances left behind (mode mps on a GPU in MIG mode runs on
+// its first instance) holds a CUDA context there, and NVML refuses to destroy an instance a process runs on
+// (NVML_ERROR_IN_USE, nvmlComputeInstanceDestroy). "quit" returns once the servers have ended.
+void undo_mps(const Outstanding& left, bool dry_run, CleanupResult& r) {
   namespace fs = std::filesystem;
   std::error_code ec;
   for (const auto& pipe_dir : left.mps_pipe_dirs) {
@@ -62,6 +65,11 @@ void undo_mps_and_folders(const Outstanding& left, bool dry_run, CleanupResult& 
     if (d->quit_result() == "quit") r.done.push_back("quit the MPS control daemon of " + pipe_dir);
     else r.done.push_back("no MPS control daemon answered in " + pipe_dir + " (" + d->quit_result() + ")");
   }
+}
+
+void undo_folders(const Outstanding& left, bool dry_run, CleanupResult& r) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
   for (const auto& dir : left.temp_dirs) {
     if (!is_our_temp_dir(dir)) {
       r.problems.push_back("journal names " + dir + " as a temporary folder; not removed (not /tmp/ib-run-*)");
@@ -92,8 +100,9 @@ CleanupResult cleanup_left_behind(const std::string& state_dir, const std::funct
     }
     const Outstanding left = outstanding(f.entries);
     const std::size_t problems_before = r.problems.size();
+    undo_mps(left, dry_run, r);
     undo_mig(left, load_nvml, dry_run, r);
-    undo_mps_and_folders(left, dry_run, r);
+    undo_folders(left, dry_run, r);
     if (!dry_run && r.problems.size() == problems_before) ::unlink(path.c_str());
   }
   return r;

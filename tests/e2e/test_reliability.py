@@ -249,7 +249,6 @@ def test_mig_create_touches_nothing_when_another_input_is_bad(runner, tmp_path, 
 
 # ---- journal and cleanup ----
 
-@pytest.mark.skipif(not ROOT, reason="--mig-create needs root")
 def fake_mps_server(pipe):
     """The fake MPS server of the daemon in `pipe` and its one child (a sleep), as PIDs."""
     server = int((Path(pipe) / "server.pid").read_text())
@@ -263,8 +262,14 @@ def fake_mps_server(pipe):
     return {server} | children
 
 
+@pytest.mark.skipif(not ROOT, reason="--mig-create needs root")
 def test_cleanup_undoes_exactly_what_a_killed_run_left(runner, tmp_path, nvml, mps):  # noqa: F811
-    state = nvml(gpu(instances=[]))
+    # The GPU is in MIG mode, so mode mps runs on its first MIG instance: the one --mig-create made (GPU instance
+    # 1). NVML lists the MPS server there, and refuses to destroy the instance while it lives (IN_USE): cleanup
+    # quits the daemon first (it destroyed first, and left the instance behind).
+    servers = tmp_path / "servers.pids"
+    runner.env["FAKE_MPS_SERVER_PIDS"] = str(servers)
+    state = nvml({**gpu(instances=[]), "processes": [{"pid_file": str(servers), "gi": 1, "ci": 0, "used_mb": 30}]})
     # The set-up makes the MIG instance (for the second scenario), the first starts its private MPS
     # daemon; the harness is killed while that one measures.
     suite = [scenario("p", [compute("a")], mode="mps", duration=30, warmup=0.05),

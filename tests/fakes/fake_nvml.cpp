@@ -80,6 +80,15 @@
 //     {"op":"destroy_gi","device":0,"gi":2}. The MIG devices seen are the configured instances plus the replayed
 //     file. Without it the operations are kept in memory for the life of the process.
 //
+// Fidelity (docs/fakes.md has the table): each behaviour follows NVML's own reference, the doc comments of nvml.h
+// (quoted from github.com/NVIDIA/go-nvml, pkg/nvml/nvml.h, which carries NVML's header; the same text is the
+// NVML API reference at docs.nvidia.com/deploy/nvml-api/). Where the fake answers something NVML would refuse,
+// or cannot fail where NVML can, it says so at the call and docs/fakes.md lists it under "Not modelled".
+// Not modelled: privileges (NVML answers NO_PERMISSION to a non-root caller of the GPU/compute instance calls and
+// of a MIG GPU's aggregate process list; the fake answers everyone unless "fail" scripts it), the driver's own
+// choice of placement (the fake takes the first free one in the profile's order), Xid/ECC events, a GPU reset,
+// handles going stale after nvmlShutdown (the fake answers UNINITIALIZED instead), and timing.
+//
 // Error codes are NVML's (3 NOT_SUPPORTED, 4 NO_PERMISSION, 6 NOT_FOUND, 19 IN_USE, 23 INSUFFICIENT_RESOURCES, ...);
 // names may be given as "NVML_ERROR_NOT_SUPPORTED" or "NOT_SUPPORTED".
 #include <nlohmann/json.hpp>
@@ -559,6 +568,21 @@ int device_of(nvmlDevice_t h, Handle** out = nullptr) {
 #define FAKE_REQUIRE_INIT() \
   if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED
 
+// The processes NVML lists on a device or on one GPU instance of it (defined with the process calls below).
+int listed_processes(int dev, std::optional<unsigned> mig_gi, json* list);
+
+// Whether a process NVML lists sits on GPU instance `gi` (and, `ci` given, on that compute instance): NVML refuses
+// to destroy an instance in use (nvml.h, nvmlComputeInstanceDestroy and nvmlGpuInstanceDestroy: "NVML_ERROR_IN_USE
+// If the compute instance is in use. This error would be returned if processes (e.g. CUDA application) are active
+// on the compute instance"; for a GPU instance "... or compute instances are active").
+bool instance_in_use(unsigned dev, unsigned gi, std::optional<unsigned> ci) {
+  json list;
+  if (listed_processes(static_cast<int>(dev), gi, &list) != NVML_SUCCESS) return false;
+  return std::any_of(list.begin(), list.end(), [&](const json& p) {
+    return !ci || as_unsigned(p, "ci", *ci) == *ci;
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -569,6 +593,9 @@ const char* nvmlErrorString(nvmlReturn_t result) {
   return "Unknown Error";
 }
 
+// nvml.h, nvmlInit_v2: "A reference count of the number of initializations is maintained. Shutdown only occurs when
+// the reference count reaches zero"; NVML_ERROR_DRIVER_NOT_LOADED "if NVIDIA driver is not running" (here: no
+// $FAKE_NVML_CONFIG). Every other call answers NVML_ERROR_UNINITIALIZED until then (FAKE_REQUIRE_INIT).
 nvmlReturn_t nvmlInit_v2(void) {
   const char* path = std::getenv("FAKE_NVML_CONFIG");
   if (!path || !*path) return NVML_ERROR_DRIVER_NOT_LOADED;
@@ -597,6 +624,9 @@ nvmlReturn_t nvmlInit_v2(void) {
   return NVML_SUCCESS;
 }
 
+// nvml.h, nvmlShutdown: "once for each call to nvmlInit_v2()"; NVML_ERROR_UNINITIALIZED "if the library has not
+// been successfully initialized" (the header also says no error is reported for one shutdown too many; the fake
+// follows the listed return code, which the harness ignores either way).
 nvmlReturn_t nvmlShutdown(void) {
   FAKE_REQUIRE_INIT();
   --g_init_count;
@@ -611,6 +641,10 @@ nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
   return NVML_SUCCESS;
 }
 
+// nvml.h, nvmlDeviceGetHandleByIndex_v2: INVALID_ARGUMENT "if index is invalid or device is NULL"; NO_PERMISSION,
+// INSUFFICIENT_POWER, IRQ_ISSUE and GPU_IS_LOST are real answers for a device nvmlDeviceGetCount_v2 counts ("returns
+// count of all devices in the system even if nvmlDeviceGetHandleByIndex_v2 returns NVML_ERROR_NO_PERMISSION"): the
+// fake gives them only when the device's "fail" scripts them.
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
   FAKE_REQUIRE_INIT();
   if (int rc = scripted("nvmlDeviceGetHandleByIndex_v2", static_cast<int>(index))) return rc;
@@ -657,6 +691,8 @@ nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t* mo
   return NVML_SUCCESS;
 }
 
+// nvml.h, nvmlDeviceGetMigMode: NOT_SUPPORTED "If device doesn't support MIG mode"; pending is "the target mode
+// following the next activation trigger" (configured: "mig": {"current", "pending"}).
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* current, unsigned int* pending) {
   FAKE_REQUIRE_INIT();
   Handle* h = lookup(device, Kind::device);
@@ -680,6 +716,10 @@ nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int* c
   return NVML_SUCCESS;
 }
 
+// nvml.h, nvmlDeviceGetMigDeviceHandleByIndex: INVALID_ARGUMENT "if device, index or migDevice reference is
+// invalid" (index past nvmlDeviceGetMaxMigDeviceCount), NOT_FOUND "if no valid MIG device was found at index"
+// (indices may have holes: "slot"), and a handle whose compute instance is destroyed "would remain invalid" (the
+// fake's calls on it answer INVALID_ARGUMENT).
 nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index, nvmlDevice_t* mig) {
   FAKE_REQUIRE_INIT();
   Handle* h = lookup(device, Kind::device);
@@ -746,6 +786,8 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) 
   return NVML_SUCCESS;
 }
 
+// nvml.h, nvmlDeviceGetAttributes_v2: "This API currently only supports MIG device handles" (a whole GPU's
+// handle: NOT_SUPPORTED unless "attributes_on_device" says a driver answers it).
 nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t* attributes) {
   FAKE_REQUIRE_INIT();
   Handle* h = nullptr;
@@ -805,7 +847,11 @@ void fill_gi_profile(const json& p, Info* info) {
 }
 
 // Both GPU instance creations: the profile's instance count and the GPU's compute slices, then the placement
-// (the one asked for, which must be one of the profile's and free; else the first free one).
+// (the one asked for, which must be one of the profile's and free; else the first free one). nvml.h,
+// nvmlDeviceCreateGpuInstance(WithPlacement): NOT_SUPPORTED "If device doesn't have MIG mode enabled",
+// INSUFFICIENT_RESOURCES "If the requested GPU instance could not be created"; nvmlDeviceGetGpuInstancePossible-
+// Placements_v2: "Creation of new GPU instance will fail if there is overlap with the already occupied memory
+// slices". Which free placement a real driver picks without one asked for is not documented (not modelled).
 nvmlReturn_t create_gi(Handle* h, unsigned profileId, const nvmlGpuInstancePlacement_t* asked, nvmlGpuInstance_t* gi) {
   MigInfo m = mig_of(h->dev);
   if (!m.supported || !m.current) return NVML_ERROR_NOT_SUPPORTED;
@@ -847,6 +893,9 @@ nvmlReturn_t create_gi(Handle* h, unsigned profileId, const nvmlGpuInstancePlace
 
 extern "C" {
 
+// nvml.h: "returns all the possible placements for the given profile regardless of whether MIG is enabled or not";
+// placements "Can be NULL to discover number of allowed placements"; a buffer too small: INSUFFICIENT_SIZE (the
+// header says it "must be large enough"; what a real driver answers to a short one is not documented).
 nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device, unsigned int profileId,
                                                            nvmlGpuInstancePlacement_t* placements,
                                                            unsigned int* count) {
@@ -941,7 +990,8 @@ nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profile
   const json* p =
       profile_by(device_config(h->dev), [&](const json& p) { return as_unsigned(p, "id", 0) == profileId; });
   if (!p) return NVML_ERROR_INVALID_ARGUMENT;
-  // As NVML: the caller's buffer is taken to hold the profile's instance count.
+  // nvml.h, nvmlDeviceGetGpuInstances: "the buffer must be large enough to accommodate the instances supported by
+  // the profile" (its instanceCount); there is no NULL-buffer query.
   const unsigned room = as_unsigned(*p, "capacity", 1);
   const std::string name = get_or<std::string>(*p, "name", "");
   DevState s = state_of(h->dev);
@@ -989,6 +1039,9 @@ nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_t gpuI
   return NVML_SUCCESS;
 }
 
+// A compute instance takes slices of its GPU instance and a MIG device index (slot) of the GPU's
+// nvmlDeviceGetMaxMigDeviceCount; none left: INSUFFICIENT_RESOURCES (nvml.h, nvmlGpuInstanceCreateComputeInstance:
+// "If the requested compute instance could not be created").
 nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuInstance, unsigned int profileId,
                                                   nvmlComputeInstance_t* ci) {
   FAKE_REQUIRE_INIT();
@@ -1060,6 +1113,7 @@ nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t computeInstance) {
   if (int rc = scripted("nvmlComputeInstanceDestroy", static_cast<int>(h->dev))) return rc;
   DevState s = state_of(h->dev);
   if (!s.find_ci(h->gi, h->ci)) return NVML_ERROR_INVALID_ARGUMENT;
+  if (instance_in_use(h->dev, h->gi, h->ci)) return NVML_ERROR_IN_USE;
   append_op({{"op", "destroy_ci"}, {"device", h->dev}, {"gi", h->gi}, {"ci", h->ci}});
   return NVML_SUCCESS;
 }
@@ -1072,7 +1126,8 @@ nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance) {
   DevState s = state_of(h->dev);
   if (!s.find_gi(h->gi)) return NVML_ERROR_INVALID_ARGUMENT;
   for (const auto& c : s.cis)
-    if (c.gi == h->gi) return NVML_ERROR_IN_USE;  // NVML refuses while compute instances exist
+    if (c.gi == h->gi) return NVML_ERROR_IN_USE;  // NVML refuses while compute instances exist (nvml.h)
+  if (instance_in_use(h->dev, h->gi, std::nullopt)) return NVML_ERROR_IN_USE;  // or processes run on it
   append_op({{"op", "destroy_gi"}, {"device", h->dev}, {"gi", h->gi}});
   return NVML_SUCCESS;
 }
@@ -1151,6 +1206,9 @@ int fact(const json& j, const char* key, const json& fallback, json* out) {
 
 extern "C" {
 
+// Telemetry on a MIG device handle answers NOT_SUPPORTED (FAKE_WHOLE_DEVICE): the harness reads telemetry through
+// the whole GPU only, and which of these calls a real MIG handle answers is not listed in nvml.h (not modelled).
+// nvml.h, nvmlDeviceGetClockInfo / GetMaxClockInfo: NOT_SUPPORTED "if the device cannot report the specified clock".
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock) {
   FAKE_WHOLE_DEVICE("nvmlDeviceGetClockInfo", clock);
   const char* key = type == NVML_CLOCK_SM ? "sm_clock" : type == NVML_CLOCK_MEM ? "mem_clock" : nullptr;
@@ -1197,6 +1255,8 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensor
   return NVML_SUCCESS;
 }
 
+// nvml.h, nvmlDeviceGetCurrentClocksEventReasons (ThrottleReasons its deprecated name): a bit mask of
+// nvmlClocksEventReason*; NOT_SUPPORTED "if the device does not support this feature".
 nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long* reasons) {
   FAKE_WHOLE_DEVICE("nvmlDeviceGetCurrentClocksEventReasons", reasons);
   return series_unsigned(dev, "nvmlDeviceGetCurrentClocksEventReasons", 0, "reasons", 0, reasons);
@@ -1209,7 +1269,8 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsi
 
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization) {
   FAKE_WHOLE_DEVICE("nvmlDeviceGetUtilizationRates", utilization);
-  // As the real NVML: "On MIG-enabled GPUs, querying device utilization rates is not currently supported."
+  // nvml.h, nvmlDeviceGetUtilizationRates: "On MIG-enabled GPUs, querying device utilization rates is not currently
+  // supported."
   const json& cfg = device_config(static_cast<unsigned>(dev));
   if (cfg.contains("mig") && cfg["mig"].value("current", 0) == 1) return NVML_ERROR_NOT_SUPPORTED;
   json entry = telemetry_entry(static_cast<unsigned>(dev), "nvmlDeviceGetUtilizationRates", 0);
@@ -1407,39 +1468,66 @@ std::vector<unsigned long> live_children_of(unsigned long parent) {
   closedir(proc);
   return out;
 }
-}  // namespace
 
-extern "C" {
+// Whether `pid` is a live process (not a zombie): NVML lists a process while it holds a CUDA context, which goes
+// with the process.
+bool alive(unsigned long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = stat.rfind(')');
+  return close != std::string::npos && stat.find(" Z ", close) != close + 1;
+}
 
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
-                                                     nvmlProcessInfo_t* infos) {
-  // A MIG device handle lists the processes on its instance (the entries with its "gi"), as NVML does.
-  FAKE_REQUIRE_INIT();
-  Handle* h = nullptr;
-  const int dev = device_of(device, &h);
-  if (dev < 0 || !count) return NVML_ERROR_INVALID_ARGUMENT;
-  if (int rc = scripted("nvmlDeviceGetComputeRunningProcesses_v3", dev)) return rc;
+// The processes NVML lists on device `dev`: every configured one on a whole-GPU handle; on a MIG device handle
+// (mig_gi set) those of its GPU instance, as NVML's nvmlDeviceGetComputeRunningProcesses_v3 doc says ("In MIG
+// mode ... Per-instance information can be queried by using specific MIG device handles"; nvml.h in
+// github.com/NVIDIA/go-nvml, pkg/nvml/nvml.h). A "pid_file" entry lists the live PIDs in its file only: the
+// fake MPS server's PID stays in that file after it exits, and NVML does not list a process that has ended.
+// Fails with the device's "processes": null (NOT_SUPPORTED) or its scripted failure.
+int listed_processes(int dev, std::optional<unsigned> mig_gi, json* list) {
   json configured;
   if (int rc = fact(device_config(dev), "processes", json::array(), &configured)) return rc;
-  json list = json::array();
+  *list = json::array();
   for (const json& p : configured) {
-    if (h->kind == Kind::mig && as_unsigned(p, "gi", NVML_NO_INSTANCE_ID) != h->gi) continue;
+    if (mig_gi && as_unsigned(p, "gi", NVML_NO_INSTANCE_ID) != *mig_gi) continue;
     std::vector<unsigned long> pids;
     if (p.contains("pid_file")) {
       std::ifstream in(p.at("pid_file").get<std::string>());
-      for (unsigned long pid = 0; in >> pid;) pids.push_back(pid);
+      for (unsigned long pid = 0; in >> pid;)
+        if (alive(pid)) pids.push_back(pid);
     } else if (p.value("children", false)) {
       pids = live_children_of(static_cast<unsigned long>(getpid()));
     } else {
-      list.push_back(p);
+      list->push_back(p);
       continue;
     }
     for (unsigned long pid : pids) {
       json one = p;
       one["pid"] = pid;
-      list.push_back(one);
+      list->push_back(one);
     }
   }
+  return NVML_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+// The documented two-call protocol (nvml.h, nvmlDeviceGetComputeRunningProcesses_v3): "*infoCount = 0" (infos
+// may be NULL) answers NVML_SUCCESS when there are none, else NVML_ERROR_INSUFFICIENT_SIZE with *infoCount set to
+// the number needed; a buffer too small for the list at the second call gets INSUFFICIENT_SIZE again (the list is
+// read at each call: "pid_file" and "children" entries change between the two calls as processes come and go).
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
+                                                     nvmlProcessInfo_t* infos) {
+  FAKE_REQUIRE_INIT();
+  Handle* h = nullptr;
+  const int dev = device_of(device, &h);
+  if (dev < 0 || !count) return NVML_ERROR_INVALID_ARGUMENT;
+  if (int rc = scripted("nvmlDeviceGetComputeRunningProcesses_v3", dev)) return rc;
+  json list;
+  if (int rc = listed_processes(dev, h->kind == Kind::mig ? std::optional<unsigned>(h->gi) : std::nullopt, &list))
+    return rc;
   unsigned n = static_cast<unsigned>(list.size());
   if (*count < n) {
     *count = n;
@@ -1466,6 +1554,10 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
   return NVML_SUCCESS;
 }
 
+// nvml.h, nvmlDeviceGetProcessUtilization: a NULL buffer first to learn the count, then the buffer; "If no valid
+// sample entries are found since the lastSeenTimeStamp, NVML_ERROR_NOT_FOUND is returned"; one sample per process
+// "that had some non-zero utilization during the last sample period" (the fake gives one per live child, smUtil
+// possibly 0: kinder to a reader that skips zeros, harmless to ours, which looks for busy ones).
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t* utilization,
                                              unsigned int* count, unsigned long long last_seen_us) {
   FAKE_REQUIRE_INIT();
@@ -1476,6 +1568,9 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUti
   const json& d = device_config(dev);
   const auto it = d.find("process_utilization");
   if (h->kind == Kind::mig || it == d.end() || it->is_null()) return NVML_ERROR_NOT_SUPPORTED;
+  // nvml.h, nvmlDeviceGetProcessUtilization: "On MIG-enabled GPUs, querying process utilization is not currently
+  // supported" (the whole GPU's handle too, as for nvmlDeviceGetUtilizationRates).
+  if (mig_of(static_cast<unsigned>(dev)).current) return NVML_ERROR_NOT_SUPPORTED;
   static int calls = 0;  // this process's calls (one caller: the harness)
   const int busy_calls = it->value("busy_calls", -1);
   const unsigned sm = (busy_calls < 0 || calls < busy_calls) ? as_unsigned(*it, "sm_util", 50) : 0u;

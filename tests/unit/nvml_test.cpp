@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -565,6 +566,45 @@ TEST_F(NvmlTest, CreateAndDestroyThroughTheStateFile) {
   // Destroying it again: the GPU instance is gone.
   EXPECT_EQ(error_of([&] { nvml->destroy_mig_instance(0, created); }),
             "nvmlDeviceGetGpuInstanceById: Not Found (6)");
+}
+
+// NVML refuses to destroy a compute or GPU instance a process runs on (nvml.h: nvmlComputeInstanceDestroy and
+// nvmlGpuInstanceDestroy, NVML_ERROR_IN_USE), as the fake does: a process listed on the created instance (gi 2)
+// keeps it; once that process has ended (NVML lists only live ones) it goes.
+TEST_F(NvmlTest, AnInstanceAProcessRunsOnIsNotDestroyedUntilTheProcessEnds) {
+  const fs::path pids = dir_ / "pids";
+  json config = machine();
+  config["devices"][0]["processes"] = json::array({{{"pid_file", pids.string()}, {"gi", 2}, {"ci", 0}}});
+  write_config(config);
+  auto nvml = ib::Nvml::load();
+  const ib::CreatedMigInstance created = nvml->create_mig_instance(0, "1g.18gb");
+  ASSERT_EQ(created.gpu_instance_id, 2u);
+  std::ofstream(pids) << ::getpid() << "\n";  // alive: this test
+  EXPECT_EQ(error_of([&] { nvml->destroy_mig_instance(0, created); }),
+            "nvmlComputeInstanceDestroy: In use by another client (19)");
+  EXPECT_EQ(state_ops().size(), 2u);  // nothing destroyed
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  std::ofstream(pids) << child << "\n";  // ended and reaped: NVML lists it no more
+  nvml->destroy_mig_instance(0, created);
+  const auto ops = state_ops();
+  ASSERT_EQ(ops.size(), 4u);
+  EXPECT_EQ(ops[3]["op"], "destroy_gi");
+}
+
+// nvml.h, nvmlDeviceGetProcessUtilization: "On MIG-enabled GPUs, querying process utilization is not currently
+// supported": no answer (nullopt) on the GPU in MIG mode; the GPU with MIG off answers (no sample since now: none).
+TEST_F(NvmlTest, ProcessUtilizationIsNotAnsweredOnAMigEnabledGpu) {
+  json config = machine();
+  for (int d : {0, 1}) config["devices"][d]["process_utilization"] = {{"children", true}, {"sm_util", 50}};
+  write_config(config);
+  auto nvml = ib::Nvml::load();
+  EXPECT_FALSE(nvml->process_utilization(0, 0).has_value());  // MIG current 1
+  const auto off = nvml->process_utilization(1, 0);          // MIG current 0 (pending 1)
+  ASSERT_TRUE(off.has_value());
+  EXPECT_TRUE(off->empty());  // this test has no children: NOT_FOUND, no samples
 }
 
 TEST_F(NvmlTest, ProfilesAreMatchedByNameIncludingSameSliceCount) {

@@ -132,6 +132,9 @@ class Workload {
   // stopped alone would leave the others waiting in the next collective), so a collective workload
   // answers what all its ranks agree on (another only if every rank wants one). Others answer `mine`.
   virtual bool continue_together(bool mine) { return mine; }
+  // Called by the executor at the start of every run of samples (Executor::run_samples), before its first
+  // continue_together: a collective that votes ahead (allreduce) waits for its first vote of a run.
+  virtual void begin_samples() {}
   // The work one sample does; constant for a configured workload. For an open-loop workload it is
   // the expected number of requests per sample (`requests`): a sample is a fixed slice of arrival
   // schedule time, and the actual count in the slice (Poisson) is its counters["requests"].

@@ -68,6 +68,7 @@ class CudaExecutor final : public Executor {
     cudaEvent_t prev_start = anchors_[0];
 
     // A collective's ranks agree on every sample (Workload::continue_together; others answer keep_going).
+    w.begin_samples();
     if (!w.continue_together(keep_going())) return;
     std::size_t k = 0;  // sample being waited for; slot k % kSlots
     enqueue(w, ctx, slots_[0]);

@@ -15,6 +15,7 @@ class HostExecutor final : public Executor {
   void run_samples(Workload& w, const std::function<bool()>& keep_going,
                    const std::function<void(TimedSample&&)>& sink) override {
     const ExecContext ctx = context();
+    w.begin_samples();
     while (w.continue_together(keep_going())) {
       SampleOutput out;
       // CLOCK_MONOTONIC (what start_ns is on every backend) also times the sample: steady and

@@ -27,7 +27,8 @@
 // next NCCL call and before any event or copy on the stream; teardown finalizes (settled), then destroys
 // (nccl::close_rank). The watchdog also polls NCCL's asynchronous error (a peer that died) and aborts with
 // NCCL's reason. Ranks agree on every sample (continue_together): a one-int allreduce(min) of "I want
-// another", waited for on the harness stream, so a sample is no longer enqueued ahead of the previous one's end.
+// another" on the harness stream, voted one sample ahead so that the next sample follows the vote on the GPU
+// with no host in between.
 // Locking: ncclCommAbort frees a communicator, so the watchdog aborts only under mu_, and the main
 // thread holds mu_ for each allreduce's NCCL calls and never calls NCCL on an aborted communicator.
 // If the main thread blocks inside an NCCL launch while holding mu_ (a stream's launch queue full
@@ -199,24 +200,29 @@ class Allreduce final : public Workload {
   }
 
   // Ranks as processes: another sample only if every rank wants one (allreduce(min) of one int).
+  // The vote runs one sample ahead, so that the host is never between a vote and the sample it allows: the
+  // first call of a run of samples votes and waits (nothing is enqueued yet); every later call enqueues its
+  // vote behind the sample just enqueued and answers with the previous vote, which lies before that sample on
+  // the stream (long done, normally). The executor then enqueues the next sample right behind this vote, so
+  // every rank's GPU goes from the vote, a collective that ends together on all ranks, straight into the next
+  // sample: a sample never holds a peer's host wake-up (about 150 us before). A stop is heard one sample late:
+  // every rank runs that sample (they all enqueued it) and it counts like any other. Every rank makes the same
+  // calls, so every rank enqueues the same votes; the last one of a run, never read, is drained at the next.
   bool continue_together(bool mine) override {
     if (!processes_) return mine;
-    // Pinned host memory both ways: a copy to or from pageable memory would wait for the stream
-    // (the collective included) with no deadline.
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (aborted_.load()) throw WorkloadError(abort_reason());
-      *vote_host_ = mine ? 1 : 0;
-      IB_CHECK(cudaMemcpyAsync(vote_.get(), vote_host_, sizeof(int), cudaMemcpyHostToDevice, stream_));
-      settle_locked(nccl_.api().all_reduce(vote_.get(), vote_.get(), 1, nccl::DataType::int32, nccl::RedOp::min,
-                                           ranks_[0].comm, stream_),
-                    "the vote's ncclAllReduce");
-      IB_CHECK(cudaMemcpyAsync(vote_host_, vote_.get(), sizeof(int), cudaMemcpyDeviceToHost, stream_));
-      IB_CHECK(cudaEventRecord(vote_done_, stream_));
+    if (!voting_ahead_) {
+      if (votes_ > 0) (void)read_vote(votes_ - 1);  // the last run's unread vote (or a read one: done at once)
+      const bool go = read_vote(enqueue_vote(mine));
+      voting_ahead_ = go;
+      return go;
     }
-    wait_or_abort(vote_done_);
-    return *vote_host_ == 1;
+    const std::int64_t previous = votes_ - 1;
+    (void)enqueue_vote(mine);
+    return read_vote(previous);
   }
+
+  // A run of samples begins: its first vote is waited for (continue_together).
+  void begin_samples() override { voting_ahead_ = false; }
 
   // The abort unblocks the hung kernels, so the aborted sample's end event completes like a normal
   // one (after ~timeout_s): fail it rather than report it as a slow sample. Otherwise the sample's longest
@@ -267,8 +273,8 @@ class Allreduce final : public Workload {
     if (!ctx.rendezvous) throw WorkloadError("allreduce: ranks as processes need the harness's rendezvous");
     IB_CHECK(cudaSetDevice(ctx.device));
     vote_ = DeviceBuffer(sizeof(int));
-    IB_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&vote_host_), sizeof(int), cudaHostAllocDefault));
-    IB_CHECK(cudaEventCreateWithFlags(&vote_done_, cudaEventDisableTiming));
+    IB_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&vote_host_), 4 * sizeof(int), cudaHostAllocDefault));
+    for (auto& e : vote_done_) IB_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     return {nccl::init_rank(nccl_, ctx.rank, *ctx.rendezvous, cfg_.timeout_s)};
   }
 
@@ -299,6 +305,31 @@ class Allreduce final : public Workload {
       IB_CHECK(cudaEventRecord(ranks_[r].join, ranks_[r].stream));
       IB_CHECK(cudaStreamWaitEvent(s0, ranks_[r].join, 0));
     }
+  }
+
+  // Enqueues vote number votes_ ("I want another": `mine`) on the harness stream: the int copied from pinned
+  // memory, allreduce(min) settled, copied back to pinned memory, its event recorded; returns its number. Two
+  // slots alternate: vote n - 2, which used this slot, has been waited for (every call reads the vote before).
+  // Pinned memory both ways: a copy to or from pageable memory would wait for the stream with no deadline.
+  std::int64_t enqueue_vote(bool mine) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (aborted_.load()) throw WorkloadError(abort_reason());
+    const std::size_t slot = static_cast<std::size_t>(votes_ % 2);
+    vote_host_[slot] = mine ? 1 : 0;
+    IB_CHECK(cudaMemcpyAsync(vote_.get(), &vote_host_[slot], sizeof(int), cudaMemcpyHostToDevice, stream_));
+    settle_locked(nccl_.api().all_reduce(vote_.get(), vote_.get(), 1, nccl::DataType::int32, nccl::RedOp::min,
+                                         ranks_[0].comm, stream_),
+                  "the vote's ncclAllReduce");
+    IB_CHECK(cudaMemcpyAsync(&vote_host_[2 + slot], vote_.get(), sizeof(int), cudaMemcpyDeviceToHost, stream_));
+    IB_CHECK(cudaEventRecord(vote_done_[slot], stream_));
+    return votes_++;
+  }
+
+  // Vote `n`'s outcome (one of the last two enqueued), waited for under the timeout.
+  bool read_vote(std::int64_t n) {
+    const std::size_t slot = static_cast<std::size_t>(n % 2);
+    wait_or_abort(vote_done_[slot]);
+    return vote_host_[2 + slot] == 1;
   }
 
   // mu_ held. Ranks as processes: waits until the communicator has left ncclInProgress after `call` (what
@@ -437,8 +468,12 @@ class Allreduce final : public Workload {
       set.clear();
     }
     timed_.clear();
-    if (vote_done_) cudaEventDestroy(vote_done_);
-    vote_done_ = nullptr;
+    for (auto& e : vote_done_) {
+      if (e) cudaEventDestroy(e);
+      e = nullptr;
+    }
+    votes_ = 0;
+    voting_ahead_ = false;
     vote_ = DeviceBuffer();
     if (vote_host_) cudaFreeHost(vote_host_);
     vote_host_ = nullptr;
@@ -453,8 +488,10 @@ class Allreduce final : public Workload {
   int first_rank_ = 0;      // the global rank of ranks_[0]
   int nranks_ = 1;          // ranks of the communicator
   DeviceBuffer vote_;       // ranks as processes: continue_together's int, on the GPU
-  int* vote_host_ = nullptr;  // and pinned on the host
-  cudaEvent_t vote_done_ = nullptr;
+  int* vote_host_ = nullptr;  // and pinned on the host: [0..1] each slot's ballot, [2..3] each slot's outcome
+  std::array<cudaEvent_t, 2> vote_done_{};
+  std::int64_t votes_ = 0;      // votes enqueued since setup
+  bool voting_ahead_ = false;   // this run of samples has voted once (continue_together)
   std::string async_reason_;  // NCCL's asynchronous error, when that is why it was aborted (under mu_)
   std::string failure_;       // a settled call's error or expiry, when that is why it was aborted (under mu_)
   std::vector<Rank> ranks_;

@@ -1,5 +1,8 @@
 #include "harness/core/json_input.h"
 
+#include <cstdint>
+#include <limits>
+
 #include "harness/core/errors.h"
 #include "harness/core/files.h"
 #include "harness/core/text.h"
@@ -103,6 +106,18 @@ json read_json_file(const std::string& path, const std::string& what, const Json
 nlohmann::ordered_json read_ordered_json_file(const std::string& path, const std::string& what,
                                               const JsonLimits& limits) {
   return parse_ordered_json_text(read_input_file(path, what, limits.max_bytes), path, limits);
+}
+
+std::optional<int> int_value(const nlohmann::json& v) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u <= static_cast<std::uint64_t>(std::numeric_limits<int>::max())) return static_cast<int>(u);
+    return std::nullopt;
+  }
+  if (!v.is_number_integer()) return std::nullopt;
+  const auto i = v.get<std::int64_t>();
+  if (i < std::numeric_limits<int>::min() || i > std::numeric_limits<int>::max()) return std::nullopt;
+  return static_cast<int>(i);
 }
 
 }  // namespace ib

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace ib {
@@ -30,5 +31,9 @@ nlohmann::ordered_json parse_ordered_json_text(const std::string& text, const st
                                                const JsonLimits& limits = {});
 nlohmann::ordered_json read_ordered_json_file(const std::string& path, const std::string& what,
                                               const JsonLimits& limits = {});
+
+// `v` as an int when it is a JSON integer that fits one; nullopt otherwise (a string, a fraction, or an integer
+// such as 2^32 + 1 that get<int>() would wrap to 1: a peer's line is untrusted).
+std::optional<int> int_value(const nlohmann::json& v);
 
 }  // namespace ib

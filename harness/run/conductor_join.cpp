@@ -1,6 +1,7 @@
 // Nodes joining their conductor (conductor_join.h).
 #include "harness/run/conductor_join.h"
 
+#include "harness/core/json_input.h"
 #include "harness/core/text.h"
 #include "harness/process/process.h"
 #include "harness/run/protocol.h"
@@ -100,8 +101,8 @@ std::optional<Hello> parse_hello(const std::string& line, std::string& why) {
   }
   Hello h;
   for (const char* key : {"version", "node_rank", "nodes"})
-    if (!j.contains(key) || !j.at(key).is_number_integer()) {
-      why = std::string("a hello without an integer ") + key;
+    if (!j.contains(key) || !int_value(j.at(key))) {  // 2^32 + 1 is refused, never taken as 1
+      why = std::string("a hello without an integer ") + key + " (within int's range)";
       return std::nullopt;
     }
   for (const char* key : {"token", "host"})
@@ -109,9 +110,9 @@ std::optional<Hello> parse_hello(const std::string& line, std::string& why) {
       why = std::string("a hello without a string ") + key;
       return std::nullopt;
     }
-  h.version = j.at("version").get<int>();
-  h.node_rank = j.at("node_rank").get<int>();
-  h.nodes = j.at("nodes").get<int>();
+  h.version = *int_value(j.at("version"));
+  h.node_rank = *int_value(j.at("node_rank"));
+  h.nodes = *int_value(j.at("nodes"));
   h.token = j.at("token").get<std::string>();
   h.host = j.at("host").get<std::string>();
   if (j.contains("devices")) {

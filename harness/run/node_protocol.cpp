@@ -1,6 +1,7 @@
 // The lines between a conductor and a joined node (node_protocol.h).
 #include "harness/run/node_protocol.h"
 
+#include "harness/core/json_input.h"
 #include "harness/core/text.h"
 #include "harness/run/conductor_join.h"
 #include "harness/run/messages.h"
@@ -30,8 +31,8 @@ bool string_array(const json& j, const char* key, std::vector<std::string>& out)
 
 std::optional<int> int_field(const json& j, const char* key) {
   const auto it = j.find(key);
-  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
-  return it->get<int>();
+  if (it == j.end()) return std::nullopt;
+  return int_value(*it);  // an integer past int's range is refused, not wrapped
 }
 
 struct Writer {

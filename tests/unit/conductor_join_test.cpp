@@ -32,7 +32,16 @@ TEST(ConductorJoin, AHelloRoundTripsAndAMalformedOneIsNamed) {
   EXPECT_FALSE(parse_hello("GET / HTTP/1.1", why));
   EXPECT_NE(why.find("not a hello: GET / HTTP/1.1"), std::string::npos);
   EXPECT_FALSE(parse_hello(R"({"type":"hello","version":1,"node_rank":"1","nodes":2,"token":"t","host":"h"})", why));
-  EXPECT_EQ(why, "a hello without an integer node_rank");
+  EXPECT_EQ(why, "a hello without an integer node_rank (within int's range)");
+  // 2^32 + 1 would wrap to 1 (welcomed as node 1): refused, for each of the three integers.
+  for (const char* key : {"version", "node_rank", "nodes"}) {
+    nlohmann::json j = {{"type", "hello"}, {"version", 1}, {"node_rank", 1}, {"nodes", 2}, {"token", "t"}, {"host", "h"}};
+    j[key] = 4294967297ULL;
+    EXPECT_FALSE(parse_hello(j.dump(), why)) << key;
+    EXPECT_EQ(why, std::string("a hello without an integer ") + key + " (within int's range)");
+    j[key] = -4294967295LL;
+    EXPECT_FALSE(parse_hello(j.dump(), why)) << key;
+  }
   EXPECT_FALSE(parse_hello(R"({"type":"hello","version":1,"node_rank":1,"nodes":2,"host":"h"})", why));
   EXPECT_EQ(why, "a hello without a string token");
 }

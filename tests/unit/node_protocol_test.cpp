@@ -46,6 +46,9 @@ TEST(NodeProtocol, LinesThatAreNotOnesAreRefusedWithTheReason) {
   EXPECT_NE(why.find("not a conductor line"), std::string::npos);
   EXPECT_FALSE(parse_node_line(R"({"type":"kill"})", why));
   EXPECT_NE(why.find("without a worker id"), std::string::npos);
+  // A worker id past int's range would wrap (2^32 + 1 read as 1, another worker's): refused the same way.
+  EXPECT_FALSE(parse_node_line(R"({"type":"kill","id":4294967297})", why));
+  EXPECT_NE(why.find("without a worker id"), std::string::npos);
   EXPECT_FALSE(parse_node_line(R"({"type":"exited","id":1})", why));
   EXPECT_NE(why.find("exit code or signal"), std::string::npos);
   // A log name is a file in the node's log folder: never a path that leaves it.

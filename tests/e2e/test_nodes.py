@@ -119,6 +119,10 @@ def test_a_collective_whose_rank_1_is_on_node_1_runs_across_the_two_harnesses(ru
     for phase in ("exclusive", "colocated"):
         ranks = ar["phases"][phase]["samples"]["rank_duration_s"]
         assert len(ranks) == 2 and len(ranks[0]) == len(ranks[1]) > 0
+        # Each rank's arrivals on the conductor's timeline: rank 1's (node 1, its clock OFFSET_S away when
+        # unshared) within a second of rank 0's at every sample, not OFFSET_S apart.
+        arrivals = ar["phases"][phase]["samples"]["rank_start_ns"]
+        assert all(abs(a - b) < 10**9 for a, b in zip(*arrivals)), (arrivals[0][:3], arrivals[1][:3])
 
 
 def test_a_node_that_never_joins_is_named_and_the_run_cannot_start(runner, tmp_path):

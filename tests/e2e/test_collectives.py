@@ -109,29 +109,33 @@ def test_ranks_are_only_for_a_collective_and_need_one_placement_each(runner, tmp
 
 @pytest.mark.serial
 @pytest.mark.measurement
-@pytest.mark.parametrize("neighbour, core, duration", [("hog", 1, 1.5), ("hog", 0, 1.5), ("idle", 1, 2.5)])
+@pytest.mark.parametrize("neighbour, core, duration", [("hog", 1, 2.0), ("hog", 0, 2.0), ("idle", 1, 3.0)])
 def test_the_straggler_is_the_rank_whose_core_a_hog_shares(runner, tmp_path, neighbour, core, duration):
     # The README's collective example (32 MiB allreduces, ranks on cores 0 and 1) with a neighbour on one rank's
-    # core. A hog slows that rank's writing of its input, so it arrives last at the collective: it is the
-    # straggler in nearly every sample (measured 88-100%). Beside an idle neighbour neither rank is late more
-    # than by chance. The default foreign-load limits: a block someone else's load reached is run again or not
-    # counted, since that load makes the rank on its core late as a hog does.
+    # core. A hog slows that rank's writing of its input, so it arrives last at the collective, by milliseconds
+    # (docs/methodology.md has the shares measured). Beside an idle neighbour neither rank is late more than by
+    # chance; it wakes 100 times a second, not 1000, so that its own wake-ups do not make rank 1 late. The
+    # default foreign-load limits: a block someone else's load reached is run again or not counted, since that
+    # load makes the rank on its core late as a hog does.
     if os.cpu_count() < 2:
         pytest.skip("needs two CPUs (one per rank)")
     other = ({"name": "n", "role": "aggressor", "workload": "host-compute", "params": {"n": 256}} if neighbour == "hog"
-             else {**IDLE})
+             else {**IDLE, "params": {"sample_ms": 10.0}})
     doc = scenario("coll", [collective(kib=32768), {**other, "placement": {"cpus": [core]}}], duration=duration,
                    warmup=0.3)
     out = tmp_path / "out"
     r = runner.run("--backend", "host", "--scenario", runner.write_json("s.json", doc), "--out", out,
                    "--rounds", "2", "--until", "fixed")
     assert r.returncode in (0, 1, 5), r.stdout + r.stderr
-    ar = load_results(out)["runs"][0]["tenants"][0]
+    run = load_results(out)["runs"][0]
+    ar = run["tenants"][0]
     colocated = ar["phases"]["colocated"]
-    n = sum(colocated["samples"]["counted"])
-    # A share's chance spread: beside an idle neighbour (true share 0.5) 70 samples put 0.65 2.5 sigma away.
-    if "ranks" not in colocated or n < (70 if neighbour == "idle" else 20):
-        pytest.skip(f"{n} clean colocated samples (foreign load): {ar['verdict_reason']}")
+    n, enough = sum(colocated["samples"]["counted"]), 70 if neighbour == "idle" else 20
+    # A share's chance spread: beside an idle neighbour (a fair coin) 70 samples put 65% 2.5 sigma away; a
+    # hog's rank late in ~90% of 20 samples is below 70% by chance in 0.3% of runs.
+    if "ranks" not in colocated or n < enough:
+        dirty = sorted({b["reason"] for b in run["blocks"] if b["status"] != "clean"})
+        pytest.skip(f"{n} clean colocated samples, fewer than {enough}: {ar['verdict_reason']}; {dirty[:2]}")
     ranks = colocated["ranks"]
     if neighbour == "hog":
         assert ranks["straggler_rank"] == core and ranks["straggler_share"] >= 0.70, ranks

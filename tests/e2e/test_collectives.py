@@ -109,7 +109,7 @@ def test_ranks_are_only_for_a_collective_and_need_one_placement_each(runner, tmp
 
 @pytest.mark.serial
 @pytest.mark.measurement
-@pytest.mark.parametrize("neighbour, core, duration", [("hog", 1, 2.0), ("hog", 0, 2.0), ("idle", 1, 3.0)])
+@pytest.mark.parametrize("neighbour, core, duration", [("hog", 1, 2.5), ("hog", 0, 2.5), ("idle", 1, 5.0)])
 def test_the_straggler_is_the_rank_whose_core_a_hog_shares(runner, tmp_path, neighbour, core, duration):
     # The README's collective example (32 MiB allreduces, ranks on cores 0 and 1) with a neighbour on one rank's
     # core. A hog slows that rank's writing of its input, so it arrives last at the collective, by milliseconds
@@ -124,8 +124,9 @@ def test_the_straggler_is_the_rank_whose_core_a_hog_shares(runner, tmp_path, nei
     doc = scenario("coll", [collective(kib=32768), {**other, "placement": {"cpus": [core]}}], duration=duration,
                    warmup=0.3)
     out = tmp_path / "out"
+    # One round: the straggler is a colocated figure, and the exclusive block it also runs is spent time.
     r = runner.run("--backend", "host", "--scenario", runner.write_json("s.json", doc), "--out", out,
-                   "--rounds", "2", "--until", "fixed")
+                   "--rounds", "1", "--until", "fixed")
     assert r.returncode in (0, 1, 5), r.stdout + r.stderr
     run = load_results(out)["runs"][0]
     ar = run["tenants"][0]

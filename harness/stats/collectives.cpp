@@ -57,7 +57,7 @@ Straggler straggler_rank(const std::vector<std::vector<std::int64_t>>& arrival_n
   for (std::size_t i = 0; i < iterations; ++i) {
     std::size_t latest = 0;
     for (std::size_t r = 1; r < arrival_ns.size(); ++r)
-      if (arrival_ns[r][i] > arrival_ns[latest][i]) latest = r;  // strictly later: an exact tie stays with the lower rank
+      if (arrival_ns[r][i] > arrival_ns[latest][i]) latest = r;  // strictly: an exact tie stays with the lower rank
     ++last[latest];
   }
   const auto most = std::max_element(last.begin(), last.end());  // the first: the lowest rank on a tie

@@ -396,7 +396,7 @@ void collective_table(std::ostringstream& os, const Results& results) {
     }
   if (rows.str().empty()) return;
   os << "<h2>Collectives</h2>\n<table><tr><th>scenario</th><th>mode</th><th>tenant</th><th>repetition</th><th>ranks</th>"
-        "<th>blast radius</th><th>straggler</th><th>longest stall</th></tr>\n"
+        "<th>blast radius</th><th>straggler (last to arrive)</th><th>longest stall</th></tr>\n"
      << rows.str() << "</table>\n";
   for (const TenantAggregate& a : results.aggregates)
     if (const auto& m = a.amplification)

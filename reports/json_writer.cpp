@@ -162,6 +162,7 @@ ojson phase_json(const PhaseResult& p, bool raw) {
     }
     if (!p.counter_samples.empty()) j["samples"]["counters"] = p.counter_samples;
     if (!p.rank_duration_s.empty()) j["samples"]["rank_duration_s"] = p.rank_duration_s;
+    if (!p.rank_start_ns.empty()) j["samples"]["rank_start_ns"] = p.rank_start_ns;
     if (!p.throttled.empty()) j["samples"]["throttled"] = p.throttled;
     if (!p.latencies_s.empty()) {
       j["samples"]["latency_count"] = p.latency_count;

@@ -31,7 +31,8 @@ void collective_evidence(std::ostringstream& os, const Results& r, const TenantA
          << " (threshold " << number_text(c.blast_threshold) << "), longest stall " << number_text(c.longest_stall_s)
          << " s of a " << number_text(c.timeout_s) << " s timeout (margin " << number_text(c.stall_margin) << ")";
       if (const auto& f = t.colocated.rank_figures)
-        os << ", straggler rank " << f->straggler_rank << " (" << number_text(f->straggler_share) << " of samples)";
+        os << ", straggler rank " << f->straggler_rank << " (last to arrive in " << number_text(f->straggler_share)
+           << " of samples)";
       os << "\n";
     }
   }

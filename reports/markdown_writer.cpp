@@ -99,12 +99,12 @@ void run_notes(std::ostringstream& os, const RunResult& run) {
                                   : "")
          << "\n";
     }
-  for (const auto& t : run.tenants)  // a tenant with ranks: who held its collectives back
+  for (const auto& t : run.tenants)  // a tenant with ranks: who held its collectives back (arrived last)
     for (const auto& [phase, p] : {std::pair<const char*, const PhaseResult*>{"exclusive", &t.exclusive},
                                    {"colocated", &t.colocated}})
       if (p->rank_figures)
         os << "- " << where << ", " << t.name << " (" << p->rank_figures->ranks << " ranks, " << phase
-           << "): straggler rank " << p->rank_figures->straggler_rank << ", the slowest in "
+           << "): straggler rank " << p->rank_figures->straggler_rank << ", the last to arrive in "
            << formatted("%.0f%%", p->rank_figures->straggler_share * 100) << " of the samples\n";
   for (const auto& b : run.blocks)
     if (b.status != BlockStatus::clean)

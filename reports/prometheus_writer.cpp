@@ -147,7 +147,7 @@ void collective_families(std::ostringstream& os, const Results& r) {
   Family margin(os, "interference_bench_collective_stall_margin",
                 "collective timeout / the longest colocated sample: below 1 the job would have died");
   Family straggler(os, "interference_bench_collective_straggler_share",
-                   "share of the counted colocated samples in which the straggler (label rank) was the slowest rank");
+                   "share of the counted colocated samples in which the straggler (label rank) arrived last");
   for (const auto& run : r.runs)
     for (const auto& t : run.tenants) {
       if (!has(t)) continue;

@@ -5,18 +5,20 @@
 #include "kernels/workload.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace ib {
 
 void summarize_ranks(PhaseResult& p) {
   p.rank_figures.reset();
   const std::size_t n = p.start_ns.size();
-  if (p.rank_duration_s.empty()) return;
-  std::vector<std::vector<double>> counted(p.rank_duration_s.size());
-  for (std::size_t r = 0; r < p.rank_duration_s.size(); ++r) {
-    if (p.rank_duration_s[r].size() != n) return;  // not one duration per sample: nothing to say
+  // The straggler is told by arrivals: a phase without them (a file written before they were kept) has none.
+  if (p.rank_start_ns.empty() || p.counted.size() != n) return;
+  std::vector<std::vector<std::int64_t>> counted(p.rank_start_ns.size());
+  for (std::size_t r = 0; r < p.rank_start_ns.size(); ++r) {
+    if (p.rank_start_ns[r].size() != n) return;  // not one arrival per sample: nothing to say
     for (std::size_t i = 0; i < n; ++i)
-      if (p.counted.size() == n && p.counted[i]) counted[r].push_back(p.rank_duration_s[r][i]);
+      if (p.counted[i]) counted[r].push_back(p.rank_start_ns[r][i]);
   }
   if (counted[0].empty()) return;
   const Straggler s = straggler_rank(counted);

@@ -1,12 +1,13 @@
-// The figures of a tenant with ranks (DESIGN.md section 13), from every rank's duration of each sample.
+// The figures of a tenant with ranks (DESIGN.md section 13), from every rank's arrival and duration of each sample.
 #pragma once
 
 #include "harness/results/results.h"
 
 namespace ib {
 
-// Fills p.rank_figures from p.rank_duration_s over the counted samples (p.counted); leaves it empty for a
-// phase without ranks or without a counted sample.
+// Fills p.rank_figures (the straggler: straggler_rank on arrivals) from p.rank_start_ns over the counted
+// samples (p.counted); leaves it empty for a phase without arrivals (without ranks, or a file of schema 2.6
+// or before), whose arrivals are not one per sample, or without a counted sample.
 void summarize_ranks(PhaseResult& p);
 
 // The blast radius (threshold: a quarter of the cutoff, the slowdown a verdict cannot resolve below) and the

@@ -20,7 +20,7 @@
 namespace ib {
 
 // Readers accept every minor version of this major (minor versions only add fields).
-constexpr const char* kSchemaVersion = "2.6";
+constexpr const char* kSchemaVersion = "2.7";
 constexpr const char* kSchemaMajor = "2";
 
 // The three phases of DESIGN.md section 3.
@@ -208,8 +208,12 @@ struct PhaseResult {
   // A tenant with ranks (DESIGN.md section 13): every rank's duration of each sample, [rank][sample];
   // the sample's duration is their maximum (nccl-tests -I). Empty for a tenant without ranks.
   std::vector<std::vector<double>> rank_duration_s;
-  // Over the counted samples of a tenant with ranks: the straggler (the rank that was the slowest most
-  // often, harness/stats/collectives.h) and how often it was.
+  // A tenant with ranks: every rank's arrival at each sample, [rank][sample]: the start of its own sample
+  // on node 0's CLOCK_MONOTONIC (a rank on another node shifted onto it by the conductor). start_ns[k] is
+  // their minimum. Empty for a tenant without ranks.
+  std::vector<std::vector<std::int64_t>> rank_start_ns;
+  // Over the counted samples of a tenant with ranks: the straggler (the rank that arrived last most
+  // often, harness/stats/collectives.h) and how often it did.
   struct RankFigures {
     int ranks = 0;
     int straggler_rank = 0;

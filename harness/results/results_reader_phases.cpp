@@ -155,6 +155,32 @@ void check_measured(const Field& f, const PhaseResult& p) {
                              shown_number(kMaxSampleS) + ")");
 }
 
+// A tenant with ranks: every rank's duration (rank_duration_s) and arrival (rank_start_ns, schema 2.7; a 2.6 file
+// has none), [rank][sample]: one arrival per sample for each rank, as many ranks as durations, none before the
+// clock's zero.
+void read_rank_columns(const Field& f, PhaseResult& p, std::size_t n) {
+  if (f.has("rank_duration_s")) {
+    const Field ranks = f["rank_duration_s"];
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      p.rank_duration_s.push_back(ranks[r].numbers());
+      check_length(ranks[r], p.rank_duration_s.back(), n);
+    }
+  }
+  if (!f.has("rank_start_ns")) return;
+  const Field ranks = f["rank_start_ns"];
+  if (f.has("rank_duration_s") && ranks.size() != p.rank_duration_s.size())
+    ranks.fail(std::to_string(ranks.size()) + " ranks where rank_duration_s has " +
+               std::to_string(p.rank_duration_s.size()));
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    p.rank_start_ns.push_back(integer_array<std::int64_t>(ranks[r]));
+    if (p.rank_start_ns.back().size() != n)
+      ranks[r].fail(std::to_string(p.rank_start_ns.back().size()) + " values where start_ns has " + std::to_string(n));
+    for (std::size_t i = 0; i < n; ++i)
+      if (p.rank_start_ns.back()[i] < 0)
+        ranks[r][i].fail(std::to_string(p.rank_start_ns.back()[i]) + " is before the clock's zero: not a start time");
+  }
+}
+
 void read_samples(const Field& f, PhaseResult& p) {
   p.start_ns = integer_array<std::int64_t>(f["start_ns"]);
   const std::size_t n = p.start_ns.size();
@@ -175,13 +201,7 @@ void read_samples(const Field& f, PhaseResult& p) {
   }
   if (f.has("counters"))
     f["counters"].each_member([&](const std::string& name, const Field& c) { p.counter_samples[name] = c.numbers(); });
-  if (f.has("rank_duration_s")) {
-    const Field ranks = f["rank_duration_s"];
-    for (std::size_t r = 0; r < ranks.size(); ++r) {
-      p.rank_duration_s.push_back(ranks[r].numbers());
-      check_length(ranks[r], p.rank_duration_s.back(), n);
-    }
-  }
+  read_rank_columns(f, p, n);
   if (f.has("throttled")) {
     p.throttled = integer_array<std::uint8_t>(f["throttled"]);
     check_length(f["throttled"], p.throttled, n);

@@ -63,7 +63,9 @@ std::vector<RepetitionRun::Seat> RepetitionRun::seats_of(const BlockSpec& spec, 
 }
 
 // A tenant with ranks, block `block` collected: sample k is the slowest rank's k-th sample (nccl-tests -I),
-// starting when the first rank started it; every rank's duration is kept. The ranks agreed on every
+// starting when the first rank started it; every rank's duration and arrival (its own start) are kept. The
+// arrivals are on one clock: CLOCK_MONOTONIC on this node, and a rank on another node had its start_ns
+// moved onto this node's (the conductor's) clock when its samples were relayed (shift_report_times). The ranks agreed on every
 // sample (Workload::continue_together), so they hold as many; should one hold more, its extra are dropped.
 void RepetitionRun::merge_ranks(const BlockSpec& spec, std::size_t tenant, int block) {
   std::vector<RankSamples*> ranks;
@@ -72,6 +74,7 @@ void RepetitionRun::merge_ranks(const BlockSpec& spec, std::size_t tenant, int b
   for (const RankSamples* r : ranks) n = std::min(n, r->start_ns.size());
   PhaseResult& pr = phase_of(r_.tenants[tenant], spec.phase);
   pr.rank_duration_s.resize(ranks.size());
+  pr.rank_start_ns.resize(ranks.size());
   for (std::size_t k = 0; k < n; ++k) {
     std::int64_t start = INT64_MAX;
     double duration = 0.0;
@@ -79,6 +82,7 @@ void RepetitionRun::merge_ranks(const BlockSpec& spec, std::size_t tenant, int b
       start = std::min(start, ranks[r]->start_ns[k]);
       duration = std::max(duration, ranks[r]->duration_s[k]);
       pr.rank_duration_s[r].push_back(ranks[r]->duration_s[k]);
+      pr.rank_start_ns[r].push_back(ranks[r]->start_ns[k]);
     }
     pr.start_ns.push_back(start);
     pr.duration_s.push_back(duration);

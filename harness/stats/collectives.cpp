@@ -48,22 +48,20 @@ double collective_sample(const std::vector<double>& per_rank) {
   return *std::max_element(per_rank.begin(), per_rank.end());
 }
 
-Straggler straggler_rank(const std::vector<std::vector<double>>& per_rank_iterations) {
-  if (per_rank_iterations.empty() || per_rank_iterations[0].empty())
-    throw std::invalid_argument("straggler_rank: no iteration");
-  const std::size_t iterations = per_rank_iterations[0].size();
-  std::vector<int> slowest(per_rank_iterations.size(), 0);
+Straggler straggler_rank(const std::vector<std::vector<std::int64_t>>& arrival_ns) {
+  if (arrival_ns.empty() || arrival_ns[0].empty()) throw std::invalid_argument("straggler_rank: no iteration");
+  const std::size_t iterations = arrival_ns[0].size();
+  for (const auto& rank : arrival_ns)
+    if (rank.size() != iterations) throw std::invalid_argument("straggler_rank: ranks with different iteration counts");
+  std::vector<int> last(arrival_ns.size(), 0);
   for (std::size_t i = 0; i < iterations; ++i) {
-    std::size_t worst = 0;
-    for (std::size_t r = 0; r < per_rank_iterations.size(); ++r) {
-      if (per_rank_iterations[r].size() != iterations)
-        throw std::invalid_argument("straggler_rank: ranks with different iteration counts");
-      if (per_rank_iterations[r][i] > per_rank_iterations[worst][i]) worst = r;
-    }
-    ++slowest[worst];
+    std::size_t latest = 0;
+    for (std::size_t r = 1; r < arrival_ns.size(); ++r)
+      if (arrival_ns[r][i] > arrival_ns[latest][i]) latest = r;  // strictly: an exact tie stays with the lower rank
+    ++last[latest];
   }
-  const auto most = std::max_element(slowest.begin(), slowest.end());  // the first: the lowest rank on a tie
-  return {static_cast<int>(most - slowest.begin()), static_cast<double>(*most) / static_cast<double>(iterations)};
+  const auto most = std::max_element(last.begin(), last.end());  // the first: the lowest rank on a tie
+  return {static_cast<int>(most - last.begin()), static_cast<double>(*most) / static_cast<double>(iterations)};
 }
 
 std::optional<double> amplification(double collective_slowdown, double single_gpu_slowdown, double min_single) {

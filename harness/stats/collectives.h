@@ -1,9 +1,10 @@
 // The figures of a collective tenant (DESIGN.md sections 7 and 13), one function each, on plain numbers:
-// nccl-tests' bandwidths, the sample as the max over ranks, the straggler rank, amplification, blast
-// radius and the longest stall against a timeout. Nothing here measures; the collective workloads and the
-// analysis call these.
+// nccl-tests' bandwidths, the sample as the max over ranks, the straggler (the last rank to arrive),
+// amplification, blast radius and the longest stall against a timeout. Nothing here measures; the collective
+// workloads and the analysis call these.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,13 +30,18 @@ double busbw(Collective c, int ranks, double bytes, double seconds);  // algbw x
 // `per_rank` holds one duration per rank; throws std::invalid_argument when empty.
 double collective_sample(const std::vector<double>& per_rank);
 
-// The straggler: the rank whose duration was the iteration's maximum most often over
-// `per_rank_iterations` ([rank][iteration], equal lengths), the lowest such rank on a tie; and how often.
+// The straggler: the rank that arrived last. Every rank's duration of an iteration runs from its own
+// arrival (its start) to a completion all ranks share, so the rank that arrives first and waits has the
+// longest duration and the late rank, the one that held the others up, the shortest: the maximum duration
+// names the wrong rank. Per iteration the last to arrive is the rank with the latest arrival (the lowest
+// such rank on an exact tie); the straggler is the rank that was last most often (the lowest on a tie in
+// counts), with the fraction of iterations it was. `arrival_ns` is [rank][iteration] on one clock (equal
+// lengths); throws std::invalid_argument with no rank, no iteration or unequal lengths.
 struct Straggler {
   int rank = 0;
-  double share = 0.0;  // fraction of the iterations in which it was the slowest
+  double share = 0.0;  // fraction of the iterations in which it arrived last
 };
-Straggler straggler_rank(const std::vector<std::vector<double>>& per_rank_iterations);
+Straggler straggler_rank(const std::vector<std::vector<std::int64_t>>& arrival_ns);
 
 // Amplification: the collective tenant's slowdown with an aggressor on one rank's GPU, over the same
 // aggressor's slowdown of that rank's work on one GPU alone (both as P95(C)/P95(E) - 1). 1: the job

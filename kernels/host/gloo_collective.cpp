@@ -5,8 +5,9 @@
 // each peer). Work per sample: reps x S bytes ("B"), so the phase throughput is nccl-tests' algbw; busbw
 // is algbw x the factor of harness/stats/collectives.h. Correctness (setup): one collective on known
 // values, every output element checked exactly (small integers in float32 are exact).
-// Ranks agree on every sample (continue_together): a one-int allreduce(min) of "I want another", untimed.
-// Each sample also reports its longest single collective (kLongestCollectiveCounter): the stall a timeout sees.
+// Ranks agree on every sample (continue_together): a one-int allgather of "I want another", untimed. Each
+// sample the rank first writes its input (untimed), then is timed from its arrival at the collective. Each
+// sample also reports its longest single collective (kLongestCollectiveCounter): the stall a timeout sees.
 // One rank (an amplification's single-rank reference, harness/scenario/single_rank.h): gloo moves nothing
 // for a group of one, so each collective is instead the rank's own S bytes copied once through memory
 // (what NCCL's one-rank collectives do out of place): the rank's local traffic without the network.
@@ -21,6 +22,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <time.h>
 
 #ifdef IB_HAVE_GLOO
 #include <gloo/allgather.h>
@@ -124,7 +127,15 @@ class GlooCollective final : public Workload {
     if (n_ == 1) copy_.assign(out_.size(), 0.0f);
   }
 
+  // The rank first writes its input (its own part of the iteration, as a training step writes the gradients
+  // it then reduces), then arrives at the collective: the sample is timed from that arrival to the rank's
+  // completion. Without a part of its own between the ranks' vote and the collective, every rank would
+  // arrive when the vote released it: at the same moment up to the vote's fixed order (rank 1 about 40 us
+  // after rank 0 on loopback, with or without a neighbour), so the arrivals could not tell which rank a
+  // neighbour slowed (docs/methodology.md, the straggler).
   void run_sample(const ExecContext&, SampleOutput& out) override {
+    prepare();
+    const std::int64_t arrived = monotonic_now_ns();
     std::chrono::steady_clock::duration longest{};  // the longest single collective: the stall a timeout sees
     for (int r = 0; r < reps_; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
@@ -137,17 +148,23 @@ class GlooCollective final : public Workload {
       longest = std::max(longest, std::chrono::steady_clock::now() - t0);
     }
     out.counters[kLongestCollectiveCounter] = std::chrono::duration<double>(longest).count();
+    out.reported_time = SampleOutput::ReportedTime{arrived, monotonic_now_ns()};
   }
 
+  // Every rank's "I want another" gathered (an allgather of one int, not an allreduce: gloo's allreduce of one
+  // element let rank 1 go about 40 us after rank 0 on loopback every time, a fixed order that would make
+  // rank 1 look late in every sample; in the allgather's exchange no rank is released in a fixed order).
   bool continue_together(bool mine) override {
+    if (n_ == 1) return mine;
     int flag = mine ? 1 : 0;
-    gloo::AllreduceOptions opts(context_);
-    opts.setOutput(&flag, 1);
-    opts.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::min<int>));
+    votes_.assign(static_cast<std::size_t>(n_), 0);
+    gloo::AllgatherOptions opts(context_);
+    opts.setInput(&flag, 1);
+    opts.setOutput(votes_.data(), votes_.size());
     opts.setTag(kVoteTag);
     opts.setTimeout(timeout_);
-    gloo::allreduce(opts);
-    return flag == 1;
+    gloo::allgather(opts);
+    return std::all_of(votes_.begin(), votes_.end(), [](int v) { return v == 1; });
   }
 
   Work work_per_sample() const override { return {static_cast<double>(bytes_) * reps_, "B"}; }
@@ -162,6 +179,19 @@ class GlooCollective final : public Workload {
 
  private:
   static constexpr std::uint32_t kDataTag = 1, kVoteTag = 2;
+
+  // CLOCK_MONOTONIC, the clock every sample's start is on (harness/exec/host_executor.cpp).
+  static std::int64_t monotonic_now_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  }
+
+  // The rank's input written: the buffer the collective reads (in place: out_), every element rank + 1.
+  void prepare() {
+    std::vector<float>& input = op_ == Op::allreduce || op_ == Op::reduce_scatter || n_ == 1 ? out_ : in_;
+    std::fill(input.begin(), input.end(), static_cast<float>(rank_ + 1));
+  }
 
   void collective() {
     switch (op_) {
@@ -239,6 +269,7 @@ class GlooCollective final : public Workload {
   std::shared_ptr<gloo::Context> context_;
   std::unique_ptr<gloo::ReduceScatterHalvingDoubling<float>> reduce_scatter_;
   std::vector<float> in_, out_, copy_;  // copy_: one rank only (run_sample)
+  std::vector<int> votes_;                // continue_together: every rank's flag
 };
 
 Support gloo_supported(const Params&, const ExecContext&) { return {}; }

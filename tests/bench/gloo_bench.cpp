@@ -1,11 +1,13 @@
 // The same gloo allreduce as the host-collective workload, outside the harness (issue 35): N processes
 // pinned to CPUs 0..N-1 meet through a gloo FileStore in a temporary folder and time ITERATIONS allreduces
-// of KIB KiB each, every one after an untimed one-int allreduce (the vote host-collective's ranks take
-// between samples, which lines them up as it does here). Prints one JSON line: the per-iteration maximum
+// of KIB KiB each, every one after an untimed one-int allgather (the vote host-collective's ranks take
+// between samples, which lines them up as it does here) and the untimed writing of the rank's input (as
+// host-collective writes it before each sample). Prints one JSON line: the per-iteration maximum
 // over ranks (what the harness's sample is) and its median. scripts/gloo-through-harness.sh sets it beside
 // the tool's own measurement of the same collective. Not a test.
 //
 // usage: ib-gloo-bench [--kib N] [--iterations N] [--warmup N] [--ranks N]
+#include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
@@ -58,8 +60,15 @@ void allreduce(const std::shared_ptr<gloo::Context>& context, float* data, std::
   std::vector<float> data(static_cast<std::size_t>(o.kib) * 1024 / 4, 1.0f);
   std::vector<double> took;
   for (int i = 0; i < o.warmup + o.iterations; ++i) {
-    float vote = 1.0f;
-    allreduce(context, &vote, 1, 2);  // untimed, as the harness's ranks vote between samples
+    int vote = 1;
+    std::vector<int> votes(static_cast<std::size_t>(o.ranks));
+    gloo::AllgatherOptions v(context);  // untimed, as the harness's ranks vote between samples
+    v.setInput(&vote, 1);
+    v.setOutput(votes.data(), votes.size());
+    v.setTag(2);
+    v.setTimeout(std::chrono::seconds(60));
+    gloo::allgather(v);
+    std::fill(data.begin(), data.end(), 1.0f);  // untimed: the rank's input written, then it arrives
     const auto t0 = std::chrono::steady_clock::now();
     allreduce(context, data.data(), data.size(), 1);
     const std::chrono::duration<double> d = std::chrono::steady_clock::now() - t0;

@@ -70,7 +70,7 @@ def test_a_tenant_on_node_1_is_measured_on_the_conductors_timeline(runner, tmp_p
     assert r.returncode in (0, 1, 5), r.stdout + r.stderr
     assert node.returncode == 0, node_err
     res = load_results(tmp_path / "out")
-    assert res["schema_version"] == "2.6"
+    assert res["schema_version"] == "2.7"
     [n1] = res["meta"]["nodes"]
     assert n1["node_rank"] == 1 and n1["host"]
     # The known answer: node 1's clock reads OFFSET_S ahead, so the conductor's = node's - OFFSET_S, and the
@@ -119,6 +119,10 @@ def test_a_collective_whose_rank_1_is_on_node_1_runs_across_the_two_harnesses(ru
     for phase in ("exclusive", "colocated"):
         ranks = ar["phases"][phase]["samples"]["rank_duration_s"]
         assert len(ranks) == 2 and len(ranks[0]) == len(ranks[1]) > 0
+        # Each rank's arrivals on the conductor's timeline: rank 1's (node 1, its clock OFFSET_S away when
+        # unshared) within a second of rank 0's at every sample, not OFFSET_S apart.
+        arrivals = ar["phases"][phase]["samples"]["rank_start_ns"]
+        assert all(abs(a - b) < 10**9 for a, b in zip(*arrivals)), (arrivals[0][:3], arrivals[1][:3])
 
 
 def test_a_node_that_never_joins_is_named_and_the_run_cannot_start(runner, tmp_path):

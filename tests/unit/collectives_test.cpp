@@ -43,14 +43,36 @@ TEST(Collectives, ASampleIsTheSlowestRank) {
   EXPECT_THROW(collective_sample({}), std::invalid_argument);
 }
 
-TEST(Collectives, TheStragglerIsTheRankMostOftenSlowest) {
-  // Rank 1 is slowest in iterations 0, 2, 3; rank 0 in iteration 1.
-  const auto s = straggler_rank({{1.0, 3.0, 1.0, 1.0}, {2.0, 2.0, 2.0, 2.0}, {1.5, 1.0, 1.5, 1.9}});
+// The straggler is the rank that arrives last (arrivals in ns, [rank][iteration]). Per iteration the latest:
+// 0 -> rank 1 (150), 1 -> rank 2 (210), 2 -> rank 1 (350), 3 -> rank 1 (450): rank 1 in 3 of 4. The earliest
+// arrival would name rank 0 (iterations 0, 2, 3); so would the longest duration, since every rank's duration
+// runs from its arrival to the same completion.
+TEST(Collectives, TheStragglerIsTheRankThatArrivesLastMostOften) {
+  const auto s = straggler_rank({{100, 200, 300, 400}, {150, 190, 350, 450}, {120, 210, 310, 410}});
   EXPECT_EQ(s.rank, 1);
   EXPECT_DOUBLE_EQ(s.share, 0.75);
-  // A tie in counts goes to the lower rank.
-  EXPECT_EQ(straggler_rank({{2.0, 1.0}, {1.0, 2.0}}).rank, 0);
-  EXPECT_THROW(straggler_rank({{1.0, 2.0}, {1.0}}), std::invalid_argument);
+  // One rank is last every time, by a single nanosecond.
+  const auto one = straggler_rank({{10, 20, 30}, {11, 21, 31}});
+  EXPECT_EQ(one.rank, 1);
+  EXPECT_DOUBLE_EQ(one.share, 1.0);
+}
+
+TEST(Collectives, TiesGoToTheLowerRank) {
+  // An exact tie in arrival (iteration 0) is the lower rank's: rank 0 last in both iterations, share 1
+  // (counting the tie for rank 1 would give 0.5 each).
+  const auto exact = straggler_rank({{5, 7}, {5, 6}});
+  EXPECT_EQ(exact.rank, 0);
+  EXPECT_DOUBLE_EQ(exact.share, 1.0);
+  // A tie in counts: rank 1 last in iteration 0, rank 2 in iteration 1: rank 1, half the iterations.
+  const auto counts = straggler_rank({{0, 0}, {5, 1}, {1, 5}});
+  EXPECT_EQ(counts.rank, 1);
+  EXPECT_DOUBLE_EQ(counts.share, 0.5);
+}
+
+TEST(Collectives, AStragglerNeedsEqualIterationsOfEveryRank) {
+  EXPECT_THROW(straggler_rank({{1, 2}, {1}}), std::invalid_argument);
+  EXPECT_THROW(straggler_rank({{}, {}}), std::invalid_argument);
+  EXPECT_THROW(straggler_rank({}), std::invalid_argument);
 }
 
 TEST(Collectives, AmplificationIsTheJobsSlowdownOverOneGpus) {
@@ -83,22 +105,26 @@ TEST(Collectives, TheLongestStallAgainstATimeout) {
 namespace ib {
 namespace {
 
-// A tenant with ranks (issue 35): the straggler over the counted samples only; nothing for a phase
-// without ranks or whose rank columns do not match its samples.
-TEST(RankFigures, StragglerOverTheCountedSamples) {
+// A tenant with ranks (issues 35, 46): the straggler from the arrivals of the counted samples only; nothing
+// for a phase without arrivals or whose arrival columns do not match its samples. Every sample ends when
+// both ranks are done (at 150, 250, 350, 450 ns), so the durations name the rank that waited: rank 0 the
+// longest in samples 0 and 1. The arrivals name rank 1 last in samples 0 and 1, rank 0 in 2 (and in the
+// uncounted 3, which would have tied it).
+TEST(RankFigures, StragglerFromTheArrivalsOfTheCountedSamples) {
   PhaseResult p;
-  p.start_ns = {1, 2, 3, 4};
+  p.start_ns = {100, 200, 300, 390};
   p.counted = {1, 1, 1, 0};
-  p.rank_duration_s = {{1.0, 1.0, 3.0, 9.0}, {2.0, 2.0, 1.0, 1.0}};
+  p.rank_start_ns = {{100, 200, 310, 400}, {110, 205, 300, 390}};
+  p.rank_duration_s = {{50e-9, 50e-9, 40e-9, 50e-9}, {40e-9, 45e-9, 50e-9, 60e-9}};
   summarize_ranks(p);
   ASSERT_TRUE(p.rank_figures);
   EXPECT_EQ(p.rank_figures->ranks, 2);
-  EXPECT_EQ(p.rank_figures->straggler_rank, 1);  // the uncounted 9.0 would have tied it for rank 0
+  EXPECT_EQ(p.rank_figures->straggler_rank, 1);
   EXPECT_DOUBLE_EQ(p.rank_figures->straggler_share, 2.0 / 3.0);
-  p.rank_duration_s[1].pop_back();
+  p.rank_start_ns[1].pop_back();
   summarize_ranks(p);
   EXPECT_FALSE(p.rank_figures);
-  p.rank_duration_s.clear();
+  p.rank_start_ns.clear();  // durations without arrivals (a file of schema 2.6): no straggler
   summarize_ranks(p);
   EXPECT_FALSE(p.rank_figures);
 }

@@ -29,7 +29,7 @@ using namespace ib::test;
 
 TEST(JsonWriter, SchemaVersionMetaAndSummary) {
   const auto j = results_to_json(sample_results(), true);
-  EXPECT_EQ(j.at("schema_version"), "2.6");
+  EXPECT_EQ(j.at("schema_version"), "2.7");
   EXPECT_EQ(j.at("schema_version"), kSchemaVersion);
   EXPECT_EQ(j.at("meta").at("tool"), "interference-bench");
   EXPECT_EQ(j.at("meta").at("bootstrap").at("seed"), 7);
@@ -538,7 +538,7 @@ TEST(JunitWriter, ACollectivesFiguresAreInItsEvidence) {
   const auto tcs = testcases(junit_xml(r));
   ASSERT_FALSE(tcs.empty());
   EXPECT_NE(tcs[0].text.find("): 4 ranks, blast radius 2 (threshold 0.1), longest stall 1.5 s of a 600 s timeout "
-                             "(margin 400), straggler rank 3 (0.75 of samples)"),
+                             "(margin 400), straggler rank 3 (last to arrive in 0.75 of samples)"),
             std::string::npos)
       << tcs[0].text;
   r = sample_results();

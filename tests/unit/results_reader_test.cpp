@@ -130,6 +130,10 @@ Results every_field_results() {
   c.latency = summary_of(4, 0.0025);
   c.counter_samples = {{"requests", {1, 2, 0, 1}}};
   c.counters = {{"requests", {3.0, 120.0}}};
+  // Two ranks: each sample starts with its first arrival (start_ns), the late rank a few microseconds after.
+  c.rank_duration_s = {c.duration_s, {0.0009, 0.0019, 0.0029, 0.0039}};
+  c.rank_start_ns = {c.start_ns, {c.start_ns[0] + 100'000, c.start_ns[1], c.start_ns[2] + 7, c.start_ns[3] + 100'000}};
+  c.rank_figures = PhaseResult::RankFigures{2, 1, 2.0 / 3.0};
   TelemetrySample t0, t1;
   t0.t_ns = 1'000'000;
   t0.r.sm_clock_mhz = 1980;
@@ -262,6 +266,15 @@ void same_phase(const PhaseResult& a, const PhaseResult& b, const std::string& w
   ASSERT_EQ(a.latency.has_value(), b.latency.has_value());
   if (a.latency) same(*a.latency, *b.latency, "latency");
   EXPECT_EQ(a.counter_samples, b.counter_samples);
+  ASSERT_EQ(a.rank_duration_s.size(), b.rank_duration_s.size());
+  for (std::size_t r = 0; r < a.rank_duration_s.size(); ++r) same(a.rank_duration_s[r], b.rank_duration_s[r], "rank_duration_s");
+  EXPECT_EQ(a.rank_start_ns, b.rank_start_ns);
+  ASSERT_EQ(a.rank_figures.has_value(), b.rank_figures.has_value());
+  if (a.rank_figures) {
+    EXPECT_EQ(a.rank_figures->ranks, b.rank_figures->ranks);
+    EXPECT_EQ(a.rank_figures->straggler_rank, b.rank_figures->straggler_rank);
+    same(a.rank_figures->straggler_share, b.rank_figures->straggler_share, "straggler_share");
+  }
   ASSERT_EQ(a.counters.size(), b.counters.size());
   for (const auto& [name, total] : a.counters) {
     same(total.total, b.counters.at(name).total, name);
@@ -617,9 +630,9 @@ std::string error_of(const ojson& doc) {
 TEST(ResultsReader, AnotherSchemaVersionIsRefusedByName) {
   ojson doc = results_to_json(sample_results(), true);
   doc["schema_version"] = "1.0";
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"1.0\"; not a results file of this version (schema 2.6)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"1.0\"; not a results file of this version (schema 2.7)");
   doc.erase("schema_version");
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: missing; not a results file of this version (schema 2.6)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: missing; not a results file of this version (schema 2.7)");
 }
 
 TEST(ResultsReader, EveryMinorVersionOfThisMajorReads) {
@@ -633,7 +646,7 @@ TEST(ResultsReader, EveryMinorVersionOfThisMajorReads) {
   EXPECT_FALSE(schema_version_readable("20.1"));
   ojson doc = results_to_json(every_field_results(), true);
   doc["schema_version"] = "3.0";
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"3.0\"; not a results file of this version (schema 2.6)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"3.0\"; not a results file of this version (schema 2.7)");
 }
 
 TEST(ResultsReader, A20FileReadsWithoutDevicesAndKeepsItsVersion) {
@@ -649,14 +662,14 @@ TEST(ResultsReader, ADeviceFieldOfTheWrongWordIsNamedByItsPath) {
   ojson doc = results_to_json(every_field_results(), true);
   doc["meta"]["devices"][1]["kind"] = "tpu";
   EXPECT_EQ(error_of(doc), "base.json: meta.devices[1].kind: \"tpu\" is not one of the words this field takes; not a "
-                           "results file of this version (schema 2.6)");
+                           "results file of this version (schema 2.7)");
 }
 
 TEST(ResultsReader, AMissingFieldIsNamedByItsPath) {
   ojson doc = results_to_json(sample_results(), true);
   doc["runs"][0]["tenants"][1]["phases"]["exclusive"]["stats"].erase("median");
   EXPECT_EQ(error_of(doc), "base.json: runs[0].tenants[1].phases.exclusive.stats.median: missing; not a results file of "
-                           "this version (schema 2.6)");
+                           "this version (schema 2.7)");
 }
 
 TEST(ResultsReader, AFieldOfTheWrongTypeOrWordIsNamedByItsPath) {
@@ -689,6 +702,15 @@ TEST(ResultsReader, ImpossibleMeasurementsAreRefusedNamingTheField) {
     EXPECT_NE(e.find("is not a sample's duration (seconds, above 0 and at most 1e+06)"), std::string::npos) << e;
   }
   EXPECT_NE(refused([](ojson& s) { s["start_ns"][0] = -5; }).find(samples + "start_ns[0]: -5 is before the clock's zero"),
+            std::string::npos);
+  // Every rank's arrivals (schema 2.7): one per sample, as many ranks as durations, none before the clock's zero.
+  EXPECT_NE(refused([](ojson& s) { s["rank_start_ns"][1].erase(0); })
+                .find(samples + "rank_start_ns[1]: 3 values where start_ns has 4"),
+            std::string::npos);
+  EXPECT_NE(refused([](ojson& s) { s["rank_start_ns"].erase(1); }).find(samples + "rank_start_ns: 1 ranks where rank_duration_s has 2"),
+            std::string::npos);
+  EXPECT_NE(refused([](ojson& s) { s["rank_start_ns"][0][2] = -3; })
+                .find(samples + "rank_start_ns[0][2]: -3 is before the clock's zero"),
             std::string::npos);
   const std::string block = refused([](ojson& s) { s["block"][2] = 99; });
   EXPECT_NE(block.find(samples + "block[2]: 99 is not one of the run's 2 blocks"), std::string::npos) << block;

@@ -1,4 +1,4 @@
-# Seams (DESIGN.md section 2): one folder, one library, its dependencies declared here and nowhere else.
+# Seams (docs/design.md section 2): one folder, one library, its dependencies declared here and nowhere else.
 # ib_seam(NAME DIR SOURCES ... DEPS ... LINK ... USERS ...) makes the static library ib_<NAME> from the sources of
 # DIR and links it to the seams it may use (DEPS, by seam name) and to outside libraries (LINK). USERS, when given,
 # names the only seams that may depend on this one or include its headers (reports/: the conductors).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One task of a fleet run (DESIGN.md section 10), shared by the Slurm array job and the Kubernetes Indexed
+# One task of a fleet run (docs/design.md section 10), shared by the Slurm array job and the Kubernetes Indexed
 # Job: runs `interference-bench run` into this task's own folder of the fleet directory and records what
 # became of it in task.json, which `interference-bench merge` reads.
 #

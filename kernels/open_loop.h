@@ -1,6 +1,6 @@
 // Open-loop request arrivals for the latency-type workloads (host and CUDA).
 //
-// One continuous Poisson arrival schedule per measurement block (DESIGN.md section 3): it starts at
+// One continuous Poisson arrival schedule per measurement block (docs/design.md section 3): it starts at
 // the block's release (Workload::begin_block) and runs on regardless of how the server keeps up. A
 // sample is a fixed slice of the schedule's time, not a batch of requests served from an empty queue:
 // a late or slowed server does not delay later arrivals, and a request that waited in the queue counts

@@ -43,7 +43,7 @@ struct Support {
   std::string reason;  // why not, when !supported
 };
 
-// Which rank of its tenant this process is (DESIGN.md section 13): a tenant with `ranks: N` runs one
+// Which rank of its tenant this process is (docs/design.md section 13): a tenant with `ranks: N` runs one
 // worker process per rank; any other tenant is rank 0 of 1.
 struct RankInfo {
   int rank = 0;

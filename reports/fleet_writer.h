@@ -1,4 +1,4 @@
-// The outputs of `merge` (DESIGN.md section 10; docs/fleet.md), all formatted from one FleetResult:
+// The outputs of `merge` (docs/design.md section 10; docs/fleet.md), all formatted from one FleetResult:
 // fleet.json (reports/fleet.schema.json), fleet.md, JUnit (a testsuite per member, a testcase per tenant
 // verdict, platform check and straggler figure, one "result" testcase for a member without results),
 // Prometheus text with labels that join with dcgm-exporter's (Hostname, gpu, UUID, modelName,

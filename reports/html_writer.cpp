@@ -379,7 +379,7 @@ void advice_tables(std::ostringstream& os, const Results& results) {
   }
 }
 
-// Tenants with ranks (DESIGN.md section 13): per repetition, the figures summary.md gives.
+// Tenants with ranks (docs/design.md section 13): per repetition, the figures summary.md gives.
 void collective_table(std::ostringstream& os, const Results& results) {
   std::ostringstream rows;
   for (const RunResult& run : results.runs)

@@ -8,7 +8,7 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-// `cv_key`: "sample_cv" for sample times (DESIGN.md section 4), "cv" for per-request latencies.
+// `cv_key`: "sample_cv" for sample times (docs/design.md section 4), "cv" for per-request latencies.
 ojson stats_json(const Summary& s, const char* cv_key) {
   return {{"n", s.n},          {"mean", json_number(s.mean)}, {"median", json_number(s.median)}, {"stddev", json_number(s.stddev)},
           {cv_key, json_number(s.cv)}, {"min", json_number(s.min)},   {"max", json_number(s.max)},       {"p5", json_number(s.p5)},

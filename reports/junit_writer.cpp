@@ -20,7 +20,7 @@ double cutoff_of(const Results& r, const TenantAggregate& a) {
 
 std::string number_text(double v) { return std::isfinite(v) ? formatted("%.6g", v) : std::string("n/a"); }
 
-// A collective tenant's figures per repetition (DESIGN.md section 13): one "collective:" line each.
+// A collective tenant's figures per repetition (docs/design.md section 13): one "collective:" line each.
 void collective_evidence(std::ostringstream& os, const Results& r, const TenantAggregate& a) {
   for (const auto& run : r.runs) {
     if (run.scenario != a.scenario || run.mode != a.mode) continue;

@@ -1,4 +1,4 @@
-// JUnit XML of a run's verdicts (DESIGN.md section 8), for CI systems: one testcase per tenant verdict
+// JUnit XML of a run's verdicts (docs/design.md section 8), for CI systems: one testcase per tenant verdict
 // (aggregates[]: the verdicts that count). fail -> <failure> with the metric, its value and CI, the
 // cutoff and the reason; error -> <error>; inconclusive and waived -> <skipped> with the reason; pass and
 // baseline pass. Written with pugixml (it escapes). Formats; computes nothing.

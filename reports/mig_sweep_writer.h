@@ -1,4 +1,4 @@
-// The outputs of `mig-sweep` (DESIGN.md section 12), formatted from one MigSweepResult: mig-sweep.json
+// The outputs of `mig-sweep` (docs/design.md section 12), formatted from one MigSweepResult: mig-sweep.json
 // (reports/mig-sweep.schema.json), mig-sweep.md (with the GPU operator's node-label command and the Slurm
 // gres lines of the recommended layout), one HTML page (tables, no script), and the recommendation as a
 // mig-parted config (version v1, mig-configs, device-filter, devices, mig-enabled, mig-devices).

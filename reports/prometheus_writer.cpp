@@ -67,7 +67,7 @@ void aggregate_families(std::ostringstream& os, const Results& r) {
   Family median(os, "interference_bench_median_slowdown", "median(colocated)/median(exclusive) - 1 over all repetitions");
   for (const auto& a : r.aggregates)
     if (a.metrics) median.sample(tenant_labels(r, a.scenario, a.mode, a.tenant, a.workload), a.metrics->median_slowdown);
-  // How far each verdict got (DESIGN.md section 4, "Deciding"): a nightly dashboard sees a run that
+  // How far each verdict got (docs/design.md section 4, "Deciding"): a nightly dashboard sees a run that
   // no longer resolves what it used to before it sees a verdict change.
   Family resolution(os, "interference_bench_p95_slowdown_resolution",
                     "half-width of the P95 slowdown's interval: the slowdown this run resolves (slowdown units)");
@@ -134,7 +134,7 @@ void amplification_family(std::ostringstream& os, const Results& r) {
     if (has(a)) amp.sample(tenant_labels(r, a.scenario, a.mode, a.tenant, a.workload), *a.amplification->value);
 }
 
-// Tenants with ranks (DESIGN.md section 13), per repetition: ranks, blast radius, the longest stall's
+// Tenants with ranks (docs/design.md section 13), per repetition: ranks, blast radius, the longest stall's
 // margin to the collective timeout, and the colocated phase's straggler (label rank) and its share.
 void collective_families(std::ostringstream& os, const Results& r) {
   const auto has = [](const TenantResult& t) { return t.metrics && t.metrics->collective; };

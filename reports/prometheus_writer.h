@@ -1,4 +1,4 @@
-// Prometheus text exposition format for node-exporter's textfile collector (DESIGN.md section 8): per
+// Prometheus text exposition format for node-exporter's textfile collector (docs/design.md section 8): per
 // tenant verdict (aggregates[]) interference_bench_p95_slowdown, _median_slowdown and _verdict (one
 // series per verdict word, 1 for the tenant's), and per repetition and phase (exclusive, colocated)
 // _throughput, _window_cv and _throttled_fraction; labels scenario, mode, tenant, workload, gpu_uuid

@@ -16,7 +16,7 @@ import sys
 import yaml
 
 # The documented mapping of the run's exit codes onto podFailurePolicy actions (deploy/k8s/README.md,
-# "Exit codes"; DESIGN.md section 10). 130 (interrupted) is our decision: retried once, like 4.
+# "Exit codes"; docs/design.md section 10). 130 (interrupted) is our decision: retried once, like 4.
 EXPECTED_ACTIONS = {1: "FailIndex", 2: "FailJob", 3: "FailIndex", 4: "Count", 5: "FailIndex", 130: "Count"}
 EXPECTED_DISRUPTION = "Ignore"
 # The nightly benchmark Job is the one whose pod template carries this label.

@@ -26,7 +26,7 @@ AdviceRule memory_low_and_pass(const AdviceInputs& in) {
   AdviceRule r{"peak_memory_below_50pct_and_p95_pass", RuleHolds::unknown, CardChoice::shared,
                "peak GPU memory below 50% of the card and the P95 slowdown under the cutoff: a shared card is "
                "possible",
-               "", "seed 000 (peak memory, < 50%); DESIGN.md section 4 (P95 verdict)"};
+               "", "seed 000 (peak memory, < 50%); docs/design.md section 4 (P95 verdict)"};
   const std::string verdict = std::string("P95 verdict ") + verdict_name(in.p95_verdict);
   if (!in.peak_memory_fraction) {
     r.evidence = "peak GPU memory unknown; " + verdict;
@@ -44,7 +44,7 @@ AdviceRule p95_fail(const AdviceInputs& in) {
   AdviceRule r{"p95_slowdown_over_cutoff", RuleHolds::unknown, CardChoice::exclusive,
                "the P95 slowdown beside its neighbours is over the cutoff: on this shared card the job is that "
                "much slower at its tail",
-               std::string("P95 verdict ") + verdict_name(in.p95_verdict), "DESIGN.md section 4 (40% cutoff)"};
+               std::string("P95 verdict ") + verdict_name(in.p95_verdict), "docs/design.md section 4 (40% cutoff)"};
   if (in.p95_verdict == Verdict::fail || in.p95_verdict == Verdict::pass) r.holds = holds(in.p95_verdict == Verdict::fail);
   return r;
 }

@@ -1,9 +1,9 @@
-// The advice for a user's own workload: exclusive card or shared (DESIGN.md section 11, from seeds 000
+// The advice for a user's own workload: exclusive card or shared (docs/design.md section 11, from seeds 000
 // and 004). One function; each rule is judged on its inputs, unknown when an input is unknown.
 //
 //   peak memory > 70% of the card                      -> exclusive          (seed 000)
-//   peak memory < 50% and the P95 verdict a pass        -> shared is possible (seed 000, DESIGN.md 4)
-//   P95 slowdown over the cutoff (a fail)               -> exclusive          (DESIGN.md 4)
+//   peak memory < 50% and the P95 verdict a pass        -> shared is possible (seed 000, docs/design.md section 4)
+//   P95 slowdown over the cutoff (a fail)               -> exclusive          (docs/design.md section 4)
 //   run > 8 h, or it cannot be interrupted              -> exclusive          (seed 000)
 //   shared steps >= 2x the exclusive ones               -> exclusive          (seed 004)
 //   GPU utilisation < 30%                               -> the bottleneck is data or CPU, not the card (seed 004)

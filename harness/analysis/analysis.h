@@ -44,7 +44,7 @@ std::vector<std::vector<double>> counted_by_block(const PhaseResult& phase, bool
 std::vector<std::vector<double>> counted_by_round(const PhaseResult& phase, const std::vector<BlockRecord>& blocks,
                                                   int rounds, bool latencies);
 
-// Tail bursts (DESIGN.md section 4, "One bad block"): among one tenant's blocks of one phase, a block
+// Tail bursts (docs/design.md section 4, "One bad block"): among one tenant's blocks of one phase, a block
 // whose P95 lies far above the others' while its median does not. With L_b = log P95_b and
 // T_b = log(P95_b / median_b), a block is flagged when both
 //   L_b - median(L) > max(kTailZ * 1.4826 * MAD(L), log(1 + cutoff / 4))   and the same for T,
@@ -87,7 +87,7 @@ std::vector<std::optional<TenantMetrics>> tenant_metrics(const std::vector<const
 std::vector<TenantAggregate> aggregate_repetitions(const std::vector<const RunResult*>& reps, std::uint64_t seed,
                                                    int resamples, const StopCheck& stop = {});
 
-// Totals and the exit code (DESIGN.md section 8) over the aggregates: 4 when a workload failed, else 1
+// Totals and the exit code (docs/design.md section 8) over the aggregates: 4 when a workload failed, else 1
 // when a verdict failed, else 5 when one is inconclusive, else 0. An interrupted run exits 130.
 RunSummary summarize_results(const std::vector<TenantAggregate>& aggregates, int runs, bool interrupted);
 

@@ -32,7 +32,7 @@ std::optional<std::size_t> tenant_index(const RunResult& run, const std::string&
 std::vector<int> tail_reference(const RunResult& run, Phase phase, const std::string& name, int upto);
 // Why block `k` of `tails` is a tail burst, against the others.
 std::string tail_reason(const std::vector<BlockTail>& tails, std::size_t k);
-// Flags the tail bursts of every tenant's phases over the whole repetition (DESIGN.md section 4).
+// Flags the tail bursts of every tenant's phases over the whole repetition (docs/design.md section 4).
 void flag_tail_bursts(RunResult& run);
 
 // warnings.cpp

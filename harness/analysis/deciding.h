@@ -1,4 +1,4 @@
-// When a repetition stops adding rounds (DESIGN.md section 4, "Deciding"; docs/methodology.md,
+// When a repetition stops adding rounds (docs/design.md section 4, "Deciding"; docs/methodology.md,
 // "Running until decided"): its stopping plan (the looks and their O'Brien-Fleming boundaries,
 // harness/stats/sequential.h) and the look itself, which judges every tenant of the scenario at the
 // look's boundary over the repetitions so far.

@@ -1,4 +1,4 @@
-// The figures of a tenant with ranks (DESIGN.md section 13), from every rank's arrival and duration of each sample.
+// The figures of a tenant with ranks (docs/design.md section 13), from every rank's arrival and duration of each sample.
 #pragma once
 
 #include "harness/results/results.h"

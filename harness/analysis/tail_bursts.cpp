@@ -1,4 +1,4 @@
-// Tail bursts (DESIGN.md section 4, "One bad block"): a block's tail against the other blocks of its phase,
+// Tail bursts (docs/design.md section 4, "One bad block"): a block's tail against the other blocks of its phase,
 // flagged over a whole repetition (flag_tail_bursts) or for the block just measured (tail_burst_now).
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/analysis_steps.h"
@@ -69,7 +69,7 @@ std::string tail_reason(const std::vector<BlockTail>& tails, std::size_t k) {
          formatted("%.2f", tails[k].median / others_median) + "x theirs";
 }
 
-// Flags the tail bursts of every tenant's phases over the whole repetition (DESIGN.md section 4).
+// Flags the tail bursts of every tenant's phases over the whole repetition (docs/design.md section 4).
 void flag_tail_bursts(RunResult& run) {
   for (std::size_t i = 0; i < run.tenants.size(); ++i)
     for (Phase ph : {Phase::exclusive, Phase::alone, Phase::colocated}) {

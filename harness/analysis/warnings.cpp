@@ -17,7 +17,7 @@ using namespace analysis_steps;
 
 namespace {
 
-// Exclusive medians of the first and last round differ by more than cutoff/4 (DESIGN.md section 4).
+// Exclusive medians of the first and last round differ by more than cutoff/4 (docs/design.md section 4).
 std::optional<std::string> drift_warning(const RunResult& run, const TenantResult& t) {
   if (run.rounds < 2 || t.exclusive.block.size() != t.exclusive.start_ns.size()) return std::nullopt;
   std::vector<double> first, last;

@@ -1,5 +1,5 @@
 // `--history DB` on run (harness/history/history.h records the run after results.json is written) and the
-// `history` command that prints the trend. Exit codes (DESIGN.md section 8): a history database that
+// `history` command that prints the trend. Exit codes (docs/design.md section 8): a history database that
 // cannot be used never costs the run its results (results.json is written first) and never hides the
 // run's own verdict code: one line naming the file on stderr, and the run exits with its own code, or
 // 3 (cannot run what was asked) when that code was 0.

@@ -1,4 +1,4 @@
-// `merge RESULTS... --out DIR`: many nodes' results into one fleet result (DESIGN.md section 10;
+// `merge RESULTS... --out DIR`: many nodes' results into one fleet result (docs/design.md section 10;
 // docs/fleet.md). cli/ parses; harness/fleet/ merges; reports/fleet_writer.h formats.
 #pragma once
 

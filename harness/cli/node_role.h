@@ -1,4 +1,4 @@
-// Which part this harness plays in a run across nodes (DESIGN.md section 13): from the options, else from the
+// Which part this harness plays in a run across nodes (docs/design.md section 13): from the options, else from the
 // launcher's variables (Slurm, a Kubernetes Indexed Job, torchrun). cli/ resolves it; run/ conducts or serves.
 #pragma once
 

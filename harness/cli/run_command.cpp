@@ -246,7 +246,7 @@ std::vector<MigInstance> mig_scope(const ModeContext& ctx) {
   return scope;
 }
 
-// NVML telemetry beside every block (DESIGN.md section 5) and the GPU side of the foreign-load check,
+// NVML telemetry beside every block (docs/design.md section 5) and the GPU side of the foreign-load check,
 // where NVML answers.
 void attach_nvml(const RunOptions& o, Backend backend, int device, ModeSetup& setup, OrchestratorOptions& oo, Meta& meta) {
   const double hz = o.telemetry_hz.value_or(backend == Backend::cuda ? 10.0 : 0.0);

@@ -1,4 +1,4 @@
-// `run` across nodes (DESIGN.md section 13, issue 36), its parts in the cli: a node other than node 0 serves its
+// `run` across nodes (docs/design.md section 13, issue 36), its parts in the cli: a node other than node 0 serves its
 // conductor (run/node_agent.h); node 0 opens the conductor (run/conductor.h), records each node in the results'
 // meta and hands the orchestrator the launcher that starts workers on the nodes (run/remote_launcher.h).
 #pragma once

@@ -48,7 +48,7 @@ struct RunOptions {
   std::vector<std::string> victim_argv;  // what follows --
   std::string victim_metric;
   std::string aggressors;
-  // A run across nodes (DESIGN.md section 13): --nodes N, --node-rank R, --conductor HOST:PORT, --token T.
+  // A run across nodes (docs/design.md section 13): --nodes N, --node-rank R, --conductor HOST:PORT, --token T.
   int nodes = 1;
   std::optional<int> node_rank;  // default: SLURM_PROCID, else JOB_COMPLETION_INDEX, else RANK (torchrun)
   std::string conductor;         // default: MASTER_ADDR:MASTER_PORT (torchrun's)

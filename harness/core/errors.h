@@ -1,4 +1,4 @@
-// The two refusals every command shares (DESIGN.md section 8).
+// The two refusals every command shares (docs/design.md section 8).
 #pragma once
 
 #include <stdexcept>

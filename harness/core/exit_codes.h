@@ -1,4 +1,4 @@
-// Exit codes (DESIGN.md section 8), shared by every command.
+// Exit codes (docs/design.md section 8), shared by every command.
 #pragma once
 
 namespace ib {

@@ -15,7 +15,7 @@ inline std::string host_name() {
   return host;
 }
 
-// The scheduler that launched this run (results schema 2.4: meta.scheduler; DESIGN.md section 10):
+// The scheduler that launched this run (results schema 2.4: meta.scheduler; docs/design.md section 10):
 // Slurm's SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID and SLURMD_NODENAME; a Kubernetes
 // Indexed Job's JOB_COMPLETION_INDEX with NODE_NAME (the downward API's spec.nodeName) and JOB_NAME.
 struct SchedulerFacts {

@@ -1,4 +1,4 @@
-// A command's output folder (DESIGN.md section 8): results go only into a new folder or one the user
+// A command's output folder (docs/design.md section 8): results go only into a new folder or one the user
 // explicitly allows (--force), never into one another run is writing, never through a symlink.
 #pragma once
 

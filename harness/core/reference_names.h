@@ -1,4 +1,4 @@
-// The name of a scenario the run derives as a single-rank reference (amplification, DESIGN.md section 13):
+// The name of a scenario the run derives as a single-rank reference (amplification, docs/design.md section 13):
 // "<scenario>.single-rank". One definition for the scenario seam, which derives it, and the analysis,
 // which pairs a collective's aggregate with its reference's.
 #pragma once

@@ -1,4 +1,4 @@
-// The signals that stop a run: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 (DESIGN.md
+// The signals that stop a run: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 (docs/design.md
 // section 8: exit 130 after cleanup). They are blocked for the whole process and read through a
 // signalfd, so no handler runs and every stage (loading, set-up, measuring, analysis, writing, the
 // measuring steps of vet) asks at its own points and cleans up on the normal way out.

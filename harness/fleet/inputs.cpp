@@ -120,7 +120,7 @@ std::vector<FoundFile> find_files(const std::vector<std::string>& inputs) {
   return found;
 }
 
-// The status an exit code of a run means (DESIGN.md section 8); none for 0 (what the files say counts).
+// The status an exit code of a run means (docs/design.md section 8); none for 0 (what the files say counts).
 std::optional<MemberStatus> status_of_exit(int code) {
   switch (code) {
     case kExitPass: return std::nullopt;
@@ -225,7 +225,7 @@ CheckResult sustain_check(const SustainReport& s) {
                          : s.verdict == LoadVerdict::fail ? CheckOutcome::fail
                                                           : CheckOutcome::unknown;
   return {"sustained_load", "Sustained load (sustain.json)", o, joined(s.evidence, "; "), "sustain's rules",
-          "DESIGN.md section 5"};
+          "docs/design.md section 5"};
 }
 
 void add_checks(FleetMember& m, const std::vector<CheckResult>& checks, const std::string& file) {

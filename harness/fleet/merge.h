@@ -1,4 +1,4 @@
-// `merge`: many nodes' results into one fleet result (DESIGN.md section 10; docs/fleet.md). Reading
+// `merge`: many nodes' results into one fleet result (docs/design.md section 10; docs/fleet.md). Reading
 // (inputs.cpp) turns files and folders into members, one per task folder (a folder with a task.json of
 // deploy/ib-task.sh) or, for files outside any task folder, one per node their meta names; judging
 // (judge.cpp) groups members by GPU model, driver and MIG state, names the stragglers of each group,

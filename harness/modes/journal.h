@@ -1,4 +1,4 @@
-// What a run changes outside itself and must undo (DESIGN.md section 7): MIG instances made by
+// What a run changes outside itself and must undo (docs/design.md section 7): MIG instances made by
 // --mig-create, private MPS control daemons, its temporary folder. Each change is recorded (appended
 // and fsync'd) before it is made and again once it is made or undone, in a journal file of its own
 // under the state folder. A run that ends, however it ends short of SIGKILL, undoes everything and

@@ -31,7 +31,7 @@ Plan mig_plan(const Scenario& s, const ModeContext& ctx, int) {
   }
   p.config.mig = std::move(placement);
 
-  // Each rank of a collective tenant on its own instance (NCCL 2.31 or later, DESIGN.md section 7).
+  // Each rank of a collective tenant on its own instance (NCCL 2.31 or later, docs/design.md section 7).
   WorkerSet placed{"mig", one_process_per_tenant(s), [&mig](std::size_t i, int rank) {
                      return std::vector<std::string>{"CUDA_VISIBLE_DEVICES=" + mig.instance_of(i, rank).uuid};
                    }};

@@ -1,4 +1,4 @@
-// The MIG layouts a sweep may try (issue 24, DESIGN.md section 12): which sets of GPU instances, one per tenant,
+// The MIG layouts a sweep may try (issue 24, docs/design.md section 12): which sets of GPU instances, one per tenant,
 // a GPU in MIG mode can hold at once. Worked out from what NVML says the GPU offers (its GPU instance profiles and
 // each one's possible placements, Nvml::mig_gpu_instance_profiles), never from a hard-coded table, so a new GPU or
 // driver is covered as it is. Pure functions: no NVML calls, no state.

@@ -52,7 +52,7 @@ class MigInstancesGuard {
 };
 
 // What this machine says about the device the scenarios use, and the refusals that follow from it
-// (DESIGN.md sections 7 and 8). Everything here happens before anything runs.
+// (docs/design.md sections 7 and 8). Everything here happens before anything runs.
 struct ModeSetup {
   bool nvml_tried = false;
   std::string nvml_error;
@@ -70,7 +70,7 @@ struct ModeRequest {
   std::string mps_pipe_dir;             // --mps-pipe-dir DIR (mode mps, attach only)
 };
 
-// What a fleet node's readiness is judged on (DESIGN.md section 10; docs/fleet.md, "Preflight").
+// What a fleet node's readiness is judged on (docs/design.md section 10; docs/fleet.md, "Preflight").
 struct NodeReadiness {
   // The GPU operator's validation folder (/run/nvidia/validations, or $IB_GPU_OPERATOR_VALIDATIONS):
   // whether it exists and which of its files do.

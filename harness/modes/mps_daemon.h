@@ -1,4 +1,4 @@
-// A private MPS control daemon for one run (DESIGN.md section 7): started with its own
+// A private MPS control daemon for one run (docs/design.md section 7): started with its own
 // CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY so it cannot collide with a system daemon,
 // checked to answer, and quit on every exit path (the destructor quits it). Or an existing daemon
 // attached to with --mps-pipe-dir, which is never stopped.

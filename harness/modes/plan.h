@@ -1,4 +1,4 @@
-// A mode is a plan (DESIGN.md section 3): which worker processes exist for a repetition, with which
+// A mode is a plan (docs/design.md section 3): which worker processes exist for a repetition, with which
 // environment, which blocks one round holds, what is set up before the workers start and torn down
 // after them, and which phases are not measured but taken from elsewhere. The orchestrator runs any
 // plan and knows nothing of MPS or MIG. Adding a mode: one file in harness/modes/ that returns a Plan,

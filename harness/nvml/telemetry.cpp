@@ -160,7 +160,7 @@ const char* load_verdict_name(LoadVerdict v) {
   return "inconclusive";
 }
 
-// ---- sustained-load verdict: one function per rule of DESIGN.md section 5 ----
+// ---- sustained-load verdict: one function per rule of docs/design.md section 5 ----
 //
 // Each rule adds its evidence line (and its numbers) to the verdict and says what it found. FAIL rules: the median
 // SM clock over the last half, the 0xE8 reasons. WARN rules: the throughput drop, the power limit.

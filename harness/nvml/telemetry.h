@@ -1,4 +1,4 @@
-// Telemetry (DESIGN.md section 5): an NVML sampler thread beside a phase, and the pure definitions built on its
+// Telemetry (docs/design.md section 5): an NVML sampler thread beside a phase, and the pure definitions built on its
 // series — throttled readings, throttled workload samples, time per clock-event reason, and the sustained-load
 // verdict. Definitions, formulas and thresholds are documented in docs/telemetry.md.
 #pragma once

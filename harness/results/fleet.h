@@ -1,4 +1,4 @@
-// Plain structs of a fleet result (DESIGN.md section 10): many nodes' results merged by `merge`.
+// Plain structs of a fleet result (docs/design.md section 10): many nodes' results merged by `merge`.
 // harness/fleet/ computes every field; reports/fleet_writer.h formats them (fleet.json, fleet.md,
 // JUnit, Prometheus, HTML). The fleet schema is reports/fleet.schema.json (docs/fleet.md).
 #pragma once

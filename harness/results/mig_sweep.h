@@ -1,4 +1,4 @@
-// Plain structs of `mig-sweep` (DESIGN.md section 12): which MIG layout suits a scenario's tenants.
+// Plain structs of `mig-sweep` (docs/design.md section 12): which MIG layout suits a scenario's tenants.
 // harness/vet/mig_sweep_command.cpp and mig_sweep.cpp compute every field; reports/mig_sweep_writer.h formats them (mig-sweep.json,
 // mig-sweep.md, the HTML page, the mig-parted config).
 #pragma once
@@ -73,7 +73,7 @@ struct SweepLayout {
   std::optional<double> stp_per_price;       // stp / price
 };
 
-// The one yardstick every layout is judged against (DESIGN.md section 12): each tenant measured alone once,
+// The one yardstick every layout is judged against (docs/design.md section 12): each tenant measured alone once,
 // on one instance of the GPU's largest profile (a child run of mode exclusive there, which every layout's run
 // then reads as its --baseline), or the user's --baseline file. Never a layout's own largest instance, which
 // would flatter small symmetric layouts (a 1g.18gb tenant against a 1g.18gb instance is not slowed).

@@ -1,4 +1,4 @@
-// Plain result structs of the platform commands (DESIGN.md sections 4, 5 and 6): the checks of
+// Plain result structs of the platform commands (docs/design.md sections 4, 5 and 6): the checks of
 // `probe` and `vet`, the sustained-load report of `sustain`, the known answers of `selftest`.
 // harness/vet/ computes every field; reports/platform_writer.h and reports/selftest_writer.h format them.
 #pragma once
@@ -32,7 +32,7 @@ struct CheckResult {
   CheckOutcome status = CheckOutcome::unknown;
   std::string evidence;   // what was seen, with numbers
   std::string threshold;  // the rule applied
-  std::string source;     // seed / DESIGN.md section
+  std::string source;     // seed / docs/design.md section
 };
 
 // `probe`: the checklist of one device.
@@ -97,7 +97,7 @@ struct PricedOption {
   double cost_per_unit = 0.0;
 };
 
-// The cost advice (DESIGN.md section 6) for the first workload compared with the baseline.
+// The cost advice (docs/design.md section 6) for the first workload compared with the baseline.
 struct CostReport {
   std::string unit;      // the unit of work, e.g. "FLOP"
   std::string workload;
@@ -128,7 +128,7 @@ struct VetReport {
 
 enum class KnownAnswerStatus { ok, inconclusive, wrong };
 
-// One known answer (DESIGN.md section 4, "Self-test") and what the machine gave.
+// One known answer (docs/design.md section 4, "Self-test") and what the machine gave.
 struct KnownAnswer {
   std::string name;      // "shared_resource" or "idle_neighbour"
   std::string expected;  // in words

@@ -23,7 +23,7 @@ namespace ib {
 constexpr const char* kSchemaVersion = "2.7";
 constexpr const char* kSchemaMajor = "2";
 
-// The three phases of DESIGN.md section 3.
+// The three phases of docs/design.md section 3.
 enum class Phase { exclusive, alone, colocated };
 template <>
 struct EnumWords<Phase> {
@@ -38,7 +38,7 @@ struct EnumWords<Verdict> {
   static constexpr std::array<const char*, 6> words = {"pass", "fail", "inconclusive", "baseline", "waived", "error"};
 };
 
-// What became of a block (DESIGN.md section 3): clean blocks count; a contaminated one is re-run,
+// What became of a block (docs/design.md section 3): clean blocks count; a contaminated one is re-run,
 // excluded when no re-run is left; failed or interrupted: the repetition stopped in it.
 // excluded, or re-run when re-runs are left. An exclusive or alone block with a tail burst (its P95 far
 // above its phase's other blocks while its median is not: the machine's hiccup, since nothing of ours
@@ -55,7 +55,7 @@ struct EnumWords<Pairing> {
   static constexpr std::array<const char*, 2> words = {"paired", "independent"};
 };
 
-// What a warning is about (DESIGN.md section 4). The kinds that change how a verdict is read (blocks
+// What a warning is about (docs/design.md section 4). The kinds that change how a verdict is read (blocks
 // not counted, a tail burst, drift, throttling, coverage) are shown on the terminal; all are in
 // summary.md and the JSON.
 enum class WarningKind {
@@ -79,7 +79,7 @@ struct Warning {
   bool operator==(const Warning& o) const { return kind == o.kind && text == o.text; }
 };
 
-// How a run decides when to stop measuring (--until; DESIGN.md section 4, "Deciding").
+// How a run decides when to stop measuring (--until; docs/design.md section 4, "Deciding").
 enum class StopRule { decided, fixed };
 template <>
 struct EnumWords<StopRule> {
@@ -124,7 +124,7 @@ struct EnumWords<RunStatus> {
   static constexpr std::array<const char*, 4> words = {"ok", "error", "waived", "interrupted"};
 };
 
-// Load on the machine that was not ours, measured around one block (DESIGN.md section 3).
+// Load on the machine that was not ours, measured around one block (docs/design.md section 3).
 struct ForeignLoad {
   double seconds = 0.0;           // how long the reading covered
   double foreign_cpus = 0.0;      // CPU time of processes that are not the harness or its workers, in CPUs
@@ -205,7 +205,7 @@ struct PhaseResult {
   std::vector<std::uint32_t> latency_count;
   std::vector<double> latencies_s;
   std::optional<Summary> latency;  // over the requests of counted samples
-  // A tenant with ranks (DESIGN.md section 13): every rank's duration of each sample, [rank][sample];
+  // A tenant with ranks (docs/design.md section 13): every rank's duration of each sample, [rank][sample];
   // the sample's duration is their maximum (nccl-tests -I). Empty for a tenant without ranks.
   std::vector<std::vector<double>> rank_duration_s;
   // A tenant with ranks: every rank's arrival at each sample, [rank][sample]: the start of its own sample
@@ -231,7 +231,7 @@ struct PhaseResult {
   // blocks) at most, and the card's total; empty when NVML could not say.
   std::optional<unsigned long long> gpu_memory_peak_bytes;
   std::optional<unsigned long long> gpu_memory_total_bytes;
-  // NVML telemetry during the phase (DESIGN.md section 5): the readings, a throttled flag per sample
+  // NVML telemetry during the phase (docs/design.md section 5): the readings, a throttled flag per sample
   // (flagged, never dropped) and the summary over counted samples. Empty when not sampled.
   std::vector<TelemetrySample> telemetry;
   std::vector<std::uint8_t> throttled;
@@ -262,7 +262,7 @@ struct TenantMetrics {
   double partition_cost = 0.0;    // median(A)/median(E)
   double interference = 0.0;      // median(C)/median(A)
   std::size_t n_exclusive = 0, n_colocated = 0;  // counted E and C values the P95s came from
-  // A tenant with ranks (DESIGN.md section 13; harness/stats/collectives.h): how many ranks' median
+  // A tenant with ranks (docs/design.md section 13; harness/stats/collectives.h): how many ranks' median
   // colocated duration exceeds their exclusive one by more than blast_threshold, and the longest colocated
   // sample against the collective timeout (margin = timeout / stall; below 1 the job would have died).
   struct Collective {
@@ -276,7 +276,7 @@ struct TenantMetrics {
   std::optional<Collective> collective;
 };
 
-// How far a verdict got (DESIGN.md section 4, "Deciding"): judged after `rounds` rounds (over its
+// How far a verdict got (docs/design.md section 4, "Deciding"): judged after `rounds` rounds (over its
 // repetitions) and `seconds` of measuring, at look `look` of `looks_planned` with boundary `z`; the
 // slowdown the run resolves is the interval's half-width.
 struct Decision {
@@ -291,8 +291,8 @@ struct Decision {
 };
 
 // The verdict of one (scenario, mode, tenant) over all its repetitions: what the summary and the exit
-// code use (DESIGN.md section 3: verdicts are judged on the aggregate over repetitions).
-// The advice for a user's own workload (DESIGN.md section 11; seeds 000 and 004): each rule with
+// code use (docs/design.md section 3: verdicts are judged on the aggregate over repetitions).
+// The advice for a user's own workload (docs/design.md section 11; seeds 000 and 004): each rule with
 // the evidence it was judged on and its source; an input that was not measured or declared makes its
 // rule unknown, never a guess.
 enum class RuleHolds { yes, no, unknown };
@@ -342,7 +342,7 @@ struct TenantAggregate {
   std::optional<Decision> decision;  // when there are metrics
   std::vector<Warning> warnings;
   std::optional<Advice> advice;      // command tenants (a user's program)
-  // A collective tenant that asked for its amplification (DESIGN.md section 13), once its single-rank
+  // A collective tenant that asked for its amplification (docs/design.md section 13), once its single-rank
   // reference (scenario `reference_scenario`, the same mode and tenant) has an aggregate too: both P95
   // slowdowns and amplification(collective, single rank) (harness/stats/collectives.h; nullopt where the
   // single rank slowed too little to amplify).
@@ -478,7 +478,7 @@ struct CurrentPending {
   bool pending = false;
 };
 
-// What the numbers came from (DESIGN.md section 8: meta.devices[]). A fact that was not read (NVML does
+// What the numbers came from (docs/design.md section 8: meta.devices[]). A fact that was not read (NVML does
 // not report it, or this kind of device has no such thing) is absent; `unsupported` names what NVML
 // declined, `error` why nothing could be read (e.g. NVML unavailable).
 struct DeviceRecord {
@@ -501,7 +501,7 @@ struct DeviceRecord {
   std::vector<std::string> unsupported;
 };
 
-// A node of a run across nodes (DESIGN.md section 13) as the conductor saw it: its clock against the conductor's
+// A node of a run across nodes (docs/design.md section 13) as the conductor saw it: its clock against the conductor's
 // (conductor time = node time + offset_ns, within +- uncertainty_ns: the chosen exchange's round trip / 2).
 struct NodeRecord {
   int node_rank = 0;
@@ -545,7 +545,7 @@ struct Meta {
   std::vector<NodeRecord> nodes;            // a run across nodes: every node but the conductor's (schema 2.5)
 };
 
-// Totals over all runs and the exit code they imply (DESIGN.md section 8).
+// Totals over all runs and the exit code they imply (docs/design.md section 8).
 struct RunSummary {
   bool pass = false;
   bool interrupted = false;

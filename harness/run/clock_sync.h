@@ -1,4 +1,4 @@
-// One timeline across nodes (DESIGN.md section 13, issue 36): each node's CLOCK_MONOTONIC offset to the
+// One timeline across nodes (docs/design.md section 13, issue 36): each node's CLOCK_MONOTONIC offset to the
 // conductor's, estimated as NTP does from request/reply exchanges. An exchange: the node sends at t0 (its
 // clock), the conductor stamps t1 when it reads the request and t2 when it answers (its clock), the node
 // reads the answer at t3. Then the offset (conductor - node) is ((t1 - t0) + (t2 - t3)) / 2 and the round

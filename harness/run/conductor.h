@@ -1,4 +1,4 @@
-// Node 0 of a run across nodes (DESIGN.md section 13, issue 36): it listens on the address the user or the
+// Node 0 of a run across nodes (docs/design.md section 13, issue 36): it listens on the address the user or the
 // launcher named (nowhere else), waits for the other nodes to join (conductor_join.h), measures each one's
 // clock against its own (clock_link.h, from this side: the conductor asks, the node answers), and hands the
 // nodes to the launcher that starts workers on them (remote_launcher.h).

@@ -1,4 +1,4 @@
-// The start of a run across nodes (DESIGN.md section 13, issue 36): node 0's conductor accepts one
+// The start of a run across nodes (docs/design.md section 13, issue 36): node 0's conductor accepts one
 // connection per other node on the address the user or the launcher named; each node's first line is a
 // hello. A connection that is not a node of this run — no hello within the deadline, a malformed line,
 // another protocol version, another run's token, a node rank out of range or already joined — is refused

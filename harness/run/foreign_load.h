@@ -1,4 +1,4 @@
-// Foreign-load control (DESIGN.md section 3): how much of the machine was used by processes that are
+// Foreign-load control (docs/design.md section 3): how much of the machine was used by processes that are
 // not this run's while a block measured, and whether that makes the block contaminated.
 #pragma once
 

@@ -1,4 +1,4 @@
-// How the orchestrator starts its workers, talks to them, and waits: a seam (DESIGN.md section 2) in
+// How the orchestrator starts its workers, talks to them, and waits: a seam (docs/design.md section 2) in
 // the manner of hyperfine's injectable executor. The real launcher starts processes (posix_spawn, in
 // their own process group, harness/process); tests give the orchestrator a scripted fake that plays
 // worker behaviour without processes and advances time itself (tests/unit/fake_launcher.h), so every

@@ -72,7 +72,7 @@ struct GaveUpMessage {
   std::size_t count = 0;
 };
 
-// The rendezvous of a tenant's ranks (DESIGN.md section 13): a key-value exchange scoped to the tenant and the
+// The rendezvous of a tenant's ranks (docs/design.md section 13): a key-value exchange scoped to the tenant and the
 // repetition. A rank publishes a value (NCCL's unique id, a gloo address) ...
 struct KvPutMessage {
   std::string key;    // kKvKeyChars, at most kMaxKvKeyBytes

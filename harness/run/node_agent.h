@@ -1,4 +1,4 @@
-// A node of a run across nodes that is not node 0 (DESIGN.md section 13, issue 36): its harness joins the
+// A node of a run across nodes that is not node 0 (docs/design.md section 13, issue 36): its harness joins the
 // conductor, answers its clock exchanges, then starts the workers the conductor places on it, each of which
 // connects back to the conductor and speaks the worker protocol there (node_protocol.h). The node keeps no
 // results of its own: the conductor writes the one results.json. Every worker it started is killed and

@@ -1,5 +1,5 @@
 // Runs one scenario repetition as its mode's plan (harness/modes/plan.h): the worker processes set up
-// once, then R rounds of blocks (exclusive, alone, colocated; DESIGN.md section 3) released from a
+// once, then R rounds of blocks (exclusive, alone, colocated; docs/design.md section 3) released from a
 // barrier, each watched for foreign load, a watchdog, and stopping on a stop signal (core/stop_signals.h).
 #pragma once
 

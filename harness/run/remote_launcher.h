@@ -1,4 +1,4 @@
-// The conductor's launcher for a run across nodes (DESIGN.md section 13, issue 36): node 0's workers start
+// The conductor's launcher for a run across nodes (docs/design.md section 13, issue 36): node 0's workers start
 // here as processes, every other node's through that node's harness (node_agent.h), which starts the worker
 // and lets it connect back to the conductor's address. The orchestrator sees one WorkerChannel per worker
 // either way: the barrier, the key-value rendezvous and every report ride the worker protocol unchanged,

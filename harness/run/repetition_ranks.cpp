@@ -1,4 +1,4 @@
-// RepetitionRun's part for tenants with ranks (DESIGN.md section 13): one worker per rank started together,
+// RepetitionRun's part for tenants with ranks (docs/design.md section 13): one worker per rank started together,
 // the rendezvous relayed between a tenant's ranks (kv_put / kv_get answered by kv), a block's samples merged
 // over the ranks, and the rank a failure is told by.
 #include "harness/run/repetition.h"

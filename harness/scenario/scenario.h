@@ -1,4 +1,4 @@
-// Scenarios and suites (DESIGN.md section 3): loading and validation before anything runs.
+// Scenarios and suites (docs/design.md section 3): loading and validation before anything runs.
 // Every problem is reported as one line "<file>: <field path>: <what was expected>" (exit code 2).
 #pragma once
 
@@ -48,11 +48,11 @@ struct Tenant {
   std::string workload;
   Params params;           // validated, defaults filled in
   Placement placement;
-  // A collective tenant's ranks (DESIGN.md section 13): one worker process each, placed by
+  // A collective tenant's ranks (docs/design.md section 13): one worker process each, placed by
   // rank_placements[r] (the tenant's placement where the scenario gives none). Any other tenant: 1, empty.
   int ranks = 1;
   std::vector<Placement> rank_placements;
-  // "amplification": true on a collective tenant (DESIGN.md section 13): the run also measures its
+  // "amplification": true on a collective tenant (docs/design.md section 13): the run also measures its
   // single-rank reference (single_rank.h), the rank that shares a CPU or GPU with another tenant
   // (`shared_rank`, found when the scenario is read) run alone as one rank beside the same neighbours.
   bool amplification = false;

@@ -1,4 +1,4 @@
-// Amplification's reference (DESIGN.md section 13): a collective tenant's slowdown with a neighbour on one
+// Amplification's reference (docs/design.md section 13): a collective tenant's slowdown with a neighbour on one
 // rank's CPU or GPU, set against that rank's work run alone as one rank beside the same neighbours. Here:
 // finding the rank that shares, and deriving the scenario that measures the reference.
 #pragma once

@@ -1,4 +1,4 @@
-// Round (cluster) bootstrap for percentile ratios (DESIGN.md section 4, "Confidence intervals";
+// Round (cluster) bootstrap for percentile ratios (docs/design.md section 4, "Confidence intervals";
 // docs/methodology.md, "Confidence interval: paired round bootstrap").
 //
 // Samples of one block are autocorrelated and rounds and repetitions differ more than samples within

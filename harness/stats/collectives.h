@@ -1,4 +1,4 @@
-// The figures of a collective tenant (DESIGN.md sections 7 and 13), one function each, on plain numbers:
+// The figures of a collective tenant (docs/design.md sections 7 and 13), one function each, on plain numbers:
 // nccl-tests' bandwidths, the sample as the max over ranks, the straggler (the last rank to arrive),
 // amplification, blast radius and the longest stall against a timeout. Nothing here measures; the collective
 // workloads and the analysis call these.

@@ -1,4 +1,4 @@
-// Interference metrics and verdicts (DESIGN.md section 4). E, A, C are one tenant's sample
+// Interference metrics and verdicts (docs/design.md section 4). E, A, C are one tenant's sample
 // durations in the exclusive, alone and colocated phases; all ratios are time ratios (larger = slower).
 #pragma once
 
@@ -73,7 +73,7 @@ struct VerdictResult {
   Verdict verdict;
   std::string reason;
 };
-// Three-way, on the CI (DESIGN.md section 4): pass when its upper bound <= cutoff, fail when its lower
+// Three-way, on the CI (docs/design.md section 4): pass when its upper bound <= cutoff, fail when its lower
 // bound > cutoff, otherwise inconclusive (it straddles the cutoff); also inconclusive below 72 values in
 // E or C, or without a CI (--resamples 0). The point estimate is reported, never judged alone.
 VerdictResult slowdown_verdict(std::size_t n_exclusive, std::size_t n_colocated, const Estimate& p95_slowdown,

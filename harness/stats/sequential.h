@@ -1,4 +1,4 @@
-// Stopping a run when it has decided, without raising the error rate of its verdicts (DESIGN.md
+// Stopping a run when it has decided, without raising the error rate of its verdicts (docs/design.md
 // section 4, "Deciding"; docs/methodology.md, "Running until decided").
 //
 // A run looks at its estimates after its first rounds and then after every further pair of rounds, up

@@ -1,4 +1,4 @@
-// Statistics as pure functions (DESIGN.md section 4). One function per statistic; each is tested
+// Statistics as pure functions (docs/design.md section 4). One function per statistic; each is tested
 // against hand-computed values in tests/unit/stats_test.cpp. Empty or too-small inputs give NaN,
 // which writers print as null.
 #pragma once
@@ -29,7 +29,7 @@ Summary summarize(std::vector<double> x);
 // flagged when |M_i| > threshold (Iglewicz and Hoaglin, 3.5). When MAD is 0 nothing is flagged.
 std::vector<std::uint8_t> mad_outliers(const std::vector<double>& x, double threshold = 3.5);
 
-// Robust z-scores of each value against the others (merge's stragglers, DESIGN.md section 10): the
+// Robust z-scores of each value against the others (merge's stragglers, docs/design.md section 10): the
 // modified z-score M_i = 0.6745 (x_i - median) / MAD; when MAD is 0 (more than half the values equal)
 // M_i = (x_i - median) / (1.253314 MeanAD), MeanAD the mean absolute deviation from the median (the
 // fallback of Iglewicz and Hoaglin as IBM SPSS uses it; 1.253314 = sqrt(pi/2) makes it a standard

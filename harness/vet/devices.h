@@ -1,4 +1,4 @@
-// meta.devices[] (DESIGN.md section 8): what the numbers came from. A GPU is described through NVML (the
+// meta.devices[] (docs/design.md section 8): what the numbers came from. A GPU is described through NVML (the
 // facts probe reads: identity, driver, ECC, PCIe; and compute mode, MIG mode, power limits); the host
 // backend's device is the host itself (CPU model from /proc/cpuinfo, cores, memory from /proc/meminfo).
 #pragma once

@@ -1,4 +1,4 @@
-// mig-sweep's judgement (mig_sweep.h, DESIGN.md section 12): the recommended layout and the sweep's exit code,
+// mig-sweep's judgement (mig_sweep.h, docs/design.md section 12): the recommended layout and the sweep's exit code,
 // the GPU's power over a layout's readings, which entries pre-existing instances block, the yardstick's
 // instance, and the --prices file. Pure functions; the command is mig_sweep_command.cpp.
 #include "harness/vet/mig_sweep.h"

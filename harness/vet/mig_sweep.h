@@ -1,4 +1,4 @@
-// mig-sweep's judgement (DESIGN.md section 12), pure functions over the measured layouts: which layout
+// mig-sweep's judgement (docs/design.md section 12), pure functions over the measured layouts: which layout
 // to recommend and the sweep's exit code. The command itself is mig_sweep_command (platform.h).
 #pragma once
 

@@ -1,4 +1,4 @@
-// `mig-sweep` (DESIGN.md section 12): on a GPU already in MIG mode, each valid layout of the scenario's
+// `mig-sweep` (docs/design.md section 12): on a GPU already in MIG mode, each valid layout of the scenario's
 // tenants (enumerated from NVML's GPU-instance profiles and placements, harness/modes/mig_layouts.h, or a
 // --layouts list) is measured by a child run of mode mig that creates the layout's instances with
 // --mig-create (journalled, destroyed on every way out of that run; pre-existing instances are never

@@ -117,7 +117,7 @@ CheckResult stability_check(const ExclusivePhase& e) {
   c.id = "stability:" + e.name;
   c.title = "Throughput stability (" + e.workload + ")";
   c.threshold = "CV of 1 s window throughput: pass <= 1.5%, warn <= 10%, fail above";
-  c.source = "seed 003 (good platforms fluctuate <= 1.5%; power-locked shared cards > 10%); DESIGN.md section 4";
+  c.source = "seed 003 (good platforms fluctuate <= 1.5%; power-locked shared cards > 10%); docs/design.md section 4";
   // The run's window CV pools 1 s windows inside each block (a window never spans the gap between blocks).
   std::map<int, std::pair<std::vector<std::int64_t>, std::vector<double>>> by_block;
   for (std::size_t i = 0; i < p.start_ns.size(); ++i) {
@@ -140,7 +140,7 @@ CheckResult p95_against_baseline(const ExclusivePhase& here, const ExclusivePhas
   c.title = "P95 slowdown against an exclusive card (" + here.workload + ")";
   c.threshold = "p95_slowdown = P95(here) / P95(exclusive) - 1: pass when its 95% CI lies at or below " + percent(cutoff) +
                 ", fail when above, else unknown (at least 72 values each)";
-  c.source = "seed 000 (40% cutoff); DESIGN.md section 4";
+  c.source = "seed 000 (40% cutoff); docs/design.md section 4";
   if (!base) {
     c.status = CheckOutcome::unknown;
     c.evidence = "no " + here.name + " in the baseline " + baseline_file;
@@ -327,7 +327,7 @@ CheckResult sustained_load_check(const std::string& sustain_json) {
   c.title = "Sustained load (throttling)";
   c.threshold = "FAIL: median SM clock over the last half < 70% of max, or 0xE8 reasons in > 1% of readings; "
                 "WARN: last-minute throughput > 5% below the first, or enforced power limit below default";
-  c.source = "seed 002, seed 003; DCGM's 0xE8 mask; DESIGN.md section 5";
+  c.source = "seed 002, seed 003; DCGM's 0xE8 mask; docs/design.md section 5";
   SustainReport s;
   try {
     s = read_sustain_verdict(sustain_json);

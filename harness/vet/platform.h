@@ -1,4 +1,4 @@
-// Platform vetting commands (DESIGN.md sections 5 and 6): probe, sustain, baseline and vet.
+// Platform vetting commands (docs/design.md sections 5 and 6): probe, sustain, baseline and vet.
 // The measuring steps run this binary again as a child (`interference-bench --mode exclusive
 // --scenario ...`) and read back its canonical results.json, so they share every guarantee of a
 // normal run (worker processes, watchdog, atomic output, telemetry) without a second code path.
@@ -31,7 +31,7 @@ struct PlatformOptions {
   double idle_window_s = 5.0;         // probe: seconds of watching the idle GPU
   double duration_s = 300.0;          // sustain
   double telemetry_hz = 10.0;
-  double min_clock_fraction = 0.70;   // sustain thresholds (DESIGN.md section 5)
+  double min_clock_fraction = 0.70;   // sustain thresholds (docs/design.md section 5)
   double max_reason_fraction = 0.01;
   double max_throughput_drop = 0.05;
   double budget_s = 600.0;            // vet
@@ -112,7 +112,7 @@ struct ExclusivePhase {
 // The exclusive phases of the first run that were measured and have raw samples, in tenant order.
 std::vector<ExclusivePhase> exclusive_phases(const ResultsDocument& doc);
 
-// Throughput stability from the CV of 1 s window throughput (DESIGN.md section 4, seed 003):
+// Throughput stability from the CV of 1 s window throughput (docs/design.md section 4, seed 003):
 // pass <= 1.5%, warn <= 10%, fail above, unknown when there were fewer than 2 windows (NaN).
 CheckOutcome stability_outcome(double window_cv);
 CheckResult stability_check(const ExclusivePhase& phase);

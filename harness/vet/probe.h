@@ -1,4 +1,4 @@
-// Platform probe (DESIGN.md section 6): facts about the GPU (through NVML) and the host, the checklist built on
+// Platform probe (docs/design.md section 6): facts about the GPU (through NVML) and the host, the checklist built on
 // them (each check pass/warn/fail/unknown with its evidence, threshold and source), the table of nominal memory of
 // known GPU models, and the cost advice. Everything except collect_probe_facts/read_host_facts is pure.
 // Definitions and thresholds are documented in docs/telemetry.md.
@@ -73,7 +73,7 @@ struct ProbeCheck {
   CheckStatus status = CheckStatus::unknown;
   std::string evidence;   // what was seen, with numbers
   std::string threshold;  // the rule applied
-  std::string source;     // where the rule comes from (seed / DESIGN.md section)
+  std::string source;     // where the rule comes from (seed / docs/design.md section)
 };
 
 struct ProbeThresholds {
@@ -94,7 +94,7 @@ std::vector<ProbeCheck> evaluate_probe(const ProbeFacts& facts, const ProbeThres
 // unknown generation.
 double pcie_link_gbps(unsigned generation, unsigned width);
 
-// ---- cost advice (DESIGN.md section 6, seed 000) ----
+// ---- cost advice (docs/design.md section 6, seed 000) ----
 enum class Recommendation { exclusive, shared, undecided };
 const char* recommendation_name(Recommendation r);
 

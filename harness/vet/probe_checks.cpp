@@ -349,42 +349,42 @@ Judgement check_load_utilization(const ProbeFacts& f, const ProbeThresholds& th)
 // The checklist, in output order.
 const CheckSpec kChecks[] = {
     {"nvml", "NVML (driver management library)", CheckKind::nvml_status,
-     "NVML must load and initialise for any GPU check", nullptr, "DESIGN.md section 5", check_nvml},
-    {"identity", "GPU identity", CheckKind::gpu, "report only", nullptr, "DESIGN.md section 6", check_identity},
+     "NVML must load and initialise for any GPU check", nullptr, "docs/design.md section 5", check_nvml},
+    {"identity", "GPU identity", CheckKind::gpu, "report only", nullptr, "docs/design.md section 6", check_identity},
     {"memory_total", "Memory total vs the model's nominal memory", CheckKind::gpu, nullptr, memory_total_threshold,
-     "seed 001; DESIGN.md section 6", check_memory_total},
+     "seed 001; docs/design.md section 6", check_memory_total},
     {"mig", "MIG mode and visible instances", CheckKind::gpu,
      "MIG off or unsupported: pass (whole GPU); MIG on: warn (work runs on a slice)", nullptr,
-     "seed 002; DESIGN.md sections 6-7", check_mig},
+     "seed 002; docs/design.md sections 6-7", check_mig},
     {"virtualization", "Virtualisation mode", CheckKind::gpu,
      "NONE or PASSTHROUGH: pass; VGPU, HOST_VGPU, HOST_VSGA: warn (shared physical GPU)", nullptr,
-     "seed 001; DESIGN.md section 6", check_virtualization},
+     "seed 001; docs/design.md section 6", check_virtualization},
     {"neighbours", "Foreign compute processes and utilisation while we run nothing", CheckKind::gpu, nullptr,
-     neighbours_threshold, "seed 001; DESIGN.md section 6", check_neighbours},
+     neighbours_threshold, "seed 001; docs/design.md section 6", check_neighbours},
     {"power_limit", "Enforced vs default power limit", CheckKind::gpu,
-     "warn when the enforced limit is below the default", nullptr, "seed 003; DESIGN.md sections 5-6",
+     "warn when the enforced limit is below the default", nullptr, "seed 003; docs/design.md sections 5-6",
      check_power_limit},
-    {"max_sm_clock", "Maximum SM clock", CheckKind::gpu, "report only", nullptr, "DESIGN.md section 6",
+    {"max_sm_clock", "Maximum SM clock", CheckKind::gpu, "report only", nullptr, "docs/design.md section 6",
      check_max_sm_clock},
     {"pcie", "PCIe link, current vs max", CheckKind::gpu,
      "warn when the current generation or width is below the maximum (an idle GPU may downshift the link to save "
      "power: re-check under load)",
-     nullptr, "seed 001; DESIGN.md section 6", check_pcie},
+     nullptr, "seed 001; docs/design.md section 6", check_pcie},
     {"nvlink", "NVLink links", CheckKind::gpu,
      "report; warn when the GPU has NVLink links but none is active (multi-GPU traffic falls back to PCIe)", nullptr,
-     "DESIGN.md section 6", check_nvlink},
+     "docs/design.md section 6", check_nvlink},
     {"interconnect", "How the GPUs reach each other (NVLink or PCIe)", CheckKind::gpu,
      "pass: NVLink between every pair of GPUs, or one GPU; warn: a pair over PCIe only (multi-GPU training and "
      "collectives want NVLink); unknown: NVML would not say",
-     nullptr, "seeds 002, 003; DESIGN.md section 13", check_interconnect},
+     nullptr, "seeds 002, 003; docs/design.md section 13", check_interconnect},
     {"ecc", "ECC mode", CheckKind::gpu, "pass when ECC is on; warn when off or when a change is pending a reboot",
-     nullptr, "DESIGN.md section 6", check_ecc},
-    {"host", "Host cores and memory", CheckKind::host, nullptr, host_threshold, "seed 001; DESIGN.md section 6",
+     nullptr, "docs/design.md section 6", check_ecc},
+    {"host", "Host cores and memory", CheckKind::host, nullptr, host_threshold, "seed 001; docs/design.md section 6",
      check_host},
     {"h2d_bandwidth", "Pinned vs pageable host-to-device bandwidth", CheckKind::host, nullptr, h2d_threshold,
-     "seed 001; DESIGN.md section 6", check_h2d_bandwidth},
+     "seed 001; docs/design.md section 6", check_h2d_bandwidth},
     {"load_utilization", "GPU utilisation under our own load", CheckKind::host, nullptr, load_utilization_threshold,
-     "seed 004; DESIGN.md section 6", check_load_utilization},
+     "seed 004; docs/design.md section 6", check_load_utilization},
 };
 
 }  // namespace
@@ -414,7 +414,7 @@ ProbeCheck baseline_model_check(const std::string& baseline_gpu, const std::stri
   c.id = "baseline_model";
   c.title = "Baseline from the same GPU model";
   c.threshold = "the baseline's GPU name equals this GPU's";
-  c.source = "DESIGN.md section 6 (P95 slowdown against an exclusive card of the same model)";
+  c.source = "docs/design.md section 6 (P95 slowdown against an exclusive card of the same model)";
   if (baseline_gpu.empty()) {
     c.status = CheckStatus::unknown;
     c.evidence = baseline_file + " does not name its GPU (written without NVML)";

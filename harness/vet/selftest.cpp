@@ -1,4 +1,4 @@
-// `interference-bench selftest` (DESIGN.md section 4, "Self-test"): known answers that tell whether this
+// `interference-bench selftest` (docs/design.md section 4, "Self-test"): known answers that tell whether this
 // machine can measure now. Two identical tenants time-sharing one resource (host: one CPU core; CUDA:
 // two time-sliced GEMMs) must show a median slowdown near +100% (a time ratio of 1.7-2.3) and fail the
 // cutoff; a tenant beside an idle neighbour must not fail. The CI of the idle case, where the true

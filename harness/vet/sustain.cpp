@@ -1,4 +1,4 @@
-// `sustain` (a power-heavy load held for a while, judged on its clocks, power and throughput, DESIGN.md section 4)
+// `sustain` (a power-heavy load held for a while, judged on its clocks, power and throughput, docs/design.md section 4)
 // and `baseline` (the exclusive phases of vet's stability run, saved for `vet --baseline` on another card).
 #include "harness/vet/platform.h"
 #include "harness/vet/platform_steps.h"

@@ -149,7 +149,7 @@ std::vector<CheckResult> stability_checks(const StabilityStep& step, std::size_t
   if (step.phases.size() < expected)
     checks.push_back({"stability", "Throughput stability", CheckOutcome::fail,
                       "the stability run did not finish (exit " + std::to_string(step.run.exit_code) + ")",
-                      "every stability workload measured", "DESIGN.md section 6"});
+                      "every stability workload measured", "docs/design.md section 6"});
   return checks;
 }
 
@@ -178,13 +178,13 @@ void compare_with_baseline(const PlatformOptions& o, const ProbeFacts& facts, co
   report.checks.push_back({"cost", "Cost per unit of work", CheckOutcome::pass,
                            "recommend " + std::string(recommendation_name(a.recommendation)) + ": " + a.reason,
                            "cost per unit = price / throughput; never the shared option when the P95 cutoff fails",
-                           "seed 000: switch when T_share x P_share > T_excl x P_excl; DESIGN.md section 6"});
+                           "seed 000: switch when T_share x P_share > T_excl x P_excl; docs/design.md section 6"});
 }
 
 CheckResult cost_without_baseline() {
   return {"cost", "Cost per unit of work", CheckOutcome::unknown,
           "prices given but no --baseline: the exclusive card's throughput is unknown",
-          "needs the exclusive card's throughput (--baseline)", "DESIGN.md section 6"};
+          "needs the exclusive card's throughput (--baseline)", "docs/design.md section 6"};
 }
 
 VetReport new_vet_report(const PlatformOptions& o, const VetPlan& plan, const std::string& out) {

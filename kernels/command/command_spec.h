@@ -1,4 +1,4 @@
-// A user's program as a tenant (DESIGN.md section 11): what a scenario's `command` object says, checked
+// A user's program as a tenant (docs/design.md section 11): what a scenario's `command` object says, checked
 // at load time, and the parsed form the command workload runs.
 //
 //   "command": {"argv": ["python3", "train.py"], "cwd": "...", "env": {"K": "V"},

@@ -19,7 +19,7 @@
 // enqueues one sample ahead), every communicator is aborted (ncclCommAbort) and the workload fails
 // with that reason: the aborted sample and every later one throw (check_sample, run_sample), so a
 // collective whose kernels were unblocked by the abort never becomes a timed sample.
-// Ranks as processes (a tenant with `ranks: N`, DESIGN.md section 13): each worker process is one rank on
+// Ranks as processes (a tenant with `ranks: N`, docs/design.md section 13): each worker process is one rank on
 // its own GPU (gpus = 1), joined through the harness's rendezvous (nccl_comm.h, init_rank: non-blocking
 // init under timeout_s); its input is x_r for its global rank r and the check sums over all N ranks. The
 // communicator is non-blocking, so every ncclGroupEnd and the vote's lone ncclAllReduce may return
@@ -525,7 +525,7 @@ Support allreduce_supported(const Params& p, const ExecContext& ctx) {
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   if (cfg.gpus > 1 && visible && std::strstr(visible, "MIG-")) {
     return {false, "NCCL cannot form a communicator across MIG instances (no P2P/NVLink between them; "
-                   "DESIGN.md section 7): run allreduce with gpus = 1 inside a MIG instance"};
+                   "docs/design.md section 7): run allreduce with gpus = 1 inside a MIG instance"};
   }
   // Decidable without a GPU, so first: NCCL is loaded at run time and may be missing.
   const nccl::Library lib = nccl::Library::load_from_environment();
@@ -548,7 +548,7 @@ Support allreduce_supported(const Params& p, const ExecContext& ctx) {
       if (std::memcmp(infos[q].uuid, infos[r].uuid, sizeof(infos[r].uuid)) == 0)
         return {false, "devices " + std::to_string(ctx.device + q) + " and " + std::to_string(ctx.device + r) +
                            " are the same physical GPU: NCCL allows one rank per GPU per communicator "
-                           "(\"Duplicate GPU detected\"; DESIGN.md section 7)"};
+                           "(\"Duplicate GPU detected\"; docs/design.md section 7)"};
     if (Support m = memory_support(infos.back(), 2.0 * static_cast<double>(cfg.bytes), "allreduce"); !m.supported) return m;
   }
   IB_CHECK(cudaSetDevice(ctx.device));

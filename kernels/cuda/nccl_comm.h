@@ -32,7 +32,7 @@ Placement placement_from_environment();
 // which MPS clients do not always support; 0 makes it use cudaMalloc as before.
 bool prepare_environment(const Placement& where);
 
-// Several ranks of one communicator on one GPU (DESIGN.md section 7): NCCL before 2.30 refuses them ("Duplicate
+// Several ranks of one communicator on one GPU (docs/design.md section 7): NCCL before 2.30 refuses them ("Duplicate
 // GPU detected"); 2.30 and later allow them behind NCCL_MULTI_RANK_GPU_ENABLE=1 (experimental). Ranks on MIG
 // instances of one GPU are several ranks on one GPU to NCCL too (it identifies a rank by the parent GPU's bus
 // id, and still wants NCCL_MULTI_RANK_GPU_ENABLE=1); it supports them from 2.31 (experimental, over host shared

@@ -833,7 +833,7 @@ Support train_step_supported(const Params& p, const ExecContext& ctx) {
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   if (cfg.gpus > 1 && visible && std::strstr(visible, "MIG-"))
     return {false, "train-step with gpus > 1 needs an NCCL communicator, which cannot span MIG instances "
-                   "(DESIGN.md section 7): use gpus = 1 inside a MIG instance"};
+                   "(docs/design.md section 7): use gpus = 1 inside a MIG instance"};
   // Decidable without a GPU, so before the GPU checks: NCCL is loaded at run time and may be missing.
   if (cfg.gpus > 1) {
     const nccl::Library lib = nccl::Library::load_from_environment();

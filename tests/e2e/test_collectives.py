@@ -1,4 +1,4 @@
-"""Collectives whose ranks are processes (DESIGN.md section 13, issue 35), on the host stand-in: a tenant with
+"""Collectives whose ranks are processes (docs/design.md section 13, issue 35), on the host stand-in: a tenant with
 `ranks` runs one worker process per rank, placed on its own CPUs, its ranks meet through the harness's
 rendezvous (gloo's store on the worker protocol) and run gloo collectives over loopback TCP; a sample is the
 slowest rank's, every rank's duration and arrival are kept, and the straggler is the rank that arrived last. The

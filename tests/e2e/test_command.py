@@ -1,4 +1,4 @@
-"""Command tenants (DESIGN.md section 11): a user's program measured like one of our workloads, through
+"""Command tenants (docs/design.md section 11): a user's program measured like one of our workloads, through
 the shipped heartbeat clients, its stdout or its wall time; its faults recorded as the tenant's error
 with the tail of its output, its whole process group gone. The runner fixture asserts after every test
 that no process carrying the test's tag (the program and its children inherit it) is left."""

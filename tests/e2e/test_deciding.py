@@ -1,4 +1,4 @@
-"""Running until decided (DESIGN.md section 4, "Deciding"): the default run looks after its first rounds
+"""Running until decided (docs/design.md section 4, "Deciding"): the default run looks after its first rounds
 and every pair after, and stops when its verdicts are decided, resolved to --resolution, or its budget
 (--max-duration) is spent; every verdict says how far it got. These tests name --until, so the
 mechanics defaults of conftest.py are not added."""

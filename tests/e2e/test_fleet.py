@@ -1,4 +1,4 @@
-"""`merge`: many nodes' results into one fleet report (DESIGN.md section 10, docs/fleet.md).
+"""`merge`: many nodes' results into one fleet report (docs/design.md section 10, docs/fleet.md).
 
 A fleet of 200 nodes is made from one real host run: each node's copy gets its own name and a small
 jitter on its figures, a few get known stragglers (slow exclusive throughput, high P95 slowdown), a few

@@ -1,4 +1,4 @@
-"""The Kubernetes deployment (deploy/k8s/, DESIGN.md section 10), validated offline: every shipped manifest
+"""The Kubernetes deployment (deploy/k8s/, docs/design.md section 10), validated offline: every shipped manifest
 against the Kubernetes 1.33 OpenAPI schemas (the npm package kubernetes-models, pinned in
 tests/k8s/package.json and package-lock.json, installed once into a cache outside the tree), our lint
 (deploy/k8s/lint.py) on the shipped manifests and on one bad manifest per rule (tests/k8s/bad/), the

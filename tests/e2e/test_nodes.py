@@ -1,4 +1,4 @@
-"""Runs across nodes (DESIGN.md section 13, issue 36): one harness per node, node 0 conducts. Here the nodes are
+"""Runs across nodes (docs/design.md section 13, issue 36): one harness per node, node 0 conducts. Here the nodes are
 harnesses on this machine that reach their conductor over loopback TCP; node 1 runs in its own time namespace
 (`unshare --time`), so its CLOCK_MONOTONIC reads 1000 s ahead of the conductor's, a known answer for the clock
 offset and for putting its workers' samples on the conductor's timeline. The last tests make hosts of network
@@ -394,7 +394,7 @@ def test_a_collective_fails_beside_a_neighbour_on_its_limited_link_and_passes_be
         [rep] = res["runs"]
         assert rep["status"] == "ok", rep["message"]
         verdicts = {a["tenant"]: a for a in res["aggregates"]}
-        # The conductor's exit code is its verdicts' (DESIGN.md section 8): 1 if one failed, else 5 if one is
+        # The conductor's exit code is its verdicts' (docs/design.md section 8): 1 if one failed, else 5 if one is
         # inconclusive, else 0 (the aggressor's own verdict is not the known answer).
         kinds = {a["verdict"] for a in verdicts.values()}
         assert kinds <= {"pass", "fail", "inconclusive"}, (run, [a["verdict_reason"] for a in verdicts.values()])

@@ -628,7 +628,7 @@ def assert_collective_ran_on_every_node(tmp_path, ranks, log):
 
 @pytest.mark.skipif(not GLOO, reason="built without gloo (libgloo-dev)")
 def test_four_tasks_of_one_job_run_one_collective_with_a_rank_on_each(slurm, runner, tmp_path):
-    # srun -n 4 on the one node (DESIGN.md section 13, "a real local Slurm"): ib-nodes.sbatch starts four
+    # srun -n 4 on the one node (docs/design.md section 13, "a real local Slurm"): ib-nodes.sbatch starts four
     # tasks, each a harness (node rank SLURM_PROCID), node 0 conducts; the collective's rank R is placed on
     # node R, so each rank is a worker started by a different task, and the four meet through node 0.
     job = submit_nodes_job(slurm, runner, tmp_path, scenario("four", allreduce(4), duration=0.6, warmup=0.1),

@@ -1,4 +1,4 @@
-// Paired round bootstrap (harness/stats/bootstrap.h; DESIGN.md section 4, "Confidence intervals"). Exact values are worked out in the comments; the statistical tests use seeded synthetic
+// Paired round bootstrap (harness/stats/bootstrap.h; docs/design.md section 4, "Confidence intervals"). Exact values are worked out in the comments; the statistical tests use seeded synthetic
 // data with a known answer and are sized so that a broken implementation fails them (see each test).
 #include "harness/stats/bootstrap.h"
 #include "harness/core/errors.h"

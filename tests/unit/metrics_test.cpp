@@ -1,4 +1,4 @@
-// Interference metrics and verdicts (DESIGN.md section 4) against hand-computed values.
+// Interference metrics and verdicts (docs/design.md section 4) against hand-computed values.
 #include "harness/stats/metrics.h"
 #include "harness/core/numbers.h"
 #include "tests/unit/test_support.h"

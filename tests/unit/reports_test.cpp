@@ -459,7 +459,7 @@ TEST(JunitWriter, MarkupInANameIsEscaped) {
 
 TEST(JunitWriter, VetChecksAreTestcases) {
   const std::vector<CheckResult> checks = {
-      {"pcie", "PCIe link", CheckOutcome::warn, "Gen4 x16 of Gen5 x16", "current = max", "DESIGN.md section 6"},
+      {"pcie", "PCIe link", CheckOutcome::warn, "Gen4 x16 of Gen5 x16", "current = max", "docs/design.md section 6"},
       {"neighbours", "Neighbours", CheckOutcome::fail, "pid 4242 uses 1 GiB", "no foreign process", "seed 001"},
       {"h2d", "H2D bandwidth", CheckOutcome::unknown, "not measured", "pinned >= 50% of the link", "seed 001"}};
   const std::string xml = checks_junit_xml("interference-bench vet", checks);
@@ -474,7 +474,7 @@ TEST(JunitWriter, VetChecksAreTestcases) {
   EXPECT_EQ(tcs[2].message, "unknown: not measured");
   // The suite's counts: a warn passes (it is not skipped), an unknown is skipped.
   const std::vector<CheckResult> more = {checks[0], checks[1], checks[2],
-                                         {"ecc", "ECC", CheckOutcome::warn, "off", "on", "DESIGN.md section 6"}};
+                                         {"ecc", "ECC", CheckOutcome::warn, "off", "on", "docs/design.md section 6"}};
   EXPECT_EQ(suite_counts(checks_junit_xml("interference-bench vet", more)), (std::vector<int>{4, 1, 1}));
 }
 

@@ -1,4 +1,4 @@
-// Rounds and blocks (DESIGN.md section 3): the block order, foreign-load accounting and contamination,
+// Rounds and blocks (docs/design.md section 3): the block order, foreign-load accounting and contamination,
 // coverage of colocated samples, the overlap window of a block, and the aggregate over repetitions.
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/deciding.h"

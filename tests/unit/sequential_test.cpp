@@ -1,4 +1,4 @@
-// Stopping a run when it has decided (harness/stats/sequential.h; DESIGN.md section 4, "Deciding"):
+// Stopping a run when it has decided (harness/stats/sequential.h; docs/design.md section 4, "Deciding"):
 // the O'Brien-Fleming boundaries against published values, and the rule as the run applies it
 // (looks, boundaries, the round bootstrap's interval, the three-way verdict) on seeded sequences of
 // rounds whose true P95 slowdown is at or near the cutoff, where a wrong decision is most likely.

@@ -1,4 +1,4 @@
-// Amplification (DESIGN.md section 13, issue 35): which rank of a collective shares a CPU with a neighbour,
+// Amplification (docs/design.md section 13, issue 35): which rank of a collective shares a CPU with a neighbour,
 // the single-rank reference scenario derived from it, and the pairing of the two aggregates.
 #include "harness/analysis/ranks.h"
 #include "harness/scenario/single_rank.h"

@@ -1,4 +1,4 @@
-// Statistics (DESIGN.md section 4) against hand-computed values. Every expected number below is
+// Statistics (docs/design.md section 4) against hand-computed values. Every expected number below is
 // worked out in the comment next to it, not produced by the code under test.
 #include "harness/stats/stats.h"
 #include "tests/unit/test_support.h"

@@ -478,7 +478,7 @@ TEST(SustainVerdict, ThresholdsAreOptions) {
   EXPECT_EQ(v.verdict, ib::LoadVerdict::pass) << all(v.evidence);
 }
 
-// Each rule of DESIGN.md section 5 on its own, with its evidence line, at and around its boundary. The verdict
+// Each rule of docs/design.md section 5 on its own, with its evidence line, at and around its boundary. The verdict
 // always names the rules in the same order: clock, reasons, throughput, power limit.
 
 // Throughput windows: for each {n, value}, n windows at that value, in order.

@@ -93,6 +93,7 @@ class GlooCollective final : public Workload {
       : op_(op_of(p.at("op").get<std::string>())),
         bytes_(static_cast<std::size_t>(p.at("kib").get<std::int64_t>()) * 1024),
         reps_(p.at("reps").get<int>()),
+        input_passes_(p.at("input_passes").get<int>()),
         timeout_(std::chrono::milliseconds(static_cast<std::int64_t>(p.at("timeout_s").get<double>() * 1000))) {}
 
   void setup(const ExecContext& ctx) override {
@@ -187,10 +188,16 @@ class GlooCollective final : public Workload {
     return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
   }
 
-  // The rank's input written: the buffer the collective reads (in place: out_), every element rank + 1.
+  // The rank's input written `input_passes` times: the buffer the collective reads (in place: out_), every
+  // element rank + 1 in the end. More passes are more of the rank's own work per iteration (a training step
+  // computes for milliseconds before it reduces), so a neighbour on its core shows as lateness beyond the
+  // few milliseconds a woken task runs before it shares its core (CFS's sleeper credit).
   void prepare() {
     std::vector<float>& input = op_ == Op::allreduce || op_ == Op::reduce_scatter || n_ == 1 ? out_ : in_;
-    std::fill(input.begin(), input.end(), static_cast<float>(rank_ + 1));
+    for (int pass = input_passes_ - 1; pass >= 0; --pass) {
+      std::fill(input.begin(), input.end(), static_cast<float>(rank_ + 1 + pass));
+      asm volatile("" : : : "memory");  // every pass's stores happen: none is dead to the compiler
+    }
   }
 
   void collective() {
@@ -264,6 +271,7 @@ class GlooCollective final : public Workload {
   Op op_;
   std::size_t bytes_;
   int reps_;
+  int input_passes_;  // times the input is written before each sample (the rank's own part of an iteration)
   std::chrono::milliseconds timeout_;
   int rank_ = 0, n_ = 1;
   std::shared_ptr<gloo::Context> context_;
@@ -295,6 +303,8 @@ void register_gloo_workloads(Registry& registry) {
                       "the collective"},
                      {"kib", T::integer, 1024, 1, 1048576, {}, "nccl-tests' size S in KiB (see docs/workloads.md)"},
                      {"reps", T::integer, 1, 1, 10000, {}, "collectives per sample"},
+                     {"input_passes", T::integer, 1, 1, 1000, {},
+                      "times each rank writes its input before a sample (its own work per iteration, untimed)"},
                      {"timeout_s", T::number, 30.0, 0.1, 3600, {}, "gloo's timeout for set-up and each collective"}},
                     gloo_supported,
                     make_gloo};

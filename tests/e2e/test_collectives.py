@@ -117,18 +117,23 @@ def test_ranks_are_only_for_a_collective_and_need_one_placement_each(runner, tmp
 @pytest.mark.measurement
 @pytest.mark.parametrize("neighbour, core, duration", [("hog", 1, 2.5), ("hog", 0, 2.5), ("idle", 1, 4.0)])
 def test_the_straggler_is_the_rank_whose_core_a_hog_shares(runner, tmp_path, neighbour, core, duration):
-    # The README's collective example (32 MiB allreduces, ranks on cores 0 and 1) with a neighbour on one rank's
-    # core. A hog slows that rank's writing of its input, so it arrives last at the collective, by milliseconds
-    # (docs/methodology.md has the shares measured). Beside an idle neighbour neither rank is late more than by
-    # chance; it wakes 100 times a second, not 1000, so that its own wake-ups do not make rank 1 late. The
+    # The README's collective example (8 MiB allreduces, each rank writing its input 24 times first, ranks on
+    # cores 0 and 1) with a neighbour on one rank's core. A hog slows that rank's own work, so it arrives last
+    # at the collective, by tens of milliseconds: named in 82-100% of samples over 6 runs on this VM (median
+    # 100%). With its input written once the rank's own work fits in the few milliseconds a woken task runs
+    # before it shares its core, and a hog's rank was named in only 45-83%. Beside an idle neighbour (waking 10
+    # times a second) neither rank should be named more than chance: 53-64% over 7 runs of ~80 samples. The
+    # bound is 80%, not 65%: arrivals are autocorrelated (runs of samples with the same late rank), so a share
+    # spreads wider than a coin's and chance alone crossed 65%; what the bound catches is a fixed order, as
+    # gloo's one-int allreduce vote gave (rank 1 late in 92-100% of samples with no neighbour at all). The
     # default foreign-load limits: a block someone else's load reached is run again or not counted, since that
     # load makes the rank on its core late as a hog does.
     if os.cpu_count() < 2:
         pytest.skip("needs two CPUs (one per rank)")
     other = ({"name": "n", "role": "aggressor", "workload": "host-compute", "params": {"n": 256}} if neighbour == "hog"
-             else {**IDLE, "params": {"sample_ms": 10.0}})
-    doc = scenario("coll", [collective(kib=32768), {**other, "placement": {"cpus": [core]}}], duration=duration,
-                   warmup=0.3)
+             else {**IDLE, "params": {"sample_ms": 100.0}})
+    doc = scenario("coll", [collective(kib=8192, input_passes=24), {**other, "placement": {"cpus": [core]}}],
+                   duration=duration, warmup=0.3)
     out = tmp_path / "out"
     # One round: the straggler is a colocated figure, and the exclusive block it also runs is spent time.
     r = runner.run("--backend", "host", "--scenario", runner.write_json("s.json", doc), "--out", out,
@@ -137,9 +142,7 @@ def test_the_straggler_is_the_rank_whose_core_a_hog_shares(runner, tmp_path, nei
     run = load_results(out)["runs"][0]
     ar = run["tenants"][0]
     colocated = ar["phases"]["colocated"]
-    n, enough = sum(colocated["samples"]["counted"]), 70 if neighbour == "idle" else 20
-    # A share's chance spread: beside an idle neighbour (a fair coin) 70 samples put 65% 2.5 sigma away; a
-    # hog's rank late in ~90% of 20 samples is below 70% by chance in 0.3% of runs.
+    n, enough = sum(colocated["samples"]["counted"]), 60 if neighbour == "idle" else 15
     if "ranks" not in colocated or n < enough:
         dirty = sorted({b["reason"] for b in run["blocks"] if b["status"] != "clean"})
         pytest.skip(f"{n} clean colocated samples, fewer than {enough}: {ar['verdict_reason']}; {dirty[:2]}")
@@ -147,7 +150,7 @@ def test_the_straggler_is_the_rank_whose_core_a_hog_shares(runner, tmp_path, nei
     if neighbour == "hog":
         assert ranks["straggler_rank"] == core and ranks["straggler_share"] >= 0.70, ranks
     else:
-        assert ranks["straggler_share"] <= 0.65, ranks
+        assert ranks["straggler_share"] <= 0.80, ranks
 
 
 def test_amplification_sets_the_collective_against_its_shared_rank_alone(runner, tmp_path):

@@ -76,7 +76,8 @@ OpenConductor open_conductor(const ConductorOptions& o) {
   for (auto& n : c.nodes)
     if (const std::string failed = measure_node_clock(n, o.clock_exchanges); !failed.empty()) {
       close_all(c);
-      throw CannotRunError("node " + std::to_string(n.node_rank) + " (" + n.host + "): clock exchange failed: " + failed);
+      throw CannotRunError("node " + std::to_string(n.node_rank) + " (" + printable(n.host, 64) + "): clock exchange failed: " +
+                           failed);
     }
   return c;
 }

@@ -115,6 +115,14 @@ std::optional<Hello> parse_hello(const std::string& line, std::string& why) {
   h.nodes = *int_value(j.at("nodes"));
   h.token = j.at("token").get<std::string>();
   h.host = j.at("host").get<std::string>();
+  // A host name is printed in messages ("node 1 (host) was lost mid-run"): a peer's escape sequences or
+  // newlines would reach the terminal raw. Host names are printable ASCII (RFC 1123 and more), so refuse others.
+  const bool printable_host = !h.host.empty() && h.host.size() <= 255 &&
+                              std::all_of(h.host.begin(), h.host.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+  if (!printable_host) {
+    why = "a hello whose host is not a printable name: " + printable(h.host, 60);
+    return std::nullopt;
+  }
   if (j.contains("devices")) {
     if (!j.at("devices").is_array()) {
       why = "a hello whose devices are not a list";

@@ -33,7 +33,7 @@ struct NodesLauncher::Link {
   bool ended = false;
   NodesLauncher::NodeClock clock;
 
-  std::string name() const { return "node " + std::to_string(node.node_rank) + " (" + node.host + ")"; }
+  std::string name() const { return "node " + std::to_string(node.node_rank) + " (" + printable(node.host, 64) + ")"; }
   std::string loss() const { return name() + " was lost mid-run" + (lost_why.empty() ? "" : ": it " + lost_why); }
 
   bool send(const NodeLine& l) { return send_text(node_line(l)); }

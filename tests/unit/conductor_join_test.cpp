@@ -44,6 +44,14 @@ TEST(ConductorJoin, AHelloRoundTripsAndAMalformedOneIsNamed) {
   }
   EXPECT_FALSE(parse_hello(R"({"type":"hello","version":1,"node_rank":1,"nodes":2,"host":"h"})", why));
   EXPECT_EQ(why, "a hello without a string token");
+  // A host name with an escape sequence or a newline would reach the terminal in messages: refused, escaped.
+  for (const std::string host : {std::string("\x1b[31mnode-b"), std::string("node\nb"), std::string("node b"), std::string()}) {
+    const nlohmann::json hello = {{"type", "hello"}, {"version", 1}, {"node_rank", 1}, {"nodes", 2}, {"token", "t"},
+                                  {"host", host}};
+    EXPECT_FALSE(parse_hello(hello.dump(), why)) << host;
+    EXPECT_EQ(why.rfind("a hello whose host is not a printable name: ", 0), 0u) << why;
+    EXPECT_EQ(why.find_first_of("\x1b\n"), std::string::npos) << "escaped in the message";
+  }
 }
 
 TEST(ConductorJoin, EachRefusalSaysWhy) {

@@ -73,13 +73,26 @@ json read_sweep_scenario(const PlatformOptions& o) {
   return s;
 }
 
-// Each layout's child run reads the baseline; it is read here first, before anything is made, so that a
-// bad one is one refusal (exit 2) and not an error of every layout.
-void check_sweep_baseline(const std::string& file) {
+// Each layout's child run reads the baseline; it is read here first, before anything is made (the references'
+// instances included), so that a bad one is one refusal (exit 2) and not an error of every layout: a file that
+// is not a results file, or one without an exclusive phase for each of the scenario's tenants (as the child
+// runs will look for it: load_baseline, the same scenario name and workloads).
+void check_sweep_baseline(const PlatformOptions& o, const json& scenario) {
   try {
-    (void)read_results_file(file);
+    (void)read_results_file(o.baseline);
   } catch (const ResultsFileError& e) {
     throw InputError(std::string("mig-sweep --baseline ") + e.what());
+  }
+  if (!o.registry) return;
+  ScenarioOverrides ov;
+  ov.mode = Mode::mig;
+  ov.lenient_placement = true;
+  const Scenario s = parse_scenario(scenario, o.scenario, ov,
+                                    ValidationContext{o.registry, o.backend == "host" ? Backend::host : Backend::cuda, {}});
+  try {
+    (void)load_baseline(o.baseline, {s});
+  } catch (const InputError& e) {
+    throw InputError(std::string("mig-sweep ") + e.what());
   }
 }
 
@@ -490,7 +503,7 @@ int mig_sweep_command(const PlatformOptions& o) {
   const unsigned tenants = static_cast<unsigned>(scenario["tenants"].size());
   const auto sharings = reference_sharings(o.references);
   auto prices = o.prices.empty() ? std::map<std::string, double>{} : read_sweep_prices(o.prices);
-  if (!o.baseline.empty()) check_sweep_baseline(o.baseline);
+  if (!o.baseline.empty()) check_sweep_baseline(o, scenario);
   auto nvml = platform_nvml("mig-sweep", o.device);
   require_mig_mode(*nvml, o.device);
   if (geteuid() != 0) throw CannotRunError("mig-sweep: it creates each layout's MIG instances, which needs root");

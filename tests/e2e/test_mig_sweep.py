@@ -237,6 +237,9 @@ def test_bad_references_or_a_missing_price_is_one_line_exit_2(runner, tmp_path, 
     ("layout", "l.txt:1: \"3g.71gb,,3g.71gb\""),
     ("scenario", "tenants[0].params.n: expected integer in [16, 2048], got 5000"),
     ("ranks", "tenants[1].ranks: a layout gives each tenant one MIG instance"),
+    # Issue 49: a --baseline without the scenario's exclusive phases was refused only by the first layout's run,
+    # after the references' instances had been made.
+    ("baseline", "mig-sweep --baseline BASE: no exclusive phase for scenario \"pair\" tenant \"victim\""),
 ])
 def test_a_bad_layout_entry_or_scenario_is_refused_before_anything_is_made(runner, tmp_path, fake, what, says):
     # Issue 37 item 9: both were found inside the first layout's run, after the references had been measured.
@@ -250,8 +253,19 @@ def test_a_bad_layout_entry_or_scenario_is_refused_before_anything_is_made(runne
         doc = json.loads(s.read_text())
         doc["tenants"][1] = {"name": "ar", "workload": "host-collective", "params": {"op": "allreduce"}, "ranks": 2}
         s = runner.write_json("s.json", doc)
+    extra = []
+    if what == "baseline":  # an exclusive run of another scenario: a results file, not this scenario's yardstick
+        doc = json.loads(s.read_text())
+        base = tmp_path / "other-base"
+        other = runner.write_json("other.json", {**doc, "name": "other", "mode": "exclusive", "duration_s": 0.2})
+        b = runner.run("--backend", "host", "--scenario", other, "--rounds", "1", "--until", "fixed", "--out", base,
+                       *LENIENT)
+        assert b.returncode in (0, 5), b.stdout + b.stderr
+        extra = ["--baseline", base / "results.json"]
+        says = says.replace("BASE", str(base / "results.json"))
+        state = fake()  # the exclusive run's own NVML calls are not the sweep's
     layouts = runner.write_json("l.txt", "3g.71gb,,3g.71gb\n" if what == "layout" else "3g.71gb,3g.71gb\n")
-    r = subprocess.run(sweep(runner, "--scenario", s, "--layouts", layouts, "--out", tmp_path / "o"),
+    r = subprocess.run(sweep(runner, "--scenario", s, "--layouts", layouts, *extra, "--out", tmp_path / "o"),
                        capture_output=True, text=True, timeout=60, env=runner.env)
     assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert read_ops(state) == [] and not (tmp_path / "o").exists()

@@ -40,7 +40,8 @@
 
 namespace {
 
-// ncclResult_t (src/nccl.h.in).
+// ncclResult_t (src/nccl.h.in), declared here from NCCL's header and not taken from kernels/cuda/nccl_api.h:
+// a wrong value there must not be copied into the fake that tests it.
 enum Result : int {
   kSuccess = 0,
   kSystemError = 2,

@@ -17,7 +17,7 @@
 #include "harness/nvml/nvml.h"
 #include "harness/cli/platform_commands.h"
 #include "harness/scenario/scenario.h"
-#include "harness/run/worker.h"
+#include "harness/worker/worker.h"
 #include "harness/exec/cuda_module.h"
 #include "kernels/command/command_workload.h"
 #include "kernels/host/host_workloads.h"
@@ -104,7 +104,7 @@ void add_cleanup_command(CLI::App& app, CleanupCommand& c) {
   c.sub->add_flag("--dry-run", c.dry_run, "Say what would be undone, undo nothing");
 }
 
-// The hidden `worker` command, which the harness starts (run/worker.h); its tenants as JSON.
+// The hidden `worker` command, which the harness starts (worker/worker.h); its tenants as JSON.
 struct WorkerCommand {
   CLI::App* sub = nullptr;
   WorkerOptions options;

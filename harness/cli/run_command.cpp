@@ -1,6 +1,6 @@
 // The `run` command: the options into scenarios and a plan (--mode all: every mode, the ones this machine cannot
 // run waived), the output folder and its writers, the modes set up (MIG instances, MPS, the baseline), NVML
-// attached, then the planned repetitions conducted by run/conduct.h and the history appended.
+// attached, then the planned repetitions conducted by run/planned_scenarios.h and the history appended.
 #include "harness/cli/run_options.h"
 
 #include "harness/cli/history_command.h"
@@ -25,12 +25,12 @@
 #include "harness/nvml/nvml.h"
 #include "harness/cli/node_role.h"
 #include "harness/cli/run_nodes.h"
-#include "harness/run/conductor.h"
+#include "harness/nodes/conductor.h"
 #include "harness/run/launcher.h"
-#include "harness/run/node_agent.h"
-#include "harness/run/remote_launcher.h"
+#include "harness/nodes/node_agent.h"
+#include "harness/nodes/remote_launcher.h"
 #include "harness/analysis/deciding.h"
-#include "harness/run/conduct.h"
+#include "harness/run/planned_scenarios.h"
 #include "harness/run/orchestrator.h"
 #include "harness/vet/devices.h"
 #include "harness/process/process.h"
@@ -325,7 +325,7 @@ OutputFiles make_output_files(const RunOptions& o, const std::vector<Scenario>& 
   return out;
 }
 
-// What the options say about the repetitions (run/conduct.h).
+// What the options say about the repetitions (run/planned_scenarios.h).
 ConductSettings conduct_settings(const RunOptions& o) {
   ConductSettings c;
   c.seed = o.seed;

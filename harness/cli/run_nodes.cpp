@@ -8,7 +8,7 @@
 #include "harness/nvml/nvml.h"
 #include "harness/process/process.h"
 #include "harness/results/results_reader.h"
-#include "harness/run/node_agent.h"
+#include "harness/nodes/node_agent.h"
 #include "harness/vet/devices.h"
 #include "reports/json_writer.h"
 

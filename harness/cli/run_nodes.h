@@ -1,13 +1,13 @@
 // `run` across nodes (docs/design.md section 13, issue 36), its parts in the cli: a node other than node 0 serves its
-// conductor (run/node_agent.h); node 0 opens the conductor (run/conductor.h), records each node in the results'
-// meta and hands the orchestrator the launcher that starts workers on the nodes (run/remote_launcher.h).
+// conductor (nodes/node_agent.h); node 0 opens the conductor (nodes/conductor.h), records each node in the results'
+// meta and hands the orchestrator the launcher that starts workers on the nodes (nodes/remote_launcher.h).
 #pragma once
 
 #include "harness/cli/node_role.h"
 #include "harness/cli/run_options.h"
 #include "harness/core/stop_signals.h"
 #include "harness/results/results.h"
-#include "harness/run/conductor.h"
+#include "harness/nodes/conductor.h"
 #include "harness/run/orchestrator.h"
 #include "harness/scenario/scenario.h"
 

@@ -33,7 +33,7 @@ void add_victim_command_options(CLI::App& app, RunOptions& o) {
   app.add_option("command", o.victim_argv, "With --victim-command: the program and its arguments, after --");
 }
 
-// The options of a run across nodes (run/conductor.h, run/node_agent.h); run_command fills the defaults the
+// The options of a run across nodes (nodes/conductor.h, nodes/node_agent.h); run_command fills the defaults the
 // launcher's variables give.
 void add_node_options(CLI::App& app, RunOptions& o) {
   app.add_option("--nodes", o.nodes, "A run across nodes: one harness per node, node 0 conducts (default 1)")

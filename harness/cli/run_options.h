@@ -60,7 +60,7 @@ struct RunOptions {
 void add_run_options(CLI::App& app, RunOptions& o);
 
 // `run`: every scenario of the options through its set-up, the output folder and its writers, and the planned
-// repetitions (run/conduct.h); the exit code of the run (or of its refusal).
+// repetitions (run/planned_scenarios.h); the exit code of the run (or of its refusal).
 int run_command(const RunOptions& o, const std::vector<std::string>& argv, const Registry& registry, StopSignals& stop);
 
 // One line on stderr for a refusal (shortened when it is bad input); returns `code`.

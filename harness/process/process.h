@@ -22,7 +22,7 @@ struct SpawnSpec {
   std::string log_path;                  // stdout and stderr of the worker
   std::vector<std::string> env_unset;    // names removed from the harness's environment (before env);
                                          // "PREFIX*" removes every name that starts with PREFIX
-  int node = 0;          // which node of a run across nodes starts it (0: this one; run/remote_launcher.h)
+  int node = 0;          // which node of a run across nodes starts it (0: this one; nodes/remote_launcher.h)
   int channel_fd = -1;   // >= 0: the worker's stdin and fd 3 are this connected socket, not pipes
 };
 
@@ -38,7 +38,7 @@ ChildProcess spawn_process(const SpawnSpec& spec);
 struct ExitStatus {
   std::optional<int> exit_code;
   std::optional<int> signal;
-  std::string lost;  // a worker on another node whose node was lost: "node 1 (host) was lost" (run/remote_launcher.h)
+  std::string lost;  // a worker on another node whose node was lost: "node 1 (host) was lost" (nodes/remote_launcher.h)
   std::string describe() const;  // "exit code 3", "killed by signal 6 (Aborted)", or `lost`
 };
 

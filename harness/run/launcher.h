@@ -6,7 +6,7 @@
 #pragma once
 
 #include "harness/process/process.h"
-#include "harness/run/protocol.h"
+#include "harness/worker/protocol.h"
 
 #include <sys/types.h>
 

@@ -7,7 +7,7 @@
 
 #include "harness/run/orchestrator.h"
 #include "harness/run/launcher.h"
-#include "harness/run/messages.h"
+#include "harness/worker/messages.h"
 #include "harness/nvml/telemetry.h"
 
 #include <array>

@@ -104,7 +104,7 @@ class GlooCollective final : public Workload {
       throw WorkloadError("host-collective: kib x 1024 must split into " + std::to_string(n_) + " ranks of float32");
     gloo::transport::tcp::attr attr;
     // Ranks of one node: loopback only; across nodes, the address the node's harness reaches its conductor by
-    // (set by the harness, run/node_agent.h).
+    // (set by the harness, nodes/node_agent.h).
     const char* node_address = std::getenv("IB_NODE_ADDRESS");
     attr.hostname = node_address && *node_address ? node_address : "127.0.0.1";
     auto device = gloo::transport::tcp::CreateDevice(attr);

@@ -7,13 +7,13 @@
 // node's harness answers) and the block's go, its start time moved onto each node's clock, written to each.
 // Figures in docs/performance.md.
 #include "harness/process/process.h"
-#include "harness/run/clock_link.h"
+#include "harness/nodes/clock_link.h"
 #include "harness/run/launcher.h"
-#include "harness/run/messages.h"
-#include "harness/run/node_protocol.h"
-#include "harness/run/protocol.h"
-#include "harness/run/remote_launcher.h"
-#include "harness/run/worker.h"
+#include "harness/worker/messages.h"
+#include "harness/nodes/node_protocol.h"
+#include "harness/worker/protocol.h"
+#include "harness/nodes/remote_launcher.h"
+#include "harness/worker/worker.h"
 #include "harness/core/clock.h"
 
 #include <benchmark/benchmark.h>

@@ -1,8 +1,8 @@
-// libFuzzer target: the worker-report parser (harness/run/messages). A worker is another process, so
+// libFuzzer target: the worker-report parser (harness/worker/messages). A worker is another process, so
 // any line it sends must end in a validated message or a ProtocolError (that worker's error, exit 4),
 // never the harness's crash; a parsed message, written again and read back, is the same message.
 // Seeds: tests/fuzz/corpus/worker_message (one report of every type).
-#include "harness/run/messages.h"
+#include "harness/worker/messages.h"
 
 #include <cstddef>
 #include <cstdint>

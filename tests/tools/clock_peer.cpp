@@ -1,9 +1,9 @@
-// Both ends of the conductor's clock exchange (harness/run/clock_link.h) over TCP on loopback, for
+// Both ends of the conductor's clock exchange (harness/nodes/clock_link.h) over TCP on loopback, for
 // tests/e2e/test_clock.py, which runs the node in a time namespace of its own (another CLOCK_MONOTONIC).
 //   ib_clock_peer serve          binds 127.0.0.1 on a free port, prints it, answers one node, exits
 //   ib_clock_peer ask PORT N     N exchanges with the conductor on PORT; prints the estimate as JSON
 #include "harness/core/clock.h"
-#include "harness/run/clock_link.h"
+#include "harness/nodes/clock_link.h"
 
 #include <nlohmann/json.hpp>
 

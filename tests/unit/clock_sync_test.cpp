@@ -1,6 +1,6 @@
-// The node-to-conductor clock offset (harness/run/clock_sync.h): known answers on synthetic exchanges
+// The node-to-conductor clock offset (harness/nodes/clock_sync.h): known answers on synthetic exchanges
 // whose true offset and one-way delays are chosen here.
-#include "harness/run/clock_sync.h"
+#include "harness/nodes/clock_sync.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// Nodes joining their conductor (issue 36, harness/run/conductor_join.h): the hello on the wire, why a
+// Nodes joining their conductor (issue 36, harness/nodes/join.h): the hello on the wire, why a
 // connection is refused, and the accept loop on loopback with a node that joins, a stranger with another
 // token, a connection that never says hello and a node that never comes.
-#include "harness/run/conductor_join.h"
+#include "harness/nodes/join.h"
 
 #include <gtest/gtest.h>
 

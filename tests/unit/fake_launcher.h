@@ -6,7 +6,7 @@
 #pragma once
 
 #include "harness/run/launcher.h"
-#include "harness/run/messages.h"
+#include "harness/worker/messages.h"
 
 #include <nlohmann/json.hpp>
 

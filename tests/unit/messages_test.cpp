@@ -1,8 +1,8 @@
-// The worker protocol's wire format (harness/run/messages.h) and line splitting (protocol.h): every
+// The worker protocol's wire format (harness/worker/messages.h) and line splitting (protocol.h): every
 // message survives a round trip, a bad report says what was wrong in a bounded message, and the line
 // reader bounds what it holds and keeps a last line without its newline.
-#include "harness/run/messages.h"
-#include "harness/run/protocol.h"
+#include "harness/worker/messages.h"
+#include "harness/worker/protocol.h"
 #include "tests/unit/test_support.h"
 
 #include <gtest/gtest.h>

@@ -1,10 +1,10 @@
 // A run across nodes after the join (issue 36): the conductor's and the node's lines on the wire, a worker's
-// hello, a remote worker's times moved onto the conductor's clock (harness/run/node_protocol.h), and the
+// hello, a remote worker's times moved onto the conductor's clock (harness/nodes/node_protocol.h), and the
 // node role from the options and the launcher's variables (harness/cli/node_role.h).
 #include "harness/cli/node_role.h"
 #include "harness/core/errors.h"
-#include "harness/run/messages.h"
-#include "harness/run/node_protocol.h"
+#include "harness/worker/messages.h"
+#include "harness/nodes/node_protocol.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

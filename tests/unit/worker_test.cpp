@@ -1,10 +1,10 @@
-// The worker side (harness/run/worker.h): batching of samples, a block's measurement and its end by
+// The worker side (harness/worker/worker.h): batching of samples, a block's measurement and its end by
 // duration, "stop" or "end", and the whole worker loop on a pair of pipes. The block parts run on a
 // fake clock that each sample advances by 1 ms, so the counts below are exact.
-#include "harness/run/worker.h"
+#include "harness/worker/worker.h"
 
 #include "harness/process/process.h"
-#include "harness/run/protocol.h"
+#include "harness/worker/protocol.h"
 #include "tests/unit/test_support.h"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Conducting a run's planned repetitions (conduct.h): the loop over scenarios and repetitions, each repetition's
 // finalizing and its scenario's aggregate, with a stop signal during the bootstrap leaving what finished whole.
-#include "harness/run/conduct.h"
+#include "harness/run/planned_scenarios.h"
 
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/ranks.h"

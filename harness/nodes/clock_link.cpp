@@ -1,8 +1,8 @@
 // The clock exchange's wire format and its two sides (clock_link.h).
-#include "harness/run/clock_link.h"
+#include "harness/nodes/clock_link.h"
 
 #include "harness/process/process.h"
-#include "harness/run/protocol.h"
+#include "harness/worker/protocol.h"
 
 #include <nlohmann/json.hpp>
 

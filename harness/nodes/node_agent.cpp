@@ -1,13 +1,13 @@
 // A node's harness in a run across nodes (node_agent.h): join, clock, then start and watch the workers the
 // conductor places here.
-#include "harness/run/node_agent.h"
+#include "harness/nodes/node_agent.h"
 
 #include "harness/core/clock.h"
 #include "harness/core/exit_codes.h"
-#include "harness/run/clock_link.h"
-#include "harness/run/conductor_join.h"
-#include "harness/run/node_protocol.h"
-#include "harness/run/protocol.h"
+#include "harness/nodes/clock_link.h"
+#include "harness/nodes/join.h"
+#include "harness/nodes/node_protocol.h"
+#include "harness/worker/protocol.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
-#include "harness/run/worker.h"
+#include "harness/worker/worker.h"
 
 #include "harness/process/process.h"
-#include "harness/run/protocol.h"
+#include "harness/worker/protocol.h"
 
 #include <sched.h>
 #include <signal.h>

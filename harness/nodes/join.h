@@ -10,7 +10,7 @@
 // conductor -> node: {"type":"welcome","node_rank":R} or {"type":"refused","reason":W} (then closed)
 #pragma once
 
-#include "harness/run/clock_link.h"
+#include "harness/nodes/clock_link.h"
 
 #include <nlohmann/json.hpp>
 

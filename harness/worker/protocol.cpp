@@ -1,4 +1,4 @@
-#include "harness/run/protocol.h"
+#include "harness/worker/protocol.h"
 
 #include <unistd.h>
 

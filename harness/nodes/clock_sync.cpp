@@ -1,5 +1,5 @@
 // NTP-style clock offset from request/reply exchanges, minimum round trip (clock_sync.h).
-#include "harness/run/clock_sync.h"
+#include "harness/nodes/clock_sync.h"
 
 #include <limits>
 

@@ -1,10 +1,10 @@
 // Node 0 of a run across nodes (docs/design.md section 13, issue 36): it listens on the address the user or the
-// launcher named (nowhere else), waits for the other nodes to join (conductor_join.h), measures each one's
+// launcher named (nowhere else), waits for the other nodes to join (join.h), measures each one's
 // clock against its own (clock_link.h, from this side: the conductor asks, the node answers), and hands the
 // nodes to the launcher that starts workers on them (remote_launcher.h).
 #pragma once
 
-#include "harness/run/remote_launcher.h"
+#include "harness/nodes/remote_launcher.h"
 
 #include <string>
 #include <vector>

@@ -1,14 +1,14 @@
 // Node 0's opening of a run across nodes (conductor.h).
-#include "harness/run/conductor.h"
+#include "harness/nodes/conductor.h"
 
 #include "harness/core/clock.h"
 #include "harness/core/errors.h"
 #include "harness/core/text.h"
-#include "harness/run/clock_link.h"
-#include "harness/run/conductor_join.h"
-#include "harness/run/node_agent.h"
-#include "harness/run/node_protocol.h"
-#include "harness/run/protocol.h"
+#include "harness/nodes/clock_link.h"
+#include "harness/nodes/join.h"
+#include "harness/nodes/node_agent.h"
+#include "harness/nodes/node_protocol.h"
+#include "harness/worker/protocol.h"
 
 #include <poll.h>
 #include <unistd.h>

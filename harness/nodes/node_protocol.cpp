@@ -1,10 +1,10 @@
 // The lines between a conductor and a joined node (node_protocol.h).
-#include "harness/run/node_protocol.h"
+#include "harness/nodes/node_protocol.h"
 
 #include "harness/core/json_input.h"
 #include "harness/core/text.h"
-#include "harness/run/conductor_join.h"
-#include "harness/run/messages.h"
+#include "harness/nodes/join.h"
+#include "harness/worker/messages.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,10 +1,10 @@
-// Nodes joining their conductor (conductor_join.h).
-#include "harness/run/conductor_join.h"
+// Nodes joining their conductor (join.h).
+#include "harness/nodes/join.h"
 
 #include "harness/core/json_input.h"
 #include "harness/core/text.h"
 #include "harness/process/process.h"
-#include "harness/run/protocol.h"
+#include "harness/worker/protocol.h"
 
 #include <nlohmann/json.hpp>
 

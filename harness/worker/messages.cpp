@@ -1,6 +1,6 @@
-#include "harness/run/messages.h"
+#include "harness/worker/messages.h"
 
-#include "harness/run/protocol.h"
+#include "harness/worker/protocol.h"
 
 #include <cmath>
 #include <cstdint>

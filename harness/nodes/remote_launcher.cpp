@@ -1,12 +1,12 @@
 // The conductor's launcher across nodes (remote_launcher.h).
-#include "harness/run/remote_launcher.h"
+#include "harness/nodes/remote_launcher.h"
 
 #include "harness/core/clock.h"
 #include "harness/core/text.h"
-#include "harness/run/clock_link.h"
-#include "harness/run/conductor_join.h"
-#include "harness/run/node_protocol.h"
-#include "harness/run/protocol.h"
+#include "harness/nodes/clock_link.h"
+#include "harness/nodes/join.h"
+#include "harness/nodes/node_protocol.h"
+#include "harness/worker/protocol.h"
 
 #include <nlohmann/json.hpp>
 

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "harness/exec/executor.h"
-#include "harness/run/messages.h"
+#include "harness/worker/messages.h"
 #include "kernels/workload.h"
 
 #include <atomic>

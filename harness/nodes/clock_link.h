@@ -5,7 +5,7 @@
 // by clock_sync.h (minimum round trip).
 #pragma once
 
-#include "harness/run/clock_sync.h"
+#include "harness/nodes/clock_sync.h"
 
 #include <cstddef>
 #include <functional>

@@ -1,5 +1,5 @@
 // The worker protocol: one JSON object per line on the worker's fd 3, plain words on its stdin. The
-// messages are typed in harness/run/messages.h, the one place that writes and reads the wire format.
+// messages are typed in harness/worker/messages.h, the one place that writes and reads the wire format.
 // Every report carries "slot": which of the process's tenants it is about (0 unless mode streams runs
 // several tenants in one process; absent means 0).
 //

@@ -6,7 +6,7 @@
 // accounting sees node 0's processes only (a remote worker has no pid here).
 #pragma once
 
-#include "harness/run/clock_sync.h"
+#include "harness/nodes/clock_sync.h"
 #include "harness/run/launcher.h"
 
 #include <nlohmann/json.hpp>
@@ -17,13 +17,13 @@
 
 namespace ib {
 
-// A node that joined (conductor_join.h) and whose clock was measured.
+// A node that joined (join.h) and whose clock was measured.
 struct JoinedNodeLink {
   int node_rank = 0;
   std::string host;
   int control_fd = -1;  // owned by the launcher once given
   ClockOffset offset;   // conductor time = node time + offset.offset_ns
-  nlohmann::json devices = nlohmann::json::array();  // as its hello said (conductor_join.h)
+  nlohmann::json devices = nlohmann::json::array();  // as its hello said (join.h)
 };
 
 class NodesLauncher final : public Launcher {

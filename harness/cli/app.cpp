@@ -14,6 +14,7 @@
 #include "harness/core/text.h"
 #include "harness/modes/cleanup.h"
 #include "harness/modes/journal.h"
+#include "harness/modes/mode_table.h"
 #include "harness/nvml/nvml.h"
 #include "harness/cli/platform_commands.h"
 #include "harness/scenario/scenario.h"
@@ -137,7 +138,7 @@ int worker_command(WorkerCommand& w, const Registry& registry) {
 
 // Every command's options, filled by the parse; `run` is the default command.
 struct Commands {
-  RunOptions run;
+  RunRequest run;
   CLI::App* list = nullptr;
   std::string what;  // list's argument
   PlatformCommands platform;

@@ -10,7 +10,7 @@ namespace ib {
 namespace {
 
 // The files a run writes beside its output folder.
-void add_run_output_options(CLI::App& app, RunOptions& o) {
+void add_run_output_options(CLI::App& app, RunRequest& o) {
   app.add_option("--junit", o.junit, "Also write JUnit XML here: one testcase per tenant verdict")->check(non_empty());
   app.add_option("--prometheus", o.prometheus,
                  "Also write Prometheus text here (node-exporter textfile collector format)")->check(non_empty());
@@ -20,7 +20,7 @@ void add_run_output_options(CLI::App& app, RunOptions& o) {
 }
 
 // The one-line form: --victim-command [--victim-metric M] [--aggressors A,B] -- PROGRAM ARGS...
-void add_victim_command_options(CLI::App& app, RunOptions& o) {
+void add_victim_command_options(CLI::App& app, RunRequest& o) {
   app.add_flag("--victim-command", o.victim_command,
                "Measure your own program (given after --) beside each of --aggressors, as a command tenant");
   app.add_option("--victim-metric", o.victim_metric,
@@ -33,9 +33,9 @@ void add_victim_command_options(CLI::App& app, RunOptions& o) {
   app.add_option("command", o.victim_argv, "With --victim-command: the program and its arguments, after --");
 }
 
-// The options of a run across nodes (nodes/conductor.h, nodes/node_agent.h); run_command fills the defaults the
+// The options of a run across nodes (nodes/conductor.h, nodes/node_agent.h); cli/node_role.h fills the defaults the
 // launcher's variables give.
-void add_node_options(CLI::App& app, RunOptions& o) {
+void add_node_options(CLI::App& app, RunRequest& o) {
   app.add_option("--nodes", o.nodes, "A run across nodes: one harness per node, node 0 conducts (default 1)")
       ->check(CLI::Range(1, 1024));
   app.add_option("--node-rank", o.node_rank, "This harness's node (default: SLURM_PROCID, JOB_COMPLETION_INDEX or RANK)")
@@ -49,11 +49,42 @@ void add_node_options(CLI::App& app, RunOptions& o) {
       ->check(number_in(0.1, 86400.0));
 }
 
+// How many rounds a repetition runs, until when, and in which order (the stop rule: analysis/deciding.h).
+void add_round_options(CLI::App& app, RunRequest& o) {
+  app.add_option("--rounds", o.rounds,
+                 "Rounds before the first look (all of them with --until fixed): each holds one block of every phase, "
+                 "--duration is split over them (default 10)")
+      ->check(CLI::Range(1, 100));
+  app.add_option_function<std::string>(
+         "--until", [&o](const std::string& word) { o.until = *parse_name<StopRule>(word); },
+         "decided (default): after --rounds, add pairs of rounds until every verdict is decided, --resolution is "
+         "reached or --max-duration is spent; fixed: --rounds rounds")
+      ->check(CLI::IsMember({"decided", "fixed"}));
+  app.add_option("--max-duration", o.max_duration,
+                 "Most seconds of measurement per phase when running until decided (default 2 x --duration)")
+      ->check(number_in(kMinDurationS, kMaxDurationS));
+  app.add_option("--resolution", o.resolution,
+                 "Stop also when every undecided verdict's P95 slowdown interval is this narrow (half-width, e.g. 0.05 "
+                 "= 5 points; default 0: only decided verdicts stop a run)")
+      ->check(number_in(0.0, 10.0));
+  app.add_option_function<std::string>(
+         "--round-order",
+         [&o](const std::string& word) { o.round_order = word == "shuffle" ? RoundOrder::shuffle : RoundOrder::abba; },
+         "Block order from round to round: abba (default) or shuffle (seeded)")
+      ->check(CLI::IsMember({"abba", "shuffle"}));
+}
+
 }  // namespace
 
 // The options of `run` (the default command).
-void add_run_options(CLI::App& app, RunOptions& o) {
-  app.add_option("--mode", o.mode, "Sharing mode (overrides the scenario's); all: every mode side by side")
+void add_run_options(CLI::App& app, RunRequest& o) {
+  app.add_option_function<std::string>(
+         "--mode",
+         [&o](const std::string& word) {
+           o.all_modes = word == "all";
+           o.mode = parse_mode(word);  // none for all
+         },
+         "Sharing mode (overrides the scenario's); all: every mode side by side")
       ->check(CLI::IsMember([] {
         auto names = mode_names();
         names.push_back("all");
@@ -78,23 +109,7 @@ void add_run_options(CLI::App& app, RunOptions& o) {
                  "Seconds a worker may overrun its warm-up or measurement before it is killed (default 60)")
       ->check(number_in(0.0, 86400.0, true));
   app.add_option("--seed", o.seed, "Bootstrap (and --round-order shuffle) seed (default 1)")->check(unsigned_integer());
-  app.add_option("--rounds", o.rounds,
-                 "Rounds before the first look (all of them with --until fixed): each holds one block of every phase, "
-                 "--duration is split over them (default 10)")
-      ->check(CLI::Range(1, 100));
-  app.add_option("--until", o.until,
-                 "decided (default): after --rounds, add pairs of rounds until every verdict is decided, --resolution is "
-                 "reached or --max-duration is spent; fixed: --rounds rounds")
-      ->check(CLI::IsMember({"decided", "fixed"}));
-  app.add_option("--max-duration", o.max_duration,
-                 "Most seconds of measurement per phase when running until decided (default 2 x --duration)")
-      ->check(number_in(kMinDurationS, kMaxDurationS));
-  app.add_option("--resolution", o.resolution,
-                 "Stop also when every undecided verdict's P95 slowdown interval is this narrow (half-width, e.g. 0.05 "
-                 "= 5 points; default 0: only decided verdicts stop a run)")
-      ->check(number_in(0.0, 10.0));
-  app.add_option("--round-order", o.round_order, "Block order from round to round: abba (default) or shuffle (seeded)")
-      ->check(CLI::IsMember({"abba", "shuffle"}));
+  add_round_options(app, o);
   app.add_option("--max-reruns", o.max_reruns, "Contaminated blocks re-run per repetition, at most (default 2)")
       ->check(CLI::Range(0, 100));
   app.add_option("--max-foreign-cpus", o.max_foreign_cpus,
@@ -108,11 +123,11 @@ void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--telemetry-hz", o.telemetry_hz,
                  "NVML telemetry rate beside every phase (default 10 with --backend cuda, off with host; 0: off)")
       ->check(number_in(0.0, 1000.0));
-  app.add_option("--mps-pipe-dir", o.mps_pipe_dir, "mode mps: use the MPS daemon already running there (never stopped)")
+  app.add_option("--mps-pipe-dir", o.modes.mps_pipe_dir, "mode mps: use the MPS daemon already running there (never stopped)")
       ->check(CLI::ExistingDirectory)->check(non_empty());
-  app.add_option("--baseline", o.baseline, "mode mig: take the exclusive phase from this results.json of an exclusive run")
+  app.add_option("--baseline", o.modes.baseline, "mode mig: take the exclusive phase from this results.json of an exclusive run")
       ->check(non_empty())->check(CLI::ExistingFile);
-  app.add_option("--mig-create", o.mig_create,
+  app.add_option("--mig-create", o.modes.mig_create,
                  "mode mig (root): create these MIG instances (e.g. 3g.71gb,3g.71gb) and destroy exactly them at the end")
       ->delimiter(',')
       ->check(mig_profile_name());  // each profile: an option that follows is never taken for one

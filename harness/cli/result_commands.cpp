@@ -32,7 +32,8 @@ void require_raw_samples(const ResultsDocument& doc, const std::string& file) {
 }  // namespace
 
 void add_compare_command(CLI::App& app, CompareCommand& c) {
-  c.command = app.add_subcommand("compare", "Compare two saved results.json files tenant by tenant (runs nothing)");
+  c.command = app.add_subcommand("compare", "Compare two saved results.json files (or one with its history) tenant by tenant: better, same, "
+                                              "worse or inconclusive (runs nothing; exit 1 when a tenant is worse, 5 inconclusive)");
   c.command->add_option("files", c.files, "BASE NEW: the earlier results.json and the one to judge (NEW alone with "
                                           "--against-history)")
       ->required()

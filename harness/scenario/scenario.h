@@ -97,7 +97,7 @@ struct Scenario {
   std::vector<Tenant> tenants;
 };
 
-// The documented ranges of a scenario's numbers (README "Scenarios and suites"); the command line's
+// The documented ranges of a scenario's numbers (docs/scenarios.md); the command line's
 // overrides are held to the same ones.
 constexpr double kMinWarmupS = 0.001, kMaxWarmupS = 3600.0;
 constexpr double kMinDurationS = 0.01, kMaxDurationS = 86400.0;

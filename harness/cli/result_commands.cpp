@@ -7,11 +7,12 @@
 #include "harness/core/files.h"
 #include "harness/core/output_paths.h"
 #include "harness/core/text.h"
-#include "reports/compare_writer.h"
+#include "reports/json/comparison_json.h"
+#include "reports/markdown/comparison_markdown.h"
 #include "harness/history/history.h"
-#include "reports/html_writer.h"
-#include "reports/junit_writer.h"
-#include "reports/prometheus_writer.h"
+#include "reports/html/results_html.h"
+#include "reports/junit/results_junit.h"
+#include "reports/prometheus/results_prometheus.h"
 #include "harness/results/results_reader.h"
 
 #include <algorithm>

@@ -37,11 +37,11 @@
 #include "harness/scenario/scenario.h"
 #include "harness/exec/cuda_module.h"
 #include "harness/history/history.h"
-#include "reports/html_writer.h"
-#include "reports/json_writer.h"
-#include "reports/junit_writer.h"
-#include "reports/markdown_writer.h"
-#include "reports/prometheus_writer.h"
+#include "reports/html/results_html.h"
+#include "reports/json/results_json.h"
+#include "reports/junit/results_junit.h"
+#include "reports/markdown/results_markdown.h"
+#include "reports/prometheus/results_prometheus.h"
 #include "reports/results_writer.h"
 
 #include <signal.h>

@@ -1,9 +1,9 @@
 // The interface every writer of a run's results implements (after google/benchmark's reporters:
 // context, runs, finalize). A run calls context once before anything runs, runs after every
 // repetition (and once before the first, with no runs yet: the output folder takes files), and
-// finalize once at the end. A writer
-// formats what it is given and never computes. A new output (JUnit, Prometheus, HTML) is one class
-// here and one line where the run lists its writers (harness/cli/app.cpp).
+// finalize once at the end. A writer formats what it is given and never computes. A new output of a run is
+// one class in its format's folder (reports/<format>/results_<format>.h, e.g. PrometheusResultsFile) and one
+// line where the run lists its writers (make_output_files, harness/cli/run_command.cpp).
 #pragma once
 
 #include "harness/results/results.h"

@@ -1,7 +1,9 @@
-// Formatting helpers that more than one writer uses: a JSON number (null when not finite), a Markdown
-// table cell, an estimate with its interval in words. They format; they compute nothing.
+// What more than one format shares (reports/ is sorted by format: docs/architecture.md): a JSON number (null
+// when not finite), a Markdown table cell, an estimate with its interval in words, and the few words of one
+// document that several of its formats print. They format; they compute nothing.
 #pragma once
 
+#include "harness/results/mig_sweep.h"
 #include "harness/results/results.h"
 
 #include <nlohmann/json.hpp>
@@ -9,6 +11,8 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ib {
 
@@ -23,5 +27,22 @@ std::string markdown_cell(const std::string& s, std::size_t max_chars);
 
 // "+12.3% [+10.1%, +14.0%]", or "n/a" without an estimate.
 std::string p95_words(const std::optional<Estimate>& e);
+
+// merge's exit code in words (fleet.md, the fleet's HTML page).
+const char* fleet_exit_words(int exit_code);
+
+// The name of the mig-parted config mig-sweep's recommendation is written as (and the node label's value):
+// in mig-sweep.json, mig-sweep.md and mig-parted.yaml.
+constexpr const char* kMigPartedConfigName = "interference-bench-recommended";
+
+// One sentence: what every layout's slowdowns and STP are against (mig-sweep.md, its HTML page).
+std::string sweep_yardstick_words(const SweepYardstick& y);
+
+// A layout's power while colocated in words, "n/a" without readings (mig-sweep.md, its HTML page).
+std::string sweep_power_words(const std::optional<SweepPower>& p);
+
+// The recommended layout's profiles counted, in the order they first appear (mig-sweep.md's Slurm line,
+// mig-parted.yaml).
+std::vector<std::pair<std::string, int>> mig_profile_counts(const std::vector<std::string>& profiles);
 
 }  // namespace ib

@@ -3,7 +3,8 @@
 #include "harness/core/exit_codes.h"
 #include "harness/core/text.h"
 #include "harness/history/history.h"
-#include "reports/history_writer.h"
+#include "reports/json/history_json.h"
+#include "reports/markdown/history_text.h"
 
 #include <CLI/CLI.hpp>
 

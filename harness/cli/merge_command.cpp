@@ -6,7 +6,11 @@
 #include "harness/core/errors.h"
 #include "harness/core/output_dir.h"
 #include "harness/core/text.h"
-#include "reports/fleet_writer.h"
+#include "reports/html/fleet_html.h"
+#include "reports/json/fleet_json.h"
+#include "reports/junit/fleet_junit.h"
+#include "reports/markdown/fleet_markdown.h"
+#include "reports/prometheus/fleet_prometheus.h"
 
 #include <CLI/CLI.hpp>
 

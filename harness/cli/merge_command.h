@@ -1,5 +1,5 @@
 // `merge RESULTS... --out DIR`: many nodes' results into one fleet result (docs/design.md section 10;
-// docs/fleet.md). cli/ parses; harness/fleet/ merges; reports/fleet_writer.h formats.
+// docs/fleet.md). cli/ parses; harness/fleet/ merges; reports/<format>/fleet_<format>.h format.
 #pragma once
 
 #include "harness/fleet/merge.h"

@@ -11,10 +11,11 @@
 #include "harness/core/text.h"
 #include "harness/history/history_baseline.h"
 #include "harness/results/results_reader.h"
-#include "reports/compare_writer.h"
-#include "reports/html_writer.h"
-#include "reports/junit_writer.h"
-#include "reports/prometheus_writer.h"
+#include "reports/html/results_html.h"
+#include "reports/json/comparison_json.h"
+#include "reports/junit/results_junit.h"
+#include "reports/markdown/comparison_markdown.h"
+#include "reports/prometheus/results_prometheus.h"
 
 #include <iostream>
 #include <utility>

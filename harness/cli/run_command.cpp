@@ -26,11 +26,11 @@
 #include "harness/run/launcher.h"
 #include "harness/run/orchestrator.h"
 #include "harness/vet/devices.h"
-#include "reports/html_writer.h"
-#include "reports/json_writer.h"
-#include "reports/junit_writer.h"
-#include "reports/markdown_writer.h"
-#include "reports/prometheus_writer.h"
+#include "reports/html/results_html.h"
+#include "reports/json/results_json.h"
+#include "reports/junit/results_junit.h"
+#include "reports/markdown/results_markdown.h"
+#include "reports/prometheus/results_prometheus.h"
 #include "reports/results_writer.h"
 
 #include <signal.h>

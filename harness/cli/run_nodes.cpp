@@ -9,7 +9,7 @@
 #include "harness/results/results_reader.h"
 #include "harness/nodes/node_agent.h"
 #include "harness/vet/devices.h"
-#include "reports/json_writer.h"
+#include "reports/json/results_json.h"
 
 #include <algorithm>
 #include <iostream>

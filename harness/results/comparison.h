@@ -1,5 +1,5 @@
 // The comparison of two saved results files (`interference-bench compare BASE NEW`): plain structs that
-// harness/analysis/compare.cpp computes and reports/compare_writer formats. Definitions:
+// harness/analysis/compare.cpp computes and reports/json/comparison_json and reports/markdown/comparison_markdown format. Definitions:
 // docs/methodology.md, "Comparing two runs".
 #pragma once
 

@@ -1,5 +1,5 @@
 // Plain structs of a fleet result (docs/design.md section 10): many nodes' results merged by `merge`.
-// harness/fleet/ computes every field; reports/fleet_writer.h formats them (fleet.json, fleet.md,
+// harness/fleet/ computes every field; reports/<format>/fleet_<format>.h format them (fleet.json, fleet.md,
 // JUnit, Prometheus, HTML). The fleet schema is reports/fleet.schema.json (docs/fleet.md).
 #pragma once
 

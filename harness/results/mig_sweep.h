@@ -1,5 +1,5 @@
 // Plain structs of `mig-sweep` (docs/design.md section 12): which MIG layout suits a scenario's tenants.
-// harness/vet/mig_sweep_command.cpp and mig_sweep.cpp compute every field; reports/mig_sweep_writer.h formats them (mig-sweep.json,
+// harness/vet/mig_sweep_command.cpp and mig_sweep.cpp compute every field; reports/<format>/mig_sweep_<format>.h and reports/yaml/mig_parted_yaml.h format them (mig-sweep.json,
 // mig-sweep.md, the HTML page, the mig-parted config).
 #pragma once
 

@@ -1,6 +1,6 @@
 // Plain result structs of the platform commands (docs/design.md sections 4, 5 and 6): the checks of
 // `probe` and `vet`, the sustained-load report of `sustain`, the known answers of `selftest`.
-// harness/vet/ computes every field; reports/platform_writer.h and reports/selftest_writer.h format them.
+// harness/vet/ computes every field; reports/<format>/platform_<format>.h and selftest_<format>.h format them.
 #pragma once
 
 #include "harness/nvml/telemetry.h"

@@ -14,7 +14,7 @@ std::optional<CurrentPending> read_current_pending(const Field& f) {
   return CurrentPending{f["current"].boolean(), f["pending"].boolean()};
 }
 
-// meta.devices[i] (schema 2.1; reports/json_writer.cpp device_json).
+// meta.devices[i] (schema 2.1; reports/json/results_json.cpp device_json).
 DeviceRecord read_device(const Field& f) {
   DeviceRecord d;
   d.kind = f["kind"].word<DeviceKind>();
@@ -43,7 +43,7 @@ DeviceRecord read_device(const Field& f) {
   return d;
 }
 
-// runs[].mode_config (reports/json_writer.cpp mode_config_json): every key the writer writes has a
+// runs[].mode_config (reports/json/results_json.cpp mode_config_json): every key the writer writes has a
 // field; a device fact the reader does not know is kept in `unmapped`, as the writer would write it.
 ModeDeviceFacts read_device_facts(const Field& f) {
   ModeDeviceFacts d;

@@ -26,7 +26,10 @@
 #include "harness/stats/stats.h"
 #include "harness/vet/mig_sweep.h"
 #include "harness/vet/platform.h"
-#include "reports/mig_sweep_writer.h"
+#include "reports/html/mig_sweep_html.h"
+#include "reports/json/mig_sweep_json.h"
+#include "reports/markdown/mig_sweep_markdown.h"
+#include "reports/yaml/mig_parted_yaml.h"
 #include "harness/results/results_reader.h"
 
 #include <fmt/format.h>

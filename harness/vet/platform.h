@@ -5,7 +5,7 @@
 //
 // Errors throw like the rest of the harness: InputError (exit 2) for bad options or a wrong baseline
 // file, CannotRunError (exit 3) where NVML is missing. The documents they write are computed here into
-// the structs of harness/results/platform_reports.h and formatted by reports/platform_writer.h.
+// the structs of harness/results/platform_reports.h and formatted by reports/<format>/platform_<format>.h.
 #pragma once
 
 #include "harness/nvml/nvml.h"

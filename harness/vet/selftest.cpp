@@ -10,7 +10,8 @@
 #include "harness/core/text.h"
 #include "harness/scenario/scenario.h"
 #include "harness/vet/platform.h"
-#include "reports/selftest_writer.h"
+#include "reports/json/selftest_json.h"
+#include "reports/markdown/selftest_markdown.h"
 
 #include <algorithm>
 #include <cmath>

@@ -19,10 +19,10 @@
 #include "harness/stats/metrics.h"
 #include "harness/stats/stats.h"
 #include "harness/vet/probe.h"
-#include "reports/junit_writer.h"
+#include "reports/junit/platform_junit.h"
 #include "harness/history/history.h"
-#include "reports/html_writer.h"
-#include "reports/platform_writer.h"
+#include "reports/json/platform_json.h"
+#include "reports/markdown/platform_markdown.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

@@ -38,7 +38,7 @@
 #include "kernels/cuda/device_info.h"
 #include "kernels/cuda/device_util.cuh"
 #include "kernels/cuda/nccl_comm.h"
-#include "kernels/cuda/workloads_internal.h"
+#include "kernels/cuda/workload_registration.h"
 
 #include <algorithm>
 #include <array>
@@ -516,8 +516,6 @@ class Allreduce final : public Workload {
   std::thread watchdog_;
 };
 
-}  // namespace
-
 std::unique_ptr<Workload> make_allreduce(const Params& p) { return std::make_unique<Allreduce>(p); }
 
 Support allreduce_supported(const Params& p, const ExecContext& ctx) {
@@ -556,5 +554,9 @@ Support allreduce_supported(const Params& p, const ExecContext& ctx) {
   for (int r = 0; r < cfg.gpus; ++r) devs.push_back(ctx.device + r);
   return nccl::support_for("allreduce", devs);  // under MPS or MIG: a trial communicator
 }
+
+}  // namespace
+
+IB_CUDA_WORKLOAD("allreduce", allreduce_supported, make_allreduce);
 
 }  // namespace ib::cuda

@@ -14,7 +14,7 @@
 #include "kernels/cuda/accounting.h"
 #include "kernels/cuda/device_info.h"
 #include "kernels/cuda/device_util.cuh"
-#include "kernels/cuda/workloads_internal.h"
+#include "kernels/cuda/workload_registration.h"
 
 #include <string>
 #include <vector>
@@ -58,7 +58,7 @@ struct CopyKernel {
   int block;
 };
 
-// The kernel variant named by the `kernel` param (register_cuda.cpp lists the names).
+// The kernel variant named by the `kernel` param (kernels/cuda/cuda_specs.cpp lists the names).
 CopyKernel copy_kernel(const std::string& name) {
   if (name == "v8") return {copy16_kernel<8, 256, false>, 256};
   if (name == "v4-stream") return {copy16_kernel<4, 256, true>, 256};
@@ -145,8 +145,6 @@ class Copy final : public Workload {
   unsigned grid_ = 1;
 };
 
-}  // namespace
-
 std::unique_ptr<Workload> make_copy(const Params& p) { return std::make_unique<Copy>(p); }
 
 Support copy_supported(const Params& p, const ExecContext& ctx) {
@@ -154,5 +152,9 @@ Support copy_supported(const Params& p, const ExecContext& ctx) {
   if (Support s = cuda_support(ctx.device); !s.supported) return s;
   return memory_support(query_device(ctx.device), 2.0 * static_cast<double>(cfg.bytes), "copy");
 }
+
+}  // namespace
+
+IB_CUDA_WORKLOAD("copy", copy_supported, make_copy);
 
 }  // namespace ib::cuda

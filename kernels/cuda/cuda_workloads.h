@@ -1,5 +1,5 @@
-// The CUDA workloads in this process (gemm, copy, h2d, latency, allreduce, train-step, serve): what the
-// CUDA module (harness/exec/cuda_module_entry.cpp) exports, and what a program linked with the
+// The CUDA workloads in this process (each registered by its own .cu file: workload_registration.h): what
+// the CUDA module (harness/exec/cuda_module_entry.cpp) exports, and what a program linked with the
 // workloads themselves (the microbenchmark, the GPU tests) calls directly. The tool's binary never
 // links these: it loads the module when a CUDA backend is asked for (harness/exec/cuda_module.h).
 #pragma once
@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ib::cuda {
 
@@ -21,6 +22,10 @@ std::optional<std::string> unavailable_reason(int device);
 
 // The workloads' own factory: supported() and create() by name (unknown names: not supported / throw).
 CudaFactory in_process_factory();
+
+// The names the workloads' .cu files registered, in registration order (each should have one spec in
+// cuda_specs.cpp, and each spec one of these: tests/gpu/cuda_unit_test.cpp).
+std::vector<std::string> registered_workload_names();
 
 // add_cuda_workload_specs with in_process_factory().
 void register_workloads(Registry& registry);

@@ -21,7 +21,7 @@
 #include "kernels/cuda/device_info.h"
 #include "kernels/cuda/device_util.cuh"
 #include "kernels/cuda/lt_matmul.h"
-#include "kernels/cuda/workloads_internal.h"
+#include "kernels/cuda/workload_registration.h"
 
 #include <chrono>
 #include <cmath>
@@ -334,8 +334,6 @@ class Gemm final : public Workload {
   std::size_t next_set_ = 0;
 };
 
-}  // namespace
-
 std::unique_ptr<Workload> make_gemm(const Params& p) { return std::make_unique<Gemm>(p); }
 
 Support gemm_supported(const Params& p, const ExecContext& ctx) {
@@ -354,5 +352,9 @@ Support gemm_supported(const Params& p, const ExecContext& ctx) {
   }
   return memory_support(info, cfg.device_bytes(info.l2_bytes), "gemm");
 }
+
+}  // namespace
+
+IB_CUDA_WORKLOAD("gemm", gemm_supported, make_gemm);
 
 }  // namespace ib::cuda

@@ -9,7 +9,7 @@
 #include "kernels/cuda/accounting.h"
 #include "kernels/cuda/device_info.h"
 #include "kernels/cuda/device_util.cuh"
-#include "kernels/cuda/workloads_internal.h"
+#include "kernels/cuda/workload_registration.h"
 
 #include <unistd.h>
 
@@ -120,8 +120,6 @@ double host_available_bytes() {
   return std::numeric_limits<double>::infinity();
 }
 
-}  // namespace
-
 std::unique_ptr<Workload> make_h2d(const Params& p) { return std::make_unique<H2d>(p); }
 
 Support h2d_supported(const Params& p, const ExecContext& ctx) {
@@ -137,5 +135,9 @@ Support h2d_supported(const Params& p, const ExecContext& ctx) {
   if (Support s = cuda_support(ctx.device); !s.supported) return s;
   return memory_support(query_device(ctx.device), bytes, "h2d");
 }
+
+}  // namespace
+
+IB_CUDA_WORKLOAD("h2d", h2d_supported, make_h2d);
 
 }  // namespace ib::cuda

@@ -37,7 +37,7 @@
 #include "kernels/cuda/device_info.h"
 #include "kernels/cuda/device_util.cuh"
 #include "kernels/cuda/lt_matmul.h"
-#include "kernels/cuda/workloads_internal.h"
+#include "kernels/cuda/workload_registration.h"
 #include "kernels/open_loop.h"
 
 #include <algorithm>
@@ -627,8 +627,6 @@ class Serve final : public Workload {
   double rate_ = 0.0;
 };
 
-}  // namespace
-
 std::unique_ptr<Workload> make_latency(const Params& p) { return std::make_unique<Latency>(p); }
 
 Support latency_supported(const Params& p, const ExecContext& ctx) {
@@ -651,5 +649,10 @@ Support serve_supported(const Params& p, const ExecContext& ctx) {
   if (info.cc < 80) return {false, "serve uses bf16 tensor-core GEMMs: needs compute capability >= 8.0"};
   return memory_support(info, model_bytes(cfg.hidden, cfg.layers, cfg.buckets()), "serve");
 }
+
+}  // namespace
+
+IB_CUDA_WORKLOAD("latency", latency_supported, make_latency);
+IB_CUDA_WORKLOAD("serve", serve_supported, make_serve);
 
 }  // namespace ib::cuda

@@ -31,7 +31,7 @@
 #include "kernels/cuda/device_util.cuh"
 #include "kernels/cuda/lt_matmul.h"
 #include "kernels/cuda/nccl_comm.h"
-#include "kernels/cuda/workloads_internal.h"
+#include "kernels/cuda/workload_registration.h"
 
 #include <cublas_v2.h>
 
@@ -823,8 +823,6 @@ class TrainStep final : public Workload {
   std::vector<nccl::Comm> comms_;
 };
 
-}  // namespace
-
 std::unique_ptr<Workload> make_train_step(const Params& p) { return std::make_unique<TrainStep>(p); }
 
 Support train_step_supported(const Params& p, const ExecContext& ctx) {
@@ -866,5 +864,9 @@ Support train_step_supported(const Params& p, const ExecContext& ctx) {
   for (int r = 0; r < cfg.gpus; ++r) devs.push_back(ctx.device + r);
   return nccl::support_for("train-step with gpus > 1", devs);  // under MPS or MIG: a trial communicator
 }
+
+}  // namespace
+
+IB_CUDA_WORKLOAD("train-step", train_step_supported, make_train_step);
 
 }  // namespace ib::cuda

@@ -5,11 +5,11 @@
 #include "harness/stats/metrics.h"
 #include "harness/stats/sequential.h"
 #include "harness/stats/stats.h"
-#include "reports/json_writer.h"
-#include "reports/html_writer.h"
-#include "reports/prometheus_writer.h"
-#include "reports/junit_writer.h"
-#include "reports/markdown_writer.h"
+#include "reports/json/results_json.h"
+#include "reports/html/results_html.h"
+#include "reports/prometheus/results_prometheus.h"
+#include "reports/junit/results_junit.h"
+#include "reports/markdown/results_markdown.h"
 
 #include <benchmark/benchmark.h>
 

@@ -65,23 +65,23 @@ WRITERS = {
 
 
 def test_only_the_conductors_include_the_writers(tmp_path):
-    root = tree(tmp_path, {"reports/json_writer.h": '#pragma once\n#include "harness/results/results.h"\n',
+    root = tree(tmp_path, {"reports/json/results_json.h": '#pragma once\n#include "harness/results/results.h"\n',
                            "harness/results/results.h": "#pragma once\n",
-                           "harness/cli/app.cpp": '#include "reports/json_writer.h"\n',
-                           "harness/vet/platform.cpp": '#include "reports/json_writer.h"\n'})
+                           "harness/cli/app.cpp": '#include "reports/json/results_json.h"\n',
+                           "harness/vet/platform.cpp": '#include "reports/json/results_json.h"\n'})
     assert check(WRITERS, root).returncode == 0
     (root / "harness/modes/mode_setup.cpp").parent.mkdir(parents=True)
-    (root / "harness/modes/mode_setup.cpp").write_text('#include "harness/results/results.h"\n#include "reports/json_writer.h"\n')
+    (root / "harness/modes/mode_setup.cpp").write_text('#include "harness/results/results.h"\n#include "reports/json/results_json.h"\n')
     r = check(WRITERS, root)
     assert r.returncode == 1
-    assert r.stderr == ("harness/modes/mode_setup.cpp:2: includes reports/json_writer.h (seam reports), but only cli, vet "
+    assert r.stderr == ("harness/modes/mode_setup.cpp:2: includes reports/json/results_json.h (seam reports), but only cli, vet "
                         "may include seam reports's headers (cmake/seams.cmake, CMakeLists.txt)\n"), r.stderr
     # declaring the dependency does not make it allowed: the declaration itself is refused too
     declared = dict(WRITERS, modes={"dir": "harness/modes", "deps": ["results", "reports"]})
     r = check(declared, root)
     assert r.returncode == 1
     assert "seam modes declares a dependency on seam reports, which only cli, vet may use" in r.stderr
-    assert "harness/modes/mode_setup.cpp:2: includes reports/json_writer.h" in r.stderr
+    assert "harness/modes/mode_setup.cpp:2: includes reports/json/results_json.h" in r.stderr
 
 
 def test_a_mode_is_named_only_in_its_room(tmp_path):
@@ -114,16 +114,16 @@ def test_the_real_declaration_lets_only_the_conductors_include_the_writers(tmp_p
     assert table["reports"]["users"] == ["cli", "vet"]
     for seam, entry in table.items():
         assert seam in ("cli", "vet") or "reports" not in entry["deps"], seam
-    root = tree(tmp_path, {"harness/cli/app.cpp": '#include "reports/json_writer.h"\n',
-                           "harness/vet/platform.cpp": '#include "reports/json_writer.h"\n',
+    root = tree(tmp_path, {"harness/cli/app.cpp": '#include "reports/json/results_json.h"\n',
+                           "harness/vet/platform.cpp": '#include "reports/json/results_json.h"\n',
                            "harness/modes/mode_setup.cpp": '#include "harness/results/results_reader.h"\n',
                            "harness/fleet/inputs.cpp": '#include "harness/results/results_reader.h"\n'})
     assert check(table, root).returncode == 0, check(table, root).stderr
     (root / "harness/modes/mode_setup.cpp").write_text('#include "harness/results/results_reader.h"\n'
-                                                       '#include "reports/json_writer.h"\n')
+                                                       '#include "reports/json/results_json.h"\n')
     r = check(table, root)
     assert r.returncode == 1
-    assert r.stderr == ("harness/modes/mode_setup.cpp:2: includes reports/json_writer.h (seam reports), but only cli, vet "
+    assert r.stderr == ("harness/modes/mode_setup.cpp:2: includes reports/json/results_json.h (seam reports), but only cli, vet "
                         "may include seam reports's headers (cmake/seams.cmake, CMakeLists.txt)\n"), r.stderr
 
 

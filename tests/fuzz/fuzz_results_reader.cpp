@@ -4,7 +4,7 @@
 // same. Seeds: tests/fuzz/corpus/results_reader (small results files of the host backend).
 #include "harness/core/errors.h"
 #include "harness/core/json_input.h"
-#include "reports/json_writer.h"
+#include "reports/json/results_json.h"
 #include "harness/results/results_reader.h"
 
 #include <cstddef>

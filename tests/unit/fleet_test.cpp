@@ -3,8 +3,11 @@
 #include "harness/core/errors.h"
 #include "harness/fleet/merge.h"
 #include "harness/stats/stats.h"
-#include "reports/fleet_writer.h"
-#include "reports/json_writer.h"
+#include "reports/html/fleet_html.h"
+#include "reports/json/fleet_json.h"
+#include "reports/junit/fleet_junit.h"
+#include "reports/prometheus/fleet_prometheus.h"
+#include "reports/json/results_json.h"
 #include "sample_results.h"
 
 #include <gtest/gtest.h>

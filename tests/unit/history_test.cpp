@@ -1,7 +1,8 @@
 // The history database (harness/history/history.h): append and query, the window compare reads, the migration
 // from schema version 1, two writer processes at once, a damaged or locked file.
 #include "harness/history/history.h"
-#include "reports/history_writer.h"
+#include "reports/json/history_json.h"
+#include "reports/markdown/history_text.h"
 #include "tests/unit/sample_results.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>

@@ -1,8 +1,10 @@
-// The HTML report (reports/html_writer.h): one self-contained page, text from the results escaped, the
+// The HTML report (reports/html/results_html.h, vet's page reports/html/platform_html.h): one self-contained page, text from the results escaped, the
 // data block the page's script draws from. (That every chart is drawn is tested in a browser:
 // tests/e2e/test_history_html.py.)
-#include "reports/chartjs.h"
-#include "reports/html_writer.h"
+#include "reports/html/chartjs.h"
+#include "reports/html/html_common.h"
+#include "reports/html/platform_html.h"
+#include "reports/html/results_html.h"
 #include "tests/unit/sample_results.h"
 
 #include <gtest/gtest.h>

@@ -4,7 +4,9 @@
 #include "harness/core/exit_codes.h"
 #include "harness/vet/mig_sweep.h"
 #include "harness/core/errors.h"
-#include "reports/mig_sweep_writer.h"
+#include "reports/json/mig_sweep_json.h"
+#include "reports/markdown/mig_sweep_markdown.h"
+#include "reports/yaml/mig_parted_yaml.h"
 
 #include <cstdio>
 #include <fstream>

@@ -1,7 +1,7 @@
 // The typed mode configuration (results.h ModeConfig): what mode_setup read about the device becomes
 // ModeDeviceFacts, and the JSON writer gives runs[].mode_config exactly the keys it always had.
 #include "harness/modes/plan.h"
-#include "reports/json_writer.h"
+#include "reports/json/results_json.h"
 
 #include <gtest/gtest.h>
 

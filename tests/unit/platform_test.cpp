@@ -1,10 +1,12 @@
 // The judgements of vet and sustain (harness/vet/platform.h) and the documents they write
-// (reports/platform_writer.h, reports/selftest_writer.h), on hand-built inputs.
+// (reports/<format>/platform_<format>.h, reports/<format>/selftest_<format>.h), on hand-built inputs.
 #include "harness/core/exit_codes.h"
 #include "harness/core/numbers.h"
 #include "harness/vet/platform.h"
-#include "reports/platform_writer.h"
-#include "reports/selftest_writer.h"
+#include "reports/json/platform_json.h"
+#include "reports/markdown/platform_markdown.h"
+#include "reports/json/selftest_json.h"
+#include "reports/markdown/selftest_markdown.h"
 #include "tests/unit/sample_results.h"
 #include "tests/unit/test_support.h"
 

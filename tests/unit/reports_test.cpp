@@ -1,11 +1,14 @@
 // JSON and Markdown writers (reports/): formatting only, on hand-built results.
 #include "harness/core/files.h"
-#include "reports/compare_writer.h"
-#include "reports/html_writer.h"
-#include "reports/json_writer.h"
-#include "reports/junit_writer.h"
-#include "reports/markdown_writer.h"
-#include "reports/prometheus_writer.h"
+#include "reports/html/results_html.h"
+#include "reports/json/comparison_json.h"
+#include "reports/json/results_json.h"
+#include "reports/junit/platform_junit.h"
+#include "reports/junit/results_junit.h"
+#include "reports/markdown/comparison_markdown.h"
+#include "reports/markdown/results_markdown.h"
+#include "reports/prometheus/prometheus_common.h"
+#include "reports/prometheus/results_prometheus.h"
 #include "tests/unit/sample_results.h"
 
 #include <gtest/gtest.h>

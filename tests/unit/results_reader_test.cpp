@@ -1,7 +1,7 @@
 // The reader of results files (harness/results/results_reader.h): a hand-built Results written by the JSON writer
 // reads back as the same structs, write -> read -> write is byte-identical, and a file that does not read
 // says which file and which field in one line.
-#include "reports/json_writer.h"
+#include "reports/json/results_json.h"
 #include "harness/results/results_reader.h"
 #include "tests/unit/sample_results.h"
 

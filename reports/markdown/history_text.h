@@ -1,0 +1,16 @@
+// `history DB`: the trend of recorded runs as plain lines, one per run per tenant. Formats the records
+// harness/history/history.h read; computes nothing.
+#pragma once
+
+#include "harness/history/history.h"
+
+#include <string>
+#include <vector>
+
+namespace ib {
+
+// One line per record: start time, run id, git sha, scenario/mode, tenant (workload), P95 slowdown
+// with its CI, median slowdown, verdict.
+std::string history_text(const std::vector<HistoryTenantRecord>& records);
+
+}  // namespace ib

@@ -1,8 +1,8 @@
 // A run assembled once from its request (run_request.h): what the results' meta, the scenarios, the repetitions
-// (conduct.h), the orchestrator (orchestrator.h), the modes (modes/mode_setup.h) and the nodes need, each worked
-// out here and nowhere else. The stop rule is analysis/deciding.h's stop_rule, asked here for the run and by
-// conduct.h for each scenario. cli/run_command.cpp wires the parts to what it makes (the output folder, the
-// writers, the launcher).
+// (planned_scenarios.h), the orchestrator (orchestrator.h), the modes (modes/mode_setup.h) and the nodes need,
+// each worked out here and nowhere else. The stop rule is analysis/deciding.h's stop_rule, asked here for the run
+// and by planned_scenarios.h for each scenario. cli/run_command.cpp wires the parts to what it makes (the output
+// folder, the writers, the launcher).
 #pragma once
 
 #include "harness/core/clock.h"

@@ -1,4 +1,4 @@
-// Conducting a run's planned repetitions (conduct.h): the loop over scenarios and repetitions, each repetition's
+// Conducting a run's planned repetitions (planned_scenarios.h): the loop over scenarios and repetitions, each repetition's
 // finalizing and its scenario's aggregate, with a stop signal during the bootstrap leaving what finished whole.
 #include "harness/run/planned_scenarios.h"
 

@@ -337,6 +337,18 @@ ConductSettings conduct_settings(const RunOptions& o) {
   return c;
 }
 
+// An interval reporter's phases must hold the intervals a P95 verdict needs (issue 48): refused before
+// anything runs, with the --duration that would do, rather than found inconclusive after every round.
+void check_interval_phases(const std::vector<Scenario>& scenarios, const RunOptions& o) {
+  for (const Scenario& s : scenarios)
+    for (std::size_t i = 0; i < s.tenants.size(); ++i)
+      if (const auto interval_s = tenant_interval_s(s.tenants[i]))
+        if (const std::string why = interval_shortfall(stopping_options(conduct_settings(o), s), s.repetitions, *interval_s);
+            !why.empty())
+          throw InputError((s.file.empty() ? "scenario " + s.name : s.file) + ": tenants[" + std::to_string(i) + "] (" +
+                           s.tenants[i].name + "): " + why);
+}
+
 // The orchestrator's settings from the options, the output folder and the run's temporary folder.
 void configure_orchestrator(const RunOptions& o, Backend backend, const OutputFiles& out, const std::string& run_dir,
                             StopSignals& stop, OrchestratorOptions& oo) {
@@ -380,6 +392,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
   Meta meta = make_meta(o, argv, backend);
   check_victim_command_options(o);
   const std::vector<Scenario> scenarios = load_scenarios(o, registry, backend, meta);
+  check_interval_phases(scenarios, o);
   check_placed_nodes(scenarios, role.nodes);
   stop.throw_if_requested();  // nothing made yet: nothing to keep
   OutputFiles out = make_output_files(o, scenarios);

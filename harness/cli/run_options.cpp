@@ -24,7 +24,8 @@ void add_victim_command_options(CLI::App& app, RunOptions& o) {
   app.add_flag("--victim-command", o.victim_command,
                "Measure your own program (given after --) beside each of --aggressors, as a command tenant");
   app.add_option("--victim-metric", o.victim_metric,
-                 "With --victim-command: heartbeat (default; the shipped clients), wall, or stdout:REGEX")
+                 "With --victim-command: heartbeat (default; the shipped clients), wall, stdout:REGEX (a line per step) "
+                 "or interval:SECONDS:REGEX (a line per interval of about SECONDS)")
       ->check(non_empty());
   app.add_option("--aggressors", o.aggressors,
                  "With --victim-command: neighbours, comma-separated (default gemm,copy,latency; host: "

@@ -9,7 +9,8 @@ import shutil
 
 import pytest
 
-from conftest import SOURCE_DIR, load_results, skip_unless_measured
+from conftest import SOURCE_DIR, skip_unless_measured
+from test_command import aggregate, run
 
 OWN = SOURCE_DIR / "scenarios" / "own"
 
@@ -28,26 +29,34 @@ def needs(program):
         pytest.skip(f"{program} is not installed (Debian's {program}: scripts/install-deps.sh --tests)")
 
 
-def run(runner, tmp_path, doc, *extra, timeout=300):
-    f = runner.write_json("s.json", doc)
-    out = tmp_path / "out"
-    r = runner.run("--backend", "host", "--scenario", f, "--out", out, *extra, timeout=timeout)
-    return r, load_results(out)
-
-
-def aggregate(res, tenant):
-    return next(a for a in res["aggregates"] if a["tenant"] == tenant)
-
-
 def beside_a_hog(runner, tmp_path, program, scenario, hog_cpu):
     needs(program)
     doc = shipped(scenario, hog_cpu)
     # As the toy loop's known answer (test_command.py): a budget of 4 x --duration per phase, since this VM's
     # speed switches between plateaus and a shared core's P95 may need more than the default 20 rounds.
-    r, res = run(runner, tmp_path, doc, "--until", "decided", "--max-duration", str(4 * doc["duration_s"]))
+    r, res = run(runner, tmp_path, doc, "--until", "decided", "--max-duration", str(4 * doc["duration_s"]), timeout=400)
     a = aggregate(res, doc["tenants"][0]["name"])
     skip_unless_measured(a)  # every block contaminated: the tool says so, and there is nothing to compare
     return r, res, a
+
+
+def fails_near_double(r, a):
+    """Beside a hog on its core: a fail, or (not decided within the budget) never a pass, its interval far above
+    no slowdown at all, which is what a broken measurement would give."""
+    print(a["tenant"], a["verdict"], a["metrics"]["median_slowdown"], a["metrics"]["p95_slowdown"])
+    assert a["metrics"]["median_slowdown"] >= 0.5, a["metrics"]
+    if a["verdict"] == "inconclusive":
+        assert a["metrics"]["p95_slowdown"]["ci_low"] > 0.2, (a["verdict_reason"], a["metrics"]["p95_slowdown"])
+    else:
+        assert a["verdict"] == "fail", (a["verdict_reason"], r.stdout + r.stderr)
+
+
+def not_slowed(a):
+    """The hog on the other core: never a confident slowdown (the median is no bound on this VM, whose speed
+    plateaus move it; test_command.py's idle-neighbour test says why)."""
+    print(a["tenant"], a["verdict"], a["metrics"]["median_slowdown"], a["metrics"]["p95_slowdown"])
+    assert a["verdict"] in ("pass", "inconclusive"), (a["verdict_reason"], a["metrics"])
+    assert a["metrics"]["p95_slowdown"]["ci_low"] < 0.4, a["metrics"]["p95_slowdown"]
 
 
 def victim_phase(res, phase):
@@ -58,13 +67,8 @@ def victim_phase(res, phase):
 @pytest.mark.measurement
 def test_mbw_a_line_per_step_fails_beside_a_hog_on_its_core(runner, tmp_path):
     r, res, a = beside_a_hog(runner, tmp_path, "mbw", "mbw-per-step.json", hog_cpu=0)
-    print("mbw, hog on its core:", a["verdict"], a["metrics"]["median_slowdown"], a["metrics"]["p95_slowdown"])
     assert a["metrics"]["basis"] == "sample_time"
-    assert a["metrics"]["median_slowdown"] >= 0.5, a["metrics"]
-    if a["verdict"] == "inconclusive":  # not decided within the budget: never a pass, its interval far above 0
-        assert a["metrics"]["p95_slowdown"]["ci_low"] > 0.2, (a["verdict_reason"], a["metrics"]["p95_slowdown"])
-    else:
-        assert a["verdict"] == "fail", (a["verdict_reason"], r.stdout + r.stderr)
+    fails_near_double(r, a)
     # Its printf lines (never flushed) reached us one by one: a terminal, not a pipe's 4 KiB bursts (which put
     # about 50 of mbw's lines in each read).
     ex = victim_phase(res, "exclusive")
@@ -77,23 +81,16 @@ def test_mbw_a_line_per_step_fails_beside_a_hog_on_its_core(runner, tmp_path):
 @pytest.mark.measurement
 def test_mbw_with_the_hog_on_another_core_does_not_fail(runner, tmp_path):
     r, res, a = beside_a_hog(runner, tmp_path, "mbw", "mbw-per-step.json", hog_cpu=1)
-    print("mbw, hog on another core:", a["verdict"], a["metrics"]["median_slowdown"], a["metrics"]["p95_slowdown"])
-    assert a["verdict"] in ("pass", "inconclusive"), (a["verdict_reason"], a["metrics"])
-    assert a["metrics"]["p95_slowdown"]["ci_low"] < 0.4, a["metrics"]["p95_slowdown"]
+    not_slowed(a)
 
 
 @pytest.mark.serial
 @pytest.mark.measurement
 def test_pv_a_line_per_interval_fails_beside_a_hog_on_its_core(runner, tmp_path):
     r, res, a = beside_a_hog(runner, tmp_path, "pv", "pv-interval.json", hog_cpu=0)
-    print("pv, hog on its core:", a["verdict"], a["metrics"]["median_slowdown"], a["metrics"]["p95_slowdown"])
     # Judged on time per byte in each interval, not on the intervals' lengths (0.1 s whatever the speed).
     assert a["metrics"]["basis"] == "time_per_work"
-    assert a["metrics"]["median_slowdown"] >= 0.5, a["metrics"]
-    if a["verdict"] == "inconclusive":
-        assert a["metrics"]["p95_slowdown"]["ci_low"] > 0.2, (a["verdict_reason"], a["metrics"]["p95_slowdown"])
-    else:
-        assert a["verdict"] == "fail", (a["verdict_reason"], r.stdout + r.stderr)
+    fails_near_double(r, a)
     ex, co = victim_phase(res, "exclusive"), victim_phase(res, "colocated")
     # A phase held the 72 intervals a P95 needs, as the scenario's length promised; the throughput is in bytes.
     assert a["metrics"]["n_exclusive"] >= 72 and a["metrics"]["n_colocated"] >= 72, a["metrics"]
@@ -111,9 +108,7 @@ def test_pv_a_line_per_interval_fails_beside_a_hog_on_its_core(runner, tmp_path)
 @pytest.mark.measurement
 def test_pv_with_the_hog_on_another_core_does_not_fail(runner, tmp_path):
     r, res, a = beside_a_hog(runner, tmp_path, "pv", "pv-interval.json", hog_cpu=1)
-    print("pv, hog on another core:", a["verdict"], a["metrics"]["median_slowdown"], a["metrics"]["p95_slowdown"])
-    assert a["verdict"] in ("pass", "inconclusive"), (a["verdict_reason"], a["metrics"])
-    assert a["metrics"]["p95_slowdown"]["ci_low"] < 0.4, a["metrics"]["p95_slowdown"]
+    not_slowed(a)
 
 
 def test_sysbench_once_a_second_is_told_the_phase_it_needs_before_anything_runs(runner, tmp_path):

@@ -12,22 +12,18 @@
 
 namespace ib {
 
-namespace {
-
 // One named group: its number, what it holds and the factor to seconds (s, ms, us) or 1 (rate, total).
-struct Group {
+struct StepPatternGroup {
   int number = 0;
   StepValueKind kind = StepValueKind::seconds;
   double scale = 1.0;
 };
 
-}  // namespace
-
 struct StepPattern::Impl {
   pcre2_code* code = nullptr;
   pcre2_match_context* limits = nullptr;  // kMatchLimit (match and depth)
   std::atomic<std::size_t> given_up{0};
-  std::vector<Group> groups;  // by group number
+  std::vector<StepPatternGroup> groups;  // by group number
   ~Impl() {
     if (code) pcre2_code_free(code);
     if (limits) pcre2_match_context_free(limits);
@@ -40,6 +36,8 @@ StepPattern& StepPattern::operator=(StepPattern&&) noexcept = default;
 StepPattern::~StepPattern() = default;
 
 namespace {
+
+using Group = StepPatternGroup;
 
 // The named groups of `code` as (number, name), in the order of their numbers.
 std::vector<std::pair<int, std::string>> named_groups(pcre2_code* code) {

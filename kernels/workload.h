@@ -80,6 +80,14 @@ struct ExecContext {
 // PyTorch's 10 minutes) applies to each, so the stall margin is judged on this (harness/analysis/ranks.h),
 // not on the whole sample. A figure, not an amount: never summed into the phase's counters.
 constexpr const char* kLongestCollectiveCounter = "longest_collective_s";
+// A sample whose work is its own (SampleOutput::counters): a command tenant's interval line (kernels/command,
+// metric interval_s) is a sample as long as the interval, holding the work the program reported for it. Its
+// tenant is judged on time per unit of work (duration / this) instead of the sample's duration
+// (harness/analysis: basis "time_per_work"), and its throughput is the sum of this over the sum of durations.
+constexpr const char* kSampleWorkCounter = "sample_work";
+// A command tenant's matching lines that were read in one piece with the line before them (its output is
+// buffered, so where its steps lie in time is not known): a warning names the tenant when they are many.
+constexpr const char* kLinesInBurstCounter = "lines_in_burst";
 
 struct SampleOutput {
   // Per-request latencies inside this sample, for latency-type workloads (completion - intended

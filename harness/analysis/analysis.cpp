@@ -24,11 +24,19 @@ bool sample_counts(const PhaseResult& p, std::size_t i) {
   return p.in_window.empty() || p.in_window[i] != 0;
 }
 
-std::vector<double> counted_durations(const PhaseResult& p) {
+bool judged_per_work(const PhaseResult& p) { return p.counter_samples.count(kSampleWorkCounter) != 0; }
+
+double sample_value(const PhaseResult& p, std::size_t i) {
+  const auto work = p.counter_samples.find(kSampleWorkCounter);
+  if (work == p.counter_samples.end() || i >= work->second.size() || !(work->second[i] > 0.0)) return p.duration_s[i];
+  return p.duration_s[i] / work->second[i];
+}
+
+std::vector<double> counted_values(const PhaseResult& p) {
   std::vector<double> d;
   d.reserve(p.duration_s.size());
   for (std::size_t i = 0; i < p.duration_s.size(); ++i)
-    if (sample_counts(p, i)) d.push_back(p.duration_s[i]);
+    if (sample_counts(p, i)) d.push_back(sample_value(p, i));
   return d;
 }
 
@@ -57,7 +65,7 @@ std::vector<std::vector<double>> counted_by_block(const PhaseResult& p, bool lat
       if (it == slot.end()) it = slot.emplace(b, out.size()).first, out.emplace_back();
       auto& v = out[it->second];
       if (latencies) v.insert(v.end(), p.latencies_s.begin() + off, p.latencies_s.begin() + off + c);
-      else v.push_back(p.duration_s[i]);
+      else v.push_back(sample_value(p, i));
     }
     off += c;
   }
@@ -76,7 +84,7 @@ std::vector<std::vector<double>> counted_by_round(const PhaseResult& p, const st
         blocks[b].round < rounds) {
       auto& v = out[static_cast<std::size_t>(blocks[b].round)];
       if (latencies) v.insert(v.end(), p.latencies_s.begin() + off, p.latencies_s.begin() + off + c);
-      else v.push_back(p.duration_s[i]);
+      else v.push_back(sample_value(p, i));
     }
     off += c;
   }
@@ -96,16 +104,22 @@ void summarize_phase(PhaseResult& p, const Work& work, const std::vector<BlockRe
       p.in_window[i] = b.overlap_start_ns && p.start_ns[i] >= *b.overlap_start_ns && end_ns(p, i) <= *b.overlap_end_ns;
     p.counted[i] = p.in_window[i] && b.counts();
   }
-  const auto durations = counted_durations(p);
-  const auto flags = mad_outliers(durations);
+  // The values the phase is judged on: durations, or time per unit of work (judged_per_work).
+  const auto values = counted_values(p);
+  const auto flags = mad_outliers(values);
   p.outlier.assign(n, 0);
   p.outliers = 0;
   for (std::size_t i = 0, k = 0; i < n; ++i)
     if (p.counted[i]) p.outliers += (p.outlier[i] = flags[k++]);
-  double total = 0.0;
-  for (double d : durations) total += d;
-  p.stats = summarize(durations);
-  p.throughput = total > 0.0 ? work.amount * static_cast<double>(durations.size()) / total : kNaN;
+  double total = 0.0, total_work = 0.0;
+  const bool per_work = judged_per_work(p);
+  for (std::size_t i = 0; i < n; ++i)
+    if (p.counted[i]) {
+      total += p.duration_s[i];
+      total_work += per_work ? p.duration_s[i] / sample_value(p, i) : work.amount;
+    }
+  p.stats = summarize(values);
+  p.throughput = total > 0.0 ? total_work / total : kNaN;
   p.throughput_unit = work.unit + "/s";
   // 1 s windows inside each block (a window never spans the gap between two blocks), pooled.
   std::map<int, std::pair<std::vector<std::int64_t>, std::vector<double>>> per_block;
@@ -119,6 +133,11 @@ void summarize_phase(PhaseResult& p, const Work& work, const std::vector<BlockRe
   for (const auto& [k, sd] : per_block) {
     const auto w = window_throughputs(sd.first, sd.second, work.amount);
     windows.insert(windows.end(), w.begin(), w.end());
+  }
+  if (per_work) {  // a sample is an interval of the program's own report: its throughput is that window's
+    windows.clear();
+    for (std::size_t i = 0; i < n; ++i)
+      if (p.counted[i]) windows.push_back(1.0 / sample_value(p, i));
   }
   p.window_cv = windows.size() >= 2 ? cv(windows) : kNaN;
   p.counters.clear();

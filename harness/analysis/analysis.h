@@ -15,8 +15,9 @@ namespace ib {
 bool sample_counts(const PhaseResult& phase, std::size_t i);
 
 // Marks in_window (inside the block's overlap window; every sample outside the colocated phase) and
-// counted (in_window and the block is clean), flags MAD outliers among the counted samples and fills
-// stats, throughput, window_cv and the block counts.
+// counted (in_window and the block is clean), flags MAD outliers among the counted samples' values and fills
+// stats (over the values: durations, or time per unit of work), throughput (work over time: n x the work per
+// sample, or the samples' own work), window_cv (1 s windows, or each sample's own interval) and the block counts.
 void summarize_phase(PhaseResult& phase, const Work& work, const std::vector<BlockRecord>& blocks);
 
 // Overlap windows of the colocated blocks (from the tenants' first and last sample times), tail bursts
@@ -35,8 +36,13 @@ void attach_telemetry(PhaseResult& phase, std::vector<TelemetrySample> telemetry
 
 // Per-request latencies of the samples that count (empty for workloads without latencies).
 std::vector<double> counted_latencies(const PhaseResult& phase);
-// Durations of the samples that count.
-std::vector<double> counted_durations(const PhaseResult& phase);
+// Whether a phase's samples carry their own work (kSampleWorkCounter: a command tenant's interval lines), so
+// that it is judged on time per unit of work (basis "time_per_work") instead of sample durations.
+bool judged_per_work(const PhaseResult& phase);
+// The value sample i is judged on: its duration, or its duration over its own work (judged_per_work).
+double sample_value(const PhaseResult& phase, std::size_t i);
+// The values (sample_value) of the samples that count.
+std::vector<double> counted_values(const PhaseResult& phase);
 // The same, grouped by block (one repetition), in order of first appearance.
 std::vector<std::vector<double>> counted_by_block(const PhaseResult& phase, bool latencies);
 // The same, grouped by round: entry k holds the counted values of the phase's blocks of round k (of

@@ -39,6 +39,11 @@ void flag_tail_bursts(RunResult& run);
 // Appends a tenant's warnings of one repetition (noisy baseline, throttling, outliers, blocks not
 // counted, tail bursts, coverage, drift, escaped processes) to t.warnings.
 void phase_warnings(const RunResult& run, TenantResult& t);
+// A phase's matching lines that arrived in bursts (kLinesInBurstCounter) are warned about (buffered_output)
+// from kMinBurstLines and a kBurstLineShare of its counted samples: a line or two sharing a read with the one
+// before happens to a program that writes at once, when the reader was not running for a moment.
+constexpr double kMinBurstLines = 5, kBurstLineShare = 0.10;
+std::optional<std::string> burst_warning(const PhaseResult& p, const char* phase);
 // Issue 37 item 1: a program whose processes left its group is named in the verdict's reason as the
 // tenant's fault ("" when none did).
 std::string escape_note(const std::vector<const TenantResult*>& reps);
@@ -46,6 +51,7 @@ std::string escape_note(const std::vector<const TenantResult*>& reps);
 // tenant_metrics.cpp
 struct Basis {
   bool by_latency = false;
+  bool per_work = false;  // the values are time per unit of work (judged_per_work), not sample durations
   Pairing pairing = Pairing::paired;
   BlockedSamples E, A, C;
 };

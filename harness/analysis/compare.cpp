@@ -160,6 +160,7 @@ TenantSamples tenant_samples(const std::vector<RunTenant>& reps) {
   s.by_latency = !reps.empty();
   for (const auto& [run, t] : reps) {
     s.by_latency &= !counted_latencies(t->exclusive).empty() && !counted_latencies(t->colocated).empty();
+    s.per_work |= judged_per_work(t->exclusive) || judged_per_work(t->colocated);
     if (t->exclusive.source == PhaseSource::baseline || run->blocks.empty()) s.pairing = Pairing::independent;
   }
   for (const auto& [run, t] : reps) {
@@ -268,10 +269,14 @@ TenantComparison compare_tenant(const TenantRuns& base, const TenantRuns& next, 
   c.base_colocated_n = count_of(sb.C);
   c.next_exclusive_n = count_of(sn.E);
   c.next_colocated_n = count_of(sn.C);
-  c.basis = sb.by_latency ? "request_latency" : "sample_time";
-  if (sb.by_latency != sn.by_latency) {
+  const auto basis = [](const TenantSamples& s) {
+    return s.by_latency ? "request_latency" : s.per_work ? "time_per_work" : "sample_time";
+  };
+  c.basis = basis(sb);
+  if (std::string(basis(sb)) != basis(sn)) {
     c.verdict = ChangeClass::inconclusive;
-    c.reason = "the runs judge this tenant on different values (per-request latency in one, sample time in the other)";
+    c.reason = std::string("the runs judge this tenant on different values (") + basis(sb) + " in one, " + basis(sn) +
+               " in the other)";
     return c;
   }
   c.metrics = compare_samples(sb, sn, o);

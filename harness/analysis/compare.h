@@ -30,6 +30,7 @@ struct CompareOptions {
 // together) unless an exclusive phase came from a baseline file.
 struct TenantSamples {
   bool by_latency = false;
+  bool per_work = false;  // sample values are time per unit of work (an interval reporter, analysis.h judged_per_work)
   Pairing pairing = Pairing::paired;
   BlockedSamples E, C, D;
   double work_per_sample = 0.0;

@@ -2,10 +2,12 @@
 
 #include "harness/analysis/analysis.h"
 #include "harness/core/errors.h"
+#include "harness/core/text.h"
 #include "harness/stats/sequential.h"
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace ib {
 
@@ -20,6 +22,33 @@ int budget_rounds(const StoppingOptions& o) {
 
 StopRule stop_rule(StopRule until, int resamples, bool mode_runs_fixed) {
   return until == StopRule::decided && resamples >= 2 && !mode_runs_fixed ? StopRule::decided : StopRule::fixed;
+}
+
+int counted_intervals_per_block(double block_s, double interval_s) {
+  if (!(interval_s > 0.0) || !(block_s > 0.0)) return 0;
+  return std::max(0, static_cast<int>(std::floor(block_s / interval_s + 1e-9)) - 2);
+}
+
+std::string interval_shortfall(const StoppingOptions& o, int repetitions, double interval_s) {
+  const int rounds = std::max(1, o.rounds), reps = std::max(1, repetitions);
+  const int last_rounds = stop_rule(o.until, o.resamples) == StopRule::decided ? budget_rounds(o) : rounds;
+  const int all_rounds = (reps - 1) * rounds + last_rounds;
+  const double block_s = o.duration_s / rounds;
+  const int per_block = counted_intervals_per_block(block_s, interval_s);
+  const auto need = static_cast<int>(kMinSamplesP95);
+  if (static_cast<long long>(per_block) * all_rounds >= need) return "";
+  // At the planned rounds of every repetition (the first look): ceil(72 / rounds) counted per block.
+  const int per_block_needed = (need + reps * rounds - 1) / (reps * rounds);
+  const double duration_needed = std::ceil((per_block_needed + 2) * interval_s * rounds);
+  const auto g = [](double v) { return formatted("%g", v); };
+  const auto n = [](long long v) { return std::to_string(v); };
+  // The action first: a bad-input line is cut at 200 characters.
+  return "reports every " + g(interval_s) + " s (metric.interval_s): give --duration " + g(duration_needed) +
+         " or more (blocks of " + g(duration_needed / rounds) + " s in " + n(rounds) + " rounds), fewer --rounds, or a "
+         "program that reports more often; a P95 verdict needs " + n(need) + " intervals a phase, and a phase of " +
+         g(o.duration_s) + " s (blocks of " + g(block_s) + " s, each losing the 2 intervals at its edges) counts at most " +
+         n(per_block) + " a block, " + n(static_cast<long long>(per_block) * all_rounds) + " in all " + n(all_rounds) +
+         " rounds the run may take";
 }
 
 Stopping plan_stopping(const StoppingOptions& o, int repetition, int repetitions, int earlier_rounds) {

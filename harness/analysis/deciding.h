@@ -36,6 +36,16 @@ constexpr double kDefaultBudgetFactor = 2.0;
 // duration / rounds (at least `rounds`).
 int budget_rounds(const StoppingOptions& o);
 
+// An interval reporter (a command tenant whose lines each report its throughput over about interval_s,
+// docs/heartbeat.md): how many of its intervals one block of block_s counts. The interval its release
+// interrupts opens the block and the one its end cuts off is cut (or falls outside a colocated block's overlap
+// window), so two fewer than fit.
+int counted_intervals_per_block(double block_s, double interval_s);
+// Why a scenario's phases (o.duration_s, in o.rounds) cannot hold the kMinSamplesP95 intervals a P95 verdict
+// needs even in all the rounds its `repetitions` may take (under --until decided the last one's budget), with
+// the --duration that would; "" when they can. Said before anything runs, never found out after 20 rounds.
+std::string interval_shortfall(const StoppingOptions& o, int repetitions, double interval_s);
+
 // The plan of repetition `repetition` (1-based) of `repetitions`, after `earlier_rounds` rounds of the
 // earlier ones. Only the last repetition runs until decided (the earlier ones are restarts of the same
 // fixed length, so that every repetition is alike); its looks count every repetition's rounds.

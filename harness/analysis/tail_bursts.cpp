@@ -105,7 +105,7 @@ std::optional<BlockTail> block_tail(const RunResult& run, std::size_t tenant, in
                         (b.overlap_start_ns && p.start_ns[i] >= *b.overlap_start_ns && end_ns(p, i) <= *b.overlap_end_ns);
     if (p.block[i] == index && inside) {
       if (latencies) v.insert(v.end(), p.latencies_s.begin() + off, p.latencies_s.begin() + off + c);
-      else v.push_back(p.duration_s[i]);
+      else v.push_back(sample_value(p, i));
     }
     off += c;
   }

@@ -59,6 +59,7 @@ Basis basis_of(const std::vector<TenantRep>& reps, bool have_a) {
     // A phase from a baseline file was measured in another run's rounds; a run without block records
     // (a file from before rounds) has no rounds to pair.
     if (t->exclusive.source == PhaseSource::baseline || r.run->blocks.empty()) b.pairing = Pairing::independent;
+    b.per_work |= judged_per_work(t->exclusive) || judged_per_work(t->colocated);
   }
   for (const TenantRep& r : reps) {
     const TenantResult* t = r.t;
@@ -76,7 +77,7 @@ Basis basis_of(const std::vector<TenantRep>& reps, bool have_a) {
 TenantMetrics metrics_of(const Basis& b, bool have_a, std::uint64_t seed, int resamples, double z, const StopCheck& stop) {
   const auto E = pool_samples(b.E), A = pool_samples(b.A), C = pool_samples(b.C);
   TenantMetrics m;
-  m.basis = b.by_latency ? "request_latency" : "sample_time";
+  m.basis = b.by_latency ? "request_latency" : b.per_work ? "time_per_work" : "sample_time";
   m.p95_slowdown = interval_at(p95_slowdown(b.C, b.E, seed, resamples, stop, b.pairing), z);
   m.median_slowdown = median_slowdown(C, E);
   m.partition_cost = have_a ? partition_cost(A, E) : kNaN;
@@ -117,8 +118,8 @@ void finalize_run(RunResult& run, std::uint64_t seed, int resamples, const StopC
       t.metrics = metrics_of(b, have_a, seed + i, resamples, run.stopping.z, stop);
       t.metrics->collective = collective_metrics(t, run.cutoff, run.collective_timeout_s);
       if (have_a) {
-        vs_alone.push_back({median(counted_durations(alone)), median(counted_durations(t.colocated))});
-        vs_exclusive.push_back({median(counted_durations(t.exclusive)), median(counted_durations(t.colocated))});
+        vs_alone.push_back({median(counted_values(alone)), median(counted_values(t.colocated))});
+        vs_exclusive.push_back({median(counted_values(t.exclusive)), median(counted_values(t.colocated))});
       }
       if (!failed && t.verdict != Verdict::waived) {
         const auto v = judge({&t}, *t.metrics, run.cutoff);
@@ -151,9 +152,9 @@ std::vector<std::optional<TenantMetrics>> tenant_metrics(const std::vector<const
     for (const RunResult* r : reps) {
       if (i >= r->tenants.size()) continue;
       const TenantResult& t = r->tenants[i];
-      if (counted_durations(t.exclusive).empty() || counted_durations(t.colocated).empty()) continue;
+      if (counted_values(t.exclusive).empty() || counted_values(t.colocated).empty()) continue;
       with_values.push_back({r, &t});
-      have_a &= !counted_durations(alone_of(t)).empty();
+      have_a &= !counted_values(alone_of(t)).empty();
     }
     if (with_values.empty()) out.emplace_back();
     else out.push_back(metrics_of(basis_of(with_values, have_a), have_a, seed + i, resamples, z, stop));

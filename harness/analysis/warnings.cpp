@@ -24,8 +24,8 @@ std::optional<std::string> drift_warning(const RunResult& run, const TenantResul
   for (std::size_t i = 0; i < t.exclusive.start_ns.size(); ++i) {
     const int k = t.exclusive.block[i];
     if (!sample_counts(t.exclusive, i) || k < 0 || k >= static_cast<int>(run.blocks.size())) continue;
-    if (run.blocks[k].round == 0) first.push_back(t.exclusive.duration_s[i]);
-    if (run.blocks[k].round == run.rounds - 1) last.push_back(t.exclusive.duration_s[i]);
+    if (run.blocks[k].round == 0) first.push_back(sample_value(t.exclusive, i));
+    if (run.blocks[k].round == run.rounds - 1) last.push_back(sample_value(t.exclusive, i));
   }
   if (first.empty() || last.empty()) return std::nullopt;
   const double change = median(last) / median(first) - 1.0;
@@ -102,6 +102,23 @@ void phase_warnings(const RunResult& run, TenantResult& t) {
           std::to_string(p->outcome.lines_given_up) + " line(s) of the program's output in the " + name(p) +
               " phase cost its step pattern more than its match limit and were not read as steps: simplify the "
               "pattern (a nested repeat such as (a+)+ backtracks without end)");
+  for (const PhaseResult* p : {&t.exclusive, &t.alone, &t.colocated})
+    if (p->measured() && p->source != PhaseSource::exclusive)
+      if (const auto w = burst_warning(*p, name(p))) add(WarningKind::buffered_output, *w);
+}
+
+// A command tenant whose matching lines came in bursts (several read in one piece: kLinesInBurstCounter): its
+// output is buffered although it writes to a terminal, so where its steps lie in time is not known.
+std::optional<std::string> burst_warning(const PhaseResult& p, const char* phase) {
+  const auto c = p.counters.find(kLinesInBurstCounter);
+  if (c == p.counters.end() || p.stats.n == 0) return std::nullopt;
+  const double share = c->second.total / static_cast<double>(p.stats.n);
+  if (!(c->second.total >= kMinBurstLines && share >= kBurstLineShare)) return std::nullopt;
+  return std::to_string(static_cast<long long>(c->second.total)) + " of the program's " + std::to_string(p.stats.n) +
+         " matching lines in the " + phase + " phase arrived in bursts (read together with the line before): it "
+         "buffers its output although it writes to a terminal, so when a step ended (or how long an interval was) is "
+         "not known; flush after every line (fflush(stdout); print(..., flush=True); stdbuf -oL for a program that "
+         "uses C stdio), or report steps with the heartbeat client";
 }
 
 std::string escape_note(const std::vector<const TenantResult*>& reps) {

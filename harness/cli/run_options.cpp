@@ -28,7 +28,8 @@ void add_victim_command_options(CLI::App& app, RunRequest& o) {
                "Measure your own program (given after --) beside each of --aggressors, as a command tenant");
   app.add_option("--victim-metric", o.victim_metric,
                  "With --victim-command: how a step is timed: heartbeat (default; the program reports through a client of "
-                 "clients/), wall (one whole run is one sample) or stdout:REGEX (one named group: s, ms, us or rate)")
+                 "clients/), wall (one whole run is one sample), stdout:REGEX (a line per step; a named group s, ms, us or "
+                 "rate) or interval:SECONDS:REGEX (a line per interval of about SECONDS)")
       ->check(non_empty());
   app.add_option("--aggressors", o.aggressors,
                  "With --victim-command: neighbours, comma-separated (default gemm,copy,latency; host: "

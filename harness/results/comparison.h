@@ -51,7 +51,7 @@ struct TenantIdentity {
 
 struct TenantComparison {
   TenantIdentity id;
-  std::string basis = "sample_time";  // or "request_latency" (as the verdicts use)
+  std::string basis = "sample_time";  // or "request_latency", "time_per_work" (as the verdicts use)
   std::size_t base_exclusive_n = 0, base_colocated_n = 0, next_exclusive_n = 0, next_colocated_n = 0;
   std::vector<MetricChange> metrics;  // p95_slowdown, median_slowdown, throughput
   ChangeClass verdict = ChangeClass::inconclusive;  // worst of the metrics (worse > inconclusive > better > same)

@@ -20,7 +20,7 @@
 namespace ib {
 
 // Readers accept every minor version of this major (minor versions only add fields).
-constexpr const char* kSchemaVersion = "2.7";
+constexpr const char* kSchemaVersion = "2.8";
 constexpr const char* kSchemaMajor = "2";
 
 // The three phases of docs/design.md section 3.
@@ -60,17 +60,18 @@ struct EnumWords<Pairing> {
 // summary.md and the JSON.
 enum class WarningKind {
   blocks_not_counted, tail_burst, drift, throttled, coverage, noisy_baseline, multi_modal, outliers, escaped_processes, pattern_gave_up,
-  other
+  buffered_output, other
 };
 template <>
 struct EnumWords<WarningKind> {
-  static constexpr std::array<const char*, 11> words = {
+  static constexpr std::array<const char*, 12> words = {
       "blocks_not_counted", "tail_burst", "drift",    "throttled",         "coverage",       "noisy_baseline",
-      "multi_modal",        "outliers",   "escaped_processes", "pattern_gave_up", "other"};
+      "multi_modal",        "outliers",   "escaped_processes", "pattern_gave_up", "buffered_output", "other"};
 };
 inline bool changes_how_a_verdict_reads(WarningKind k) {
   return k == WarningKind::blocks_not_counted || k == WarningKind::tail_burst || k == WarningKind::drift ||
-         k == WarningKind::throttled || k == WarningKind::coverage || k == WarningKind::escaped_processes;
+         k == WarningKind::throttled || k == WarningKind::coverage || k == WarningKind::escaped_processes ||
+         k == WarningKind::buffered_output;
 }
 
 struct Warning {
@@ -254,8 +255,9 @@ struct PhaseResult {
 };
 
 struct TenantMetrics {
-  // What E, A and C are: "sample_time" (sample durations) or "request_latency" (per-request
-  // latencies of latency-type workloads, completion - arrival).
+  // What E, A and C are: "sample_time" (sample durations), "request_latency" (per-request latencies of
+  // latency-type workloads, completion - arrival) or "time_per_work" (each sample's duration over its own work:
+  // a command tenant's interval lines, harness/analysis/analysis.h judged_per_work).
   std::string basis = "sample_time";
   Estimate p95_slowdown{};
   double median_slowdown = 0.0;   // median(C)/median(E) - 1

@@ -126,6 +126,22 @@ Backend resolve_backend(const RunRequest& r, RunParts& parts) {
   return backend;
 }
 
+namespace {
+
+// An interval reporter's phases must hold the intervals a P95 verdict needs (issue 48): refused before
+// anything runs, with the --duration that would do, rather than found inconclusive after every round.
+void check_interval_phases(const std::vector<Scenario>& scenarios, const ConductSettings& conduct) {
+  for (const Scenario& s : scenarios)
+    for (std::size_t i = 0; i < s.tenants.size(); ++i)
+      if (const auto interval_s = tenant_interval_s(s.tenants[i]))
+        if (const std::string why = interval_shortfall(stopping_options(conduct, s), s.repetitions, *interval_s);
+            !why.empty())
+          throw InputError((s.file.empty() ? "scenario " + s.name : s.file) + ": tenants[" + std::to_string(i) + "] (" +
+                           s.tenants[i].name + "): " + why);
+}
+
+}  // namespace
+
 std::vector<Scenario> load_run_scenarios(const RunRequest& r, const RunParts& parts, const Registry& registry,
                                          Backend backend, Meta& meta) {
   ScenarioOverrides ov = parts.overrides;
@@ -154,6 +170,7 @@ std::vector<Scenario> load_run_scenarios(const RunRequest& r, const RunParts& pa
     if (r.device) s.device = *r.device;
   scenarios = with_single_rank_references(scenarios);  // amplification's references run after their scenarios
   check_unique_scenario_names(scenarios);
+  check_interval_phases(scenarios, parts.conduct);
   return scenarios;
 }
 

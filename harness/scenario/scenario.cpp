@@ -359,6 +359,13 @@ TenantAllowances tenant_allowances_s(const Tenant& t) {
   return {t.params.value("ready_timeout_s", 0.0), t.params.value("step_timeout_s", 0.0)};
 }
 
+std::optional<double> tenant_interval_s(const Tenant& t) {
+  if (t.workload != kCommandWorkload || !t.params.is_object() || !t.params.contains("metric")) return std::nullopt;
+  const json& m = t.params.at("metric");
+  if (!m.is_object() || !m.contains("interval_s") || !m.at("interval_s").is_number()) return std::nullopt;
+  return m.at("interval_s").get<double>();
+}
+
 Scenario parse_scenario(const json& doc, const std::string& file, const ScenarioOverrides& ov,
                         const ValidationContext& ctx) {
   const Checker ck(file);
@@ -404,11 +411,22 @@ std::vector<std::string> default_aggressors(Backend backend) {
 
 namespace {
 
-// --victim-metric's text as a command's "metric".
+// --victim-metric's text as a command's "metric": heartbeat, wall, stdout:REGEX, or interval:SECONDS:REGEX (a
+// line per interval of about SECONDS; the number is checked with the rest of the metric).
 json victim_metric(const std::string& text) {
   if (text == "heartbeat" || text == "wall") return text;
   if (text.rfind("stdout:", 0) == 0) return json{{"stdout", text.substr(7)}};
-  throw InputError("--victim-metric: expected heartbeat, wall or stdout:REGEX, got \"" + printable(text, 40) + "\"");
+  if (text.rfind("interval:", 0) == 0) {
+    const std::string rest = text.substr(9);
+    const std::size_t colon = rest.find(':');
+    char* end = nullptr;
+    const std::string seconds = rest.substr(0, colon);
+    const double s = std::strtod(seconds.c_str(), &end);
+    if (colon != std::string::npos && !seconds.empty() && end == seconds.c_str() + seconds.size())
+      return json{{"stdout", rest.substr(colon + 1)}, {"interval_s", s}};
+  }
+  throw InputError("--victim-metric: expected heartbeat, wall, stdout:REGEX or interval:SECONDS:REGEX, got \"" +
+                   printable(text, 40) + "\"");
 }
 
 }  // namespace

@@ -80,6 +80,9 @@ struct TenantAllowances {
   double step_s = 0.0;
 };
 TenantAllowances tenant_allowances_s(const Tenant& t);
+// A command tenant whose stdout lines each report an interval (metric.interval_s): the seconds between them;
+// nullopt for any other tenant.
+std::optional<double> tenant_interval_s(const Tenant& t);
 
 struct Scenario {
   std::string file;        // where it came from ("" when built in code)

@@ -6,8 +6,10 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,7 +30,7 @@ namespace ib {
 namespace {
 
 
-// The worker's environment with `extra` on top, as "K=V" strings.
+// The worker's environment with kProgramEnvironment and then `extra` on top, as "K=V" strings.
 std::vector<std::string> environment_with(const std::map<std::string, std::string>& extra) {
   std::map<std::string, std::string> all;
   for (char** e = environ; e && *e; ++e) {
@@ -36,6 +38,7 @@ std::vector<std::string> environment_with(const std::map<std::string, std::strin
     const std::size_t eq = kv.find('=');
     if (eq != std::string::npos) all[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
+  for (const auto& kv : kProgramEnvironment) all[kv[0]] = kv[1];
   for (const auto& [k, v] : extra) all[k] = v;
   std::vector<std::string> out;
   for (const auto& [k, v] : all) out.push_back(k + "=" + v);
@@ -194,12 +197,47 @@ ProgramExit exit_from(const siginfo_t& info) {
 
 }  // namespace
 
+namespace {
+
+// A pseudo-terminal for the program's stdout and stderr: out[0] the side we read (the master), out[1] the side
+// it writes (the slave), both close-on-exec. Raw (no "\n" to "\r\n"), 200 columns by 50 rows (what a progress
+// bar sizes itself to), and not the program's controlling terminal (O_NOCTTY; it never gets one, as its
+// process group is not a session). False when the system has none to give (no /dev/pts).
+bool open_terminal(int out[2]) {
+  const int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0) return false;
+  char name[128];
+  int slave = -1;
+  if (grantpt(master) == 0 && unlockpt(master) == 0 && ptsname_r(master, name, sizeof name) == 0)
+    slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  termios mode{};
+  if (slave < 0 || tcgetattr(slave, &mode) != 0) {
+    if (slave >= 0) close(slave);
+    close(master);
+    return false;
+  }
+  cfmakeraw(&mode);
+  tcsetattr(slave, TCSANOW, &mode);
+  const winsize size{50, 200, 0, 0};
+  ioctl(slave, TIOCSWINSZ, &size);
+  out[0] = master;
+  out[1] = slave;
+  return true;
+}
+
+}  // namespace
+
 CommandProcess::CommandProcess(const std::vector<std::string>& argv, const std::string& cwd,
                                const std::map<std::string, std::string>& env, int log_fd, LineSink on_line,
                                bool release_cpus, std::shared_ptr<ProgramLedger> ledger)
     : log_fd_(log_fd), on_line_(std::move(on_line)), ledger_(ledger ? std::move(ledger) : std::make_shared<ProgramLedger>()) {
   int out[2], life[2];
-  if (pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("no pipe for the program: ") + std::strerror(errno));
+  // A terminal, so that C stdio and the like write each line when it is written; a pipe where there is none.
+  if (!open_terminal(out)) {
+    if (pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("no pipe for the program: ") + std::strerror(errno));
+    std::fprintf(stderr, "interference-bench worker: no pseudo-terminal for the program (%s): its output goes "
+                 "through a pipe, which C stdio and the like fill before they write\n", std::strerror(errno));
+  }
   if (pipe2(life, O_CLOEXEC) != 0) {
     close(out[0]);
     close(out[1]);

@@ -2,6 +2,13 @@
 // stderr read continuously (so it never blocks on a full pipe) into the worker's log (bounded) and a
 // tail of its last lines, and ended with its whole group on every path.
 //
+// Why a pseudo-terminal: C stdio, and the programs built on it, buffer their output in 4 KiB blocks when it
+// is a pipe and write it line by line when it is a terminal; Python likewise (and PYTHONUNBUFFERED=1 makes it
+// write at once). Read from a pipe, a program's lines arrive in bursts long after they were written, all with
+// one arrival time; the stdout metric places steps by their arrival and an interval between two arrivals. So
+// stdout and stderr are the slave side of a pseudo-terminal (raw: bytes pass unchanged), or a pipe where the
+// system has none (a line on the worker's log says so).
+//
 // Why a keeper: the harness's watchdog SIGKILLs the worker's process group, and a harness that dies
 // takes its workers with it (PR_SET_PDEATHSIG); neither reaches the program's own group. So each
 // program gets a tiny keeper process (forked, in a group of its own, blocking all signals it can)
@@ -36,6 +43,10 @@
 #include <vector>
 
 namespace ib {
+
+// Set in every program's environment (a command's `env` may override them): Python then writes its output at
+// once instead of in blocks (see "Why a pseudo-terminal" above).
+constexpr const char* kProgramEnvironment[][2] = {{"PYTHONUNBUFFERED", "1"}};
 
 // A line of the program's text as the tool shows it (errors, the terminal, summary.md, HTML, JUnit): control
 // characters and C1 controls escaped ("\x1b", "\u009b") so that no escape sequence reaches a terminal, cut

@@ -50,16 +50,30 @@ json environment(const json& v) {
   return v;
 }
 
-// "heartbeat", "wall" or {"stdout": REGEX} with a regex StepPattern accepts.
+// "heartbeat", "wall" or {"stdout": REGEX} with a regex StepPattern accepts, and "interval_s" when each line
+// reports an interval (a running total needs it).
 json metric(const json& v) {
   if (v.is_string() && (v == "heartbeat" || v == "wall")) return v;
-  if (v.is_object() && v.size() == 1 && v.contains("stdout")) {
+  if (v.is_object() && v.contains("stdout")) {
+    for (const auto& [key, value] : v.items())
+      if (key != "stdout" && key != "interval_s")
+        throw Bad{"metric." + (key.size() <= 40 ? key : key.substr(0, 40) + "..."), "unknown key (known: stdout, interval_s)"};
     if (!v.at("stdout").is_string()) throw Bad{"metric.stdout", "expected a regular expression, got " + shown(v.at("stdout"))};
     std::string error;
-    if (!StepPattern::compile(v.at("stdout").get<std::string>(), error)) throw Bad{"metric.stdout", error};
+    const auto pattern = StepPattern::compile(v.at("stdout").get<std::string>(), error);
+    if (!pattern) throw Bad{"metric.stdout", error};
+    if (v.contains("interval_s")) {
+      const json& i = v.at("interval_s");
+      if (!i.is_number() || !std::isfinite(i.get<double>()) || i.get<double>() < kMinIntervalS || i.get<double>() > kMaxIntervalS)
+        throw Bad{"metric.interval_s", "expected the seconds between two of its lines in [0.001, 3600], got " + shown(i)};
+    } else if (pattern->reads_a_total()) {
+      throw Bad{"metric.interval_s", "required with a total (the seconds between two of its lines): a running count is "
+                                     "read per interval, the work of one is the difference of two totals"};
+    }
     return v;
   }
-  throw Bad{"metric", "expected \"heartbeat\", \"wall\" or {\"stdout\": \"REGEX\"}, got " + shown(v)};
+  throw Bad{"metric", "expected \"heartbeat\", \"wall\" or {\"stdout\": \"REGEX\"} (with \"interval_s\": N for a line "
+                      "per interval), got " + shown(v)};
 }
 
 json seconds(const json& v, const std::string& key, double lo, double hi) {
@@ -154,6 +168,7 @@ CommandSpec command_from_params(const Params& p) {
   if (m.is_object()) {
     c.metric = CommandMetric::stdout_match;
     c.pattern = m.at("stdout").get<std::string>();
+    if (m.contains("interval_s")) c.interval_s = m.at("interval_s").get<double>();
   } else {
     c.metric = m == "wall" ? CommandMetric::wall : CommandMetric::heartbeat;
   }

@@ -2,7 +2,7 @@
 // at load time, and the parsed form the command workload runs.
 //
 //   "command": {"argv": ["python3", "train.py"], "cwd": "...", "env": {"K": "V"},
-//               "metric": "heartbeat" | {"stdout": "REGEX"} | "wall",
+//               "metric": "heartbeat" | {"stdout": "REGEX", "interval_s": N} | "wall",
 //               "ready_timeout_s": 60, "step_timeout_s": 30, "stop_timeout_s": 2,
 //               "step_unit": "step", "work_unit": "token",
 //               "prepare": [...], "cleanup": [...],               (wall only)
@@ -28,6 +28,9 @@ struct CommandSpec {
   std::map<std::string, std::string> env;  // set on top of the worker's environment (placement included)
   CommandMetric metric = CommandMetric::heartbeat;
   std::string pattern;                     // metric stdout: the regular expression
+  // metric stdout: each line reports the interval since the previous one, about this long (a server's
+  // periodic tokens/s, sysbench --report-interval); unset: each line is one step.
+  std::optional<double> interval_s;
   double ready_timeout_s = 60.0;           // start to first heartbeat / first match
   double step_timeout_s = 30.0;            // the longest a step (or a wall run) may take
   double stop_timeout_s = 2.0;             // SIGTERM to SIGKILL at the end
@@ -42,6 +45,8 @@ struct CommandSpec {
 // The largest a stop may take: the worker's teardown must fit in the harness's stop grace (3 s).
 constexpr double kMaxStopTimeoutS = 2.5;
 constexpr std::size_t kMaxArgs = 4096;
+// The range of metric.interval_s: from a fast progress bar's redraws to an hourly report.
+constexpr double kMinIntervalS = 0.001, kMaxIntervalS = 3600.0;
 
 // Checks a `command` object; returns it normalised (every key present, metric as given) or nullopt
 // with `error` = "<key path>: <what was expected>" (relative to the command object, like

@@ -3,6 +3,7 @@
 #include "kernels/command/command_process.h"
 #include "kernels/command/command_spec.h"
 #include "kernels/command/heartbeat.h"
+#include "kernels/command/line_samples.h"
 #include "kernels/command/step_pattern.h"
 #include "kernels/open_loop.h"
 
@@ -190,10 +191,12 @@ class HeartbeatCommand final : public CommandBase {
   std::int64_t last_end_ns_ = 0;
 };
 
-// Steps read from the program's output by a regular expression; between blocks its group is stopped.
+// Steps (or intervals, metric interval_s) read from the program's output by a regular expression; between
+// blocks its group is stopped.
 class StdoutCommand final : public CommandBase {
  public:
-  StdoutCommand(CommandSpec spec, StepPattern pattern) : CommandBase(std::move(spec)), pattern_(std::move(pattern)) {}
+  StdoutCommand(CommandSpec spec, StepPattern pattern)
+      : CommandBase(std::move(spec)), pattern_(std::move(pattern)), lines_(spec_.interval_s) {}
   // The program (and its output thread, which calls on_line) goes before the members on_line uses.
   ~StdoutCommand() override { proc_.reset(); }
 
@@ -201,59 +204,32 @@ class StdoutCommand final : public CommandBase {
     proc_ = std::make_unique<CommandProcess>(spec_.argv, spec_.cwd, spec_.env, STDOUT_FILENO,
                                              [this](const std::string& line, std::int64_t at) { on_line(line, at); },
                                              /*release_cpus=*/true, ledger_);
-    // Ready once the first step shows (it stays queued: the warm-up's first sample).
-    std::unique_lock<std::mutex> lock(mutex_);
-    const std::int64_t deadline = open_loop_now_ns() + ns(spec_.ready_timeout_s);
-    while (steps_.empty()) {
-      if (!bad_line_.empty()) {
-        const std::string why = bad_line_;
-        lock.unlock();
-        fail(why);
-      }
-      cv_.wait_for(lock, std::chrono::milliseconds(100));
-      if (!steps_.empty()) break;
-      lock.unlock();
-      fail_if_exited("before its first matching line");
-      if (open_loop_now_ns() > deadline) fail("printed no line matching metric.stdout within ready_timeout_s " + secs(spec_.ready_timeout_s));
-      lock.lock();
-    }
+    // Ready once the first matching line shows (a step stays queued: the warm-up's first sample; an interval
+    // line opens the first interval).
+    wait_for([this] { return matched_; }, spec_.ready_timeout_s, "before its first matching line",
+             "printed no line matching metric.stdout within ready_timeout_s " + secs(spec_.ready_timeout_s));
   }
 
   void begin_block(std::int64_t) override {
     if (!paused_) return;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      steps_.clear();  // what it printed before the stop belongs to no block
+      samples_.clear();  // what it printed before the stop belongs to no block
+      lines_.resumed();  // and the interval its next line reports straddles the stop
     }
     proc_->resume();
     paused_ = false;
   }
 
   void run_sample(const ExecContext&, SampleOutput& out) override {
-    const std::int64_t deadline = open_loop_now_ns() + ns(spec_.step_timeout_s);
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (steps_.empty()) {
-      if (!bad_line_.empty()) {
-        const std::string why = bad_line_;
-        lock.unlock();
-        fail(why);
-      }
-      cv_.wait_for(lock, std::chrono::milliseconds(100));
-      if (!steps_.empty()) break;
-      lock.unlock();
-      fail_if_exited("during a step");
-      if (open_loop_now_ns() > deadline) fail("printed no matching line for step_timeout_s " + secs(spec_.step_timeout_s) + " (hung?)");
-      lock.lock();
-    }
-    const auto [value, at] = steps_.front();
-    steps_.pop_front();
-    // The program's own time is the measurement; where it lies is only known to the pipe's delay.
-    // Lines read in one burst share an arrival time, so a step is placed no earlier than the
-    // previous one ended: samples never overlap each other (their coverage stays a fraction).
-    const std::int64_t duration = ns(value.duration_s());
-    const std::int64_t start = std::max(at - duration, last_end_ns_);
-    last_end_ns_ = start + duration;
-    out.reported_time = SampleOutput::ReportedTime{start, last_end_ns_};
+    wait_for([this] { return !samples_.empty(); }, spec_.step_timeout_s, "during a step",
+             "printed no matching line for step_timeout_s " + secs(spec_.step_timeout_s) + " (hung?)");
+    std::lock_guard<std::mutex> lock(mutex_);
+    const LineSample s = samples_.front();
+    samples_.pop_front();
+    out.reported_time = SampleOutput::ReportedTime{s.start_ns, s.end_ns};
+    if (s.work) out.counters[kSampleWorkCounter] = *s.work;
+    if (s.lines_in_burst > 0) out.counters[kLinesInBurstCounter] = s.lines_in_burst;
   }
 
   void end_block() override {
@@ -272,18 +248,47 @@ class StdoutCommand final : public CommandBase {
   }
 
  private:
+  // Waits (100 ms ticks) until `ready` holds under the lock; fails on a bad line, when the program ended
+  // (`when` says while doing what) or after `timeout_s` (with `too_long`).
+  template <class Ready>
+  void wait_for(Ready ready, double timeout_s, const char* when, const std::string& too_long) {
+    const std::int64_t deadline = open_loop_now_ns() + ns(timeout_s);
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!ready()) {
+      if (!bad_line_.empty()) {
+        const std::string why = bad_line_;
+        lock.unlock();
+        fail(why);
+      }
+      cv_.wait_for(lock, std::chrono::milliseconds(100));
+      if (ready()) break;
+      lock.unlock();
+      fail_if_exited(when);
+      if (open_loop_now_ns() > deadline) fail(too_long);
+      lock.lock();
+    }
+  }
+
   void on_line(const std::string& line, std::int64_t at) {
     const auto v = pattern_.match(line);
     if (!v) return;
     std::lock_guard<std::mutex> lock(mutex_);
-    const std::string bad = step_problem(v->duration_s());
+    matched_ = true;
+    const std::string bad = spec_.interval_s ? "" : step_problem(v->duration_s());
     if (!bad.empty()) {
       if (bad_line_.empty()) bad_line_ = "printed " + bad + ": \"" + escaped_line(line, 80) + "\"";
       cv_.notify_one();
       return;
     }
-    if (steps_.size() >= kMaxQueued) steps_.pop_front();  // bounded; the consumer keeps up at 10 kHz
-    steps_.emplace_back(*v, at);
+    const auto s = lines_.line(*v, at);
+    if (s && s->work && *s->work > kMaxStepWork) {
+      if (bad_line_.empty()) bad_line_ = "printed work of more than 1e15 in one interval: \"" + escaped_line(line, 80) + "\"";
+      cv_.notify_one();
+      return;
+    }
+    if (!s) return;
+    if (samples_.size() >= kMaxQueued) samples_.pop_front();  // bounded; the consumer keeps up at 10 kHz
+    samples_.push_back(*s);
     cv_.notify_one();
   }
 
@@ -291,10 +296,11 @@ class StdoutCommand final : public CommandBase {
   StepPattern pattern_;
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::deque<std::pair<StepValue, std::int64_t>> steps_;
+  LineSamples lines_;  // under mutex_
+  std::deque<LineSample> samples_;
+  bool matched_ = false;  // a line has matched (set-up's readiness)
   std::string bad_line_;  // the first step outside the bounds (step_problem), failing the next sample
   bool paused_ = false;
-  std::int64_t last_end_ns_ = 0;
 };
 
 // One whole run of the program is one sample; `prepare` runs untimed before each, `cleanup` once.

@@ -3,20 +3,27 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 namespace ib {
+
+// One named group: its number, what it holds and the factor to seconds (s, ms, us) or 1 (rate, total).
+struct StepPatternGroup {
+  int number = 0;
+  StepValueKind kind = StepValueKind::seconds;
+  double scale = 1.0;
+};
 
 struct StepPattern::Impl {
   pcre2_code* code = nullptr;
   pcre2_match_context* limits = nullptr;  // kMatchLimit (match and depth)
   std::atomic<std::size_t> given_up{0};
-  int group = 0;  // the named group's number
-  StepValueKind kind = StepValueKind::seconds;
-  double scale = 1.0;  // to seconds (s, ms, us) or 1 (rate)
+  std::vector<StepPatternGroup> groups;  // by group number
   ~Impl() {
     if (code) pcre2_code_free(code);
     if (limits) pcre2_match_context_free(limits);
@@ -30,18 +37,43 @@ StepPattern::~StepPattern() = default;
 
 namespace {
 
-// The one named group of `code`: its number and name; false when there is not exactly one.
-bool only_named_group(pcre2_code* code, int& number, std::string& name) {
+using Group = StepPatternGroup;
+
+// The named groups of `code` as (number, name), in the order of their numbers.
+std::vector<std::pair<int, std::string>> named_groups(pcre2_code* code) {
   uint32_t count = 0, entry_size = 0;
   PCRE2_SPTR table = nullptr;
   pcre2_pattern_info(code, PCRE2_INFO_NAMECOUNT, &count);
-  if (count != 1) return false;
   pcre2_pattern_info(code, PCRE2_INFO_NAMEENTRYSIZE, &entry_size);
   pcre2_pattern_info(code, PCRE2_INFO_NAMETABLE, &table);
-  // An entry is the group number (two bytes, big-endian) and the zero-terminated name.
-  number = (table[0] << 8) | table[1];
-  name = reinterpret_cast<const char*>(table + 2);
-  return true;
+  std::vector<std::pair<int, std::string>> out;
+  for (uint32_t i = 0; i < count; ++i) {
+    // An entry is the group number (two bytes, big-endian) and the zero-terminated name; the table is
+    // sorted by name.
+    const PCRE2_SPTR entry = table + static_cast<std::size_t>(i) * entry_size;
+    out.emplace_back((entry[0] << 8) | entry[1], reinterpret_cast<const char*>(entry + 2));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<Group> group_of(int number, const std::string& name) {
+  if (name == "s" || name == "ms" || name == "us")
+    return Group{number, StepValueKind::seconds, name == "s" ? 1.0 : name == "ms" ? 1e-3 : 1e-6};
+  if (name == "rate") return Group{number, StepValueKind::rate, 1.0};
+  if (name == "total") return Group{number, StepValueKind::total, 1.0};
+  return std::nullopt;
+}
+
+// The value of group `g` in `line` when it took part in the match and is a finite number > 0.
+std::optional<StepValue> value_of(const Group& g, const std::string& line, const PCRE2_SIZE* ov) {
+  const PCRE2_SIZE begin = ov[2 * g.number], end = ov[2 * g.number + 1];
+  if (begin == PCRE2_UNSET || end <= begin || end - begin >= 64) return std::nullopt;
+  const std::string text = line.substr(begin, end - begin);
+  char* stop = nullptr;
+  const double v = std::strtod(text.c_str(), &stop);
+  if (stop != text.c_str() + text.size() || !std::isfinite(v) || v <= 0.0) return std::nullopt;
+  return StepValue{g.kind, v * g.scale};
 }
 
 }  // namespace
@@ -59,18 +91,23 @@ std::optional<StepPattern> StepPattern::compile(const std::string& regex, std::s
             reinterpret_cast<const char*>(text);
     return std::nullopt;
   }
-  std::string name;
-  if (!only_named_group(impl->code, impl->group, name)) {
-    error = "expected exactly one named group, e.g. (?P<ms>[0-9.]+) or (?P<rate>[0-9.]+)";
+  const auto named = named_groups(impl->code);
+  if (named.empty()) {
+    error = "expected a named group (or several, as alternatives), e.g. (?P<ms>[0-9.]+) or (?P<rate>[0-9.]+)";
     return std::nullopt;
   }
-  if (name == "s" || name == "ms" || name == "us") {
-    impl->kind = StepValueKind::seconds;
-    impl->scale = name == "s" ? 1.0 : name == "ms" ? 1e-3 : 1e-6;
-  } else if (name == "rate") {
-    impl->kind = StepValueKind::rate;
-  } else {
-    error = "the named group is \"" + name + "\"; expected one of s, ms, us (a step time) or rate (per second)";
+  for (const auto& [number, name] : named) {
+    const auto g = group_of(number, name);
+    if (!g) {
+      error = "the named group is \"" + name + "\"; expected one of s, ms, us (a time), rate (per second) or total (a running "
+              "count)";
+      return std::nullopt;
+    }
+    impl->groups.push_back(*g);
+  }
+  const bool total = std::any_of(impl->groups.begin(), impl->groups.end(), [](const Group& g) { return g.kind == StepValueKind::total; });
+  if (total && impl->groups.size() > 1) {
+    error = "a total (a running count of work) cannot be an alternative to another group: give it alone";
     return std::nullopt;
   }
   // JIT where the library has it: a 10 kHz program's every line goes through match().
@@ -85,28 +122,47 @@ std::optional<StepPattern> StepPattern::compile(const std::string& regex, std::s
   return StepPattern(std::move(impl));
 }
 
-std::optional<StepValue> StepPattern::match(const std::string& line) const {
+std::optional<StepValue> StepPattern::match(const std::string& raw) const {
+  const std::string line = raw.find('\x1b') == std::string::npos ? raw : without_escape_sequences(raw);
   pcre2_match_data* md = pcre2_match_data_create_from_pattern(impl_->code, nullptr);
   if (!md) return std::nullopt;
   std::optional<StepValue> out;
   const int rc =
       pcre2_match(impl_->code, reinterpret_cast<PCRE2_SPTR>(line.data()), line.size(), 0, 0, md, impl_->limits);
   if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT) ++impl_->given_up;
-  if (rc > impl_->group) {
+  if (rc > 0) {
     const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
-    const PCRE2_SIZE begin = ov[2 * impl_->group], end = ov[2 * impl_->group + 1];
-    if (begin != PCRE2_UNSET && end > begin && end - begin < 64) {
-      const std::string text = line.substr(begin, end - begin);
-      char* stop = nullptr;
-      const double v = std::strtod(text.c_str(), &stop);
-      if (stop == text.c_str() + text.size() && std::isfinite(v) && v > 0.0)
-        out = StepValue{impl_->kind, v * impl_->scale};
-    }
+    for (const Group& g : impl_->groups)  // alternatives: the first that took part decides
+      if (g.number < rc && ov[2 * g.number] != PCRE2_UNSET) {
+        out = value_of(g, line, ov);
+        break;
+      }
   }
   pcre2_match_data_free(md);
   return out;
 }
 
 std::size_t StepPattern::lines_given_up() const { return impl_->given_up.load(); }
+
+bool StepPattern::reads_a_total() const {
+  return impl_->groups.size() == 1 && impl_->groups.front().kind == StepValueKind::total;
+}
+
+std::string without_escape_sequences(const std::string& line) {
+  std::string out;
+  out.reserve(line.size());
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (line[i] != '\x1b' || i + 1 >= line.size() || line[i + 1] != '[') {
+      out.push_back(line[i]);
+      continue;
+    }
+    // ECMA-48 CSI: parameter bytes 0x30-0x3f, intermediate bytes 0x20-0x2f, one final byte 0x40-0x7e.
+    std::size_t j = i + 2;
+    while (j < line.size() && line[j] >= 0x20 && line[j] <= 0x3f) ++j;
+    if (j < line.size() && line[j] >= 0x40 && line[j] <= 0x7e) i = j;  // dropped, final byte included
+    else out.push_back(line[i]);  // not a whole sequence: kept as it is
+  }
+  return out;
+}
 
 }  // namespace ib

@@ -1,6 +1,10 @@
-// The stdout metric: a regular expression (PCRE2, `(?P<name>...)` named groups) with exactly one named
-// group, whose name says what a match holds: `s`, `ms` or `us` a step time in that unit, `rate` steps
-// (or work units) per second, e.g. tqdm's "12.5it/s" or a server's "tokens/s".
+// The stdout metric: a regular expression (PCRE2, `(?P<name>...)` named groups) whose named groups say
+// what a match holds: `s`, `ms` or `us` a time in that unit (a step's time, or for an interval line the
+// time per unit of work, tqdm's "1.25s/it"), `rate` units per second (tqdm's "12.5it/s", a server's
+// "tokens/s", sysbench's "eps:"), `total` a running count of work done so far (pv -n -b's bytes, a
+// trainer's "step 1200"; interval lines only: the work of an interval is the difference of two totals).
+// Several groups are alternatives, e.g. tqdm both ways: (?P<rate>[0-9.]+)it/s|(?P<s>[0-9.]+)s/it; the
+// first group (in the order they open) that took part in the match gives the value.
 #pragma once
 
 #include <cstddef>
@@ -11,29 +15,36 @@
 
 namespace ib {
 
-enum class StepValueKind { seconds, rate };
+enum class StepValueKind { seconds, rate, total };
 
-// One match: a step time in seconds, or a rate in steps per second.
+// One match: a time in seconds, a rate in units per second, or a running total of units.
 struct StepValue {
   StepValueKind kind = StepValueKind::seconds;
   double value = 0.0;
-  // The step's duration: the time itself, or one step at the rate.
+  // A step line's duration: the time itself, or one step at the rate (not for a total).
   double duration_s() const { return kind == StepValueKind::seconds ? value : 1.0 / value; }
+  // An interval line's throughput in units per second: the rate, or the inverse of a time per unit.
+  double rate_per_s() const { return kind == StepValueKind::rate ? value : 1.0 / value; }
 };
 
 class StepPattern {
  public:
-  // Compiles `regex`; nullopt with `error` set when it does not compile, has no or several named
-  // groups, or its group's name is not one of s, ms, us, rate.
+  // Compiles `regex`; nullopt with `error` set when it does not compile, has no named group, a group
+  // whose name is not one of s, ms, us, rate, total, or a total beside other groups (a count is not an
+  // alternative to a time).
   static std::optional<StepPattern> compile(const std::string& regex, std::string& error);
   // The first match in `line`: nullopt when it does not match or the group's text is not a finite
-  // number > 0 (a "0 it/s" progress bar line is not a step). Matching one line may cost at most
-  // kMatchLimit backtracking steps (PCRE2's match and depth limits): a catastrophic pattern such as
-  // (a+)+$ gives up on that line (nullopt, counted by lines_given_up) instead of taking seconds per line
-  // while the program's output piles up (issue 37 item 11).
+  // number > 0 (a "0 it/s" progress bar line is not a step; a total of 0 is no work yet). Colour and
+  // cursor escape sequences (ESC [ ... letter, what a program writes to a terminal) are removed before
+  // matching. Matching one line may cost at most kMatchLimit backtracking steps (PCRE2's match and depth
+  // limits): a catastrophic pattern such as (a+)+$ gives up on that line (nullopt, counted by
+  // lines_given_up) instead of taking seconds per line while the program's output piles up (issue 37
+  // item 11).
   std::optional<StepValue> match(const std::string& line) const;
   static constexpr std::uint32_t kMatchLimit = 100000;
   std::size_t lines_given_up() const;
+  // Whether its group is a running total (only an interval metric can read one).
+  bool reads_a_total() const;
 
   StepPattern(StepPattern&&) noexcept;
   StepPattern& operator=(StepPattern&&) noexcept;
@@ -44,5 +55,8 @@ class StepPattern {
   explicit StepPattern(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// `line` without its ANSI CSI escape sequences (ESC '[' parameters, intermediates, a final byte).
+std::string without_escape_sequences(const std::string& line);
 
 }  // namespace ib

@@ -117,6 +117,7 @@ def test_the_toy_loop_beside_an_idle_neighbour_is_not_slowed(runner, tmp_path):
     r, res = run(runner, tmp_path, doc, "--until", "decided")
     assert r.returncode in (0, 5), r.stdout + r.stderr
     a = aggregate(res, "train")
+    skip_unless_measured(a)  # every block contaminated: no interval to judge (it had no such skip: a TypeError)
     # Never a confident slowdown: the whole interval is never above the cutoff. The median itself is no
     # bound here: this VM's speed plateaus moved it to +24% in one run and +60% in a CI run (verdict
     # inconclusive, its interval across the cutoff), so a fixed bound on it fails by chance.
@@ -503,7 +504,7 @@ def test_the_one_line_form_runs_my_command_beside_each_aggressor(runner, tmp_pat
     (["--victim-command"], "--victim-command: expected the command after --"),
     (["--victim-metric", "wall"], "--victim-metric: only with --victim-command"),
     (["--victim-command", "--victim-metric", "stdout:([0-9]+)", "--", "true"],
-     "--victim-metric: expected exactly one named group"),
+     "--victim-metric: expected a named group"),
     (["--victim-command", "--aggressors", "nosuch", "--", "true"], "--aggressors: unknown workload \"nosuch\""),
     (["--victim-command", "--suite", "quick", "--", "true"], "--victim-command: not with --scenario or --suite"),
     # issue 37 item 11: a list that names none ran the defaults

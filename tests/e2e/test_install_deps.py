@@ -29,7 +29,7 @@ RUN_SET = ["build-essential", "cmake", "ninja-build", "pkg-config", "git", "pyth
            "libjs-chart.js"]
 TEST_SET = ["libgtest-dev", "libgmock-dev", "googletest", "libbenchmark-dev", "python3-pytest",
             "python3-jsonschema", "python3-junitparser", "python3-yaml", "nodejs", "prometheus", "clang",
-            "slurm-wlm", "munge"]
+            "slurm-wlm", "munge", "sysbench", "pv", "mbw"]
 
 # Ubuntu's chromium / chromium-browser: transitional debs that install the snap.
 SNAP_STUB_SHOW = """Package: {name}
@@ -58,6 +58,7 @@ DISTROS = {
             "libclang-rt-19-dev": "1:19.1.7-3~deb12u1",
             "chromium": "156.0.8078.114-1~deb12u1",
             "slurm-wlm": "22.05.8-4+deb12u3", "munge": "0.5.15-2+deb12u1",
+            "sysbench": "1.0.20+ds-5", "pv": "1.6.20-1", "mbw": "1.2.2-1.1",
         },
         "fuzzer_in": "libclang-rt-14-dev",
     },
@@ -77,6 +78,7 @@ DISTROS = {
             "libclang-rt-19-dev": "1:19.1.7-3+b1", "libclang-common-19-dev": "1:19.1.7-3+b1",
             "chromium": "139.0.7258.154-1~deb13u1",
             "slurm-wlm": "24.11.5-4", "munge": "0.5.16-1",
+            "sysbench": "1.0.20+ds-8", "pv": "1.9.31-1", "mbw": "2.0-1",
         },
         "fuzzer_in": "libclang-rt-19-dev",
     },
@@ -99,6 +101,7 @@ DISTROS = {
             "libclang-common-14-dev": "1:14.0.0-1ubuntu1.1",
             "chromium-browser": "1:85.0.4183.83-0ubuntu2.22.04.1",
             "slurm-wlm": "21.08.5-2ubuntu1", "munge": "0.5.14-6",
+            "sysbench": "1.0.20+ds-2", "pv": "1.6.20-1", "mbw": "1.2.2-1build1",
         },
         "fuzzer_in": "libclang-common-14-dev",
         "snap_stubs": ["chromium-browser"],
@@ -120,6 +123,7 @@ DISTROS = {
             "libclang-rt-18-dev": "1:18.1.3-1ubuntu1", "libclang-common-18-dev": "1:18.1.3-1ubuntu1",
             "chromium": "2:1snap1-0ubuntu2", "chromium-browser": "2:1snap1-0ubuntu2",
             "slurm-wlm": "23.11.4-1.2ubuntu5", "munge": "0.5.15-4build1",
+            "sysbench": "1.0.20+ds-6build2", "pv": "1.8.5-2build1", "mbw": "1.2.2-1.1build1",
         },
         "fuzzer_in": "libclang-rt-18-dev",
         "snap_stubs": ["chromium", "chromium-browser"],
@@ -412,7 +416,7 @@ def test_ubuntu_2204_with_a_newer_cmake_on_path(tmp_path):
         "the build leaves out --history (SQLiteCpp); everything else works")
     assert "snap" in w.line("install-deps: skipped chromium:")
     assert "libsqlitecpp-dev" in w.summary() and "chromium" in w.summary()
-    assert w.summary().startswith("install-deps: installed 27 packages (")
+    assert w.summary().startswith("install-deps: installed 30 packages (")
 
 
 def test_missing_sqlitecpp_is_a_line_not_an_error(tmp_path):

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -138,7 +139,7 @@ TEST(SummarizePhase, StatsOverInWindowSamplesOnly) {
   EXPECT_NEAR(p.stats.min, 1.0, kTol);
   EXPECT_NEAR(p.stats.max, 4.0, kTol);
   EXPECT_NEAR(p.stats.p95, 3.85, kTol);
-  EXPECT_EQ(counted_durations(p), (std::vector<double>{1.0, 2.0, 3.0, 4.0}));
+  EXPECT_EQ(counted_values(p), (std::vector<double>{1.0, 2.0, 3.0, 4.0}));
   // throughput = n * work / sum(duration) = 4 * 10 / (1+2+3+4) = 4 FLOP/s
   EXPECT_NEAR(p.throughput, 4.0, kTol);
   EXPECT_EQ(p.throughput_unit, "FLOP/s");
@@ -619,6 +620,86 @@ TEST(FinalizeRun, OnlyInWindowRequestsCount) {
   summarize_window(p, {1.0, "request"}, std::int64_t{50'000'000}, std::int64_t{150'000'000});
   EXPECT_EQ(counted_latencies(p).size(), 6u);
   EXPECT_EQ(p.latency->n, 6u);
+}
+
+}  // namespace
+}  // namespace ib
+
+namespace ib {
+namespace {
+
+// An interval reporter's phase (issue 48): `n` intervals of `seconds` each back to back, each carrying the work
+// the program reported for it (rate x interval) as its own (kSampleWorkCounter).
+PhaseResult interval_phase(int n, double seconds, double rate) {
+  PhaseResult p;
+  p.outcome.status = WorkerStatus::ok;
+  for (int i = 0; i < n; ++i) {
+    p.start_ns.push_back(100 * kSec + i * static_cast<std::int64_t>(seconds * 1e9));
+    p.duration_s.push_back(seconds);
+    p.counter_samples[kSampleWorkCounter].push_back(rate * seconds * (i % 2 ? 1.02 : 1.0));
+  }
+  summarize_window(p, {1.0, "event"}, std::nullopt, std::nullopt);
+  return p;
+}
+
+// The intervals are all 1 s long whatever the program's speed, so on sample time the slowdown would be 0; on time
+// per unit of work (duration / own work) it is the throughput's: 3000 events/s alone, 1500 beside a neighbour.
+TEST(FinalizeRun, AnIntervalReporterIsJudgedOnTimePerUnitOfWork) {
+  RunResult run;
+  run.mode = "timeslice";
+  run.cutoff = 0.40;
+  TenantResult t;
+  t.name = "sysbench";
+  t.exclusive = interval_phase(80, 1.0, 3000.0);
+  t.colocated = interval_phase(80, 1.0, 1500.0);
+  t.alone = t.exclusive;
+  t.alone.source = PhaseSource::exclusive;
+  run.tenants.push_back(t);
+  finalize_run(run, 1, 200);
+  const TenantResult& r = run.tenants[0];
+  ASSERT_TRUE(r.metrics);
+  EXPECT_EQ(r.metrics->basis, "time_per_work");
+  EXPECT_NEAR(r.metrics->median_slowdown, 1.0, 1e-9);
+  EXPECT_NEAR(r.metrics->p95_slowdown.value, 1.0, 1e-9);
+  EXPECT_EQ(r.verdict, Verdict::fail) << r.verdict_reason;  // 80 intervals >= 72 in each phase
+  // The phase's figures are the program's own: its throughput is the work over the time, its stats the time per
+  // event (1/3000 s, or 1/3060 for the odd intervals), its window_cv that of the intervals' throughputs.
+  EXPECT_NEAR(r.exclusive.throughput, 3000.0 * 1.01, 1e-6);
+  EXPECT_EQ(r.exclusive.throughput_unit, "event/s");
+  EXPECT_EQ(r.exclusive.stats.n, 80u);
+  EXPECT_NEAR(r.exclusive.stats.median, (1.0 / 3000.0 + 1.0 / 3060.0) / 2, 1e-12);
+  EXPECT_GT(r.exclusive.window_cv, 0.009);
+  EXPECT_LT(r.exclusive.window_cv, 0.011);
+  EXPECT_EQ(counted_values(r.colocated).size(), 80u);
+  EXPECT_NEAR(sample_value(r.colocated, 0), 1.0 / 1500.0, 1e-15);
+  EXPECT_TRUE(judged_per_work(r.colocated));
+  EXPECT_FALSE(judged_per_work(make_phase(repeat(1.0, 3))));
+}
+
+// A command's matching lines read in one piece with the line before (kLinesInBurstCounter) are named when they are
+// many: the program buffers its output.
+TEST(FinalizeRun, LinesThatCameInBurstsAreNamed) {
+  const auto with_bursts = [](int bursts) {
+    PhaseResult p = make_phase(alternate(1.0, 1.01, 80));
+    p.counter_samples[kLinesInBurstCounter].assign(80, 0.0);
+    for (int i = 0; i < bursts; ++i) p.counter_samples[kLinesInBurstCounter][static_cast<std::size_t>(i)] = 1.0;
+    summarize_window(p, {1.0, "step"}, std::nullopt, std::nullopt);
+    return p;
+  };
+  for (const int bursts : {4, 40}) {
+    PhaseResult E = with_bursts(bursts);
+    RunResult run = run_of({tenant("loop", E, timeslice_alone(E), with_bursts(0))}, "timeslice");
+    finalize_run(run, 1, 50);
+    const auto& w = run.tenants[0].warnings;
+    const bool named = std::any_of(w.begin(), w.end(), [](const Warning& x) { return x.kind == WarningKind::buffered_output; });
+    EXPECT_EQ(named, bursts == 40) << bursts;
+    if (named) {
+      const auto it = std::find_if(w.begin(), w.end(), [](const Warning& x) { return x.kind == WarningKind::buffered_output; });
+      EXPECT_NE(it->text.find("40 of the program's 80 matching lines in the exclusive phase arrived in bursts"), std::string::npos)
+          << it->text;
+      EXPECT_NE(it->text.find("fflush(stdout)"), std::string::npos) << it->text;
+    }
+  }
 }
 
 }  // namespace

@@ -7,18 +7,23 @@
 #include "kernels/command/command_spec.h"
 #include "kernels/command/command_workload.h"
 #include "kernels/command/heartbeat.h"
+#include "kernels/command/line_samples.h"
 #include "kernels/command/step_pattern.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <thread>
 
 namespace ib {
@@ -81,11 +86,18 @@ TEST(CommandSpecTest, RefusesWhatCannotRunWithTheKeyThatIsWrong) {
             std::string::npos);
   EXPECT_NE(command_error({{"argv", {"a"}}, {"metric", {{"stdout", "(?P<ms>[0-9"}}}}).find("metric.stdout: not a valid"),
             std::string::npos);
-  EXPECT_NE(command_error({{"argv", {"a"}}, {"metric", {{"stdout", "([0-9]+) ms"}}}}).find("exactly one named group"),
+  EXPECT_NE(command_error({{"argv", {"a"}}, {"metric", {{"stdout", "([0-9]+) ms"}}}}).find("expected a named group"),
             std::string::npos);
-  EXPECT_NE(command_error({{"argv", {"a"}}, {"metric", {{"stdout", "(?P<ms>[0-9]+)/(?P<s>[0-9]+)"}}}})
-                .find("exactly one named group"),
+  EXPECT_NE(command_error({{"argv", {"a"}}, {"metric", {{"stdout", "(?P<total>[0-9]+)|(?P<s>[0-9]+)s"}, {"interval_s", 1}}}})
+                .find("a total (a running count of work) cannot be an alternative"),
             std::string::npos);
+  EXPECT_EQ(command_error({{"argv", {"a"}}, {"metric", {{"stdout", "(?P<total>[0-9]+)"}}}}),
+            "metric.interval_s: required with a total (the seconds between two of its lines): a running count is read per "
+            "interval, the work of one is the difference of two totals");
+  EXPECT_EQ(command_error({{"argv", {"a"}}, {"metric", {{"stdout", "(?P<rate>[0-9]+)"}, {"interval_s", 0}}}}),
+            "metric.interval_s: expected the seconds between two of its lines in [0.001, 3600], got 0");
+  EXPECT_EQ(command_error({{"argv", {"a"}}, {"metric", {{"stdout", "(?P<rate>[0-9]+)"}, {"every", 1}}}}),
+            "metric.every: unknown key (known: stdout, interval_s)");
   EXPECT_NE(command_error({{"argv", {"a"}}, {"metric", {{"stdout", "(?P<time>[0-9]+)"}}}}).find("\"time\"; expected one of s"),
             std::string::npos);
   EXPECT_NE(command_error({{"argv", {"a"}}, {"prepare", {"make"}}}).find("prepare: only with metric \"wall\""),
@@ -436,6 +448,257 @@ TEST(EscapedLine, ControlsAreEscapedAndTheLineIsCut) {
   EXPECT_EQ(escaped_line("caf\xc3\xa9 \xc2\xa0"), "caf\xc3\xa9 \xc2\xa0");  // other UTF-8 kept
   EXPECT_EQ(escaped_line(std::string(300, 'x'), 10), std::string(10, 'x') + "...");
   EXPECT_EQ(escaped_line("tab\there\x7f"), "tab\\x09here\\x7f");
+}
+
+}  // namespace
+}  // namespace ib
+
+namespace ib {
+namespace {
+
+// Issue 48: the patterns docs/heartbeat.md gives for the formats users paste, each on its program's own output
+// (captured, or printed from the program's own format string), with what one line reads as.
+struct PastedFormat {
+  const char* program;
+  const char* pattern;
+  const char* line;
+  StepValueKind kind;
+  double value;  // seconds, per second or a count
+};
+
+TEST(StepPatternTest, TheFormatsUsersPasteReadTheirProgramsOwnLines) {
+  const char* tqdm = "(?P<rate>[0-9.]+)it/s|(?P<s>[0-9.]+)s/it";
+  const PastedFormat formats[] = {
+      // tqdm 4.64 (Debian's python3-tqdm), a fast loop and a slow one: both ways round with one pattern
+      {"tqdm", tqdm, " 13%|\xe2\x96\x88\xe2\x96\x8e        | 4/30 [00:00<00:00, 63.21it/s]", StepValueKind::rate, 63.21},
+      {"tqdm", tqdm, "100%|\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88| 3/3 [00:03<00:00,  1.20s/it]", StepValueKind::seconds, 1.2},
+      {"tqdm (count)", "(?P<total>[0-9]+)/[0-9]+ \\[", " 13%|\xe2\x96\x88\xe2\x96\x8e        | 4/30 [00:00<00:00, 63.21it/s]",
+       StepValueKind::total, 4},
+      // sysbench 1.0.20 cpu --report-interval=1
+      {"sysbench", "eps: (?P<rate>[0-9.]+)", "[ 2s ] thds: 1 eps: 1723.91 lat (ms,95%): 2.66", StepValueKind::rate, 1723.91},
+      // vLLM's periodic stats line (vllm/v1/metrics/loggers.py's format)
+      {"vLLM", "generation throughput: (?P<rate>[0-9.]+) tokens/s",
+       "INFO 05-10 12:34:56 [loggers.py:116] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: "
+       "53.2 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.1%, Prefix cache hit rate: 0.0%",
+       StepValueKind::rate, 53.2},
+      // Megatron-LM's training log line (per --log-interval iterations)
+      {"Megatron-LM", "elapsed time per iteration \\(ms\\): (?P<ms>[0-9.]+)",
+       " [2025-04-13 23:41:12] iteration       10/    1000 | consumed samples:          160 | elapsed time per iteration "
+       "(ms): 1147.6 | learning rate: 0.000000E+00 | global batch size:    16 |",
+       StepValueKind::seconds, 1.1476},
+      // nanoGPT's train.py, one line per iteration
+      {"nanoGPT", "time (?P<ms>[0-9.]+)ms", "iter 100: loss 2.3456, time 123.45ms, mfu 12.34%", StepValueKind::seconds, 0.12345},
+      // pv 1.6.20 -n -b -i 0.1: the bytes copied so far
+      {"pv", "^(?P<total>[0-9]+)$", "548667392", StepValueKind::total, 548667392},
+      // mbw 1.2.2, one line per copy
+      {"mbw", "Elapsed: (?P<s>[0-9.]+)", "2\tMethod: MEMCPY\tElapsed: 0.00250\tMiB: 20.00000\tCopy: 7984.032 MiB/s",
+       StepValueKind::seconds, 0.0025},
+  };
+  for (const PastedFormat& f : formats) {
+    std::string error;
+    const auto p = StepPattern::compile(f.pattern, error);
+    ASSERT_TRUE(p) << f.program << ": " << error;
+    const auto v = p->match(f.line);
+    ASSERT_TRUE(v) << f.program << ": " << f.line;
+    EXPECT_EQ(v->kind, f.kind) << f.program;
+    EXPECT_NEAR(v->value, f.value, 1e-9 * f.value) << f.program;
+  }
+  std::string error;
+  // An idle engine's line reads 0.0 tokens/s: no throughput to judge, not a sample.
+  EXPECT_FALSE(StepPattern::compile(formats[4].pattern, error)->match(
+      "INFO Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 0 reqs"));
+  // Both ways round, the rate's inverse and the time's agree.
+  const auto both = StepPattern::compile(tqdm, error);
+  EXPECT_DOUBLE_EQ(both->match(formats[1].line)->rate_per_s(), 1.0 / 1.2);
+  EXPECT_DOUBLE_EQ(both->match(formats[0].line)->duration_s(), 1.0 / 63.21);
+  EXPECT_FALSE(both->reads_a_total());
+  EXPECT_TRUE(StepPattern::compile("(?P<total>[0-9]+)", error)->reads_a_total());
+}
+
+// What a program writes to a terminal may be coloured: the escape sequences go before matching.
+TEST(StepPatternTest, ColourEscapesAreRemovedBeforeMatching) {
+  std::string error;
+  const auto p = StepPattern::compile("^loss [0-9.]+ took (?P<ms>[0-9.]+) ms$", error);
+  ASSERT_TRUE(p) << error;
+  const auto v = p->match("\x1b[1;32mloss 0.5\x1b[0m took \x1b[33m12.5\x1b[0m ms");
+  ASSERT_TRUE(v);
+  EXPECT_DOUBLE_EQ(v->duration_s(), 0.0125);
+  EXPECT_EQ(without_escape_sequences("a\x1b[2Kb\x1b["), "ab\x1b[");  // an unfinished sequence stays
+}
+
+// An interval line (issue 48): the interval between two arrivals, its work rate x interval or the difference of
+// two totals; the line after a stop (or the program's start) only opens an interval; a line read with the one
+// before has no interval of its own.
+TEST(LineSamplesTest, IntervalLinesAreTheTimeBetweenArrivalsWithTheWorkTheySay) {
+  LineSamples lines(/*interval_s=*/0.2);
+  const auto rate = [](double r) { return StepValue{StepValueKind::rate, r}; };
+  EXPECT_FALSE(lines.line(rate(100), 1'000'000'000));  // opens
+  auto s = lines.line(rate(50), 1'500'000'000);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->start_ns, 1'000'000'000);
+  EXPECT_EQ(s->end_ns, 1'500'000'000);
+  EXPECT_DOUBLE_EQ(*s->work, 25.0);
+  EXPECT_EQ(s->lines_in_burst, 0);
+  EXPECT_FALSE(lines.line(rate(60), 1'500'000'000));  // read with the line before: no interval
+  s = lines.line(StepValue{StepValueKind::seconds, 0.025}, 2'000'000'000);  // 40 per second, as a time per unit
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->start_ns, 1'500'000'000);
+  EXPECT_DOUBLE_EQ(*s->work, 20.0);
+  EXPECT_EQ(s->lines_in_burst, 1);
+  lines.resumed();  // a stop: sysbench's next line reports the interval that held it ("eps: 6.86")
+  EXPECT_FALSE(lines.line(rate(6.86), 3'000'000'000));
+  s = lines.line(rate(100), 4'000'000'000);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->start_ns, 3'000'000'000);
+  EXPECT_DOUBLE_EQ(*s->work, 100.0);
+}
+
+TEST(LineSamplesTest, ARunningTotalGivesTheWorkBetweenTwoLines) {
+  LineSamples lines(/*interval_s=*/100e-9);
+  const auto total = [](double t) { return StepValue{StepValueKind::total, t}; };
+  EXPECT_FALSE(lines.line(total(1000), 100));
+  auto s = lines.line(total(1500), 200);
+  ASSERT_TRUE(s);
+  EXPECT_DOUBLE_EQ(*s->work, 500.0);
+  EXPECT_FALSE(lines.line(total(1500), 300));  // nothing done: the interval stays open and the next spans both
+  s = lines.line(total(2100), 400);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->start_ns, 200);
+  EXPECT_DOUBLE_EQ(*s->work, 600.0);
+  EXPECT_FALSE(lines.line(total(10), 500));  // the count started again: a new interval
+  s = lines.line(total(30), 600);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->start_ns, 500);
+  EXPECT_DOUBLE_EQ(*s->work, 20.0);
+  // A line late by 40 ns and the next on time: the second interval (10 ns, under half of 100 ns) is too short to
+  // time on its own, and the next spans both.
+  s = lines.line(total(50), 740);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->end_ns, 740);
+  EXPECT_FALSE(lines.line(total(60), 750));
+  s = lines.line(total(100), 850);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->start_ns, 740);
+  EXPECT_DOUBLE_EQ(*s->work, 50.0);
+}
+
+// A step line ends when it arrived and lasts what it says; in a burst it starts where the previous one ended and
+// is counted as such.
+TEST(LineSamplesTest, StepLinesEndAtTheirArrivalAndNeverOverlap) {
+  LineSamples lines(std::nullopt);
+  const auto ms = [](double v) { return StepValue{StepValueKind::seconds, v * 1e-3}; };
+  auto s = lines.line(ms(10), 100'000'000);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->start_ns, 90'000'000);
+  EXPECT_EQ(s->end_ns, 100'000'000);
+  EXPECT_FALSE(s->work);
+  s = lines.line(ms(10), 100'000'000);  // a burst: the second step starts where the first ended
+  EXPECT_EQ(s->start_ns, 100'000'000);
+  EXPECT_EQ(s->end_ns, 110'000'000);
+  EXPECT_EQ(s->lines_in_burst, 1);
+}
+
+// Issue 48: a program that writes a line per step with printf and no flush used to reach us through a pipe, so its
+// lines (under C stdio's 4 KiB buffer) all arrived at its exit, at one time. Through a terminal each is written
+// when printed. The program writes its next line only once the test has its last one (a byte on its gate), so
+// every line has an arrival time of its own however busy the machine is; a program whose lines stay in its
+// buffer writes none until it exits (each wait then gives up after 2 s, and the arrivals are one).
+TEST(CommandProcessTest, APrintfLoopsLinesArriveOneByOne) {
+  char dir[] = "/tmp/ib-gate-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string gate = std::string(dir) + "/gate";
+  ASSERT_EQ(mkfifo(gate.c_str(), 0600), 0);
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<std::int64_t> at;
+  constexpr std::size_t kLines = 20;
+  {
+    CommandProcess p({IB_PRINTF_STEPS, std::to_string(kLines), "1000", gate}, "", {}, -1,
+                     [&](const std::string&, std::int64_t t) {
+                       std::lock_guard<std::mutex> lock(m);
+                       at.push_back(t);
+                       cv.notify_all();
+                     });
+    std::FILE* g = std::fopen(gate.c_str(), "wb");  // opens once the program has opened its end
+    ASSERT_NE(g, nullptr);
+    for (std::size_t k = 0; k < kLines; ++k) {
+      std::fputc('.', g);
+      std::fflush(g);
+      std::unique_lock<std::mutex> lock(m);
+      cv.wait_for(lock, std::chrono::seconds(2), [&] { return at.size() > k; });
+    }
+    std::fclose(g);
+    EXPECT_TRUE(p.wait_exit(30.0).exited);
+    ASSERT_TRUE(eventually([&] { return p.output_closed(); }));
+  }
+  unlink(gate.c_str());
+  rmdir(dir);
+  ASSERT_EQ(at.size(), kLines);
+  EXPECT_EQ(std::set<std::int64_t>(at.begin(), at.end()).size(), kLines) << "lines arrived in bursts: the output is buffered";
+  // The same program through a pipe (what it had before): its 100 lines (about 2 KB) in one burst at its exit.
+  std::vector<std::int64_t> piped;
+  CommandProcess q({"/bin/sh", "-c", std::string(IB_PRINTF_STEPS) + " 100 300000 | cat"}, "", {}, -1,
+                   [&](const std::string&, std::int64_t t) {
+                     std::lock_guard<std::mutex> lock(m);
+                     piped.push_back(t);
+                   });
+  EXPECT_TRUE(q.wait_exit(60.0).exited);
+  ASSERT_TRUE(eventually([&] { return q.output_closed(); }));
+  std::lock_guard<std::mutex> lock(m);
+  ASSERT_EQ(piped.size(), 100u);
+  EXPECT_LE(std::set<std::int64_t>(piped.begin(), piped.end()).size(), 2u);
+}
+
+// The program writes to a terminal (stdout and stderr), its bytes unchanged ("\n" stays "\n"), with
+// PYTHONUNBUFFERED=1 unless its env says otherwise.
+TEST(CommandProcessTest, TheProgramWritesToATerminalWithPythonUnbuffered) {
+  int log[2];
+  ASSERT_EQ(pipe(log), 0);
+  {
+    CommandProcess p({"/bin/sh", "-c", "test -t 1 && test -t 2 && echo tty; echo \"[$PYTHONUNBUFFERED]\" >&2"}, "", {}, log[1]);
+    EXPECT_TRUE(p.wait_exit(10.0).exited);
+    ASSERT_TRUE(eventually([&] { return p.output_closed(); }));
+    EXPECT_EQ(p.tail(), (std::vector<std::string>{"tty", "[1]"}));
+  }
+  close(log[1]);
+  char buf[64] = {};
+  EXPECT_EQ(read(log[0], buf, sizeof(buf) - 1), 8);
+  EXPECT_STREQ(buf, "tty\n[1]\n");
+  close(log[0]);
+  CommandProcess q({"/bin/sh", "-c", "echo \"[$PYTHONUNBUFFERED]\""}, "", {{"PYTHONUNBUFFERED", ""}}, -1);
+  EXPECT_TRUE(q.wait_exit(10.0).exited);
+  ASSERT_TRUE(eventually([&] { return q.output_closed(); }));
+  EXPECT_EQ(q.tail(), (std::vector<std::string>{"[]"}));
+}
+
+// The interval workload over a real program: each sample is the time between two of its lines with the work they
+// say (sample_work), and no sample after a pause straddles it.
+TEST(CommandWorkloadTest, AnIntervalSampleIsTheTimeBetweenTwoLinesWithItsWork) {
+  auto w = command({{"argv", {"/bin/sh", "-c", "while :; do echo 'eps: 200.00'; sleep 0.01; done"}},
+                    {"metric", {{"stdout", "eps: (?P<rate>[0-9.]+)"}, {"interval_s", 0.01}}},
+                    {"step_unit", "event"}});
+  w->setup({});
+  w->begin_block(0);
+  const auto sample = [&] {
+    SampleOutput out;
+    w->run_sample({}, out);
+    return out;
+  };
+  for (int i = 0; i < 3; ++i) {
+    const SampleOutput out = sample();
+    ASSERT_TRUE(out.reported_time);
+    const double seconds = static_cast<double>(out.reported_time->end_ns - out.reported_time->start_ns) * 1e-9;
+    EXPECT_GT(seconds, 0.0);
+    ASSERT_EQ(out.counters.count(kSampleWorkCounter), 1u);
+    EXPECT_NEAR(out.counters.at(kSampleWorkCounter), 200.0 * seconds, 1e-6);
+  }
+  EXPECT_EQ(w->work_per_sample().unit, "event");
+  w->end_block();
+  const std::int64_t resumed = monotonic_ns();
+  w->begin_block(resumed);
+  for (int i = 0; i < 3; ++i) EXPECT_GE(sample().reported_time->start_ns, resumed);
+  w->end_block();
+  w->teardown();
 }
 
 }  // namespace

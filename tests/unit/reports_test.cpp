@@ -32,7 +32,7 @@ using namespace ib::test;
 
 TEST(JsonWriter, SchemaVersionMetaAndSummary) {
   const auto j = results_to_json(sample_results(), true);
-  EXPECT_EQ(j.at("schema_version"), "2.7");
+  EXPECT_EQ(j.at("schema_version"), "2.8");
   EXPECT_EQ(j.at("schema_version"), kSchemaVersion);
   EXPECT_EQ(j.at("meta").at("tool"), "interference-bench");
   EXPECT_EQ(j.at("meta").at("bootstrap").at("seed"), 7);

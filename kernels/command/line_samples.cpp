@@ -1,0 +1,56 @@
+#include "kernels/command/line_samples.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ib {
+
+void LineSamples::resumed() { open_ = false; }
+
+std::optional<LineSample> LineSamples::line(const StepValue& v, std::int64_t at_ns) {
+  auto out = per_interval_ ? interval_line(v, at_ns) : step_line(v, at_ns);
+  last_arrival_ns_ = at_ns;
+  return out;
+}
+
+std::optional<LineSample> LineSamples::step_line(const StepValue& v, std::int64_t at_ns) {
+  // The program's own time is the measurement; where it lies is known only up to the output's delay. Lines
+  // read in one burst share an arrival time, so a step is placed no earlier than the previous one ended:
+  // samples never overlap each other (their coverage stays a fraction).
+  LineSample s;
+  const auto duration = static_cast<std::int64_t>(v.duration_s() * 1e9);
+  s.start_ns = std::max(at_ns - duration, last_end_ns_);
+  s.end_ns = s.start_ns + duration;
+  s.lines_in_burst = at_ns == last_arrival_ns_ ? 1 : 0;
+  last_end_ns_ = s.end_ns;
+  return s;
+}
+
+std::optional<LineSample> LineSamples::interval_line(const StepValue& v, std::int64_t at_ns) {
+  const bool total = v.kind == StepValueKind::total;
+  if (!open_ || (total && v.value < open_total_)) {  // a new interval starts here
+    open_ = true;
+    open_at_ns_ = at_ns;
+    open_total_ = total ? v.value : 0.0;
+    return std::nullopt;
+  }
+  if (at_ns <= open_at_ns_) {  // read with the line that opened the interval: how long it was is not known
+    ++pending_burst_lines_;
+    return std::nullopt;
+  }
+  const double seconds = static_cast<double>(at_ns - open_at_ns_) * 1e-9;
+  if (total && seconds < shortest_total_s_) return std::nullopt;  // too short to time: the next spans both
+  const double work = total ? v.value - open_total_ : v.rate_per_s() * seconds;
+  if (!(work > 0.0) || !std::isfinite(work)) return std::nullopt;  // the interval stays open: the next spans both
+  LineSample s;
+  s.start_ns = open_at_ns_;
+  s.end_ns = at_ns;
+  s.work = work;
+  s.lines_in_burst = pending_burst_lines_;
+  pending_burst_lines_ = 0;
+  open_at_ns_ = at_ns;
+  open_total_ = total ? v.value : 0.0;
+  return s;
+}
+
+}  // namespace ib

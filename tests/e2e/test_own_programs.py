@@ -41,14 +41,13 @@ def beside_a_hog(runner, tmp_path, program, scenario, hog_cpu):
 
 
 def fails_near_double(r, a):
-    """Beside a hog on its core: a fail, or (not decided within the budget) never a pass, its interval far above
-    no slowdown at all, which is what a broken measurement would give."""
+    """Beside a hog on its core: the median slowed by half or more (a broken measurement gives about none) and a
+    fail, or (not decided within the budget) never a pass. The P95's interval is not bounded from below: a step
+    of a few ms beside a hog on one core is either whole or cut by a time slice, and on a busy machine its
+    interval was seen to reach -27% (median +97%)."""
     print(a["tenant"], a["verdict"], a["metrics"]["median_slowdown"], a["metrics"]["p95_slowdown"])
     assert a["metrics"]["median_slowdown"] >= 0.5, a["metrics"]
-    if a["verdict"] == "inconclusive":
-        assert a["metrics"]["p95_slowdown"]["ci_low"] > 0.2, (a["verdict_reason"], a["metrics"]["p95_slowdown"])
-    else:
-        assert a["verdict"] == "fail", (a["verdict_reason"], r.stdout + r.stderr)
+    assert a["verdict"] in ("fail", "inconclusive"), (a["verdict_reason"], r.stdout + r.stderr)
 
 
 def not_slowed(a):
@@ -93,7 +92,7 @@ def test_pv_a_line_per_interval_fails_beside_a_hog_on_its_core(runner, tmp_path)
     fails_near_double(r, a)
     ex, co = victim_phase(res, "exclusive"), victim_phase(res, "colocated")
     # A phase held the 72 intervals a P95 needs, as the scenario's length promised; the throughput is in bytes.
-    assert a["metrics"]["n_exclusive"] >= 72 and a["metrics"]["n_colocated"] >= 72, a["metrics"]
+    assert a["metrics"]["n"]["exclusive"] >= 72 and a["metrics"]["n"]["colocated"] >= 72, a["metrics"]
     assert ex["throughput"]["unit"] == "B/s" and ex["throughput"]["value"] > co["throughput"]["value"], (ex["throughput"], co["throughput"])
     # No interval straddles a pause: every sample starts after the block before its own had ended (the program was
     # stopped from then until its block's release).

@@ -413,7 +413,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, const
   std::unique_ptr<ConductedNodes> nodes;  // a run across nodes: theirs joined, each said "end" on the way out
   if (role.nodes > 1) {
     try {
-      nodes = conduct_nodes(o, role, launcher, results.meta, stop.fd());
+      nodes = conduct_nodes(o, role, launcher, results.meta, stop);
     } catch (const CannotRunError& e) {
       if (!stop.requested()) return fail(kExitCannotRun, e.what());
       std::cerr << "interference-bench: " << e.what() << "\n";

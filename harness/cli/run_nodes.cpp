@@ -45,7 +45,7 @@ int serve_as_node(const RunOptions& o, const NodeRole& role, StopSignals& stop) 
   a.log_dir = (o.out.empty() ? OutputDir::unique_default("interference-bench-results/") : o.out) + "/logs";
   a.devices = node_devices();
   make_dirs(a.log_dir, "--out");
-  return run_node_agent(a, stop);
+  return run_node_agent(a, {stop.fd(), stop.check()});
 }
 
 void check_placed_nodes(const std::vector<Scenario>& scenarios, int nodes) {
@@ -63,12 +63,12 @@ ConductedNodes::~ConductedNodes() {
 }
 
 std::unique_ptr<ConductedNodes> conduct_nodes(const RunOptions& o, const NodeRole& role, Launcher& local, Meta& meta,
-                                              int stop_fd) {
+                                              StopSignals& stop) {
   auto c = std::make_unique<ConductedNodes>();
   ConductorOptions co{role.host, role.port, role.nodes, role.token, o.join_timeout};
-  co.stop_fd = stop_fd;
+  co.stop = {stop.fd(), stop.check()};
+  co.on_refused = [](const std::string& r) { std::cerr << "interference-bench: refused a connection: " << r << "\n"; };
   c->open = open_conductor(co);
-  for (const std::string& r : c->open.refused) std::cerr << "interference-bench: refused a connection: " << r << "\n";
   for (const JoinedNodeLink& n : c->open.nodes) {
     std::cerr << "interference-bench: " << describe_node(n) << "\n";
     NodeRecord record;
@@ -85,7 +85,7 @@ std::unique_ptr<ConductedNodes> conduct_nodes(const RunOptions& o, const NodeRol
     }
     meta.nodes.push_back(std::move(record));
   }
-  c->launcher = std::make_unique<NodesLauncher>(local, role.host, c->open.listen_fd, role.token, c->open.nodes, 30.0);
+  c->launcher = std::make_unique<NodesLauncher>(local, role.host, c->open.listen_fd, role.token, c->open.nodes, 30.0, co.stop);
   return c;
 }
 

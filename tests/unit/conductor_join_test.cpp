@@ -95,8 +95,9 @@ TEST(ConductorJoin, OnLoopbackTheNodeJoinsStrangersAreRefusedAndTheMissingNamed)
   const int node = connect_to(port), stranger = connect_to(port), silent = connect_to(port);
   ASSERT_TRUE(node >= 0 && stranger >= 0 && silent >= 0);
   std::string node_answer = "?", stranger_answer = "?";
-  std::thread a([&] { node_answer = say_hello(node, {1, 1, 3, "run-42", "node-b"}, 5000); });
-  std::thread b([&] { stranger_answer = say_hello(stranger, {1, 2, 3, "run-41", "elsewhere"}, 5000); });
+  const std::int64_t in_5_s = steady_ns() + 5'000'000'000;
+  std::thread a([&] { node_answer = say_hello(node, {1, 1, 3, "run-42", "node-b"}, in_5_s).why; });
+  std::thread b([&] { stranger_answer = say_hello(stranger, {1, 2, 3, "run-41", "elsewhere"}, in_5_s).why; });
   const JoinResult r = accept_nodes(listen_fd, 3, "run-42", steady_ns() + 1'000'000'000, steady_ns);
   a.join();
   b.join();
@@ -127,11 +128,11 @@ TEST(ConductorJoin, AStopSignalEndsTheWaitAndTheDevicesArriveWithTheHello) {
   hello.devices = nlohmann::json::array({{{"kind", "host"}, {"name", "AMD EPYC"}}});
   std::string node_answer = "?";
   std::thread a([&] {
-    node_answer = say_hello(node, hello, 5000);
+    node_answer = say_hello(node, hello, steady_ns() + 5'000'000'000).why;
     ASSERT_EQ(::write(stop[1], "x", 1), 1);  // node 1 is in: the signal comes while node 2 is awaited
   });
   const std::int64_t t0 = steady_ns();
-  const JoinResult r = accept_nodes(listen_fd, 3, "run-42", t0 + 600'000'000'000, steady_ns, stop[0]);
+  const JoinResult r = accept_nodes(listen_fd, 3, "run-42", t0 + 600'000'000'000, steady_ns, {stop[0], {}});
   a.join();
   EXPECT_LT(steady_ns() - t0, 60'000'000'000) << "long before the 600 s deadline";
   EXPECT_TRUE(r.interrupted);

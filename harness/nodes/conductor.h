@@ -30,7 +30,9 @@ struct OpenConductor {
   std::vector<std::string> refused;   // connections refused while joining: peer and why (each told on_refused)
 };
 
-// Throws CannotRunError naming what failed: the address that cannot be listened on, the nodes missing at the
+// Throws CannotRunError naming what failed: the address that cannot be listened on (a name that did not resolve
+// by the join deadline: it is tried again every second until then; a name that resolves only to loopback in a
+// run of several nodes), the nodes missing at the
 // deadline or when a stop signal came, a node whose clock could not be measured (its lines late, wrong or cut
 // short by a stop signal); nothing is left open then.
 OpenConductor open_conductor(const ConductorOptions& o);

@@ -160,41 +160,34 @@ def test_sigterm_while_the_conductor_waits_for_its_nodes_after_refusing_garbage(
     assert "before a stop signal" in err
 
 
-def test_sigterm_while_a_node_never_answers_its_clock(runner, tmp_path):
-    port = free_port()
-    run = conductor(runner, tmp_path, port)
-    peer = FakeNode(runner, tmp_path, port, "silent_clock")
-    peer.start()
-    assert peer.reached.wait(30)
-    code, took, _, err = stop_and_time(run)
-    assert_interrupted(tmp_path, code, took, err)
+def said_clock_failed(tmp_path, peer, err):
     assert "node 1 (fake): clock exchange failed: no answer to clock request 1: a stop signal came" in err, err
-    peer.join(10)
 
 
-def test_sigterm_while_a_node_never_starts_its_worker_after_one_with_garbage(runner, tmp_path):
-    port = free_port()
-    run = conductor(runner, tmp_path, port)
-    peer = FakeNode(runner, tmp_path, port, "garbage_worker")
-    peer.start()
-    assert peer.reached.wait(30)
+def refused_the_garbage_worker(tmp_path, peer, err):
     assert json.loads(peer.refusal) == {"type": "refused", "reason": "not a worker's hello: " + GARBAGE_SHOWN}
-    code, took, _, err = stop_and_time(run)
-    assert_interrupted(tmp_path, code, took, err)
     assert "refused a worker's connection from 127.0.0.1:" in err and f"not a worker's hello: {GARBAGE_SHOWN}" in err, err
-    peer.join(10)
 
 
-def test_sigterm_while_a_node_never_reports_its_workers_exit(runner, tmp_path):
+def wrote_the_finished_blocks(tmp_path, peer, err):
+    run = load_results(tmp_path / "out")["runs"][0]
+    assert run["blocks"], run["message"]
+
+
+# The stage the hostile node holds the conductor in: clock (it never answers a clock request), release (it never
+# starts its worker, after a connection back of garbage), worker exit (it ran its worker to the end and never
+# reports the exit, the last wait before the results are written).
+@pytest.mark.parametrize("how,check", [("silent_clock", said_clock_failed), ("garbage_worker", refused_the_garbage_worker),
+                                       ("mute_exit", wrote_the_finished_blocks)])
+def test_sigterm_while_a_hostile_node_holds_the_conductor(runner, tmp_path, how, check):
     port = free_port()
     run = conductor(runner, tmp_path, port)
-    peer = FakeNode(runner, tmp_path, port, "mute_exit")
+    peer = FakeNode(runner, tmp_path, port, how)
     peer.start()
-    assert peer.reached.wait(60), "the worker on the fake node ended"  # the conductor now awaits its exit
+    assert peer.reached.wait(60), how
     code, took, _, err = stop_and_time(run)
     assert_interrupted(tmp_path, code, took, err)
-    run_ = load_results(tmp_path / "out")["runs"][0]  # the blocks it finished are written
-    assert run_["blocks"], run_["message"]
+    check(tmp_path, peer, err)
     peer.join(10)
 
 
@@ -337,3 +330,34 @@ def test_a_results_file_with_a_clock_offset_past_int64_is_one_line(runner, tmp_p
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "meta.nodes[0].clock_offset_ns" in lines[0] and "out of range" in lines[0], r.stderr
     assert "results.json" in lines[0]
+
+
+# Where node 0 listens (deploy/slurm/ib-nodes.sbatch, deploy/k8s/nodes-job.yaml).
+
+def conductor_at(runner, tmp_path, host, join_timeout):
+    return runner.popen("--backend", "host", "--scenario", runner.write_json("s.json", two_node_scenario()),
+                        "--out", tmp_path / "out", "--nodes", "2", "--node-rank", "0", "--conductor", f"{host}:{free_port()}",
+                        "--token", TOKEN, "--join-timeout", join_timeout, *LENIENT)
+
+
+def test_a_conductor_name_that_resolves_only_to_loopback_is_refused_in_one_line(runner, tmp_path):
+    # Debian's and Ubuntu's /etc/hosts map the host's name to 127.0.1.1: node 0 would listen where no other host
+    # reaches it. `localhost` resolves to loopback everywhere; a literal 127.0.0.1 stays the user's choice.
+    run = conductor_at(runner, tmp_path, "localhost", "30")
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 3, err
+    assert "--conductor localhost:" in err and "(loopback, e.g. /etc/hosts), which the other nodes cannot reach" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+
+
+def test_a_conductor_name_that_does_not_resolve_yet_is_tried_until_the_join_deadline_or_a_stop_signal(runner, tmp_path):
+    # Pod 0 of the Kubernetes Job starts before the headless Service publishes its name (.invalid never resolves).
+    t0 = time.monotonic()
+    run = conductor_at(runner, tmp_path, "ib-nodes-0.invalid", "1")
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 3 and time.monotonic() - t0 < 1.0 + STOP_WITHIN_S, err
+    assert "ib-nodes-0.invalid does not resolve yet" in err and "did not resolve within --join-timeout" in err, err
+    run = conductor_at(runner, tmp_path / "again", "ib-nodes-0.invalid", "600")
+    assert "does not resolve yet" in run.stderr.readline()
+    code, took, _, err = stop_and_time(run)
+    assert code == 130 and took < STOP_WITHIN_S, (code, took, err)

@@ -2,6 +2,7 @@
 // connection is refused, and the accept loop on loopback with a node that joins, a stranger with another
 // token, a connection that never says hello and a node that never comes.
 #include "harness/nodes/join.h"
+#include "tests/unit/node_peers.h"
 
 #include <gtest/gtest.h>
 
@@ -65,34 +66,13 @@ TEST(ConductorJoin, EachRefusalSaysWhy) {
   EXPECT_EQ(refusal(ok, 3, "t", {1}), "node rank 1 has already joined");
 }
 
-int listening_socket(int& port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 8) != 0) return -1;
-  socklen_t n = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
-  port = ntohs(a.sin_port);
-  return fd;
-}
-
-int connect_to(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  return fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 ? fd : -1;
-}
-
 // A run of 3 nodes: node 1 joins, a stranger (another run's token) and a connection that never says hello
 // are refused, node 2 never comes: named missing when the deadline (1 s) passes.
 TEST(ConductorJoin, OnLoopbackTheNodeJoinsStrangersAreRefusedAndTheMissingNamed) {
   int port = 0;
-  const int listen_fd = listening_socket(port);
+  const int listen_fd = test::listen_loopback(port);
   ASSERT_GE(listen_fd, 0);
-  const int node = connect_to(port), stranger = connect_to(port), silent = connect_to(port);
+  const int node = test::connect_loopback(port), stranger = test::connect_loopback(port), silent = test::connect_loopback(port);
   ASSERT_TRUE(node >= 0 && stranger >= 0 && silent >= 0);
   std::string node_answer = "?", stranger_answer = "?";
   const std::int64_t in_5_s = steady_ns() + 5'000'000'000;
@@ -119,9 +99,9 @@ TEST(ConductorJoin, OnLoopbackTheNodeJoinsStrangersAreRefusedAndTheMissingNamed)
 // never came is named missing. The node's devices ride its hello to the conductor.
 TEST(ConductorJoin, AStopSignalEndsTheWaitAndTheDevicesArriveWithTheHello) {
   int port = 0;
-  const int listen_fd = listening_socket(port);
+  const int listen_fd = test::listen_loopback(port);
   ASSERT_GE(listen_fd, 0);
-  const int node = connect_to(port);
+  const int node = test::connect_loopback(port);
   int stop[2];
   ASSERT_EQ(::pipe(stop), 0);
   Hello hello{1, 1, 3, "run-42", "node-b"};

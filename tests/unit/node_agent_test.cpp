@@ -8,7 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -171,6 +174,38 @@ TEST(NodeAgent, AWelcomeWhoseNodeRankIsAStringIsNamedInOneLine) {
   EXPECT_EQ(err.find('\x1b'), std::string::npos) << "escaped";
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   ::close(control);
+}
+
+}  // namespace
+}  // namespace ib
+
+namespace ib {
+namespace {
+
+int option_of(int fd, int level, int name) {
+  int v = -1;
+  socklen_t n = sizeof v;
+  return getsockopt(fd, level, name, &v, &n) == 0 ? v : -1;
+}
+
+// A node's connections to its conductor are kept alive: a conductor gone without a FIN (power loss, a partition)
+// is named within seconds (bounded_wait.h), the control connection's unacknowledged data and writes bounded too.
+TEST(NodeAgent, ItsConnectionsAreKeptAliveAndTheControlOnesBounded) {
+  int port = 0;
+  const int listen_fd = test::listen_loopback(port);
+  ASSERT_GE(listen_fd, 0);
+  for (const Connection kind : {Connection::control, Connection::worker}) {
+    std::string why;
+    const int fd = connect_tcp("127.0.0.1", port, test::now_ns() + 5'000'000'000, {}, kind, why);
+    ASSERT_GE(fd, 0) << why;
+    EXPECT_EQ(option_of(fd, SOL_SOCKET, SO_KEEPALIVE), 1);
+    EXPECT_EQ(option_of(fd, IPPROTO_TCP, TCP_KEEPIDLE), kKeepIdleS);
+    EXPECT_EQ(option_of(fd, IPPROTO_TCP, TCP_KEEPINTVL), kKeepIntervalS);
+    EXPECT_EQ(option_of(fd, IPPROTO_TCP, TCP_KEEPCNT), kKeepProbes);
+    EXPECT_EQ(option_of(fd, IPPROTO_TCP, TCP_USER_TIMEOUT), kind == Connection::control ? 5000 : 0);
+    ::close(fd);
+  }
+  ::close(listen_fd);
 }
 
 }  // namespace

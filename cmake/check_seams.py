@@ -11,6 +11,10 @@ users' too), and of a seam with users only from those users: reports/ (writers) 
 conductors (cli, vet) and by no other seam of harness/, whatever it declares. A seam that declares a
 dependency on a seam it is not a user of is refused too. Files outside every seam (tests, tools) are not
 checked.
+
+Also fails when a file of a seam outside harness/modes/ and harness/scenario/ names a sharing mode's enum value
+(`Mode::mig`): a mode is one room, and everything else asks its row in harness/modes/mode_table.h (the scenario
+parser reads a mode's word, so it may).
 """
 import json
 import re
@@ -19,6 +23,10 @@ from pathlib import Path
 
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', re.M)
 SUFFIXES = {".h", ".hpp", ".cpp", ".cu", ".cuh"}
+# A value of the Mode enum (harness/scenario/scenario.h): `Mode::` after a word boundary, so that ComputeMode:: or
+# VirtualizationMode:: are not taken for it.
+MODE_VALUE = re.compile(r"\bMode::[A-Za-z_]\w*")
+MODE_OWNERS = ("harness/modes/", "harness/scenario/")
 
 
 def seam_of(path, seams):
@@ -59,6 +67,18 @@ def declared_violations(seams):
     return out
 
 
+def mode_value_violations(rel, text):
+    """Where `text` (of file `rel`) names a mode's enum value outside the modes' own folders."""
+    if rel.startswith(MODE_OWNERS):
+        return []
+    out = []
+    for m in MODE_VALUE.finditer(text):
+        line = text[: m.start()].count("\n") + 1
+        out.append(f"{rel}:{line}: names {m.group(0)}, but only harness/modes/ (and the scenario parser, "
+                   f"harness/scenario/) names a mode: ask the table of modes (harness/modes/mode_table.h)")
+    return out
+
+
 def violations(seams, root):
     root = Path(root)
     out = declared_violations(seams)
@@ -73,6 +93,7 @@ def violations(seams, root):
                 continue
             allowed = closure(own, seams) | {own}
             text = f.read_text(errors="replace")
+            out.extend(mode_value_violations(rel, text))
             for m in INCLUDE.finditer(text):
                 target = seam_of(m.group(1), seams)
                 if target is None or target == own:

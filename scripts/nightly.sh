@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One night of interference-bench on this node (README.md, "Nightly"): the nightly suite, recorded in the
+# One night of interference-bench on this node (docs/nightly.md): the nightly suite, recorded in the
 # history database, rendered as one HTML page, then compared with the last 7 nights.
 #
 #   scripts/nightly.sh [STATE_DIR]      (default /var/lib/interference-bench)

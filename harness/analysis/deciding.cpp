@@ -18,12 +18,17 @@ int budget_rounds(const StoppingOptions& o) {
   return std::max(rounds, static_cast<int>(std::floor(budget / block_s + 1e-9)));
 }
 
+StopRule stop_rule(StopRule until, int resamples, bool mode_runs_fixed) {
+  return until == StopRule::decided && resamples >= 2 && !mode_runs_fixed ? StopRule::decided : StopRule::fixed;
+}
+
 Stopping plan_stopping(const StoppingOptions& o, int repetition, int repetitions, int earlier_rounds) {
   Stopping st;
   st.first_rounds = std::max(1, o.rounds);
   st.earlier_rounds = earlier_rounds;
   st.resolution = o.resolution;
-  const bool adaptive = o.until == StopRule::decided && repetition == repetitions && o.resamples >= 2;
+  // Only the last repetition runs until decided; the earlier ones are restarts of the same fixed length.
+  const bool adaptive = stop_rule(o.until, o.resamples) == StopRule::decided && repetition == repetitions;
   st.until = adaptive ? StopRule::decided : StopRule::fixed;
   st.max_rounds = adaptive ? budget_rounds(o) : st.first_rounds;
   st.looks = planned_looks(earlier_rounds + st.first_rounds, o.look_every, earlier_rounds + st.max_rounds);

@@ -22,6 +22,12 @@ struct StoppingOptions {
   double resolution = 0.0;       // --resolution: a half-width that is enough (0: none)
   int resamples = 1000;          // no interval (< 2): fixed length, nothing to decide on
 };
+// The stop rule, decided here and nowhere else: a repetition runs until its verdicts are decided when --until
+// decided asked for it, the bootstrap gives intervals to decide on (--resamples 2 or more) and its mode has
+// something to decide (`mode_runs_fixed` false: mode exclusive measures baselines only, modes/mode_table.h);
+// otherwise it runs --rounds rounds. The run's rule (its meta.until) is the one without a mode.
+StopRule stop_rule(StopRule until, int resamples, bool mode_runs_fixed = false);
+
 // --max-duration's default, in multiples of --duration: the first look after the planned length, the
 // last at twice it (a nightly suite's wall time at most about doubles; measured in docs/measurements).
 constexpr double kDefaultBudgetFactor = 2.0;

@@ -14,6 +14,7 @@
 #include "harness/core/text.h"
 #include "harness/modes/cleanup.h"
 #include "harness/modes/journal.h"
+#include "harness/modes/mode_table.h"
 #include "harness/nvml/nvml.h"
 #include "harness/cli/platform_commands.h"
 #include "harness/scenario/scenario.h"
@@ -137,7 +138,7 @@ int worker_command(WorkerCommand& w, const Registry& registry) {
 
 // Every command's options, filled by the parse; `run` is the default command.
 struct Commands {
-  RunOptions run;
+  RunRequest run;
   CLI::App* list = nullptr;
   std::string what;  // list's argument
   PlatformCommands platform;
@@ -152,7 +153,7 @@ struct Commands {
 void add_commands(CLI::App& app, Commands& c, const std::vector<std::string>& args) {
   add_run_options(app, c.run);
   c.list = app.add_subcommand("list", "List workloads, scenarios (suites) or modes");
-  c.list->add_option("what", c.what, "workloads | scenarios | modes")
+  c.list->add_option("what", c.what, "workloads (with their parameters and defaults), scenarios (the suites and their files) or modes")
       ->required()
       ->check(CLI::IsMember({"workloads", "scenarios", "modes"}));
   add_platform_commands(app, c.platform);
@@ -187,7 +188,10 @@ int run_app(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "run") cargv.erase(cargv.begin() + 1);
 
   CLI::App app{"interference-bench: how much GPU workloads slow each other down when they share a GPU.\n"
-               "Runs each tenant alone (exclusive) and co-located, and reports P95 slowdown against a cutoff."};
+               "Runs each tenant alone (exclusive) and co-located, and reports P95 slowdown against a cutoff.\n"
+               "Without a command it runs `run`, with the options below; `interference-bench COMMAND --help` for the others.\n"
+               "Exit: 0 pass, 1 a verdict failed, 2 bad input, 3 cannot run here, 4 a workload failed, 5 inconclusive,\n"
+               "70 internal error, 130 interrupted."};
   app.set_version_flag("--version", std::string("interference-bench ") + IB_VERSION + " (" + IB_GIT_SHA + ")");
   app.require_subcommand(0, 1);
 

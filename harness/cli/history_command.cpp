@@ -26,7 +26,7 @@ void add_history_command(CLI::App& app, HistoryCommand& c) {
   c.sub->add_option("--scenario", c.scenario, "Only this scenario");
   c.sub->add_option("--tenant", c.tenant, "Only this tenant");
   c.sub->add_option("--last", c.last, "Only the last N runs (default: all)")->check(CLI::Range(1, 1000000));
-  c.sub->add_flag("--json", c.json, "JSON on stdout");
+  c.sub->add_flag("--json", c.json, "Print every field as JSON on stdout instead of one line per run and tenant");
 }
 
 int history_command(const HistoryCommand& c) {

@@ -22,7 +22,7 @@ long whole_number(const std::string& s, long lo, long hi) {
   return v < lo || v > hi ? -1 : v;
 }
 
-int node_rank_of(const RunOptions& o, const std::map<std::string, std::string>& env) {
+int node_rank_of(const RunRequest& o, const std::map<std::string, std::string>& env) {
   if (o.node_rank) return *o.node_rank;
   for (const char* name : {"SLURM_PROCID", "JOB_COMPLETION_INDEX", "RANK"}) {
     const std::string v = env_of(env, name);
@@ -35,7 +35,7 @@ int node_rank_of(const RunOptions& o, const std::map<std::string, std::string>& 
                    " needs this node's rank (or SLURM_PROCID, JOB_COMPLETION_INDEX or RANK)");
 }
 
-void conductor_address(const RunOptions& o, const std::map<std::string, std::string>& env, NodeRole& r) {
+void conductor_address(const RunRequest& o, const std::map<std::string, std::string>& env, NodeRole& r) {
   std::string text = o.conductor;
   if (text.empty() && !env_of(env, "MASTER_ADDR").empty()) text = env_of(env, "MASTER_ADDR") + ":" + env_of(env, "MASTER_PORT");
   if (text.empty()) throw InputError("--conductor: --nodes " + std::to_string(o.nodes) + " needs HOST:PORT (or MASTER_ADDR and MASTER_PORT)");
@@ -50,7 +50,7 @@ void conductor_address(const RunOptions& o, const std::map<std::string, std::str
 
 }  // namespace
 
-NodeRole resolve_node_role(const RunOptions& o, const std::map<std::string, std::string>& env) {
+NodeRole resolve_node_role(const RunRequest& o, const std::map<std::string, std::string>& env) {
   NodeRole r;
   r.nodes = o.nodes;
   if (o.nodes == 1) {

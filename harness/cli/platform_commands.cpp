@@ -14,7 +14,7 @@ namespace {
 
 // --device and --telemetry-hz, which every platform command takes.
 void add_device_options(CLI::App* sub, PlatformOptions& o) {
-  sub->add_option("--device", o.device, "CUDA/NVML device index")->check(CLI::Range(0, 63));
+  sub->add_option("--device", o.device, "CUDA/NVML device index (default 0)")->check(CLI::Range(0, 63));
   sub->add_option("--telemetry-hz", o.telemetry_hz, "NVML sampling rate (default 10)")->check(number_in(0.1, 1000.0));
 }
 
@@ -22,7 +22,8 @@ void add_device_options(CLI::App* sub, PlatformOptions& o) {
 void add_backend_options(CLI::App* sub, PlatformOptions& o) {
   sub->add_option("--backend", o.backend, "cuda (default) or host (CPU workloads)")->check(CLI::IsMember({"cuda", "host"}));
   // The measuring runs' foreign-load control (see `run --help`), passed on to them.
-  sub->add_option("--max-foreign-cpus", o.max_foreign_cpus, "A block is contaminated above this many foreign CPUs (0.25)")
+  sub->add_option("--max-foreign-cpus", o.max_foreign_cpus, "A measuring block is contaminated (re-run or excluded) when processes not of this run use more CPUs than "
+                  "this (default 0.25)")
       ->check(number_in(0.0, 4096.0));
   o.max_steal_cpus = default_max_steal_cpus();
   sub->add_option("--max-steal-cpus", o.max_steal_cpus,
@@ -33,25 +34,29 @@ void add_backend_options(CLI::App* sub, PlatformOptions& o) {
 }
 
 CLI::App* add_probe_command(CLI::App& app, PlatformOptions& o) {
-  CLI::App* sub = app.add_subcommand("probe", "Check what this platform is: identity, memory, MIG, neighbours, power, PCIe, ...");
+  CLI::App* sub = app.add_subcommand("probe", "Check what this platform is without running anything on it: identity, memory, MIG, "
+                                     "virtualisation, neighbours, power limit, clocks, PCIe, NVLink, ECC, host (pass/warn/fail/unknown)");
   add_device_options(sub, o);
-  sub->add_flag("--json", o.json, "JSON on stdout");
+  sub->add_flag("--json", o.json, "Print the checks as JSON on stdout instead of the table");
   sub->add_option("--idle-window", o.idle_window_s, "Seconds of watching the GPU while running nothing (default 5)")
       ->check(number_in(0.0, 3600.0));
   return sub;
 }
 
 CLI::App* add_sustain_command(CLI::App& app, PlatformOptions& o) {
-  CLI::App* sub = app.add_subcommand("sustain", "Power-heavy GEMM for --duration seconds: clocks, power, throttling, verdict");
+  CLI::App* sub = app.add_subcommand("sustain", "Power-heavy GEMM for --duration seconds: clocks, power, throttling and throughput over time, a "
+                                       "verdict (exit 0 pass or warn, 1 fail or inconclusive)");
   add_device_options(sub, o);
   add_backend_options(sub, o);
-  sub->add_option("--duration", o.duration_s, "Seconds (default 300)")->check(number_in(kMinDurationS, kMaxDurationS));
-  sub->add_option("--out", o.out, "Output folder")->check(non_empty());
-  sub->add_option("--min-clock-fraction", o.min_clock_fraction, "FAIL below this x max SM clock (default 0.70)")
+  sub->add_option("--duration", o.duration_s, "Seconds of sustained load (default 300)")->check(number_in(kMinDurationS, kMaxDurationS));
+  sub->add_option("--out", o.out, "Output folder for sustain.json and its run (default "
+                                   "interference-bench-results/sustain-<UTC time>-<pid>)")->check(non_empty());
+  sub->add_option("--min-clock-fraction", o.min_clock_fraction, "FAIL when the median SM clock over the last half is below this fraction of the max SM clock (default 0.70)")
       ->check(number_in(0.0, 1.0));
-  sub->add_option("--max-reason-fraction", o.max_reason_fraction, "FAIL above this fraction of 0xE8 readings (0.01)")
+  sub->add_option("--max-reason-fraction", o.max_reason_fraction, "FAIL when more than this fraction of readings have a clock-event reason of 0xE8 (hardware slowdown, thermal, "
+                  "power brake) (default 0.01)")
       ->check(number_in(0.0, 1.0));
-  sub->add_option("--max-throughput-drop", o.max_throughput_drop, "WARN above this last/first-minute drop (0.05)")
+  sub->add_option("--max-throughput-drop", o.max_throughput_drop, "WARN when the last minute's throughput is more than this fraction below the first minute's (default 0.05)")
       ->check(number_in(0.0, 1.0));
   sub->add_option("--junit", o.junit, "Also write the verdict as JUnit XML here")->check(non_empty());
   sub->add_option("--history", o.history, "Append the verdict to this history database (SQLite) after sustain.json is written")->check(non_empty());
@@ -69,17 +74,19 @@ CLI::App* add_baseline_command(CLI::App& app, PlatformOptions& o) {
 }
 
 CLI::App* add_vet_command(CLI::App& app, PlatformOptions& o) {
-  CLI::App* sub = app.add_subcommand("vet", "Vet a platform within a time budget: probe, stability, sustained load, P95 vs baseline, cost");
+  CLI::App* sub = app.add_subcommand("vet", "Vet a platform within a time budget: probe, stability, sustained load, P95 slowdown against a "
+                                   "baseline, cost per unit of work (exit 1 when a check fails)");
   add_device_options(sub, o);
   add_backend_options(sub, o);
   sub->add_option("--budget", o.budget_s, "Seconds for the whole vet (default 600; 60 works)")->check(number_in(20.0, 86400.0));
   sub->add_option("--baseline", o.baseline, "Baseline file from `baseline` on an exclusive card of the same model")
       ->check(non_empty())->check(CLI::ExistingFile);
-  sub->add_option("--price-exclusive", o.price_exclusive, "Price per hour of the exclusive option")->check(number_in(0.0, 1e12));
+  sub->add_option("--price-exclusive", o.price_exclusive, "Price per hour of the exclusive option (with --price-shared: cost per unit of work and a recommendation)")->check(number_in(0.0, 1e12));
   sub->add_option("--price-shared", o.price_shared, "Price per hour of the shared option (this platform)")
       ->check(number_in(0.0, 1e12));
   sub->add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(number_in(0.0, kMaxCutoff, true));
-  sub->add_option("--out", o.out, "Output folder")->check(non_empty());
+  sub->add_option("--out", o.out, "Output folder for vet.json, vet.md and the runs behind them (default "
+                                   "interference-bench-results/vet-<UTC time>-<pid>)")->check(non_empty());
   sub->add_option("--junit", o.junit, "Also write the checks as JUnit XML here (one testcase per check)")->check(non_empty());
   sub->add_option("--html", o.html, "Also write the checklist with its evidence as one HTML page here")->check(non_empty());
   sub->add_option("--history", o.history, "Append the checklist to this history database (SQLite) after vet.json is written")->check(non_empty());
@@ -87,12 +94,14 @@ CLI::App* add_vet_command(CLI::App& app, PlatformOptions& o) {
 }
 
 CLI::App* add_selftest_command(CLI::App& app, PlatformOptions& o) {
-  CLI::App* sub = app.add_subcommand("selftest", "Known answers that tell whether this machine can measure now");
+  CLI::App* sub = app.add_subcommand("selftest", "Known answers that tell whether this machine can measure now, and the smallest P95 slowdown it resolves "
+                                        "(exit 0 right, 1 wrong, 5 could not say)");
   add_device_options(sub, o);
   add_backend_options(sub, o);
   sub->add_option("--budget", o.selftest_budget_s, "Seconds for the whole self-test (default 60)")
       ->check(number_in(20.0, 3600.0));
-  sub->add_option("--out", o.out, "Output folder")->check(non_empty());
+  sub->add_option("--out", o.out, "Output folder for selftest.json, selftest.md and its runs (default "
+                                   "interference-bench-results/selftest-<UTC time>-<pid>)")->check(non_empty());
   return sub;
 }
 
@@ -123,7 +132,8 @@ CLI::App* add_mig_sweep_command(CLI::App& app, PlatformOptions& o) {
   sub->add_option("--prices", o.prices, "A JSON FILE of MIG profile -> price of one instance (e.g. $/h): layouts "
                                         "with as many tenants passing are ranked by STP per price")
       ->check(non_empty())->check(CLI::ExistingFile);
-  sub->add_option("--out", o.out, "Output folder")->check(non_empty());
+  sub->add_option("--out", o.out, "Output folder for mig-sweep.json, .md, .html, mig-parted.yaml and every run "
+                                   "(default interference-bench-results/mig-sweep-<UTC time>-<pid>)")->check(non_empty());
   return sub;
 }
 

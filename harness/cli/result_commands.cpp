@@ -1,3 +1,5 @@
+// Commands over saved results (result_commands.h): their options, and the calls to what does the work (the
+// comparison analysis/compare.h, its history baseline history/history_baseline.h, the writers of reports/).
 #include "harness/cli/result_commands.h"
 
 #include "harness/analysis/compare.h"
@@ -7,16 +9,15 @@
 #include "harness/core/files.h"
 #include "harness/core/output_paths.h"
 #include "harness/core/text.h"
+#include "harness/history/history_baseline.h"
+#include "harness/results/results_reader.h"
 #include "reports/compare_writer.h"
-#include "harness/history/history.h"
 #include "reports/html_writer.h"
 #include "reports/junit_writer.h"
 #include "reports/prometheus_writer.h"
-#include "harness/results/results_reader.h"
 
-#include <algorithm>
-#include <filesystem>
 #include <iostream>
+#include <utility>
 
 namespace ib {
 
@@ -28,49 +29,11 @@ void require_raw_samples(const ResultsDocument& doc, const std::string& file) {
     throw InputError(file + ": meta.raw_samples: false; compare needs the raw samples (a run without --no-raw)");
 }
 
-bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
-// The results files the history names for NEW's tenants' last `c.window` runs (NEW itself left out).
-std::vector<std::string> history_files(const CompareCommand& c, const Results& next) {
-  const std::string self = std::filesystem::absolute(c.next).lexically_normal().string();
-  std::vector<std::string> files;
-  require_history("--against-history");
-  try {
-    for (const RunResult& run : next.runs)
-      for (const TenantResult& t : run.tenants) {
-        const HistoryWindow w{{run.scenario, run.mode, t.name, t.workload, history_params_key(t.params)}, c.window, self};
-        for (const HistoryTenantRecord& r : history_window(c.history, w))
-          if (!contains(files, r.run.results_file)) files.push_back(r.run.results_file);
-      }
-  } catch (const HistoryError& e) {
-    if (e.problem() == HistoryProblem::locked) throw CannotRunError(std::string("--against-history: ") + e.what());
-    throw InputError(std::string("--against-history: ") + e.what());
-  }
-  return files;
-}
-
-// BASE for --against-history: the runs of NEW's (scenario, mode) pairs in those files, pooled.
-Results history_base(const CompareCommand& c, const Results& next) {
-  Results base;
-  for (const std::string& file : history_files(c, next)) {
-    try {
-      const ResultsDocument doc = read_results_file(file);
-      if (!doc.raw_samples) throw InputError(file + ": written with --no-raw, no samples to compare");
-      for (const RunResult& run : doc.results.runs)
-        if (std::any_of(next.runs.begin(), next.runs.end(),
-                        [&](const RunResult& n) { return n.scenario == run.scenario && n.mode == run.mode; }))
-          base.runs.push_back(run);
-    } catch (const InputError& e) {  // gone, unreadable or without samples: the other nights still count
-      std::cerr << "interference-bench: compare: skipped a recorded run: " << printable(e.what(), 300) << "\n";
-    }
-  }
-  return base;
-}
-
 }  // namespace
 
 void add_compare_command(CLI::App& app, CompareCommand& c) {
-  c.command = app.add_subcommand("compare", "Compare two saved results.json files tenant by tenant (runs nothing)");
+  c.command = app.add_subcommand("compare", "Compare two saved results.json files (or one with its history) tenant by tenant: better, same, "
+                                              "worse or inconclusive (runs nothing; exit 1 when a tenant is worse, 5 inconclusive)");
   c.command->add_option("files", c.files, "BASE NEW: the earlier results.json and the one to judge (NEW alone with "
                                           "--against-history)")
       ->required()
@@ -99,7 +62,10 @@ int compare_command(CompareCommand c) {
   require_raw_samples(next, c.next);
   ResultsDocument base;
   if (history) {
-    base.results = history_base(c, next.results);
+    HistoryBaseline from_history = history_baseline(c.history, c.window, c.next, next.results);
+    for (const std::string& why : from_history.skipped)
+      std::cerr << "interference-bench: compare: skipped a recorded run: " << printable(why, 300) << "\n";
+    base.results = std::move(from_history.base);
     c.base = c.history + " (the last " + std::to_string(c.window) + " recorded runs)";
   } else {
     c.base = c.files.front();

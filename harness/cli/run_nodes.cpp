@@ -4,7 +4,6 @@
 #include "harness/core/errors.h"
 #include "harness/core/files.h"
 #include "harness/core/host.h"
-#include "harness/core/output_dir.h"
 #include "harness/nvml/nvml.h"
 #include "harness/process/process.h"
 #include "harness/results/results_reader.h"
@@ -33,16 +32,16 @@ nlohmann::json node_devices() {
 
 }  // namespace
 
-int serve_as_node(const RunOptions& o, const NodeRole& role, StopSignals& stop) {
+int serve_as_node(const NodeParts& nodes, StopSignals& stop) {
   NodeAgentOptions a;
-  a.conductor_host = role.host;
-  a.conductor_port = role.port;
-  a.node_rank = role.node_rank;
-  a.nodes = role.nodes;
-  a.token = role.token;
-  a.join_timeout_s = o.join_timeout;
-  a.worker_exe = self_exe_path();
-  a.log_dir = (o.out.empty() ? OutputDir::unique_default("interference-bench-results/") : o.out) + "/logs";
+  a.conductor_host = nodes.role.host;
+  a.conductor_port = nodes.role.port;
+  a.node_rank = nodes.role.node_rank;
+  a.nodes = nodes.role.nodes;
+  a.token = nodes.role.token;
+  a.join_timeout_s = nodes.join_timeout_s;
+  a.worker_exe = nodes.worker_exe;
+  a.log_dir = nodes.log_dir;
   a.devices = node_devices();
   make_dirs(a.log_dir, "--out");
   return run_node_agent(a, {stop.fd(), stop.check()});
@@ -62,10 +61,10 @@ ConductedNodes::~ConductedNodes() {
   close_fd(open.listen_fd);
 }
 
-std::unique_ptr<ConductedNodes> conduct_nodes(const RunOptions& o, const NodeRole& role, Launcher& local, Meta& meta,
-                                              StopSignals& stop) {
+std::unique_ptr<ConductedNodes> conduct_nodes(const NodeParts& nodes, Launcher& local, Meta& meta, StopSignals& stop) {
+  const NodeRole& role = nodes.role;
   auto c = std::make_unique<ConductedNodes>();
-  ConductorOptions co{role.host, role.port, role.nodes, role.token, o.join_timeout};
+  ConductorOptions co{role.host, role.port, role.nodes, role.token, nodes.join_timeout_s};
   co.stop = {stop.fd(), stop.check()};
   co.on_refused = [](const std::string& r) { std::cerr << "interference-bench: refused a connection: " << r << "\n"; };
   c->open = open_conductor(co);

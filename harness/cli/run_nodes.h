@@ -3,10 +3,9 @@
 // meta and hands the orchestrator the launcher that starts workers on the nodes (nodes/remote_launcher.h).
 #pragma once
 
-#include "harness/cli/node_role.h"
-#include "harness/cli/run_options.h"
 #include "harness/core/stop_signals.h"
 #include "harness/results/results.h"
+#include "harness/run/assemble.h"
 #include "harness/nodes/conductor.h"
 #include "harness/run/orchestrator.h"
 #include "harness/scenario/scenario.h"
@@ -21,7 +20,7 @@ constexpr std::size_t kClockExchangesPerBlock = 8;
 
 // A node other than node 0: it keeps no results, it starts the workers the conductor places on it; their
 // logs go to its --out folder. Returns the exit code (run_node_agent's).
-int serve_as_node(const RunOptions& o, const NodeRole& role, StopSignals& stop);
+int serve_as_node(const NodeParts& nodes, StopSignals& stop);
 
 // Every placement names a node of the run; throws InputError naming the tenant.
 void check_placed_nodes(const std::vector<Scenario>& scenarios, int nodes);
@@ -35,8 +34,7 @@ struct ConductedNodes {
 // Opens the conductor and records each node in `meta.nodes` (throws CannotRunError as open_conductor does, also
 // when a stop signal came while the nodes or their clocks were awaited). Every wait of the nodes' protocol, then
 // and during the run, ends on a stop signal (nodes/bounded_wait.h).
-std::unique_ptr<ConductedNodes> conduct_nodes(const RunOptions& o, const NodeRole& role, Launcher& local, Meta& meta,
-                                              StopSignals& stop);
+std::unique_ptr<ConductedNodes> conduct_nodes(const NodeParts& nodes, Launcher& local, Meta& meta, StopSignals& stop);
 // The orchestrator's launcher becomes the nodes', each block re-measures every node's clock, and its start time
 // lies far enough ahead that the go lines reach every node first (two round trips of the slowest node's).
 void attach_nodes(ConductedNodes& nodes, OrchestratorOptions& oo);

@@ -1,4 +1,4 @@
-// Pieces every plan shares, and the registry: the one place that maps a mode to its plan.
+// Pieces every plan shares (plan.h), and the device facts of ModeContext as the results record them.
 #include "harness/modes/plan.h"
 
 #include <map>
@@ -70,17 +70,6 @@ ModeDeviceFacts mode_device_facts(const nlohmann::json& device) {
     }
   }
   return f;
-}
-
-Plan make_plan(const Scenario& s, const ModeContext& ctx, int sequence) {
-  switch (s.mode) {
-    case Mode::exclusive: return exclusive_plan(s, ctx, sequence);
-    case Mode::timeslice: return timeslice_plan(s, ctx, sequence);
-    case Mode::mps: return mps_plan(s, ctx, sequence);
-    case Mode::mig: return mig_plan(s, ctx, sequence);
-    case Mode::streams: return streams_plan(s, ctx, sequence);
-  }
-  throw std::logic_error("no plan for this mode");
 }
 
 }  // namespace ib

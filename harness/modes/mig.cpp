@@ -1,11 +1,17 @@
 // Mode mig: each tenant on its own MIG instance (CUDA_VISIBLE_DEVICES=MIG-<uuid>) for its alone and
 // colocated blocks. A GPU in MIG mode has no whole device: the exclusive phase comes from the saved
 // baseline (--baseline, no exclusive blocks) or runs on the largest instance, and the results say which.
-#include "harness/modes/plan.h"
+// What it needs from the machine (MIG mode, the instances, each worker's seat, the baseline) is
+// modes/mig_setup.cpp; the instances --mig-create makes, modes/mig_instances.cpp.
+#include "harness/modes/mig_setup.h"
+#include "harness/modes/mode_table.h"
+
+#include "harness/core/errors.h"
 
 namespace ib {
 
 namespace {
+
 std::function<void(RunResult&)> exclusive_from_baseline(const Scenario& s, const ModeContext& ctx) {
   return [&s, &ctx](RunResult& r) {
     for (std::size_t i = 0; i < s.tenants.size(); ++i) {
@@ -16,7 +22,6 @@ std::function<void(RunResult&)> exclusive_from_baseline(const Scenario& s, const
     }
   };
 }
-}  // namespace
 
 Plan mig_plan(const Scenario& s, const ModeContext& ctx, int) {
   const auto it = ctx.mig_plans.find(s.name);
@@ -66,6 +71,34 @@ Plan mig_plan(const Scenario& s, const ModeContext& ctx, int) {
   for (std::size_t i = 0; i < s.tenants.size(); ++i) p.round.push_back({Phase::alone, 0, {i}});
   p.round.push_back({Phase::colocated, 0, all_tenants(s)});
   return p;
+}
+
+void refuse_mig_options(const ModeRequest& o) {
+  if (!o.baseline.empty())
+    throw InputError("--baseline: only used with mode mig, where the exclusive phase cannot be measured");
+  if (!o.mig_create.empty()) throw InputError("--mig-create: only used with mode mig");
+}
+
+}  // namespace
+
+Mode mig_mode() { return Mode::mig; }
+
+ModeRow mig_row() {
+  ModeRow r;
+  r.mode = Mode::mig;
+  r.description = "each tenant alone and all together, each on its own MIG instance (exclusive: --baseline)";
+  r.plan = mig_plan;
+  r.set_up = set_up_mig;
+  r.tear_down = tear_down_mig;
+  r.refuse_options_when_unused = refuse_mig_options;
+  r.needs_nvml = true;  // the instances are found through NVML, whatever the backend
+  r.needs_mig_mode = true;
+  r.whole_gpu = false;
+  r.node0_only = "MIG instances";
+  r.extra_blocks_per_tenant = 1;  // each tenant's alone block on its instance
+  r.in_all = true;
+  r.waives_nvml_errors = true;  // a GPU whose NVML cannot list MIG instances has no mode mig to run
+  return r;
 }
 
 }  // namespace ib

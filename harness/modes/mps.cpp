@@ -2,9 +2,13 @@
 // a private control daemon (or one attached with --mps-pipe-dir), each with its thread percentage and
 // pinned-memory limit. Both sets of processes stay alive for the repetition: in the default compute
 // mode plain contexts and the MPS server share the GPU by time-slicing, and an idle one takes no turn.
-#include "harness/modes/plan.h"
-#include "harness/modes/whole_gpu.h"
+// The daemon is this node's: a worker placed on another node is refused before anything runs.
+#include "harness/modes/mode_table.h"
 #include "harness/modes/mps_daemon.h"
+#include "harness/modes/whole_gpu.h"
+
+#include "harness/core/errors.h"
+#include "harness/process/process.h"
 
 namespace ib {
 
@@ -19,7 +23,6 @@ std::vector<std::string> mps_client_env(const Scenario& s, const Tenant& t, int 
     env.push_back("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=" + std::to_string(s.device) + "=" + *pl.mps_pinned_mem_limit);
   return env;
 }
-}  // namespace
 
 Plan mps_plan(const Scenario& s, const ModeContext& ctx, int sequence) {
   Plan p;
@@ -47,6 +50,33 @@ Plan mps_plan(const Scenario& s, const ModeContext& ctx, int sequence) {
   p.round.push_back({Phase::colocated, 1, all_tenants(s)});
   note_mig_instance(p, ctx);
   return p;
+}
+
+// The control daemon is started per repetition: its binary must be there, unless one is attached to.
+void set_up_mps(const ModeRequest& o, const std::vector<Scenario>&, ModeSetup&, ModeContext&, int) {
+  if (o.mps_pipe_dir.empty() && find_on_path(kMpsControl).empty())
+    throw CannotRunError(std::string("mode mps needs the MPS control daemon, but ") + kMpsControl +
+                         " is not on PATH (it ships with the NVIDIA driver)");
+}
+
+void refuse_mps_options(const ModeRequest& o) {
+  if (!o.mps_pipe_dir.empty()) throw InputError("--mps-pipe-dir: only used with mode mps");
+}
+
+}  // namespace
+
+ModeRow mps_row() {
+  ModeRow r;
+  r.mode = Mode::mps;
+  r.description = "exclusive, then each tenant alone and all together as MPS clients of a private control daemon";
+  r.plan = mps_plan;
+  r.set_up = set_up_mps;
+  r.refuse_options_when_unused = refuse_mps_options;
+  r.time_slices_gpu = true;  // the plain processes of its exclusive blocks and the MPS server take turns
+  r.node0_only = "MPS daemon";
+  r.extra_blocks_per_tenant = 1;  // each tenant's alone block as an MPS client
+  r.in_all = true;
+  return r;
 }
 
 }  // namespace ib

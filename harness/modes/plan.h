@@ -1,9 +1,8 @@
 // A mode is a plan (docs/design.md section 3): which worker processes exist for a repetition, with which
 // environment, which blocks one round holds, what is set up before the workers start and torn down
 // after them, and which phases are not measured but taken from elsewhere. The orchestrator runs any
-// plan and knows nothing of MPS or MIG. Adding a mode: one file in harness/modes/ that returns a Plan,
-// its name in the Mode enum (harness/scenario/scenario.h) and one case in make_plan
-// (harness/modes/common.cpp); docs/architecture.md has the recipe.
+// plan and knows nothing of MPS or MIG. Each mode's plan maker is in its own file, harness/modes/<mode>.cpp,
+// and reached through its row of the table of modes (make_plan, harness/modes/mode_table.h).
 #pragma once
 
 #include "harness/nvml/nvml.h"
@@ -95,16 +94,6 @@ struct Plan {
   // What the plan set up (an MPS daemon); released when the plan is destroyed, on every way out.
   std::shared_ptr<void> resources;
 };
-
-// The per-mode plan makers (one file each) and the registry that picks one. `sequence` counts the
-// plans this invocation made (1, 2, ...), for names that must not repeat (the MPS daemon's folders).
-Plan exclusive_plan(const Scenario& s, const ModeContext& ctx, int sequence);
-Plan timeslice_plan(const Scenario& s, const ModeContext& ctx, int sequence);
-Plan mps_plan(const Scenario& s, const ModeContext& ctx, int sequence);
-Plan mig_plan(const Scenario& s, const ModeContext& ctx, int sequence);
-Plan streams_plan(const Scenario& s, const ModeContext& ctx, int sequence);
-// Throws CannotRunError when the mode's resources cannot be set up (the MPS daemon would not start).
-Plan make_plan(const Scenario& s, const ModeContext& ctx, int sequence);
 
 // ModeContext::device (mode_setup's JSON words) as the results record them; a key without a field
 // goes to ModeDeviceFacts::unmapped.

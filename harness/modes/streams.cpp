@@ -1,9 +1,11 @@
 // Mode streams: the colocated tenants as threads of one worker process, each with its own stream
 // (the in-process reference). Exclusive blocks run in a process per tenant; alone = exclusive.
-#include "harness/modes/plan.h"
+#include "harness/modes/mode_table.h"
 #include "harness/modes/whole_gpu.h"
 
 namespace ib {
+
+namespace {
 
 Plan streams_plan(const Scenario& s, const ModeContext& ctx, int) {
   Plan p;
@@ -15,6 +17,17 @@ Plan streams_plan(const Scenario& s, const ModeContext& ctx, int) {
   alone_is_exclusive(p);
   note_mig_instance(p, ctx);
   return p;
+}
+
+}  // namespace
+
+ModeRow streams_row() {
+  ModeRow r;
+  r.mode = Mode::streams;
+  r.description = "all tenants in one process, one stream (host: one thread) each: the in-process baseline";
+  r.plan = streams_plan;
+  r.in_all = true;
+  return r;
 }
 
 }  // namespace ib

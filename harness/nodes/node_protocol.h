@@ -1,4 +1,4 @@
-// What a conductor and its nodes say once a node has joined (conductor_join.h; docs/design.md section 13,
+// What a conductor and its nodes say once a node has joined (join.h; docs/design.md section 13,
 // issue 36). One JSON object per line, as the worker protocol; docs/architecture.md lists the lines.
 //
 // On the node's control connection, after the welcome:

@@ -1,5 +1,6 @@
 #include "harness/run/orchestrator.h"
 
+#include "harness/modes/mode_table.h"
 #include "harness/run/repetition.h"
 
 #include <unistd.h>

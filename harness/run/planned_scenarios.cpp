@@ -5,6 +5,7 @@
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/ranks.h"
 #include "harness/core/stop_signals.h"
+#include "harness/modes/mode_table.h"
 
 #include <algorithm>
 
@@ -76,8 +77,7 @@ std::vector<const RunResult*> repetitions_of(const Results& results, const std::
 
 StoppingOptions stopping_options(const ConductSettings& o, const Scenario& s) {
   StoppingOptions st;
-  // exclusive mode measures baselines only: nothing to decide
-  st.until = o.until == StopRule::fixed || s.mode == Mode::exclusive ? StopRule::fixed : StopRule::decided;
+  st.until = stop_rule(o.until, o.resamples, runs_fixed(s.mode));
   st.rounds = o.rounds;
   st.duration_s = s.duration_s;
   st.max_duration_s = o.max_duration.value_or(0.0);
@@ -92,8 +92,8 @@ double worst_case_seconds(const ConductSettings& o, const std::vector<Scenario>&
     const StoppingOptions st = stopping_options(o, s);
     const int last_rounds = st.until == StopRule::fixed ? st.rounds : budget_rounds(st);
     const double n = static_cast<double>(s.tenants.size());
-    // exclusive blocks and one colocated block per round; MPS and MIG add each tenant's alone block
-    const double blocks = s.mode == Mode::mps || s.mode == Mode::mig ? 2 * n + 1 : n + 1;
+    // exclusive blocks and one colocated block per round, and what the mode adds (MPS, MIG: each tenant's alone block)
+    const double blocks = n + 1 + static_cast<double>(extra_blocks_per_round(s.mode, s.tenants.size()));
     const double block_s = s.duration_s / st.rounds + 0.05;
     total += s.repetitions * 2 * n * s.warmup_s +
              ((s.repetitions - 1) * st.rounds + last_rounds) * blocks * block_s;
@@ -131,7 +131,7 @@ void run_planned_scenarios(const ConductSettings& o, const std::vector<Scenario>
       };
       RunResult run;
       try {
-        run = orchestrator.run(s, rep, plan_of_rep, s.mode == Mode::exclusive ? LookFn{} : look);
+        run = orchestrator.run(s, rep, plan_of_rep, runs_fixed(s.mode) ? LookFn{} : look);
       } catch (const CannotRunError&) {  // e.g. the MPS daemon would not start: keep what finished
         write_runs(results);
         throw;

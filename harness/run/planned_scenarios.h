@@ -23,7 +23,7 @@ struct ConductSettings {
   std::uint64_t seed = 1;
   int resamples = 1000;
   double resolution = 0.0;              // --resolution (0: none)
-  StopRule until = StopRule::decided;   // --until
+  StopRule until = StopRule::decided;   // the run's stop rule (stop_rule, analysis/deciding.h)
   int rounds = 10;                      // --rounds
   std::optional<double> max_duration;   // --max-duration
 };
@@ -31,7 +31,7 @@ struct ConductSettings {
 // Writes the results so far (every writer of the run, after every repetition).
 using WriteRuns = std::function<void(const Results&)>;
 
-// Scenario `s`'s stopping options under these settings.
+// Scenario `s`'s stopping options under these settings: the stop rule with its mode's (stop_rule, runs_fixed).
 StoppingOptions stopping_options(const ConductSettings& o, const Scenario& s);
 
 // The plan's longest wall time: every repetition's workers warming up one at a time and every round of

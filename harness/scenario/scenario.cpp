@@ -30,17 +30,6 @@ const std::vector<std::string>& mode_names() {
 
 const char* mode_name(Mode m) { return to_string(m); }
 
-const char* mode_description(Mode m) {
-  switch (m) {
-    case Mode::exclusive: return "one tenant at a time on the whole device (the baseline)";
-    case Mode::timeslice: return "tenants as separate processes sharing the device (GPU time-slicing; OS scheduling on host)";
-    case Mode::mps: return "exclusive, then each tenant alone and all together as MPS clients of a private control daemon";
-    case Mode::mig: return "each tenant alone and all together, each on its own MIG instance (exclusive: --baseline)";
-    case Mode::streams: return "all tenants in one process, one stream (host: one thread) each: the in-process baseline";
-  }
-  return "";
-}
-
 std::optional<Mode> parse_mode(const std::string& s) { return parse_name<Mode>(s); }
 
 std::vector<int> available_cpus() {

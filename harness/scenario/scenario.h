@@ -20,9 +20,8 @@ template <>
 struct EnumWords<Mode> {
   static constexpr std::array<const char*, 5> words = {"exclusive", "timeslice", "mps", "mig", "streams"};
 };
+// The enum is the modes' words; what each mode is and does is its row in harness/modes/mode_table.h.
 const char* mode_name(Mode m);
-// One line for `list modes`.
-const char* mode_description(Mode m);
 std::optional<Mode> parse_mode(const std::string& s);
 const std::vector<std::string>& mode_names();
 
@@ -98,7 +97,7 @@ struct Scenario {
   std::vector<Tenant> tenants;
 };
 
-// The documented ranges of a scenario's numbers (README "Scenarios and suites"); the command line's
+// The documented ranges of a scenario's numbers (docs/scenarios.md); the command line's
 // overrides are held to the same ones.
 constexpr double kMinWarmupS = 0.001, kMaxWarmupS = 3600.0;
 constexpr double kMinDurationS = 0.01, kMaxDurationS = 86400.0;

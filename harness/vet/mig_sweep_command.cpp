@@ -18,7 +18,9 @@
 #include "harness/core/text.h"
 #include "harness/modes/journal.h"
 #include "harness/modes/mig_layouts.h"
-#include "harness/modes/mode_setup.h"
+#include "harness/modes/baseline.h"
+#include "harness/modes/mig_instances.h"
+#include "harness/modes/mig_setup.h"
 #include "harness/results/mig_sweep.h"
 #include "harness/scenario/scenario.h"
 #include "harness/stats/stats.h"
@@ -66,7 +68,7 @@ json read_sweep_scenario(const PlatformOptions& o) {
   }
   if (o.registry) {
     ScenarioOverrides ov;
-    ov.mode = Mode::mig;
+    ov.mode = mig_mode();
     ov.lenient_placement = true;  // a layout's run places each tenant; the scenario's own placement keys stay
     (void)parse_scenario(s, file, ov, ValidationContext{o.registry, o.backend == "host" ? Backend::host : Backend::cuda, {}});
   }
@@ -85,7 +87,7 @@ void check_sweep_baseline(const PlatformOptions& o, const json& scenario) {
   }
   if (!o.registry) return;
   ScenarioOverrides ov;
-  ov.mode = Mode::mig;
+  ov.mode = mig_mode();
   ov.lenient_placement = true;
   const Scenario s = parse_scenario(scenario, o.scenario, ov,
                                     ValidationContext{o.registry, o.backend == "host" ? Backend::host : Backend::cuda, {}});

@@ -202,7 +202,10 @@ class HostLatency final : public Workload {
 // Each sample spins for sample_ms; the fault fires at sample number `at_sample`, counted from the
 // first sample this process runs (warm-up included) or, with `at_block` = k > 0, from the start of the
 // measurement of the k-th block this process measures (so where it fires does not depend on how many
-// samples fit a block on a loaded machine); during setup when at_sample is 0. begin_block() is called
+// samples fit a block on a loaded machine); during setup when at_sample is 0. With `at_ms` > 0 (and at_block > 0)
+// it fires instead at the first sample that starts at_ms after that measurement began: on a loaded machine a
+// block holds fewer samples than on an idle one, so a sample number can fall past the block's end while a time
+// into it cannot (the tests' faults must fire in the block they name, beside a CPU hog too). begin_block() is called
 // at the start of warm-up, then of each block's re-warm and of its measurement (kernels/workload.h):
 // the k-th measurement is call 2k + 1.
 // With `count_file` set, only the `at_start`-th process of this tenant faults (each start adds a
@@ -218,6 +221,7 @@ class HostFault final : public Workload {
         count_file_(p.at("count_file").get<std::string>()),
         at_start_(p.at("at_start").get<int>()),
         at_block_(p.at("at_block").get<int>()),
+        at_ms_(p.at("at_ms").get<double>()),
         children_(p.at("children").get<int>()) {}
 
   void setup(const ExecContext&) override {
@@ -234,12 +238,20 @@ class HostFault final : public Workload {
   }
 
   void begin_block(std::int64_t) override {
-    if (++begin_block_calls_ == 2 * at_block_ + 1) samples_ = 0;  // the at_block-th measurement starts
+    if (++begin_block_calls_ == 2 * at_block_ + 1) {  // the at_block-th measurement starts
+      samples_ = 0;
+      block_start_ = std::chrono::steady_clock::now();
+    }
   }
 
   void run_sample(const ExecContext&, SampleOutput&) override {
     const bool counting = at_block_ == 0 || begin_block_calls_ >= 2 * at_block_ + 1;
-    if (++samples_ == at_sample_ && counting) fire();
+    ++samples_;
+    if (counting && at_ms_ > 0 && at_block_ > 0) {
+      if (std::chrono::steady_clock::now() - block_start_ >= std::chrono::duration<double, std::milli>(at_ms_)) fire();
+    } else if (samples_ == at_sample_ && counting) {
+      fire();
+    }
     const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(sample_ms_);
     while (std::chrono::steady_clock::now() < end) {
     }
@@ -284,6 +296,8 @@ class HostFault final : public Workload {
     return lines;
   }
   int at_block_;
+  double at_ms_;
+  std::chrono::steady_clock::time_point block_start_{};
   int begin_block_calls_ = 0;
   int children_;
   bool armed_ = true;
@@ -350,6 +364,7 @@ void register_host_workloads(Registry& registry) {
                  {"count_file", T::string, "", {}, {}, {}, "file counting process starts (empty: every start faults)", ".ib-fault-count"},
                  {"at_start", T::integer, 1, 1, 1000, {}, "with count_file: which process start faults"},
                  {"at_block", T::integer, 0, 0, 1000, {}, "count at_sample from this measured block's start (0: from the first sample)"},
+                 {"at_ms", T::number, 0.0, 0, 60000, {}, "with at_block: fault at the first sample this long into that block's measurement (0: at_sample)"},
                  {"children", T::integer, 0, 0, 8, {}, "processes forked in setup that only wait (and must not outlive the worker)"}},
                 always_supported,
                 [](const Params& p) { return std::make_unique<HostFault>(p); }});

@@ -117,7 +117,7 @@ def test_ranks_are_only_for_a_collective_and_need_one_placement_each(runner, tmp
 @pytest.mark.measurement
 @pytest.mark.parametrize("neighbour, core, duration", [("hog", 1, 2.5), ("hog", 0, 2.5), ("idle", 1, 4.0)])
 def test_the_straggler_is_the_rank_whose_core_a_hog_shares(runner, tmp_path, neighbour, core, duration):
-    # The README's collective example (8 MiB allreduces, each rank writing its input 24 times first, ranks on
+    # docs/scenarios.md's collective example (8 MiB allreduces, each rank writing its input 24 times first, ranks on
     # cores 0 and 1) with a neighbour on one rank's core. A hog slows that rank's own work, so it arrives last
     # at the collective, by tens of milliseconds: named in 82-100% of samples over 6 runs on this VM (median
     # 100%). With its input written once the rank's own work fits in the few milliseconds a woken task runs

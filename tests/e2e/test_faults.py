@@ -23,9 +23,9 @@ def run_suite(runner, tmp_path, docs, *extra, timeout=120):
     ("throw", "error", lambda w: w["message"] == "host-fault: injected failure" and w["exit_code"] == 1),
 ])
 def test_failing_worker_is_recorded_and_the_next_scenario_runs(runner, tmp_path, action, status, check):
-    # Samples spin 2 ms: sample 65 of the first block falls at least 130 ms into it, after at least two
-    # 50 ms batches were streamed, and well inside its 0.5 s.
-    docs = [scenario("broken", [fault("bad", action, at_sample=65, at_block=1), compute("good")], duration=1.5,
+    # The fault fires 150 ms into the first measured block (by time, so beside a CPU hog too): after at least two
+    # 50 ms batches were streamed, at most 75 samples of 2 ms in, and well inside its 0.5 s.
+    docs = [scenario("broken", [fault("bad", action, at_sample=65, at_block=1, at_ms=150), compute("good")], duration=1.5,
                      warmup=0.02),
             scenario("after", [compute("a")], mode="exclusive", duration=0.3)]
     r, res = run_suite(runner, tmp_path, docs)
@@ -54,8 +54,8 @@ def test_failing_worker_is_recorded_and_the_next_scenario_runs(runner, tmp_path,
 
 def test_crash_in_the_colocated_phase_stops_the_neighbour(runner, tmp_path):
     # The bad tenant's blocks in round 0: its exclusive block, then the colocated one (its 2nd): it crashes
-    # 20 samples into that one.
-    bad = fault("bad", "crash", at_sample=20, at_block=2)
+    # 40 ms into that one.
+    bad = fault("bad", "crash", at_sample=20, at_block=2, at_ms=40)
     docs = [scenario("coloc-crash", [bad, compute("good")], duration=1.0, warmup=0.02)]
     r, res = run_suite(runner, tmp_path, docs)
     assert r.returncode == 4
@@ -81,7 +81,7 @@ def test_crash_in_the_colocated_phase_stops_the_neighbour(runner, tmp_path):
 
 
 def test_hanging_worker_is_killed_by_the_watchdog(runner, tmp_path):
-    docs = [scenario("hang", [fault("stuck", "hang", at_sample=40)], mode="exclusive", duration=0.5, warmup=0.02),
+    docs = [scenario("hang", [fault("stuck", "hang", at_sample=40, at_block=1, at_ms=100)], mode="exclusive", duration=0.5, warmup=0.02),
             scenario("after", [compute("a")], mode="exclusive", duration=0.3)]
     t0 = time.monotonic()
     r, res = run_suite(runner, tmp_path, docs, "--timeout-margin", "1.5", "--rounds", "1")
@@ -137,7 +137,7 @@ def test_signal_mid_run_keeps_finished_results_and_leaves_no_process(runner, tmp
 def test_nothing_a_worker_started_outlives_it(runner, tmp_path, action, status):
     # The worker forks two children that only wait (holding its pipes). Whether the watchdog kills the
     # worker (hang) or it exits after "end" (none), its process group goes with it.
-    docs = [scenario("forks", [fault("parent", action, at_sample=38, children=2)], mode="exclusive", duration=0.3,
+    docs = [scenario("forks", [fault("parent", action, at_sample=38, at_block=1, at_ms=100, children=2)], mode="exclusive", duration=0.3,
                      warmup=0.02)]
     r, res = run_suite(runner, tmp_path, docs, "--timeout-margin", "1", "--rounds", "1")
     w = res["runs"][0]["tenants"][0]["phases"]["exclusive"]["worker"]

@@ -89,14 +89,14 @@ def test_mps_run_gives_each_client_its_environment_and_quits_the_daemon(runner, 
 
 
 # The bad tenant's processes: 1st start the plain one (exclusive blocks), 2nd the MPS client (alone and
-# colocated blocks); only the client faults. Its blocks in round 0: its alone block (its 1st), then the
+# colocated blocks); only the client faults, 40 ms into the block named. Its blocks in round 0: its alone block (its 1st), then the
 # colocated one (its 2nd).
 @pytest.mark.parametrize("action,at_block,phase,status", [
     ("crash", 2, "colocated", "crashed"),
     ("hang", 1, "alone", "timeout"),
 ])
 def test_daemon_is_quit_when_a_worker_fails(runner, tmp_path, mps, action, at_block, phase, status):
-    bad = fault("bad", action, at_sample=10, at_block=at_block, count_file=str(tmp_path / "starts.ib-fault-count"),
+    bad = fault("bad", action, at_sample=10, at_block=at_block, at_ms=40, count_file=str(tmp_path / "starts.ib-fault-count"),
                 at_start=2)
     f = runner.write_json("s.json", scenario("mps-fail", [bad, compute("good")], mode="mps", duration=0.5, warmup=0.02))
     r = runner.run("--backend", "host", "--scenario", f, "--out", tmp_path / "out", "--timeout-margin", "1.5", *LENIENT)

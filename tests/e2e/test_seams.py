@@ -84,6 +84,26 @@ def test_only_the_conductors_include_the_writers(tmp_path):
     assert "harness/modes/mode_setup.cpp:2: includes reports/json_writer.h" in r.stderr
 
 
+def test_a_mode_is_named_only_in_its_room(tmp_path):
+    """Outside harness/modes/ (and the scenario parser) a file that names Mode::mig fails the build; other enums
+    ending in Mode do not."""
+    table = {"core": {"dir": "harness/core", "deps": []},
+             "scenario": {"dir": "harness/scenario", "deps": ["core"]},
+             "modes": {"dir": "harness/modes", "deps": ["scenario"]},
+             "run": {"dir": "harness/run", "deps": ["modes"]}}
+    root = tree(tmp_path, {"harness/scenario/scenario.cpp": "bool mig(Mode m) { return m == Mode::mig; }\n",
+                           "harness/modes/mig.cpp": "ModeRow r; r.mode = Mode::mig;\n",
+                           "harness/run/planned_scenarios.cpp": "// asks runs_fixed(s.mode)\nComputeMode::prohibited;\n"
+                                                      "VirtualizationMode::none;\n"})
+    assert check(table, root).returncode == 0, check(table, root).stderr
+    (root / "harness/run/planned_scenarios.cpp").write_text("int blocks(const Scenario& s) {\n"
+                                                  "  return s.mode == ib::Mode::mig ? 2 : 1;\n}\n")
+    r = check(table, root)
+    assert r.returncode == 1
+    assert r.stderr == ("harness/run/planned_scenarios.cpp:2: names Mode::mig, but only harness/modes/ (and the scenario parser, "
+                        "harness/scenario/) names a mode: ask the table of modes (harness/modes/mode_table.h)\n"), r.stderr
+
+
 def built_table():
     """The seams as cmake/seams.cmake declared them for this build (seams.json in the build folder)."""
     return json.loads((Path(os.environ["IB_BINARY"]).parent / "seams.json").read_text())

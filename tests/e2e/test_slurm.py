@@ -38,7 +38,7 @@ TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_
 # What each task runs: one host tenant alone (mode exclusive: a baseline, no verdict to decide), so a
 # task's exit code is 0 whatever else the machine runs; the test is about the deployment, not a figure.
 SOLO = scenario("solo", [compute("solo")], mode="exclusive", duration=0.5, warmup=0.05)
-BROKEN = scenario("broken", [fault("bad", "exit", at_sample=20, at_block=1)], mode="exclusive", duration=0.5,
+BROKEN = scenario("broken", [fault("bad", "exit", at_sample=20, at_block=1, at_ms=40)], mode="exclusive", duration=0.5,
                   warmup=0.02)
 
 

@@ -1,7 +1,11 @@
-// MIG placement planning (harness/modes/mode_setup.cpp): every tenant its own instance, explicit
-// indices first, then profiles, then the rest; the largest instance; refusals naming the field.
-#include "harness/modes/mps_daemon.h"
+// MIG placement planning (harness/modes/mig_setup.cpp): every tenant its own instance, explicit
+// indices first, then profiles, then the rest; the largest instance; refusals naming the field. The table of
+// modes (harness/modes/mode_table.h), prepare_modes and the node's readiness (harness/modes/device_readiness.h).
+#include "harness/modes/device_readiness.h"
+#include "harness/modes/mig_setup.h"
 #include "harness/modes/mode_setup.h"
+#include "harness/modes/mode_table.h"
+#include "harness/modes/mps_daemon.h"
 #include "harness/modes/plan.h"
 
 #include "harness/core/errors.h"
@@ -126,7 +130,7 @@ TEST(PlanMig, TheModeShowsEachRankItsInstance) {
   const Scenario s = scenario({ranked("ar", 2, {at({}, "1g.18gb"), at(3)}), tenant("g")});
   ModeContext ctx;
   ctx.mig_plans["s"] = plan_mig(s, kInstances);
-  const Plan p = mig_plan(s, ctx, 1);
+  const Plan p = make_plan(s, ctx, 1);  // s is in mode mig
   ASSERT_EQ(p.sets.size(), 2u);
   using Env = std::vector<std::string>;
   EXPECT_EQ(p.sets[0].env(0, 0), (Env{"CUDA_VISIBLE_DEVICES=MIG-0"}));
@@ -168,6 +172,8 @@ namespace ib {
 namespace {
 
 TEST(TimesliceRefusal, ExclusiveProcessAndProhibitedCannotTimeSlice) {
+  const ComputeModeRefusal timeslice_refusal = mode_row(Mode::timeslice).compute_mode_refusal;
+  ASSERT_NE(timeslice_refusal, nullptr);
   EXPECT_FALSE(timeslice_refusal(ComputeMode::default_mode, 0));
   EXPECT_FALSE(timeslice_refusal(ComputeMode::exclusive_thread, 0));  // deprecated; not refused
   const auto ep = timeslice_refusal(ComputeMode::exclusive_process, 2);
@@ -280,6 +286,92 @@ TEST_F(PrepareModes, TheHostBackendDoesNotDependOnTheGpuState) {
     prepare_modes(ModeRequest{}, Backend::host, {in_mode(m)}, setup, oo, false);
     EXPECT_TRUE(oo.mig_instance_note.empty());
   }
+}
+
+}  // namespace
+}  // namespace ib
+
+namespace ib {
+namespace {
+
+// ---- the table of modes: one row per mode, each mode's facts from its own file ----
+
+TEST(ModeTable, EveryModeHasItsRowInTheEnumsOrder) {
+  ASSERT_EQ(mode_table().size(), mode_names().size());
+  for (const std::string& word : mode_names()) {
+    const Mode m = *parse_mode(word);
+    EXPECT_EQ(mode_row(m).mode, m) << word;
+    EXPECT_NE(mode_row(m).plan, nullptr) << word;
+    EXPECT_NE(std::string(mode_description(m)), "") << word;
+  }
+}
+
+TEST(ModeTable, TheFactsOfEachMode) {
+  EXPECT_EQ(modes_in_all(), (std::vector<Mode>{Mode::timeslice, Mode::mps, Mode::mig, Mode::streams}));
+  for (Mode m : {Mode::exclusive, Mode::timeslice, Mode::streams}) EXPECT_EQ(extra_blocks_per_round(m, 3), 0u);
+  for (Mode m : {Mode::mps, Mode::mig}) EXPECT_EQ(extra_blocks_per_round(m, 3), 3u);  // each tenant's alone block
+  EXPECT_TRUE(runs_fixed(Mode::exclusive));
+  for (Mode m : {Mode::timeslice, Mode::mps, Mode::mig, Mode::streams}) EXPECT_FALSE(runs_fixed(m));
+  for (const ModeRow& row : mode_table()) {
+    EXPECT_EQ(row.waives_nvml_errors, row.mode == Mode::mig) << mode_name(row.mode);
+    EXPECT_EQ(row.whole_gpu, row.mode != Mode::mig) << mode_name(row.mode);
+    EXPECT_EQ(row.tear_down != nullptr, row.mode == Mode::mig) << mode_name(row.mode);
+  }
+  EXPECT_STREQ(mode_row(Mode::mps).node0_only, "MPS daemon");
+  EXPECT_STREQ(mode_row(Mode::mig).node0_only, "MIG instances");
+}
+
+// An option of a mode no scenario runs is refused, each by its own mode's row; --mode all takes them all.
+TEST(ModeTable, AnOptionOfAModeNoScenarioUsesIsRefused) {
+  const auto refusal = [](const ModeRequest& o, Mode m) -> std::string {
+    Scenario s = scenario({tenant("a")});
+    s.mode = m;
+    ModeSetup setup;
+    ModeContext ctx;
+    try {
+      prepare_modes(o, Backend::host, {s}, setup, ctx, false);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  ModeRequest mps;
+  mps.mps_pipe_dir = "/tmp";
+  EXPECT_EQ(refusal(mps, Mode::timeslice), "--mps-pipe-dir: only used with mode mps");
+  ModeRequest baseline;
+  baseline.baseline = "b.json";
+  EXPECT_EQ(refusal(baseline, Mode::streams),
+            "--baseline: only used with mode mig, where the exclusive phase cannot be measured");
+  ModeRequest create;
+  create.mig_create = {"1g.18gb"};
+  EXPECT_EQ(refusal(create, Mode::exclusive), "--mig-create: only used with mode mig");
+}
+
+class PrepareRunModes : public ib_test::FakeNvmlEnv {};
+
+// --mode all: every scenario under each mode --mode all runs, in the table's order; a mode this machine cannot
+// run (mig on a GPU without MIG mode) is waived with its reason, not refused.
+TEST_F(PrepareRunModes, ModeAllRunsEveryModeAndWaivesTheOnesThisMachineCannot) {
+  write_config(one_gpu(0, false));
+  ModeSetup setup;
+  ModeContext ctx;
+  Scenario s = scenario({tenant("a"), tenant("b")});
+  s.mode = Mode::timeslice;
+  const RunModes modes = prepare_run_modes(ModeRequest{}, true, Backend::host, {s}, setup, ctx);
+  std::vector<Mode> planned;
+  for (const Scenario& p : modes.plan) planned.push_back(p.mode);
+  EXPECT_EQ(planned, modes_in_all());
+  ASSERT_EQ(modes.waived.count(Mode::mig), 1u);
+  EXPECT_NE(modes.waived.at(Mode::mig).find("MIG mode is disabled"), std::string::npos) << modes.waived.at(Mode::mig);
+  EXPECT_EQ(modes.waived.count(Mode::timeslice), 0u);
+  EXPECT_EQ(modes.waived.count(Mode::streams), 0u);
+  // without --mode all: the scenarios as they are
+  ModeSetup one;
+  ModeContext one_ctx;
+  const RunModes as_is = prepare_run_modes(ModeRequest{}, false, Backend::host, {s}, one, one_ctx);
+  ASSERT_EQ(as_is.plan.size(), 1u);
+  EXPECT_EQ(as_is.plan[0].mode, Mode::timeslice);
+  EXPECT_TRUE(as_is.waived.empty());
 }
 
 }  // namespace

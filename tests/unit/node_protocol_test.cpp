@@ -114,7 +114,7 @@ TEST(NodeProtocol, AGosStartTimeMovesOntoTheNodesClock) {
 }
 
 TEST(NodeRoleTest, OptionsFirstThenTheLaunchersVariables) {
-  RunOptions o;
+  RunRequest o;
   o.nodes = 3;
   const std::map<std::string, std::string> slurm{{"SLURM_PROCID", "2"}, {"SLURM_JOB_ID", "77"}, {"SLURM_STEP_ID", "0"},
                                                  {"MASTER_ADDR", "node-a"}, {"MASTER_PORT", "29500"}};
@@ -131,16 +131,16 @@ TEST(NodeRoleTest, OptionsFirstThenTheLaunchersVariables) {
   EXPECT_EQ(r.host, "fd00::1");
   EXPECT_EQ(r.port, 4000);
   EXPECT_EQ(r.token, "mine");
-  RunOptions k8s;
+  RunRequest k8s;
   k8s.nodes = 2;
   k8s.conductor = "svc-0.svc:4000";
   k8s.token = "t";
   EXPECT_EQ(resolve_node_role(k8s, {{"JOB_COMPLETION_INDEX", "1"}}).node_rank, 1);
-  EXPECT_EQ(resolve_node_role(RunOptions{}, slurm).nodes, 1);  // one node: the variables are not read
+  EXPECT_EQ(resolve_node_role(RunRequest{}, slurm).nodes, 1);  // one node: the variables are not read
 }
 
 TEST(NodeRoleTest, WhatIsMissingOrWrongIsBadInputNamingTheOption) {
-  RunOptions o;
+  RunRequest o;
   o.nodes = 2;
   const auto says = [&](const std::map<std::string, std::string>& env, const std::string& text) {
     try {

@@ -5,7 +5,7 @@
 #include "harness/nvml/nvml_abi.h"
 #include "harness/modes/journal.h"
 #include "harness/modes/mig_layouts.h"
-#include "harness/modes/mode_setup.h"
+#include "harness/modes/mig_instances.h"
 #include "harness/run/foreign_load.h"
 
 #include <gtest/gtest.h>

@@ -22,6 +22,10 @@ EXPECTED_DISRUPTION = "Ignore"
 # The nightly benchmark Job is the one whose pod template carries this label.
 NIGHTLY_COMPONENT = "nightly-task"
 BENCH_CONTAINER = "bench"
+# A run across nodes (nodes-job.yaml) is the Job whose pod template carries this label; every pod waits for all
+# of them at the join, so one pulling a multi-GB image must not lose it (issue 49).
+NODES_COMPONENT = "nodes-task"
+MIN_NODES_JOIN_TIMEOUT_S = 600
 
 CRON_MACROS = {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
 CRON_FIELD = re.compile(r"^(\*|\?|[0-9A-Za-z]+(-[0-9A-Za-z]+)?)(/[0-9]+)?(,(\*|[0-9A-Za-z]+(-[0-9A-Za-z]+)?)(/[0-9]+)?)*$")
@@ -233,6 +237,54 @@ def check_affinity(f, file, path, pod):
                             ".podAffinityTerm.topologyKey", "topologyKey is required and must not be empty")
 
 
+def gpu_limit(container):
+    return d(d(container.get("resources")).get("limits")).get("nvidia.com/gpu")
+
+
+def check_shared_memory(f, file, path, pod):
+    # Policy (issue 49): a container's /dev/shm is 64 MiB unless a volume replaces it; NCCL's shared-memory
+    # transport, MPS and CUDA IPC need more, so a pod with GPUs mounts a memory-backed emptyDir there.
+    volumes = {v.get("name"): v for v in lst(pod.get("volumes")) if isinstance(v, dict)}
+    for i, c in enumerate(lst(pod.get("containers"))):
+        if not isinstance(c, dict) or gpu_limit(c) is None:
+            continue
+        shm = [m for m in lst(c.get("volumeMounts")) if isinstance(m, dict) and m.get("mountPath") == "/dev/shm"]
+        backed = [m for m in shm if d(d(volumes.get(m.get("name"))).get("emptyDir")).get("medium") == "Memory"]
+        if not backed:
+            f.add(file, f"{path}.containers[{i}].volumeMounts",
+                  "policy: a pod with GPUs needs a memory-backed /dev/shm (an emptyDir of medium Memory mounted "
+                  "there; the default is 64 MiB)")
+
+
+def option_value(args, name):
+    """The value of `name` in a container's args (--name VALUE or --name=VALUE), or None."""
+    args = [a for a in lst(args) if isinstance(a, str)]
+    for i, a in enumerate(args):
+        if a == name and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith(name + "="):
+            return a[len(name) + 1:]
+    return None
+
+
+def check_nodes_join_timeout(f, file, path, pod):
+    # Policy (issue 49): every node of a run across nodes waits at the join for all the others (node 0 for their
+    # hellos, the others to reach it), and a pod that pulls a multi-GB image starts minutes after the first; the
+    # binary's default --join-timeout of 60 s loses that race on both sides.
+    for i, c in enumerate(lst(pod.get("containers"))):
+        if not isinstance(c, dict) or c.get("name") != BENCH_CONTAINER:
+            continue
+        value = option_value(c.get("args"), "--join-timeout")
+        try:
+            seconds = float(value) if value is not None else 60.0
+        except ValueError:
+            seconds = 0.0
+        if seconds < MIN_NODES_JOIN_TIMEOUT_S:
+            f.add(file, f"{path}.containers[{i}].args",
+                  f"policy: --join-timeout {value or 'unset (60 s)'} is under {MIN_NODES_JOIN_TIMEOUT_S} s: a node "
+                  "pulling its image joins late")
+
+
 def simulate(rules, exit_code=None, condition=None, container=BENCH_CONTAINER):
     """The action of the first rule that matches a pod failure (the Job controller's order), or None
     (no rule matches: the default handling, which counts the failure)."""
@@ -364,6 +416,11 @@ def lint_doc(f, file, doc, cross):
             cross["nightly"].append((file, path, check_nightly_policy(f, file, path, job)))
     for path, pod in pod_specs_of(doc, name):
         check_affinity(f, file, path, pod)
+        check_shared_memory(f, file, path, pod)
+    for path, job in jobs_of(doc, name):
+        template = d(job.get("template"))
+        if d(d(template.get("metadata")).get("labels")).get("app.kubernetes.io/component") == NODES_COMPONENT:
+            check_nodes_join_timeout(f, file, f"{path}.template.spec", d(template.get("spec")))
     n = merge_expect_tasks(doc)
     if n is not None:
         cross["merge"].append((file, f"{kind}/{name}", n))

@@ -176,7 +176,7 @@ std::optional<int> conduct_planned(RunParts& parts, RunModes& modes, OutputFiles
   std::unique_ptr<ConductedNodes> nodes;  // a run across nodes: theirs joined, each said "end" on the way out
   if (parts.nodes.role.nodes > 1) {
     try {
-      nodes = conduct_nodes(parts.nodes, launcher, results.meta, stop.fd());
+      nodes = conduct_nodes(parts.nodes, launcher, results.meta, stop);
     } catch (const CannotRunError& e) {
       if (!stop.requested()) return fail(kExitCannotRun, e.what());
       std::cerr << "interference-bench: " << e.what() << "\n";

@@ -44,7 +44,7 @@ int serve_as_node(const NodeParts& nodes, StopSignals& stop) {
   a.log_dir = nodes.log_dir;
   a.devices = node_devices();
   make_dirs(a.log_dir, "--out");
-  return run_node_agent(a, stop);
+  return run_node_agent(a, {stop.fd(), stop.check()});
 }
 
 void check_placed_nodes(const std::vector<Scenario>& scenarios, int nodes) {
@@ -61,13 +61,13 @@ ConductedNodes::~ConductedNodes() {
   close_fd(open.listen_fd);
 }
 
-std::unique_ptr<ConductedNodes> conduct_nodes(const NodeParts& nodes, Launcher& local, Meta& meta, int stop_fd) {
+std::unique_ptr<ConductedNodes> conduct_nodes(const NodeParts& nodes, Launcher& local, Meta& meta, StopSignals& stop) {
   const NodeRole& role = nodes.role;
   auto c = std::make_unique<ConductedNodes>();
   ConductorOptions co{role.host, role.port, role.nodes, role.token, nodes.join_timeout_s};
-  co.stop_fd = stop_fd;
+  co.stop = {stop.fd(), stop.check()};
+  co.on_refused = [](const std::string& r) { std::cerr << "interference-bench: refused a connection: " << r << "\n"; };
   c->open = open_conductor(co);
-  for (const std::string& r : c->open.refused) std::cerr << "interference-bench: refused a connection: " << r << "\n";
   for (const JoinedNodeLink& n : c->open.nodes) {
     std::cerr << "interference-bench: " << describe_node(n) << "\n";
     NodeRecord record;
@@ -84,7 +84,7 @@ std::unique_ptr<ConductedNodes> conduct_nodes(const NodeParts& nodes, Launcher& 
     }
     meta.nodes.push_back(std::move(record));
   }
-  c->launcher = std::make_unique<NodesLauncher>(local, role.host, c->open.listen_fd, role.token, c->open.nodes, 30.0);
+  c->launcher = std::make_unique<NodesLauncher>(local, role.host, c->open.listen_fd, role.token, c->open.nodes, 30.0, co.stop);
   return c;
 }
 

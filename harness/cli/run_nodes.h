@@ -32,8 +32,9 @@ struct ConductedNodes {
   ~ConductedNodes();  // the launcher says "end" to every node first, then the port closes
 };
 // Opens the conductor and records each node in `meta.nodes` (throws CannotRunError as open_conductor does, also
-// when `stop_fd` says a stop signal came while the nodes were awaited).
-std::unique_ptr<ConductedNodes> conduct_nodes(const NodeParts& nodes, Launcher& local, Meta& meta, int stop_fd);
+// when a stop signal came while the nodes or their clocks were awaited). Every wait of the nodes' protocol, then
+// and during the run, ends on a stop signal (nodes/bounded_wait.h).
+std::unique_ptr<ConductedNodes> conduct_nodes(const NodeParts& nodes, Launcher& local, Meta& meta, StopSignals& stop);
 // The orchestrator's launcher becomes the nodes', each block re-measures every node's clock, and its start time
 // lies far enough ahead that the go lines reach every node first (two round trips of the slowest node's).
 void attach_nodes(ConductedNodes& nodes, OrchestratorOptions& oo);

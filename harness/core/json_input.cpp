@@ -120,4 +120,14 @@ std::optional<int> int_value(const nlohmann::json& v) {
   return static_cast<int>(i);
 }
 
+std::optional<std::int64_t> int64_value(const nlohmann::json& v) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return static_cast<std::int64_t>(u);
+    return std::nullopt;
+  }
+  if (!v.is_number_integer()) return std::nullopt;
+  return v.get<std::int64_t>();
+}
+
 }  // namespace ib

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -35,5 +36,7 @@ nlohmann::ordered_json read_ordered_json_file(const std::string& path, const std
 // `v` as an int when it is a JSON integer that fits one; nullopt otherwise (a string, a fraction, or an integer
 // such as 2^32 + 1 that get<int>() would wrap to 1: a peer's line is untrusted).
 std::optional<int> int_value(const nlohmann::json& v);
+// The same for an int64 (a time in nanoseconds): 2^63 and above, which get<std::int64_t>() would wrap, is nullopt.
+std::optional<std::int64_t> int64_value(const nlohmann::json& v);
 
 }  // namespace ib

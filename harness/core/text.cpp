@@ -30,14 +30,45 @@ bool continues_utf8(const std::string& s, std::size_t i) {
   return i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80;
 }
 
+// The length of the well-formed UTF-8 character at s[i] (RFC 3629: no overlong form, no surrogate, at most
+// U+10FFFF), 0 when the bytes there are not one.
+std::size_t utf8_length(const std::string& s, std::size_t i) {
+  const auto at = [&](std::size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
+  const unsigned c = at(i);
+  const auto cont = [&](std::size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) { return at(k) >= lo && at(k) <= hi; };
+  if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    const unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    return cont(i + 1, lo, hi) && cont(i + 2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    const unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    return cont(i + 1, lo, hi) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  }
+  return 0;
+}
+
+// Control characters as \n, \t, \xNN (C1 controls, U+0080..U+009F, as \u0080..: CSI among them); a byte
+// that is not part of well-formed UTF-8 (a peer's binary, a file in Latin-1) as \xNN, so the text is valid
+// UTF-8 wherever it goes (a JSON string, a terminal).
 std::string escaped(const std::string& s) {
   std::string out;
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
     if (c == '\n') out += "\\n";
     else if (c == '\t') out += "\\t";
     else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-    else out += ch;
+    if (c < 0x80) {
+      if (c >= 0x20 && c != 0x7f) out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    const std::size_t n = utf8_length(s, i);
+    if (n == 0) out += fmt::format("\\x{:02x}", c);
+    else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0)
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[i + 1]));
+    else out.append(s, i, n);
+    i += n == 0 ? 1 : n;
   }
   return out;
 }

@@ -20,7 +20,8 @@ std::string fixed_percent(double fraction, int decimals = 2);
 std::string formatted(const char* printf_format, double v);
 
 // `s` as it may appear in a one-line message: control characters (newlines, ANSI escapes) written as
-// \n, \x1b, ...; longer than `max_chars`: cut to `max_chars` in all, ending in "... (N characters)".
+// \n, \x1b, ..., C1 controls as \u009b, bytes that are not well-formed UTF-8 (a peer's binary) as \xNN, so
+// the result is valid UTF-8 (a JSON string takes it); longer than `max_chars`: cut to `max_chars` in all, ending in "... (N characters)".
 std::string printable(const std::string& s, std::size_t max_chars = 60);
 // A file path as printable() writes it, but a long one is cut in the middle ("/tmp/a/.../suites/x/s1.json")
 // so that the file's own name, the part a reader needs, is kept.

@@ -4,6 +4,8 @@
 // nodes to the launcher that starts workers on them (remote_launcher.h).
 #pragma once
 
+#include "harness/nodes/bounded_wait.h"
+#include "harness/nodes/join.h"
 #include "harness/nodes/remote_launcher.h"
 
 #include <string>
@@ -18,17 +20,21 @@ struct ConductorOptions {
   std::string token;
   double join_timeout_s = 60.0;
   std::size_t clock_exchanges = 16;
-  int stop_fd = -1;  // readable on a stop signal (StopSignals::fd): the wait for the nodes ends
+  StopDescriptor stop{};  // a stop signal ends every wait: for the nodes, for their lines (bounded_wait.h)
+  RefusalSink on_refused{};  // each connection refused while joining, as it is refused (join.h)
 };
 
 struct OpenConductor {
   int listen_fd = -1;  // owned by the caller
   std::vector<JoinedNodeLink> nodes;  // by node rank, 1..nodes-1, each with its clock offset
-  std::vector<std::string> refused;   // connections refused while joining: peer and why
+  std::vector<std::string> refused;   // connections refused while joining: peer and why (each told on_refused)
 };
 
-// Throws CannotRunError naming what failed: the address that cannot be listened on, the nodes missing at the
-// deadline or when a stop signal came, a node whose clock could not be measured (nothing is left open then).
+// Throws CannotRunError naming what failed: the address that cannot be listened on (a name that did not resolve
+// by the join deadline: it is tried again every second until then; a name that resolves only to loopback in a
+// run of several nodes), the nodes missing at the
+// deadline or when a stop signal came, a node whose clock could not be measured (its lines late, wrong or cut
+// short by a stop signal); nothing is left open then.
 OpenConductor open_conductor(const ConductorOptions& o);
 
 // "node R (host): offset +X ms +- Y us" for the run's stderr and the results.

@@ -1,6 +1,7 @@
 // Nodes joining their conductor (join.h).
 #include "harness/nodes/join.h"
 
+#include "harness/core/clock.h"
 #include "harness/core/json_input.h"
 #include "harness/core/text.h"
 #include "harness/process/process.h"
@@ -10,13 +11,10 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 namespace ib {
 
@@ -31,22 +29,23 @@ struct Pending {
   LineReader reader{kMaxHelloLine};
 };
 
-void refuse(Pending& p, const std::string& why, JoinResult& out) {
-  write_all(p.fd, json{{"type", "refused"}, {"reason", why}}.dump() + "\n");
+void refuse(Pending& p, const std::string& why, JoinResult& out, const RefusalSink& on_refused) {
+  write_all(p.fd, json{{"type", "refused"}, {"reason", why}}.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
   ::close(p.fd);
   p.fd = -1;
   out.refused.push_back(p.peer + ": " + why);
+  if (on_refused) on_refused(out.refused.back());
 }
 
 // Reads what `p` sent; a hello that is welcome joins `out` (true: the connection is decided).
-bool take_hello(Pending& p, int nodes, const std::string& token, JoinResult& out) {
+bool take_hello(Pending& p, int nodes, const std::string& token, JoinResult& out, const RefusalSink& on_refused) {
   std::vector<std::string> lines;
   const ReadStatus s = read_lines(p.fd, p.reader, lines);
   if (lines.empty()) {
     if (s == ReadStatus::open) return false;
     refuse(p, s == ReadStatus::overlong ? "a first line over " + std::to_string(kMaxHelloLine) + " bytes, not a hello"
                                         : "closed before its hello",
-           out);
+           out, on_refused);
     return true;
   }
   std::string why;
@@ -55,7 +54,7 @@ bool take_hello(Pending& p, int nodes, const std::string& token, JoinResult& out
   for (const auto& j : out.joined) joined.push_back(j.node_rank);
   if (hello) why = refusal(*hello, nodes, token, joined);
   if (!why.empty()) {
-    refuse(p, why, out);
+    refuse(p, why, out, on_refused);
     return true;
   }
   write_all(p.fd, json{{"type", "welcome"}, {"node_rank", hello->node_rank}}.dump() + "\n");
@@ -147,29 +146,29 @@ std::string refusal(const Hello& h, int nodes, const std::string& token, const s
 }
 
 JoinResult accept_nodes(int listen_fd, int nodes, const std::string& token, std::int64_t deadline_ns, const MonotonicNs& now,
-                        int stop_fd) {
+                        const StopDescriptor& stop, const RefusalSink& on_refused) {
   JoinResult out;
   std::vector<Pending> pending;
   while (static_cast<int>(out.joined.size()) < nodes - 1) {
-    const std::int64_t left_ns = deadline_ns - now();
-    if (left_ns <= 0) break;
-    std::vector<pollfd> fds{{listen_fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};  // a negative fd is not polled
+    std::vector<pollfd> fds{{listen_fd, POLLIN, 0}};
     for (const auto& p : pending) fds.push_back({p.fd, POLLIN, 0});
-    const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<std::int64_t>(left_ns / 1000000 + 1, 1000)));
-    if (ready < 0 && errno != EINTR) break;
-    if (fds[1].revents & POLLIN) {
-      out.interrupted = true;
+    const Waited w = wait_any(fds, monotonic_ns() + (deadline_ns - now()), stop);
+    if (w != Waited::readable) {
+      out.interrupted = w == Waited::stopped;
       break;
     }
-    for (std::size_t i = 2; i < fds.size(); ++i)
-      if (fds[i].revents != 0) take_hello(pending[i - 2], nodes, token, out);
+    for (std::size_t i = 1; i < fds.size(); ++i)
+      if (fds[i].revents != 0) take_hello(pending[i - 1], nodes, token, out, on_refused);
     if (fds[0].revents & POLLIN) {
       const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) pending.push_back({fd, socket_address(fd, SocketEnd::peer, true)});
+      if (fd >= 0) {
+        keep_alive(fd, Connection::control);
+        pending.push_back({fd, socket_address(fd, SocketEnd::peer, true)});
+      }
     }
     pending.erase(std::remove_if(pending.begin(), pending.end(), [](const Pending& p) { return p.fd < 0; }), pending.end());
   }
-  for (auto& p : pending) refuse(p, "no hello by the deadline", out);
+  for (auto& p : pending) refuse(p, out.interrupted ? "no hello before a stop signal" : "no hello by the deadline", out, on_refused);
   std::sort(out.joined.begin(), out.joined.end(), [](const JoinedNode& a, const JoinedNode& b) { return a.node_rank < b.node_rank; });
   for (int r = 1; r < nodes; ++r)
     if (std::none_of(out.joined.begin(), out.joined.end(), [r](const JoinedNode& j) { return j.node_rank == r; }))
@@ -177,22 +176,40 @@ JoinResult accept_nodes(int listen_fd, int nodes, const std::string& token, std:
   return out;
 }
 
-std::string say_hello(int fd, const Hello& hello, int timeout_ms) {
-  if (!write_all(fd, hello_line(hello))) return "the conductor went away before the hello";
+namespace {
+
+// The conductor's answer to a hello: a welcome naming this node's rank, or a refusal with its reason; any
+// other line (a field of the wrong type included) is named, never taken for either.
+HelloOutcome read_hello_answer(const std::string& line, int node_rank) {
+  const json j = json::parse(line, nullptr, false);
+  const auto field = [&j](const char* key) { return j.is_object() && j.contains(key) ? j.at(key) : json(); };
+  const json type = field("type");
+  if (type == "welcome") {
+    const auto rank = int_value(field("node_rank"));
+    if (rank && *rank == node_rank) return {HelloAnswer::welcomed, ""};
+    return {HelloAnswer::malformed, "a welcome whose node_rank is " + printable(field("node_rank").dump(-1, ' ', false, json::error_handler_t::replace), 40) +
+                                        ", not this node's " + std::to_string(node_rank)};
+  }
+  if (type == "refused" && field("reason").is_string())
+    return {HelloAnswer::refused, "refused by the conductor: " + printable(field("reason").get<std::string>(), 120)};
+  return {HelloAnswer::malformed, "not an answer to a hello: " + printable(line, 60)};
+}
+
+}  // namespace
+
+HelloOutcome say_hello(int fd, const Hello& hello, std::int64_t deadline_ns, const StopDescriptor& stop) {
+  if (!write_all(fd, hello_line(hello))) return {HelloAnswer::no_answer, "the conductor went away before the hello"};
   LineReader reader(kMaxHelloLine);
   std::vector<std::string> lines;
-  pollfd p{fd, POLLIN, 0};
   while (lines.empty()) {
-    const int ready = ::poll(&p, 1, timeout_ms);
-    if (ready == 0) return "no answer from the conductor within " + std::to_string(timeout_ms) + " ms";
-    if (ready < 0 && errno != EINTR) return std::string("poll: ") + std::strerror(errno);
-    if (read_lines(fd, reader, lines) != ReadStatus::open && lines.empty()) return "the conductor closed the connection";
+    const Waited w = wait_readable(fd, deadline_ns, stop);
+    if (w == Waited::stopped) return {HelloAnswer::stopped, "a stop signal came while awaiting the conductor's welcome"};
+    if (w == Waited::deadline) return {HelloAnswer::no_answer, "no answer to the hello from the conductor by the join deadline"};
+    const ReadStatus s = read_lines(fd, reader, lines);
+    if (s == ReadStatus::overlong) return {HelloAnswer::malformed, "an answer to the hello over " + std::to_string(kMaxHelloLine) + " bytes"};
+    if (s != ReadStatus::open && lines.empty()) return {HelloAnswer::no_answer, "the conductor closed the connection"};
   }
-  const json j = json::parse(lines.front(), nullptr, false);
-  if (j.is_object() && j.value("type", json()) == "welcome" && j.value("node_rank", -1) == hello.node_rank) return "";
-  if (j.is_object() && j.value("type", json()) == "refused" && j.contains("reason") && j.at("reason").is_string())
-    return "refused by the conductor: " + printable(j.at("reason").get<std::string>(), 120);
-  return "not an answer to a hello: " + printable(lines.front(), 60);
+  return read_hello_answer(lines.front(), hello.node_rank);
 }
 
 }  // namespace ib

@@ -10,11 +10,13 @@
 // conductor -> node: {"type":"welcome","node_rank":R} or {"type":"refused","reason":W} (then closed)
 #pragma once
 
+#include "harness/nodes/bounded_wait.h"
 #include "harness/nodes/clock_link.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,13 +63,23 @@ struct JoinResult {
 };
 
 // Conductor side: accepts on `listen_fd` (listening) until nodes 1..nodes-1 have joined or `deadline_ns`
-// (on `now`'s clock) passes, or `stop_fd` (-1: none) becomes readable. Every connection's hello must arrive by
-// the deadline.
+// (on `now`'s clock) passes, or a stop signal comes. Every connection's hello must arrive by the deadline;
+// each accepted connection is kept alive (keep_alive). `on_refused` hears each refusal as it is made (the
+// line JoinResult::refused keeps), so a stop signal or a missing node does not hide them.
+using RefusalSink = std::function<void(const std::string&)>;
 JoinResult accept_nodes(int listen_fd, int nodes, const std::string& token, std::int64_t deadline_ns, const MonotonicNs& now,
-                        int stop_fd = -1);
+                        const StopDescriptor& stop = {}, const RefusalSink& on_refused = {});
 
-// Node side: says `hello` on `fd` (connected to the conductor) and reads the answer within `timeout_ms`;
-// "" when welcomed, else why not (the conductor's refusal, its silence, or the stream's end).
-std::string say_hello(int fd, const Hello& hello, int timeout_ms);
+// Node side: says `hello` on `fd` (connected to the conductor) and reads the answer until `deadline_ns`
+// (monotonic_ns) or a stop signal; "" when welcomed, else why not (the conductor's refusal, its silence, a
+// stop signal, the stream's end, or a line that is no answer, its field named).
+// refused and malformed are the conductor's last word (trying again changes nothing); no_answer (silence to
+// the deadline, the connection closed) may be a conductor not listening yet.
+enum class HelloAnswer { welcomed, refused, malformed, no_answer, stopped };
+struct HelloOutcome {
+  HelloAnswer answer = HelloAnswer::no_answer;
+  std::string why;  // empty when welcomed
+};
+HelloOutcome say_hello(int fd, const Hello& hello, std::int64_t deadline_ns, const StopDescriptor& stop = {});
 
 }  // namespace ib

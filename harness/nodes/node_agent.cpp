@@ -4,6 +4,8 @@
 
 #include "harness/core/clock.h"
 #include "harness/core/exit_codes.h"
+#include "harness/core/json_input.h"
+#include "harness/core/text.h"
 #include "harness/nodes/clock_link.h"
 #include "harness/nodes/join.h"
 #include "harness/nodes/node_protocol.h"
@@ -21,12 +23,14 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <vector>
 
 namespace ib {
 
 namespace {
 
-// getaddrinfo's addresses for host:port, each tried by `use` until it returns a descriptor.
+// getaddrinfo's addresses for host:port, each tried by `use` until it returns true; its descriptor, or -1
+// with `why` set.
 template <typename Use>
 int for_each_address(const std::string& host, int port, bool passive, std::string& why, Use use) {
   addrinfo hints{};
@@ -35,7 +39,7 @@ int for_each_address(const std::string& host, int port, bool passive, std::strin
   hints.ai_flags = passive ? AI_PASSIVE : 0;
   addrinfo* found = nullptr;
   if (const int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0) {
-    why = "cannot resolve " + host + ": " + gai_strerror(rc);
+    why = "cannot resolve " + printable(host, 80) + ": " + gai_strerror(rc);
     return -1;
   }
   int fd = -1;
@@ -52,6 +56,31 @@ int for_each_address(const std::string& host, int port, bool passive, std::strin
   return fd;
 }
 
+// connect(2) bounded by `deadline_ns` and a stop signal (a blocking connect to a host that drops the SYN
+// takes minutes); false with errno set when it did not connect.
+bool connect_by(int s, const addrinfo* a, std::int64_t deadline_ns, const StopDescriptor& stop) {
+  const int flags = fcntl(s, F_GETFL);
+  fcntl(s, F_SETFL, flags | O_NONBLOCK);
+  if (::connect(s, a->ai_addr, a->ai_addrlen) != 0) {
+    if (errno != EINPROGRESS) return false;
+    std::vector<pollfd> fds{{s, POLLOUT, 0}};
+    const Waited w = wait_any(fds, deadline_ns, stop);
+    if (w != Waited::readable) {
+      errno = w == Waited::stopped ? EINTR : ETIMEDOUT;
+      return false;
+    }
+    int err = 0;
+    socklen_t n = sizeof err;
+    getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &n);
+    if (err != 0) {
+      errno = err;
+      return false;
+    }
+  }
+  fcntl(s, F_SETFL, flags);
+  return true;
+}
+
 std::string host_name() {
   char name[256] = "";
   gethostname(name, sizeof name - 1);
@@ -61,13 +90,13 @@ std::string host_name() {
 // The workers this node runs for the conductor, by the conductor's id.
 class NodeWorkers {
  public:
-  NodeWorkers(const NodeAgentOptions& o, int control_fd)
-      : o_(o), control_(control_fd), address_(socket_address(control_fd, SocketEnd::local, false)) {}
+  NodeWorkers(const NodeAgentOptions& o, int control_fd, const StopDescriptor& stop)
+      : o_(o), control_(control_fd), stop_(stop), address_(socket_address(control_fd, SocketEnd::local, false)) {}
   ~NodeWorkers() { kill_all(); }
 
   void start(const StartWorkerLine& s) {
     std::string why;
-    int fd = connect_tcp(o_.conductor_host, o_.conductor_port, why);
+    int fd = connect_tcp(o_.conductor_host, o_.conductor_port, monotonic_ns() + kFirstAnswerNs, stop_, Connection::worker, why);
     if (fd >= 0 && fd <= kWorkerReportFd) {  // dup2 onto itself would keep close-on-exec: move it above fd 3
       const int moved = fcntl(fd, F_DUPFD_CLOEXEC, 10);
       ::close(fd);
@@ -119,41 +148,54 @@ class NodeWorkers {
 
   const NodeAgentOptions& o_;
   int control_;
+  const StopDescriptor& stop_;
   std::string address_;  // this end of the control connection: where the node's gloo ranks listen
   std::map<int, pid_t> running_;
 };
 
-// Connects and says hello until welcomed or the join deadline; the control descriptor, or -1 (why on stderr).
-int join_conductor(const NodeAgentOptions& o, StopSignals& stop) {
+// Connects and says hello until welcomed, refused, the join deadline or a stop signal; the control
+// descriptor, or -1 (why on stderr).
+int join_conductor(const NodeAgentOptions& o, const StopDescriptor& stop) {
   const std::int64_t deadline = monotonic_ns() + static_cast<std::int64_t>(o.join_timeout_s * 1e9);
-  std::string why;
-  while (!stop.requested()) {
-    const int fd = connect_tcp(o.conductor_host, o.conductor_port, why);
+  std::string why = "a stop signal came";
+  while (!stop()) {
+    const int fd = connect_tcp(o.conductor_host, o.conductor_port, deadline, stop, Connection::control, why);
     if (fd >= 0) {
-      why = say_hello(fd, {kConductorProtocolVersion, o.node_rank, o.nodes, o.token, host_name(), o.devices},
-                      static_cast<int>(std::max(1.0, o.join_timeout_s) * 1000));
-      if (why.empty()) return fd;
+      const HelloOutcome h =
+          say_hello(fd, {kConductorProtocolVersion, o.node_rank, o.nodes, o.token, host_name(), o.devices}, deadline, stop);
+      if (h.answer == HelloAnswer::welcomed) return fd;
       ::close(fd);
-      if (why.rfind("refused", 0) == 0) break;  // the conductor's answer: trying again changes nothing
+      why = h.why;
+      if (h.answer != HelloAnswer::no_answer) break;  // the conductor's last word, or a stop signal
     }
     if (monotonic_ns() > deadline) break;
-    pollfd p{stop.fd(), POLLIN, 0};
-    ::poll(&p, 1, 200);  // the conductor may not listen yet: try again shortly
+    wait_readable(-1, std::min(deadline, monotonic_ns() + 200'000'000), stop);  // it may not listen yet: again shortly
   }
-  std::cerr << "interference-bench: node " << o.node_rank << " could not join the conductor at " << o.conductor_host << ":"
-            << o.conductor_port << ": " << why << "\n";
+  std::cerr << "interference-bench: node " << o.node_rank << " could not join the conductor at " << printable(o.conductor_host, 80)
+            << ":" << o.conductor_port << ": " << why << "\n";
   return -1;
 }
 
-// Serves the conductor's lines (start, kill, a clock request, end) until "end" (0), its loss (kExitWorkloadFailed) or a stop signal.
-int serve(const NodeAgentOptions& o, int fd, StopSignals& stop) {
-  NodeWorkers workers(o, fd);
+// A start line the node cannot read (args not strings, no log name) is answered start_failed with the reason,
+// so the conductor names it at once rather than waiting for a worker that never comes.
+void refuse_start(const std::string& line, const std::string& why, int fd) {
+  const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  const auto type = j.is_object() ? j.find("type") : j.end();
+  const auto id = j.is_object() && j.contains("id") ? int_value(j.at("id")) : std::nullopt;
+  if (type != j.end() && *type == "start" && id) write_all(fd, node_line(StartFailedLine{*id, why}));
+}
+
+// Serves the conductor's lines (start, kill, a clock request, end) until "end" (0), its loss (kExitWorkloadFailed)
+// or a stop signal. No deadline of its own: the conductor may be silent for a block or an analysis; a
+// conductor that vanished is named by the connection's keepalive (bounded_wait.h).
+int serve(const NodeAgentOptions& o, int fd, const StopDescriptor& stop) {
+  NodeWorkers workers(o, fd, stop);
   LineReader reader(kMaxNodeLine);
-  while (!stop.requested()) {
-    pollfd fds[2] = {{fd, POLLIN, 0}, {stop.fd(), POLLIN, 0}};
-    ::poll(fds, 2, 100);
+  while (!stop()) {
+    std::vector<pollfd> fds{{fd, POLLIN, 0}};
+    const Waited w = wait_any(fds, monotonic_ns() + 100'000'000, stop);  // 100 ms: its workers reaped meanwhile
     workers.reap();
-    if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    if (w != Waited::readable) continue;
     std::vector<std::string> lines;
     const ReadStatus s = read_lines(fd, reader, lines);
     const std::int64_t read_at = monotonic_ns();  // t1 of a clock request among them
@@ -164,10 +206,10 @@ int serve(const NodeAgentOptions& o, int fd, StopSignals& stop) {
       }
       std::string why;
       const auto l = parse_node_line(line, why);
-      if (!l) continue;  // a line this node does not know
-      if (const auto* st = std::get_if<StartWorkerLine>(&*l)) workers.start(*st);
-      if (const auto* k = std::get_if<KillWorkerLine>(&*l)) workers.kill(k->id);
-      if (std::holds_alternative<EndLine>(*l)) return kExitPass;
+      if (!l) refuse_start(line, why, fd);  // any other line this node does not know is ignored
+      else if (const auto* st = std::get_if<StartWorkerLine>(&*l)) workers.start(*st);
+      else if (const auto* k = std::get_if<KillWorkerLine>(&*l)) workers.kill(k->id);
+      else if (std::holds_alternative<EndLine>(*l)) return kExitPass;
     }
     if (s != ReadStatus::open) {
       std::cerr << "interference-bench: node " << o.node_rank << " lost its conductor mid-run; its workers are stopped\n";
@@ -177,11 +219,36 @@ int serve(const NodeAgentOptions& o, int fd, StopSignals& stop) {
   return kExitInterrupted;
 }
 
+// After the welcome: ready, the conductor's clock exchange answered, clock_end back, then serve. The first
+// request may come as late as the conductor's own join deadline (it started before this node's welcome, with
+// the same --join-timeout) plus the nodes measured before this one; each later line at once.
+int measured_then_serve(const NodeAgentOptions& o, int fd, const StopDescriptor& stop) {
+  const std::int64_t first_ns = static_cast<std::int64_t>(o.join_timeout_s * 1e9) + kFirstAnswerNs;
+  if (!write_all(fd, node_line(ReadyLine{}))) {
+    std::cerr << "interference-bench: node " << o.node_rank << ": the conductor went away after its welcome\n";
+    return kExitWorkloadFailed;
+  }
+  const AnsweredClock a = answer_clock_requests(fd, monotonic_ns, {first_ns, kFirstAnswerNs, stop});
+  if (a.ended == ClockEnd::stopped) return kExitInterrupted;
+  std::string why;
+  const auto l = a.ended == ClockEnd::line ? parse_node_line(a.line, why) : std::nullopt;
+  if (!l || !std::holds_alternative<ClockEndLine>(*l)) {
+    std::cerr << "interference-bench: node " << o.node_rank << ": the conductor's clock exchange ended: "
+              << (a.ended == ClockEnd::line ? "not a clock request: " + printable(a.line, 60) : a.line) << "\n";
+    return kExitWorkloadFailed;
+  }
+  if (!write_all(fd, node_line(ClockEndLine{}))) return kExitWorkloadFailed;
+  return serve(o, fd, stop);
+}
+
 }  // namespace
 
-int connect_tcp(const std::string& host, int port, std::string& why) {
-  return for_each_address(host, port, false, why,
-                          [](int s, const addrinfo* a) { return ::connect(s, a->ai_addr, a->ai_addrlen) == 0; });
+int connect_tcp(const std::string& host, int port, std::int64_t deadline_ns, const StopDescriptor& stop, Connection kind,
+                std::string& why) {
+  const int fd = for_each_address(host, port, false, why,
+                                  [&](int s, const addrinfo* a) { return connect_by(s, a, deadline_ns, stop); });
+  if (fd >= 0) keep_alive(fd, kind);
+  return fd;
 }
 
 int listen_tcp(const std::string& host, int& port, std::string& why) {
@@ -200,19 +267,11 @@ int listen_tcp(const std::string& host, int& port, std::string& why) {
   return fd;
 }
 
-int run_node_agent(const NodeAgentOptions& o, StopSignals& stop) {
+int run_node_agent(const NodeAgentOptions& o, const StopDescriptor& stop) {
   signal(SIGPIPE, SIG_IGN);
   const int fd = join_conductor(o, stop);
-  if (fd < 0) return stop.requested() ? kExitInterrupted : kExitCannotRun;
-  // The conductor measures this node's clock: answer until its clock_end, then say clock_end back.
-  const std::string ended = write_all(fd, node_line(ReadyLine{})) ? answer_clock_requests(fd, monotonic_ns) : "";
-  int code = kExitWorkloadFailed;
-  if (ended.find("clock_end") == std::string::npos) {
-    std::cerr << "interference-bench: node " << o.node_rank << ": the conductor's clock exchange ended: "
-              << (ended.empty() ? "connection closed" : ended) << "\n";
-  } else if (write_all(fd, node_line(ClockEndLine{}))) {
-    code = serve(o, fd, stop);
-  }
+  if (fd < 0) return stop() ? kExitInterrupted : kExitCannotRun;
+  const int code = measured_then_serve(o, fd, stop);
   ::close(fd);
   return code;
 }

@@ -5,7 +5,7 @@
 // reaped on every way out (the conductor's "end", its loss, a stop signal).
 #pragma once
 
-#include "harness/core/stop_signals.h"
+#include "harness/nodes/bounded_wait.h"
 
 #include <nlohmann/json.hpp>
 
@@ -26,12 +26,15 @@ struct NodeAgentOptions {
 };
 
 // Returns the exit code: 0 when the conductor said "end"; kExitCannotRun when it could not join (unreachable,
-// refused: the reason on stderr); kExitWorkloadFailed when the conductor was lost mid-run; kExitInterrupted on a
-// stop signal.
-int run_node_agent(const NodeAgentOptions& o, StopSignals& stop);
+// refused, silent until the join deadline: the reason on stderr); kExitWorkloadFailed when the conductor was
+// lost mid-run (its connection closed, its keepalive unanswered, or no clock exchange in time);
+// kExitInterrupted on a stop signal, in any of its waits (bounded_wait.h).
+int run_node_agent(const NodeAgentOptions& o, const StopDescriptor& stop);
 
-// A connected TCP socket to host:port (IPv4 or IPv6, a name resolved), or -1 with `why` set.
-int connect_tcp(const std::string& host, int port, std::string& why);
+// A connected TCP socket to host:port (IPv4 or IPv6, a name resolved), kept alive as `kind`; -1 with `why` set
+// when no address connects by `deadline_ns` (monotonic_ns) or a stop signal comes first.
+int connect_tcp(const std::string& host, int port, std::int64_t deadline_ns, const StopDescriptor& stop, Connection kind,
+                std::string& why);
 // A listening TCP socket on host:port (port 0: any; the one taken is written back), or -1 with `why` set.
 int listen_tcp(const std::string& host, int& port, std::string& why);
 

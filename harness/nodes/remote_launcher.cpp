@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
+#include <iostream>
 #include <map>
 #include <stdexcept>
 
@@ -25,6 +25,7 @@ namespace ib {
 // One node's control connection: what it said about its workers so far.
 struct NodesLauncher::Link {
   JoinedNodeLink node;
+  StopDescriptor stop;
   LineReader reader{kMaxNodeLine};
   std::map<int, ExitStatus> exits;
   std::map<int, std::string> start_failures;
@@ -35,6 +36,10 @@ struct NodesLauncher::Link {
 
   std::string name() const { return "node " + std::to_string(node.node_rank) + " (" + printable(node.host, 64) + ")"; }
   std::string loss() const { return name() + " was lost mid-run" + (lost_why.empty() ? "" : ": it " + lost_why); }
+  void declare_lost(const std::string& why) {
+    if (!lost) lost_why = why;
+    lost = true;
+  }
 
   bool send(const NodeLine& l) { return send_text(node_line(l)); }
   bool send_text(const std::string& text) {
@@ -43,19 +48,17 @@ struct NodesLauncher::Link {
   }
 
   // The node's clock measured again on its control connection (the node answers between its other lines),
-  // `exchanges` requests of at most 2 s each; nullopt when no answer came.
+  // `exchanges` requests, each answer owed within a few of its round trips at the join (answer_wait_ns);
+  // nullopt when no answer came in time, or a stop signal came.
   std::optional<ClockOffset> measure_clock(std::size_t exchanges) {
     std::vector<ClockExchange> got;
+    const std::int64_t wait_ns = answer_wait_ns(clock.at_join.rtt_ns);
     for (std::size_t i = 0; i < exchanges && !lost; ++i) {
       asked_t0_ = monotonic_ns();
       answered_.reset();
       if (!send_text(clock_request_line(*asked_t0_))) break;
-      const std::int64_t deadline = *asked_t0_ + 2'000'000'000;
-      while (!answered_ && !lost && monotonic_ns() < deadline) {
-        pollfd p{node.control_fd, POLLIN, 0};
-        ::poll(&p, 1, 100);
-        pump();
-      }
+      const std::int64_t deadline = *asked_t0_ + wait_ns;
+      while (!answered_ && !lost && wait_readable(node.control_fd, deadline, stop) == Waited::readable) pump();
       asked_t0_.reset();
       if (!answered_) break;
       got.push_back(*answered_);
@@ -90,10 +93,8 @@ struct NodesLauncher::Link {
       // A line of a type this conductor does not know is a newer node's extra: ignored. One that is not a line
       // of the protocol at all ends the node's part in the run, named.
       const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-      if (!j.is_object() || !j.contains("type") || !j.at("type").is_string()) {
-        lost = true;
-        lost_why = "sent a line that is not the conductor protocol's: " + printable(line, 60);
-      }
+      if (!j.is_object() || !j.contains("type") || !j.at("type").is_string())
+        declare_lost("sent a line that is not the conductor protocol's: " + printable(line, 60));
       return;
     }
     if (const auto* e = std::get_if<ExitedLine>(&*l)) exits[e->id] = e->status;
@@ -106,17 +107,17 @@ struct NodesLauncher::Link {
 
 namespace {
 
-// A worker on another node, seen through its connection back to the conductor and its node's link.
+// A worker on another node, seen through its connection back to the conductor and its node's link. Its exit
+// is its node's to report (bounded_wait.h): within kExitReportNs of its kill, or the node is lost; within
+// kExitReportAfterStopNs of a stop signal, or it is left to its node, which kills it when told "end".
 class RemoteChannel final : public WorkerChannel {
  public:
   RemoteChannel(std::shared_ptr<NodesLauncher::Link> link, int id, int fd) : link_(std::move(link)), id_(id), fd_(fd) {}
   ~RemoteChannel() override {
     close_fd(fd_);
-    if (exit_) return;
     kill();
-    // Reaped means reaped on its node too: wait (bounded) for the node to say so.
-    const std::int64_t deadline = monotonic_ns() + 5'000'000'000LL;
-    while (!poll_exit() && monotonic_ns() < deadline) {
+    // Reaped means reaped on its node too: wait (bounded, poll_exit's deadlines) for the node to say so.
+    while (!poll_exit()) {
       pollfd p{link_->node.control_fd, POLLIN, 0};
       ::poll(&p, 1, 100);
     }
@@ -147,47 +148,77 @@ class RemoteChannel final : public WorkerChannel {
     link_->pump();
     if (const auto e = link_->exits.find(id_); e != link_->exits.end()) exit_ = e->second;
     else if (link_->lost) exit_ = ExitStatus{std::nullopt, SIGKILL, link_->loss()};  // and it with it
+    else exit_ = overdue();
     return exit_;
   }
 
   void kill() override {
-    if (!exit_) link_->send(KillWorkerLine{id_});
+    if (exit_ || killed_at_) return;
+    killed_at_ = monotonic_ns();
+    link_->send(KillWorkerLine{id_});
   }
 
  private:
+  // The exit its node owes and has not reported: after its kill the node is lost; after a stop signal the
+  // worker is left to the node (it was told "end"; its node kills what it still runs at the launcher's "end").
+  std::optional<ExitStatus> overdue() {
+    const std::int64_t now = monotonic_ns();
+    if (!stopped_at_ && link_->stop()) stopped_at_ = now;
+    if (killed_at_ && now - *killed_at_ > kExitReportNs) {
+      link_->declare_lost("did not report the exit of worker " + std::to_string(id_) + " within " +
+                          std::to_string(kExitReportNs / kNsPerS) + " s of its kill");
+      return ExitStatus{std::nullopt, SIGKILL, link_->loss()};
+    }
+    if (stopped_at_ && now - *stopped_at_ > kExitReportAfterStopNs)
+      return ExitStatus{std::nullopt, SIGKILL, link_->name() + " did not report its worker's exit after a stop signal; its node kills it"};
+    return std::nullopt;
+  }
+
   std::shared_ptr<NodesLauncher::Link> link_;
   int id_;
   int fd_;
   LineReader reader_{kMaxReportLineBytes};
   std::optional<ExitStatus> exit_;
+  std::optional<std::int64_t> killed_at_, stopped_at_;
 };
 
 // The first line on `fd`, read a byte at a time so that nothing after it is taken from the worker's
-// reports; nullopt when none within `timeout_ms` or `max` bytes.
-std::optional<std::string> first_line(int fd, std::size_t max, int timeout_ms) {
+// reports, within `wait_ns` and `max` bytes; nullopt with `why` set when there is none.
+std::optional<std::string> first_line(int fd, std::size_t max, std::int64_t wait_ns, const StopDescriptor& stop, std::string& why) {
   std::string line;
-  const std::int64_t deadline = monotonic_ns() + static_cast<std::int64_t>(timeout_ms) * 1'000'000;
+  const std::int64_t deadline = monotonic_ns() + wait_ns;
   while (line.size() < max) {
-    pollfd p{fd, POLLIN, 0};
-    const int left_ms = static_cast<int>((deadline - monotonic_ns()) / 1'000'000);
-    if (left_ms <= 0 || ::poll(&p, 1, left_ms) <= 0) return std::nullopt;
+    const Waited w = wait_readable(fd, deadline, stop);
+    if (w != Waited::readable) {
+      why = w == Waited::stopped ? "a stop signal came before its hello" : "no worker's hello within " + std::to_string(wait_ns / kNsPerS) + " s";
+      return std::nullopt;
+    }
     char c = 0;
-    const ssize_t n = ::read(fd, &c, 1);
-    if (n <= 0) return std::nullopt;
+    if (::read(fd, &c, 1) <= 0) {
+      why = "closed before its hello";
+      return std::nullopt;
+    }
     if (c == '\n') return line;
     line.push_back(c);
   }
+  why = "a first line over " + std::to_string(max) + " bytes, not a worker's hello";
   return std::nullopt;
 }
 
 }  // namespace
 
 NodesLauncher::NodesLauncher(Launcher& local, std::string local_address, int listen_fd, std::string token,
-                             std::vector<JoinedNodeLink> nodes, double start_timeout_s)
-    : local_(local), local_address_(std::move(local_address)), listen_fd_(listen_fd), token_(std::move(token)), start_timeout_s_(start_timeout_s) {
+                             std::vector<JoinedNodeLink> nodes, double start_timeout_s, StopDescriptor stop)
+    : local_(local),
+      local_address_(std::move(local_address)),
+      listen_fd_(listen_fd),
+      token_(std::move(token)),
+      start_timeout_s_(start_timeout_s),
+      stop_(std::move(stop)) {
   for (auto& n : nodes) {
     auto link = std::make_shared<Link>();
     link->node = n;
+    link->stop = stop_;
     link->clock = {n.node_rank, n.offset, 1, n.offset.offset_ns, n.offset.offset_ns};
     links_.push_back(std::move(link));
   }
@@ -195,7 +226,7 @@ NodesLauncher::NodesLauncher(Launcher& local, std::string local_address, int lis
 
 void NodesLauncher::remeasure_clocks(std::size_t exchanges) {
   for (auto& l : links_) {
-    if (l->lost) continue;
+    if (l->lost || stop_()) continue;
     const auto est = l->measure_clock(exchanges);
     if (!est) continue;  // the node is lost (named when its workers are asked about) or silent: the last offset stays
     l->node.offset = *est;
@@ -245,30 +276,35 @@ std::unique_ptr<WorkerChannel> NodesLauncher::start(const SpawnSpec& spec) {
   return std::make_unique<RemoteChannel>(link, id, fd);
 }
 
-// Waits for worker `id` of `link`'s node to connect back; refuses any other connection meanwhile.
+// Waits for worker `id` of `link`'s node to connect back (until start_timeout_s_ or a stop signal); refuses
+// any other connection meanwhile, in one line naming its peer and why.
 int NodesLauncher::accept_worker(Link& link, int id) {
   const std::int64_t deadline = monotonic_ns() + static_cast<std::int64_t>(start_timeout_s_ * 1e9);
   for (;;) {
     link.pump();
     if (const auto f = link.start_failures.find(id); f != link.start_failures.end())
-      throw std::runtime_error(link.name() + " could not start a worker: " + f->second);
+      throw std::runtime_error(link.name() + " could not start a worker: " + printable(f->second, 200));
     if (link.lost) throw std::runtime_error(link.name() + " was lost while starting a worker" + (link.lost_why.empty() ? "" : ": it " + link.lost_why));
-    const std::int64_t left_ms = (deadline - monotonic_ns()) / 1'000'000;
-    if (left_ms <= 0)
+    std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}, {link.node.control_fd, POLLIN, 0}};
+    const Waited w = wait_any(fds, deadline, stop_);
+    if (w == Waited::stopped) throw std::runtime_error("a stop signal came while a worker on " + link.name() + " was starting");
+    if (w == Waited::deadline)
       throw std::runtime_error("a worker on " + link.name() + " did not connect back within " +
                                std::to_string(static_cast<int>(start_timeout_s_)) + " s");
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {link.node.control_fd, POLLIN, 0}};
-    if (::poll(fds, 2, static_cast<int>(std::min<std::int64_t>(left_ms, 1000))) <= 0 || !(fds[0].revents & POLLIN)) continue;
+    if (!(fds[0].revents & POLLIN)) continue;
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
-    std::string why = "no worker's hello within 2 s";
-    const auto line = first_line(fd, kMaxHelloLine, 2000);
+    keep_alive(fd, Connection::worker);
+    std::string why;
+    const auto line = first_line(fd, kMaxHelloLine, 2 * kNsPerS, stop_, why);
     const auto hello = line ? parse_worker_hello(*line, why) : std::nullopt;
     if (hello && hello->token == token_ && hello->node_rank == link.node.node_rank && hello->id == id) return fd;
     if (hello) why = hello->token != token_ ? "not this run's token" : "not the worker being started";
     write_all(fd, nlohmann::json{{"type", "refused"}, {"reason", why}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    const std::string refusal = "a worker's connection from " + socket_address(fd, SocketEnd::peer, true) + ": " + why;
     ::close(fd);
-    refused_.push_back(why);
+    std::cerr << "interference-bench: refused " << refusal << "\n";
+    refused_.push_back(refusal);
   }
 }
 

@@ -6,6 +6,7 @@
 // accounting sees node 0's processes only (a remote worker has no pid here).
 #pragma once
 
+#include "harness/nodes/bounded_wait.h"
 #include "harness/nodes/clock_sync.h"
 #include "harness/run/launcher.h"
 
@@ -29,10 +30,12 @@ struct JoinedNodeLink {
 class NodesLauncher final : public Launcher {
  public:
   // `local` starts the workers placed on node 0. A remote worker must connect to `listen_fd` with this run's
-  // `token` within `start_timeout_s`; any other connection meanwhile is refused and remembered.
-  // `local_address`: the conductor's, given to node 0's workers as IB_NODE_ADDRESS (where gloo listens).
+  // `token` within `start_timeout_s`; any other connection meanwhile is refused (one line on stderr naming its
+  // peer and why) and remembered. `local_address`: the conductor's, given to node 0's workers as
+  // IB_NODE_ADDRESS (where gloo listens). `stop` ends every wait (bounded_wait.h): a worker's start, a clock
+  // re-measurement, a remote worker's exit (then left to its node, which kills it at "end").
   NodesLauncher(Launcher& local, std::string local_address, int listen_fd, std::string token, std::vector<JoinedNodeLink> nodes,
-                double start_timeout_s);
+                double start_timeout_s, StopDescriptor stop = {});
   ~NodesLauncher() override;  // says "end" to every node (each kills what it still runs) and closes
   NodesLauncher(const NodesLauncher&) = delete;
   NodesLauncher& operator=(const NodesLauncher&) = delete;
@@ -46,8 +49,9 @@ class NodesLauncher final : public Launcher {
   std::vector<std::string> lost() const;
 
   // Measures every node's clock again (before each block: CLOCK_MONOTONIC of two machines drifts apart by
-  // some parts per million), `exchanges` requests each on its control connection; the new offset moves the
-  // times of what its workers say from now on. A node that does not answer keeps its last offset.
+  // some parts per million), `exchanges` requests each on its control connection, each answer awaited for a
+  // few of the node's round trips (answer_wait_ns: at least 2 s); the new offset moves the times of what its
+  // workers say from now on. A node that does not answer in time keeps its last offset; a stop signal ends it.
   void remeasure_clocks(std::size_t exchanges);
   struct NodeClock {
     int node_rank = 0;
@@ -68,6 +72,7 @@ class NodesLauncher final : public Launcher {
   std::string token_;
   std::vector<std::shared_ptr<Link>> links_;
   double start_timeout_s_;
+  StopDescriptor stop_;
   int next_id_ = 0;
   std::vector<std::string> refused_;
 };

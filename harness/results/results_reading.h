@@ -68,7 +68,17 @@ class Field {
     const bool fits = std::is_unsigned<T>::value ? v_.is_number_unsigned() : v_.is_number_integer();
     if (!fits) fail(std::string(std::is_unsigned<T>::value ? "a non-negative " : "an ") + "integer was expected, found " +
                     type());
+    if (!in_range<T>(v_)) fail(v_.dump() + " is out of range (" + std::to_string(std::numeric_limits<T>::min()) + ".." +
+                               std::to_string(std::numeric_limits<T>::max()) + ")");
     return v_.get<T>();
+  }
+  // A JSON integer that T holds (get<T>() would wrap one that it does not: 2^63 as an int64 is -2^63).
+  template <typename T, typename J>
+  static bool in_range(const J& v) {
+    if (v.is_number_unsigned()) return v.template get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+    const auto i = v.template get<std::int64_t>();
+    if (std::is_unsigned<T>::value) return i >= 0 && static_cast<std::uint64_t>(i) <= static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+    return i >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) && i <= static_cast<std::int64_t>(std::numeric_limits<T>::max());
   }
   std::string string() const {
     if (!v_.is_string()) fail("a string was expected, found " + type());
@@ -129,7 +139,8 @@ std::vector<T> integer_array(const Field& f) {
   std::vector<T> out;
   out.reserve(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
-    const bool fits = std::is_unsigned<T>::value ? a[i].is_number_unsigned() : a[i].is_number_integer();
+    const bool fits = (std::is_unsigned<T>::value ? a[i].is_number_unsigned() : a[i].is_number_integer()) &&
+                      Field::in_range<T>(a[i]);
     out.push_back(fits ? a[i].get<T>() : f[i].integer<T>());
   }
   return out;

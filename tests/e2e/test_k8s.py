@@ -270,7 +270,8 @@ def test_lint_reports_each_bad_manifest():
                  "maxFailedIndexes requires backoffLimitPerIndex", "must be less than or equal to completions",
                  "a cron schedule has 5 fields", "topologyKey is required", "exit code 1 must map to FailIndex",
                  "exit code 2 must map to FailJob", "exit code 130 must map to Count",
-                 "DisruptionTarget pod must map to Ignore", "--expect-tasks 3 differs"):
+                 "DisruptionTarget pod must map to Ignore", "--expect-tasks 3 differs",
+                 "a pod with GPUs needs a memory-backed /dev/shm", "--join-timeout 60 is under 600 s"):
         assert any(rule in w for w in seen), f"no bad manifest for: {rule}"
 
 

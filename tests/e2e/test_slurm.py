@@ -638,6 +638,8 @@ def test_four_tasks_of_one_job_run_one_collective_with_a_rank_on_each(slurm, run
     assert record["ExitCode"] in ("0:0", "1:0", "5:0"), log
     assert record["NumTasks"] == "4" and record["NumNodes"] == "1", record
     assert "command not found" not in log, log
+    # Each task asked for its share of the node's CPUs, unbound (not the one CPU a step's task gets untold).
+    assert f"ib-nodes: 4 tasks, {NODE_CPUS // 4} CPUs each (srun --cpus-per-task {NODE_CPUS // 4} --cpu-bind=none)" in log, log
     assert_collective_ran_on_every_node(tmp_path, 4, log)
 
 
@@ -651,6 +653,7 @@ def test_two_slurm_nodes_of_one_machine_run_one_collective(two_slurmd, runner, t
     record = two_slurmd.jobs(job)[0]
     assert record["ExitCode"] in ("0:0", "1:0", "5:0"), log
     assert record["NumNodes"] == "2" and record["NumTasks"] == "2", record
+    assert f"ib-nodes: 2 tasks, {NODE_CPUS} CPUs each (srun --cpus-per-task {NODE_CPUS} --cpu-bind=none)" in log, log
     # each slurmd launched one task of the job's step
     for name in TWO_NODES:
         slurmd_log = (two_slurmd.root / "log" / f"slurmd.{name}.log").read_text()

@@ -39,9 +39,9 @@ int serve() {
   std::fflush(stdout);
   const int c = ::accept4(s, nullptr, nullptr, SOCK_CLOEXEC);
   if (c < 0) return 1;
-  const std::string why = ib::answer_clock_requests(c, ib::monotonic_ns);
-  if (!why.empty()) std::fprintf(stderr, "ib_clock_peer serve: %s\n", why.c_str());
-  return why.empty() ? 0 : 1;
+  const ib::AnsweredClock answered = ib::answer_clock_requests(c, ib::monotonic_ns, {});  // 10 s a line at most
+  if (answered.ended != ib::ClockEnd::closed) std::fprintf(stderr, "ib_clock_peer serve: %s\n", answered.line.c_str());
+  return answered.ended == ib::ClockEnd::closed ? 0 : 1;
 }
 
 int ask(unsigned short port, std::size_t n) {
@@ -52,7 +52,7 @@ int ask(unsigned short port, std::size_t n) {
     return 1;
   }
   std::string error;
-  const auto o = ib::measure_clock_offset(s, n, ib::monotonic_ns, error);
+  const auto o = ib::measure_clock_offset(s, n, ib::monotonic_ns, {}, error);
   ::close(s);
   if (!o) {
     std::fprintf(stderr, "ib_clock_peer ask: %s\n", error.c_str());

@@ -91,6 +91,15 @@ TEST(Collectives, BlastRadiusCountsTheRanksThatSlowed) {
   EXPECT_THROW(blast_radius(e, {{1.0}}, 0.1), std::invalid_argument);
 }
 
+// The threshold is relative to each rank's own exclusive median: 10% of a 10 s collective is 1 s. A rank at
+// 10.5 s (+5%) has not slowed past it; one at 11.5 s (+15%) has. Added as seconds (10 + 0.1) both would count.
+TEST(Collectives, TheBlastRadiusThresholdIsAFractionOfEachRanksMedian) {
+  const std::vector<std::vector<double>> e = {{10.0, 10.0, 10.0}, {10.0, 10.0, 10.0}, {0.01, 0.01, 0.01}};
+  const std::vector<std::vector<double>> c = {{10.5, 10.5, 10.5}, {11.5, 11.5, 11.5}, {0.0105, 0.0105, 0.0105}};
+  EXPECT_EQ(blast_radius(e, c, 0.10), 1);
+  EXPECT_EQ(blast_radius(e, c, 0.04), 3);  // 5% above each: past a 4% threshold, the 10 ms rank too
+}
+
 TEST(Collectives, TheLongestStallAgainstATimeout) {
   // PyTorch's default NCCL timeout, 600 s, against a 150 s stall: a margin of 4.
   const auto m = stall_margin({0.02, 150.0, 0.03}, 600.0);

@@ -2,6 +2,7 @@
 // connection is refused, and the accept loop on loopback with a node that joins, a stranger with another
 // token, a connection that never says hello and a node that never comes.
 #include "harness/nodes/join.h"
+#include "tests/unit/node_peers.h"
 
 #include <gtest/gtest.h>
 
@@ -65,38 +66,18 @@ TEST(ConductorJoin, EachRefusalSaysWhy) {
   EXPECT_EQ(refusal(ok, 3, "t", {1}), "node rank 1 has already joined");
 }
 
-int listening_socket(int& port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 8) != 0) return -1;
-  socklen_t n = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
-  port = ntohs(a.sin_port);
-  return fd;
-}
-
-int connect_to(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  return fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 ? fd : -1;
-}
-
 // A run of 3 nodes: node 1 joins, a stranger (another run's token) and a connection that never says hello
 // are refused, node 2 never comes: named missing when the deadline (1 s) passes.
 TEST(ConductorJoin, OnLoopbackTheNodeJoinsStrangersAreRefusedAndTheMissingNamed) {
   int port = 0;
-  const int listen_fd = listening_socket(port);
+  const int listen_fd = test::listen_loopback(port);
   ASSERT_GE(listen_fd, 0);
-  const int node = connect_to(port), stranger = connect_to(port), silent = connect_to(port);
+  const int node = test::connect_loopback(port), stranger = test::connect_loopback(port), silent = test::connect_loopback(port);
   ASSERT_TRUE(node >= 0 && stranger >= 0 && silent >= 0);
   std::string node_answer = "?", stranger_answer = "?";
-  std::thread a([&] { node_answer = say_hello(node, {1, 1, 3, "run-42", "node-b"}, 5000); });
-  std::thread b([&] { stranger_answer = say_hello(stranger, {1, 2, 3, "run-41", "elsewhere"}, 5000); });
+  const std::int64_t in_5_s = steady_ns() + 5'000'000'000;
+  std::thread a([&] { node_answer = say_hello(node, {1, 1, 3, "run-42", "node-b"}, in_5_s).why; });
+  std::thread b([&] { stranger_answer = say_hello(stranger, {1, 2, 3, "run-41", "elsewhere"}, in_5_s).why; });
   const JoinResult r = accept_nodes(listen_fd, 3, "run-42", steady_ns() + 1'000'000'000, steady_ns);
   a.join();
   b.join();
@@ -118,20 +99,20 @@ TEST(ConductorJoin, OnLoopbackTheNodeJoinsStrangersAreRefusedAndTheMissingNamed)
 // never came is named missing. The node's devices ride its hello to the conductor.
 TEST(ConductorJoin, AStopSignalEndsTheWaitAndTheDevicesArriveWithTheHello) {
   int port = 0;
-  const int listen_fd = listening_socket(port);
+  const int listen_fd = test::listen_loopback(port);
   ASSERT_GE(listen_fd, 0);
-  const int node = connect_to(port);
+  const int node = test::connect_loopback(port);
   int stop[2];
   ASSERT_EQ(::pipe(stop), 0);
   Hello hello{1, 1, 3, "run-42", "node-b"};
   hello.devices = nlohmann::json::array({{{"kind", "host"}, {"name", "AMD EPYC"}}});
   std::string node_answer = "?";
   std::thread a([&] {
-    node_answer = say_hello(node, hello, 5000);
+    node_answer = say_hello(node, hello, steady_ns() + 5'000'000'000).why;
     ASSERT_EQ(::write(stop[1], "x", 1), 1);  // node 1 is in: the signal comes while node 2 is awaited
   });
   const std::int64_t t0 = steady_ns();
-  const JoinResult r = accept_nodes(listen_fd, 3, "run-42", t0 + 600'000'000'000, steady_ns, stop[0]);
+  const JoinResult r = accept_nodes(listen_fd, 3, "run-42", t0 + 600'000'000'000, steady_ns, {stop[0], {}});
   a.join();
   EXPECT_LT(steady_ns() - t0, 60'000'000'000) << "long before the 600 s deadline";
   EXPECT_TRUE(r.interrupted);

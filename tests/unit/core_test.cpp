@@ -58,6 +58,18 @@ TEST(Text, PrintableEscapesControlCharactersAndCutsLongValues) {
   EXPECT_EQ(printable(accents, 23), "aaa... (63 characters)");
 }
 
+// A peer's bytes (issue 49): what is not well-formed UTF-8 is written \xNN, C1 controls \u0080.., so the text is
+// valid UTF-8 wherever it goes (a JSON string would throw on it); well-formed characters are kept.
+TEST(Text, PrintableEscapesBytesThatAreNotUtf8AndC1Controls) {
+  EXPECT_EQ(printable("\xff\xfe ok"), "\\xff\\xfe ok");
+  EXPECT_EQ(printable("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(printable("\xc3"), "\\xc3");                      // cut short
+  EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf");              // an overlong '/'
+  EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");     // a surrogate
+  EXPECT_EQ(printable("a\xc2\x9b" "31m"), "a\\u009b31m");       // C1 CSI
+  EXPECT_NO_THROW((void)nlohmann::json(printable("\x80\x81\xbf binary")).dump());
+}
+
 // A long path keeps its file name: a test once failed only where the temporary folder's path was long,
 // because the end-cut message lost "s1.json".
 TEST(Text, PrintablePathCutsInTheMiddleAndKeepsTheFileName) {

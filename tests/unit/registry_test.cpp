@@ -8,6 +8,10 @@
 #include <time.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
 
 #include <cmath>
 #include <numeric>
@@ -283,6 +287,75 @@ TEST(HostWorkloads, ComputeWorkPerSample) {
   EXPECT_DOUBLE_EQ(work.amount, 24576.0);
   EXPECT_EQ(work.unit, "FLOP");
   w->teardown();
+}
+
+// The rendezvous of ranks on threads of this process (the harness's, over the worker protocol, in a run).
+class ThreadRendezvous final : public Rendezvous {
+ public:
+  void put(const std::string& key, const std::string& value) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    values_[key] = value;
+    published_.notify_all();
+  }
+  std::string get(const std::string& key, double timeout_s) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!published_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] { return values_.count(key) > 0; }))
+      throw WorkloadError("no rank published " + key);
+    return values_[key];
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable published_;
+  std::map<std::string, std::string> values_;
+};
+
+// host-collective when this build has gloo; nullptr (the test skips) without.
+std::unique_ptr<Workload> gloo_collective(const json& given) {
+  const Registry r = host_registry();
+  std::string err;
+  const auto p = validate_params(*r.find("host-collective"), given, err);
+  if (!p || !r.find("host-collective")->supported(*p, ExecContext{}).supported) return nullptr;
+  return r.find("host-collective")->create(*p);
+}
+
+// A sample is `reps` collectives of `kib` KiB: its work (bytes, nccl-tests' algbw per second) counts every one.
+TEST(HostCollective, WorkPerSampleIsRepsCollectivesOfItsSize) {
+  const auto w = gloo_collective({{"op", "allreduce"}, {"kib", 4}, {"reps", 3}});
+  if (!w) GTEST_SKIP() << "built without gloo";
+  EXPECT_DOUBLE_EQ(w->work_per_sample().amount, 3 * 4096.0);
+  EXPECT_EQ(w->work_per_sample().unit, "B");
+}
+
+// The ranks' vote before every sample: another only when every rank wants one (the minimum of their
+// wishes), so a rank whose harness stopped never leaves the others waiting alone in the next collective.
+TEST(HostCollective, TheRanksRunAnotherSampleOnlyWhenEveryRankWantsOne) {
+  std::unique_ptr<Workload> w[2] = {gloo_collective({{"op", "allreduce"}, {"kib", 4}, {"timeout_s", 20.0}}),
+                                    gloo_collective({{"op", "allreduce"}, {"kib", 4}, {"timeout_s", 20.0}})};
+  if (!w[0] || !w[1]) GTEST_SKIP() << "built without gloo";
+  ThreadRendezvous rendezvous;
+  const std::vector<std::pair<bool, bool>> wishes = {{true, true}, {true, false}, {false, true}, {false, false}, {true, true}};
+  std::vector<bool> agreed[2];
+  std::string failed[2];
+  std::thread ranks[2];
+  for (int r = 0; r < 2; ++r)
+    ranks[r] = std::thread([&, r] {
+      ExecContext ctx;
+      ctx.rendezvous = &rendezvous;
+      ctx.rank = {r, 2, r};
+      try {
+        w[r]->setup(ctx);
+        for (const auto& [a, b] : wishes) agreed[r].push_back(w[r]->continue_together(r == 0 ? a : b));
+        w[r]->teardown();
+      } catch (const std::exception& e) {
+        failed[r] = e.what();
+      }
+    });
+  for (auto& t : ranks) t.join();
+  ASSERT_EQ(failed[0] + failed[1], "");
+  const std::vector<bool> want = {true, false, false, false, true};
+  EXPECT_EQ(agreed[0], want);
+  EXPECT_EQ(agreed[1], want);
 }
 
 TEST(HostWorkloads, LatencyAtAGivenRateReportsEveryRequestAndTheRate) {

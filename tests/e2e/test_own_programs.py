@@ -78,6 +78,7 @@ def test_mbw_a_line_per_step_fails_beside_a_hog_on_its_core(runner, tmp_path):
 
 @pytest.mark.serial
 @pytest.mark.measurement
+@pytest.mark.long
 def test_mbw_with_the_hog_on_another_core_does_not_fail(runner, tmp_path):
     r, res, a = beside_a_hog(runner, tmp_path, "mbw", "mbw-per-step.json", hog_cpu=1)
     not_slowed(a)
@@ -85,6 +86,7 @@ def test_mbw_with_the_hog_on_another_core_does_not_fail(runner, tmp_path):
 
 @pytest.mark.serial
 @pytest.mark.measurement
+@pytest.mark.long
 def test_pv_a_line_per_interval_fails_beside_a_hog_on_its_core(runner, tmp_path):
     r, res, a = beside_a_hog(runner, tmp_path, "pv", "pv-interval.json", hog_cpu=0)
     # Judged on time per byte in each interval, not on the intervals' lengths (0.1 s whatever the speed).
@@ -105,6 +107,7 @@ def test_pv_a_line_per_interval_fails_beside_a_hog_on_its_core(runner, tmp_path)
 
 @pytest.mark.serial
 @pytest.mark.measurement
+@pytest.mark.long
 def test_pv_with_the_hog_on_another_core_does_not_fail(runner, tmp_path):
     r, res, a = beside_a_hog(runner, tmp_path, "pv", "pv-interval.json", hog_cpu=1)
     not_slowed(a)

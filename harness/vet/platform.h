@@ -21,6 +21,17 @@
 
 namespace ib {
 
+// `matrix` (harness/vet/matrix_command.cpp): its own options; the runs' timing, cutoff, budget and prices are
+// PlatformOptions' phase_s, rounds, cutoff, sweep_budget_s, price_exclusive and price_shared.
+struct MatrixOptions {
+  std::string workloads;              // --workloads LIST (matrix.h matrix_workloads_from_list) or a scenario FILE
+  std::string mode = "timeslice";     // --mode: how each pair shares the device
+  std::string cpus;                   // --cpus LIST: placement.cpus of every workload without its own (host backend)
+  std::optional<double> warmup_s;     // --warmup S of every run (default: the runs')
+  bool predict = false;               // --predict: N(k+1) profiling runs instead of every pair (matrix_predict.h)
+  int predict_sample = 3;             // --predict-sample K: pairs measured to report the prediction's error
+};
+
 struct PlatformOptions {
   // The workloads, for checking a scenario (mig-sweep) before anything is made; nullptr: not checked here.
   const Registry* registry = nullptr;
@@ -58,6 +69,7 @@ struct PlatformOptions {
   std::optional<int> rounds;          // --rounds N: each layout's run a fixed N rounds (default: until decided)
   std::string references = "timeslice,mps";  // --references: the whole-GPU-equivalent references, or "none"
   std::string prices;                 // --prices FILE: {"profile": price of one instance, ...}
+  MatrixOptions matrix;
 };
 
 // A measuring step: this binary again (`run` or `sustain`), as a child that dies with us
@@ -81,6 +93,9 @@ int vet_command(const PlatformOptions& o);
 // `mig-sweep` (harness/vet/mig_sweep_command.cpp): each valid MIG layout for a scenario's tenants, measured and
 // compared; the recommendation as a mig-parted config.
 int mig_sweep_command(const PlatformOptions& o);
+// `matrix` (harness/vet/matrix_command.cpp): every pair of a set of workloads measured (or predicted, --predict),
+// which pairs may share, the fewest devices that hold them all.
+int matrix_command(const PlatformOptions& o);
 
 // Shared by the platform commands' files: NVML for `command` with --device checked (exit 3 without
 // NVML, 2 for a device it does not see); the default output folder; the output checks of --out.

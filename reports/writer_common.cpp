@@ -27,6 +27,20 @@ std::string p95_words(const std::optional<Estimate>& e) {
   return signed_percent(e->value) + " [" + signed_percent(e->ci_low) + ", " + signed_percent(e->ci_high) + "]";
 }
 
+TimeScale time_scale(double seconds) {
+  const double a = std::fabs(seconds);
+  if (!std::isfinite(a) || a >= 1.0) return {1.0, "s"};
+  if (a >= 1e-3) return {1e3, "ms"};
+  if (a >= 1e-6) return {1e6, "us"};
+  return {1e9, "ns"};
+}
+
+std::string phase_value_text(double value, const std::string& value_unit) {
+  if (value_unit == "s") return formatted("%.3f", value * 1e3);
+  const TimeScale t = time_scale(value);
+  return formatted("%.4g", value * t.factor) + " " + t.prefix + value_unit.substr(1);
+}
+
 const char* fleet_exit_words(int code) {
   return code == 0 ? "all good" : code == 1 ? "a member failed or is missing" : code == 5 ? "only inconclusive" : "?";
 }

@@ -28,6 +28,18 @@ std::string markdown_cell(const std::string& s, std::size_t max_chars);
 // "+12.3% [+10.1%, +14.0%]", or "n/a" without an estimate.
 std::string p95_words(const std::optional<Estimate>& e);
 
+// The scale a figure in seconds is best read at: {1e3, "ms"} for 0.012 s, {1e9, "ns"} for 2.1e-10 s (the
+// largest of s, ms, us, ns under which it is at least 1; ns below that).
+struct TimeScale {
+  double factor = 1.0;
+  const char* prefix = "s";
+};
+TimeScale time_scale(double seconds);
+
+// A phase's figure in its value_unit: for "s" milliseconds without a unit (the column says ms), for "s/UNIT" (time
+// per unit of work) at its own scale with its unit, "0.2103 ns/B".
+std::string phase_value_text(double value, const std::string& value_unit);
+
 // merge's exit code in words (fleet.md, the fleet's HTML page).
 const char* fleet_exit_words(int exit_code);
 

@@ -24,14 +24,6 @@ bool sample_counts(const PhaseResult& p, std::size_t i) {
   return p.in_window.empty() || p.in_window[i] != 0;
 }
 
-bool judged_per_work(const PhaseResult& p) { return p.counter_samples.count(kSampleWorkCounter) != 0; }
-
-double sample_value(const PhaseResult& p, std::size_t i) {
-  const auto work = p.counter_samples.find(kSampleWorkCounter);
-  if (work == p.counter_samples.end() || i >= work->second.size() || !(work->second[i] > 0.0)) return p.duration_s[i];
-  return p.duration_s[i] / work->second[i];
-}
-
 std::vector<double> counted_values(const PhaseResult& p) {
   std::vector<double> d;
   d.reserve(p.duration_s.size());
@@ -119,6 +111,7 @@ void summarize_phase(PhaseResult& p, const Work& work, const std::vector<BlockRe
       total_work += per_work ? p.duration_s[i] / sample_value(p, i) : work.amount;
     }
   p.stats = summarize(values);
+  set_sample_values(p, work.unit);
   p.throughput = total > 0.0 ? total_work / total : kNaN;
   p.throughput_unit = work.unit + "/s";
   // 1 s windows inside each block (a window never spans the gap between two blocks), pooled.

@@ -36,12 +36,8 @@ void attach_telemetry(PhaseResult& phase, std::vector<TelemetrySample> telemetry
 
 // Per-request latencies of the samples that count (empty for workloads without latencies).
 std::vector<double> counted_latencies(const PhaseResult& phase);
-// Whether a phase's samples carry their own work (kSampleWorkCounter: a command tenant's interval lines), so
-// that it is judged on time per unit of work (basis "time_per_work") instead of sample durations.
-bool judged_per_work(const PhaseResult& phase);
-// The value sample i is judged on: its duration, or its duration over its own work (judged_per_work).
-double sample_value(const PhaseResult& phase, std::size_t i);
-// The values (sample_value) of the samples that count.
+// The values (sample_value, harness/results/results.h: durations, or time per unit of work) of the samples that
+// count.
 std::vector<double> counted_values(const PhaseResult& phase);
 // The same, grouped by block (one repetition), in order of first appearance.
 std::vector<std::vector<double>> counted_by_block(const PhaseResult& phase, bool latencies);

@@ -20,7 +20,7 @@
 namespace ib {
 
 // Readers accept every minor version of this major (minor versions only add fields).
-constexpr const char* kSchemaVersion = "2.8";
+constexpr const char* kSchemaVersion = "2.9";
 constexpr const char* kSchemaMajor = "2";
 
 // The three phases of docs/design.md section 3.
@@ -243,7 +243,13 @@ struct PhaseResult {
   std::vector<std::string> telemetry_unsupported;
   std::int64_t measure_start_ns = 0;
   std::int64_t measure_end_ns = 0;
-  Summary stats{};                 // over counted (in-window) sample durations
+  Summary stats{};                 // over the counted (in-window) samples' values, in value_unit
+  // What a sample's value, and so stats, is in: "s" (its duration) or "s/UNIT" (its duration over the work it
+  // reported, the time per unit of work, e.g. "s/B": judged_per_work). Set with set_sample_values.
+  std::string value_unit = "s";
+  // Judged per work: every sample's time per unit of work (sample_value), what the writers show and draw;
+  // empty otherwise (a sample's value is its duration).
+  std::vector<double> time_per_work;
   double throughput = 0.0;         // work per second over counted samples: n * work / sum(duration)
   std::string throughput_unit;     // e.g. "FLOP/s"
   double window_cv = 0.0;          // CV of throughput in 1 s windows of each block (NaN when < 2 windows)
@@ -254,10 +260,19 @@ struct PhaseResult {
   bool measured() const { return outcome.status == WorkerStatus::ok; }
 };
 
+// Whether a phase's samples carry their own work (kSampleWorkCounter: a command tenant's interval lines), so
+// that it is judged on time per unit of work (basis "time_per_work") instead of sample durations.
+bool judged_per_work(const PhaseResult& phase);
+// The value sample i is judged on: its duration, or its duration over its own work (judged_per_work).
+double sample_value(const PhaseResult& phase, std::size_t i);
+// Sets value_unit ("s", or "s/" + work_unit when judged_per_work) and time_per_work from the samples
+// (harness/analysis summarize_phase; the reader of results.json).
+void set_sample_values(PhaseResult& phase, const std::string& work_unit);
+
 struct TenantMetrics {
   // What E, A and C are: "sample_time" (sample durations), "request_latency" (per-request latencies of
   // latency-type workloads, completion - arrival) or "time_per_work" (each sample's duration over its own work:
-  // a command tenant's interval lines, harness/analysis/analysis.h judged_per_work).
+  // a command tenant's interval lines, judged_per_work above).
   std::string basis = "sample_time";
   Estimate p95_slowdown{};
   double median_slowdown = 0.0;   // median(C)/median(E) - 1

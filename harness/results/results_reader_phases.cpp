@@ -214,6 +214,20 @@ void read_samples(const Field& f, PhaseResult& p) {
   check_measured(f, p);
 }
 
+// What the phase's values are in (stats.unit, "s" or "s/UNIT" since 2.9) and, judged per work, each sample's
+// time per unit of work. A 2.8 file wrote "s" for a phase judged per work: its work unit is its throughput's.
+void read_value_unit(const Field& f, PhaseResult& p) {
+  std::string unit = f["stats"].has("unit") ? f["stats"]["unit"].string() : "s";
+  const bool per_work = judged_per_work(p) || p.counters.count(kSampleWorkCounter) != 0;
+  if (unit == "s" && per_work) {
+    const std::string& t = p.throughput_unit;
+    unit = "s/" + (t.size() > 2 && t.compare(t.size() - 2, 2, "/s") == 0 ? t.substr(0, t.size() - 2) : t);
+  }
+  if (unit != "s" && unit.rfind("s/", 0) != 0) f["stats"]["unit"].fail("expected \"s\" or \"s/UNIT\"");
+  set_sample_values(p, unit == "s" ? "" : unit.substr(2));
+  p.value_unit = unit;  // a file without samples (--no-raw) still says what its stats are in
+}
+
 }  // namespace
 
 PhaseResult read_phase(const Field& f) {
@@ -253,6 +267,7 @@ PhaseResult read_phase(const Field& f) {
     if (p.start_ns.empty() && p.stats.n > 0)
       f["samples"]["start_ns"].fail("no samples, where stats.n counts " + std::to_string(p.stats.n));
   }
+  read_value_unit(f, p);
   return p;
 }
 

@@ -69,6 +69,9 @@ json metric(const json& v) {
     } else if (pattern->reads_a_total()) {
       throw Bad{"metric.interval_s", "required with a total (the seconds between two of its lines): a running count is "
                                      "read per interval, the work of one is the difference of two totals"};
+    } else if (pattern->reads_the_interval()) {
+      throw Bad{"metric.interval_s", "required with start and end, interval or elapsed (the seconds between two of its "
+                                     "lines): only a line per interval says its interval"};
     }
     return v;
   }

@@ -8,7 +8,7 @@ namespace ib {
 void LineSamples::resumed() { open_ = false; }
 
 std::optional<LineSample> LineSamples::line(const StepValue& v, std::int64_t at_ns) {
-  auto out = per_interval_ ? interval_line(v, at_ns) : step_line(v, at_ns);
+  auto out = !per_interval_ ? step_line(v, at_ns) : v.said ? said_interval_line(v, at_ns) : interval_line(v, at_ns);
   last_arrival_ns_ = at_ns;
   return out;
 }
@@ -24,6 +24,35 @@ std::optional<LineSample> LineSamples::step_line(const StepValue& v, std::int64_
   s.lines_in_burst = at_ns == last_arrival_ns_ ? 1 : 0;
   last_end_ns_ = s.end_ns;
   return s;
+}
+
+LineSample LineSamples::placed(double seconds, double work, std::int64_t at_ns) {
+  LineSample s;
+  const auto length = static_cast<std::int64_t>(std::llround(seconds * 1e9));
+  s.start_ns = std::max(at_ns - length, last_end_ns_);
+  s.end_ns = s.start_ns + length;
+  s.work = work;
+  s.lines_in_burst = at_ns == last_arrival_ns_ ? 1 : 0;
+  last_end_ns_ = s.end_ns;
+  return s;
+}
+
+std::optional<LineSample> LineSamples::said_interval_line(const StepValue& v, std::int64_t at_ns) {
+  const bool total = v.kind == StepValueKind::total, clock = v.said->kind == SaidIntervalKind::clock;
+  // After a stop (or the start) the interval the line reports straddles it, as with arrivals: it only opens.
+  if (!open_ || (total && v.value < open_total_) || (clock && v.said->seconds < open_clock_s_)) {
+    open_ = true;
+    open_total_ = total ? v.value : 0.0;
+    open_clock_s_ = clock ? v.said->seconds : 0.0;
+    last_end_ns_ = std::max(last_end_ns_, at_ns);  // no sample reaches back over the stop
+    return std::nullopt;
+  }
+  const double seconds = clock ? v.said->seconds - open_clock_s_ : v.said->seconds;
+  const double work = total ? v.value - open_total_ : v.rate_per_s() * seconds;
+  if (!(seconds > 0.0) || !(work > 0.0) || !std::isfinite(work)) return std::nullopt;  // the next spans both
+  open_total_ = total ? v.value : 0.0;
+  open_clock_s_ = clock ? v.said->seconds : 0.0;
+  return placed(seconds, work, at_ns);
 }
 
 std::optional<LineSample> LineSamples::interval_line(const StepValue& v, std::int64_t at_ns) {

@@ -35,11 +35,17 @@ class LineSamples {
   // A total is the work between two arrivals, so the arrivals' jitter (the program or its reader not running
   // for a moment) is part of it: a total less than half interval_s after the interval opened (a late line and
   // the next, on time) keeps the interval open, and the next spans both.
+  // A line that says its interval (v.said) is timed by it, not by the arrivals: a sample as long as the line says
+  // (its length, or the difference of two lines' clocks), ending at its arrival or, in a burst, where the previous
+  // one ended; a clock that did not move keeps the interval open, one that went back opens a new one.
   std::optional<LineSample> line(const StepValue& v, std::int64_t at_ns);
 
  private:
   std::optional<LineSample> step_line(const StepValue& v, std::int64_t at_ns);
   std::optional<LineSample> interval_line(const StepValue& v, std::int64_t at_ns);
+  std::optional<LineSample> said_interval_line(const StepValue& v, std::int64_t at_ns);
+  // The sample of `seconds` with `work`, ending at `at_ns` or, in a burst, where the previous one ended.
+  LineSample placed(double seconds, double work, std::int64_t at_ns);
 
   bool per_interval_;
   double shortest_total_s_;            // totals: the shortest interval timed on its own (half interval_s)
@@ -48,6 +54,7 @@ class LineSamples {
   bool open_ = false;                  // interval lines: an interval is open since open_at_ns_
   std::int64_t open_at_ns_ = 0;
   double open_total_ = 0.0;            // the total the open interval started from
+  double open_clock_s_ = 0.0;          // said clocks: the program's clock when the open interval started
   int pending_burst_lines_ = 0;        // interval lines in a burst since the last sample
 };
 

@@ -19,11 +19,19 @@ struct StepPatternGroup {
   double scale = 1.0;
 };
 
+// The groups that say an interval line's own interval (group numbers, 0 when absent).
+struct SaidIntervalGroups {
+  int start = 0, end = 0, interval = 0, elapsed = 0;
+  double elapsed_scale = 1.0;  // elapsed_ms: 1e-3
+  bool any() const { return start || end || interval || elapsed; }
+};
+
 struct StepPattern::Impl {
   pcre2_code* code = nullptr;
   pcre2_match_context* limits = nullptr;  // kMatchLimit (match and depth)
   std::atomic<std::size_t> given_up{0};
   std::vector<StepPatternGroup> groups;  // by group number
+  SaidIntervalGroups said;
   ~Impl() {
     if (code) pcre2_code_free(code);
     if (limits) pcre2_match_context_free(limits);
@@ -65,15 +73,56 @@ std::optional<Group> group_of(int number, const std::string& name) {
   return std::nullopt;
 }
 
-// The value of group `g` in `line` when it took part in the match and is a finite number > 0.
-std::optional<StepValue> value_of(const Group& g, const std::string& line, const PCRE2_SIZE* ov) {
-  const PCRE2_SIZE begin = ov[2 * g.number], end = ov[2 * g.number + 1];
+// The number group `number` holds in `line` when it took part in the match and is finite.
+std::optional<double> number_of(int number, const std::string& line, const PCRE2_SIZE* ov) {
+  const PCRE2_SIZE begin = ov[2 * number], end = ov[2 * number + 1];
   if (begin == PCRE2_UNSET || end <= begin || end - begin >= 64) return std::nullopt;
   const std::string text = line.substr(begin, end - begin);
   char* stop = nullptr;
   const double v = std::strtod(text.c_str(), &stop);
-  if (stop != text.c_str() + text.size() || !std::isfinite(v) || v <= 0.0) return std::nullopt;
-  return StepValue{g.kind, v * g.scale};
+  if (stop != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// The value of group `g` in `line` when it took part in the match and is a finite number > 0.
+std::optional<StepValue> value_of(const Group& g, const std::string& line, const PCRE2_SIZE* ov) {
+  const auto v = number_of(g.number, line, ov);
+  if (!v || *v <= 0.0) return std::nullopt;
+  return StepValue{g.kind, *v * g.scale, std::nullopt};
+}
+
+// What the line says of its interval: a length > 0 (interval, or end - start), or a clock >= 0 (elapsed).
+std::optional<SaidInterval> said_of(const SaidIntervalGroups& g, const std::string& line, const PCRE2_SIZE* ov) {
+  if (g.elapsed) {
+    const auto clock = number_of(g.elapsed, line, ov);
+    if (!clock || *clock < 0.0) return std::nullopt;
+    return SaidInterval{SaidIntervalKind::clock, *clock * g.elapsed_scale};
+  }
+  std::optional<double> length = g.interval ? number_of(g.interval, line, ov) : std::nullopt;
+  if (g.start) {
+    const auto a = number_of(g.start, line, ov), b = number_of(g.end, line, ov);
+    if (a && b) length = *b - *a;
+  }
+  if (!length || !(*length > 0.0)) return std::nullopt;
+  return SaidInterval{SaidIntervalKind::length, *length};
+}
+
+// Records `name` as a group that says the interval; false when it is not one of those names.
+bool said_group(SaidIntervalGroups& g, int number, const std::string& name) {
+  if (name == "start") g.start = number;
+  else if (name == "end") g.end = number;
+  else if (name == "interval") g.interval = number;
+  else if (name == "elapsed" || name == "elapsed_ms") g.elapsed = number, g.elapsed_scale = name == "elapsed" ? 1.0 : 1e-3;
+  else return false;
+  return true;
+}
+
+// Why the groups that say the interval cannot be read together, or "".
+std::string said_problem(const SaidIntervalGroups& g, int elapsed_groups) {
+  if ((g.start != 0) != (g.end != 0)) return "start and end go together (the interval's bounds in seconds)";
+  const int ways = (g.start ? 1 : 0) + (g.interval ? 1 : 0) + elapsed_groups;
+  if (ways > 1) return "give one way of saying the interval: start and end, interval, or elapsed (elapsed_ms)";
+  return "";
 }
 
 }  // namespace
@@ -96,11 +145,16 @@ std::optional<StepPattern> StepPattern::compile(const std::string& regex, std::s
     error = "expected a named group (or several, as alternatives), e.g. (?P<ms>[0-9.]+) or (?P<rate>[0-9.]+)";
     return std::nullopt;
   }
+  int elapsed_groups = 0;
   for (const auto& [number, name] : named) {
+    if (said_group(impl->said, number, name)) {
+      elapsed_groups += name == "elapsed" || name == "elapsed_ms";
+      continue;
+    }
     const auto g = group_of(number, name);
     if (!g) {
       error = "the named group is \"" + name + "\"; expected one of s, ms, us (a time), rate (per second) or total (a running "
-              "count)";
+              "count), and for an interval line start and end, interval or elapsed (what it says of its interval)";
       return std::nullopt;
     }
     impl->groups.push_back(*g);
@@ -108,6 +162,14 @@ std::optional<StepPattern> StepPattern::compile(const std::string& regex, std::s
   const bool total = std::any_of(impl->groups.begin(), impl->groups.end(), [](const Group& g) { return g.kind == StepValueKind::total; });
   if (total && impl->groups.size() > 1) {
     error = "a total (a running count of work) cannot be an alternative to another group: give it alone";
+    return std::nullopt;
+  }
+  if (impl->groups.empty()) {
+    error = "expected a group for the value (s, ms, us, rate or total) beside what the line says of its interval";
+    return std::nullopt;
+  }
+  if (const std::string why = said_problem(impl->said, elapsed_groups); !why.empty()) {
+    error = why;
     return std::nullopt;
   }
   // JIT where the library has it: a 10 kHz program's every line goes through match().
@@ -137,12 +199,17 @@ std::optional<StepValue> StepPattern::match(const std::string& raw) const {
         out = value_of(g, line, ov);
         break;
       }
+    // A line of a pattern that reads its interval is a sample only when it says one (a group that did not take
+    // part reads as unset: number_of gives nothing).
+    if (out && impl_->said.any() && !(out->said = said_of(impl_->said, line, ov))) out.reset();
   }
   pcre2_match_data_free(md);
   return out;
 }
 
 std::size_t StepPattern::lines_given_up() const { return impl_->given_up.load(); }
+
+bool StepPattern::reads_the_interval() const { return impl_->said.any(); }
 
 bool StepPattern::reads_a_total() const {
   return impl_->groups.size() == 1 && impl_->groups.front().kind == StepValueKind::total;

@@ -5,6 +5,10 @@
 // trainer's "step 1200"; interval lines only: the work of an interval is the difference of two totals).
 // Several groups are alternatives, e.g. tqdm both ways: (?P<rate>[0-9.]+)it/s|(?P<s>[0-9.]+)s/it; the
 // first group (in the order they open) that took part in the match gives the value.
+// An interval line may also say how long its interval was, beside its value (interval lines only): `start` and
+// `end` its bounds in seconds (iperf3's "1.00-2.00 sec"), `interval` its length in seconds, or `elapsed`
+// (`elapsed_ms`) the program's running clock, the interval being the difference of two lines' clocks (fio's
+// "(4965MiB/1882msec)"). One of these three ways at most.
 #pragma once
 
 #include <cstddef>
@@ -17,10 +21,19 @@ namespace ib {
 
 enum class StepValueKind { seconds, rate, total };
 
+// What an interval line says of its own interval: its length (`interval`, or `end` - `start`), or the program's
+// clock at the line (`elapsed`, `elapsed_ms`), both in seconds.
+enum class SaidIntervalKind { length, clock };
+struct SaidInterval {
+  SaidIntervalKind kind = SaidIntervalKind::length;
+  double seconds = 0.0;
+};
+
 // One match: a time in seconds, a rate in units per second, or a running total of units.
 struct StepValue {
   StepValueKind kind = StepValueKind::seconds;
   double value = 0.0;
+  std::optional<SaidInterval> said;  // what the line says of its interval, when the pattern reads it
   // A step line's duration: the time itself, or one step at the rate (not for a total).
   double duration_s() const { return kind == StepValueKind::seconds ? value : 1.0 / value; }
   // An interval line's throughput in units per second: the rate, or the inverse of a time per unit.
@@ -30,11 +43,13 @@ struct StepValue {
 class StepPattern {
  public:
   // Compiles `regex`; nullopt with `error` set when it does not compile, has no named group, a group
-  // whose name is not one of s, ms, us, rate, total, or a total beside other groups (a count is not an
-  // alternative to a time).
+  // whose name is not one of s, ms, us, rate, total (the value) or start, end, interval, elapsed, elapsed_ms (what
+  // an interval line says of its interval), a total beside other value groups (a count is not an alternative to a
+  // time), no value group, `start` without `end` (or the reverse), or more than one way of saying the interval.
   static std::optional<StepPattern> compile(const std::string& regex, std::string& error);
   // The first match in `line`: nullopt when it does not match or the group's text is not a finite
-  // number > 0 (a "0 it/s" progress bar line is not a step; a total of 0 is no work yet). Colour and
+  // number > 0 (a "0 it/s" progress bar line is not a step; a total of 0 is no work yet), or it says its interval
+  // and that is not a length > 0 or a clock >= 0 (iperf3's closing "2.00-2.00 sec" fragment). Colour and
   // cursor escape sequences (ESC [ ... letter, what a program writes to a terminal) are removed before
   // matching. Matching one line may cost at most kMatchLimit backtracking steps (PCRE2's match and depth
   // limits): a catastrophic pattern such as (a+)+$ gives up on that line (nullopt, counted by
@@ -45,6 +60,8 @@ class StepPattern {
   std::size_t lines_given_up() const;
   // Whether its group is a running total (only an interval metric can read one).
   bool reads_a_total() const;
+  // Whether it reads what a line says of its interval (only an interval metric can).
+  bool reads_the_interval() const;
 
   StepPattern(StepPattern&&) noexcept;
   StepPattern& operator=(StepPattern&&) noexcept;

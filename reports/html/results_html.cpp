@@ -3,6 +3,7 @@
 #include "harness/core/text.h"
 #include "reports/html/chartjs.h"
 #include "reports/html/html_common.h"
+#include "reports/writer_common.h"
 
 #include <cmath>
 #include <sstream>
@@ -97,9 +98,14 @@ constexpr const char* kPageScript = R"js(
     });
   }
 
-  function countedTimes(samples) {
+  // A sample's value is its duration, or an interval reporter's time per unit of work (the tenant's scale says
+  // which, with the unit the charts show: ms, or e.g. ns/B).
+  function valuesOf(samples) { return samples.time_per_work || samples.duration_s; }
+
+  function countedValues(samples, scale) {
     const out = [];
-    for (let i = 0; i < samples.duration_s.length; i++) if (samples.counted[i]) out.push(samples.duration_s[i] * 1e3);
+    const v = valuesOf(samples);
+    for (let i = 0; i < v.length; i++) if (samples.counted[i]) out.push(v[i] * scale.factor);
     return out.sort(function (a, b) { return a - b; });
   }
 
@@ -108,20 +114,21 @@ constexpr const char* kPageScript = R"js(
     for (const name of PHASES) {
       const ph = tenant.phases[name];
       if (!ph.samples) continue;
-      const t = countedTimes(ph.samples);
+      const t = countedValues(ph.samples, tenant.scale);
       if (!t.length) continue;
       datasets.push({label: name + ' (n=' + t.length + ')', borderColor: COLORS[name], backgroundColor: COLORS[name],
                      showLine: true, stepped: true, pointRadius: 0, borderWidth: 1.5,
                      data: t.map(function (v, i) { return {x: v, y: (i + 1) / t.length}; })});
       if (ph.p95 !== null)
-        datasets.push({label: 'P95 ' + name + ' ' + (ph.p95 * 1e3).toPrecision(4) + ' ms', borderColor: COLORS[name],
+        datasets.push({label: 'P95 ' + name + ' ' + (ph.p95 * tenant.scale.factor).toPrecision(4) + ' ' + tenant.scale.unit,
+                       borderColor: COLORS[name],
                        backgroundColor: COLORS[name],
                        borderDash: [6, 3], borderWidth: 1, showLine: true, pointRadius: 0,
-                       data: [{x: ph.p95 * 1e3, y: 0}, {x: ph.p95 * 1e3, y: 1}]});
+                       data: [{x: ph.p95 * tenant.scale.factor, y: 0}, {x: ph.p95 * tenant.scale.factor, y: 1}]});
     }
     if (!datasets.length) { note(parent, 'No raw samples for a CDF (a file written with --no-raw, or no phase measured).'); return; }
-    draw(parent, 'CDF of counted sample times per phase (dashed: P95)', {type: 'scatter', data: {datasets: datasets},
-      options: {scales: {x: axis('sample time (ms)'), y: axis('fraction of samples', {min: 0, max: 1})}}});
+    draw(parent, 'CDF of counted ' + tenant.scale.whats + ' per phase (dashed: P95)', {type: 'scatter', data: {datasets: datasets},
+      options: {scales: {x: axis(tenant.scale.what + ' (' + tenant.scale.unit + ')'), y: axis('fraction of samples', {min: 0, max: 1})}}});
   }
 
   function throttledSpans(tenant, origin) {
@@ -148,12 +155,13 @@ constexpr const char* kPageScript = R"js(
       const s = tenant.phases[name].samples;
       if (!s || !s.duration_s.length) continue;
       datasets.push({label: name, backgroundColor: COLORS[name], borderColor: COLORS[name], pointRadius: 1.5,
-                     data: s.duration_s.map(function (d, i) { return {x: (s.start_ns[i] - origin) / 1e9, y: d * 1e3}; })});
+                     data: valuesOf(s).map(function (v, i) { return {x: (s.start_ns[i] - origin) / 1e9, y: v * tenant.scale.factor}; })});
     }
     if (!datasets.length) return;
-    draw(parent, 'Sample times over time (dashed: block starts; shaded: throttled samples)', {type: 'scatter',
-      data: {datasets: datasets},
-      options: {scales: {x: axis('seconds since the first block'), y: axis('sample time (ms)')},
+    const what = tenant.scale.what, whats = tenant.scale.whats;
+    draw(parent, whats.charAt(0).toUpperCase() + whats.slice(1) + ' over time (dashed: block starts; shaded: throttled samples)',
+      {type: 'scatter', data: {datasets: datasets},
+      options: {scales: {x: axis('seconds since the first block'), y: axis(what + ' (' + tenant.scale.unit + ')')},
                 plugins: {ibMarks: {vlines: run.blocks.map(function (b) { return (b.start_ns - origin) / 1e9; }),
                                     spans: throttledSpans(tenant, origin)}}}});
   }
@@ -260,8 +268,20 @@ ojson phase_json(const PhaseResult& p) {
   if (!p.duration_s.empty())
     j["samples"] = {{"start_ns", p.start_ns}, {"duration_s", p.duration_s}, {"counted", p.counted},
                     {"throttled", p.throttled.size() == p.duration_s.size() ? ojson(p.throttled) : ojson(nullptr)}};
+  if (!p.time_per_work.empty()) j["samples"]["time_per_work"] = p.time_per_work;  // what it is judged on
   if (!p.telemetry.empty()) j["telemetry"] = telemetry_json(p.telemetry);
   return j;
+}
+
+// What the charts draw for a tenant and at what scale: sample times in ms, or an interval reporter's time per unit
+// of work at the scale of its exclusive median (e.g. ns/B).
+ojson scale_json(const TenantResult& t) {
+  const PhaseResult& p = t.exclusive.measured() || !t.colocated.measured() ? t.exclusive : t.colocated;
+  if (p.value_unit == "s") return {{"what", "sample time"}, {"whats", "sample times"}, {"unit", "ms"}, {"factor", 1e3}};
+  const TimeScale s = time_scale(p.stats.median);
+  const std::string per = p.value_unit.substr(1);  // "/B"
+  return {{"what", "time per " + per.substr(1)}, {"whats", "times per " + per.substr(1)}, {"unit", s.prefix + per},
+          {"factor", s.factor}};
 }
 
 ojson tenant_json(const TenantResult& t) {
@@ -270,6 +290,7 @@ ojson tenant_json(const TenantResult& t) {
           {"verdict", to_string(t.verdict)},
           {"verdict_reason", t.verdict_reason},
           {"basis", t.metrics ? ojson(t.metrics->basis) : ojson(nullptr)},
+          {"scale", scale_json(t)},
           {"phases", {{"exclusive", phase_json(t.exclusive)}, {"alone", phase_json(t.alone)},
                       {"colocated", phase_json(t.colocated)}}}};
 }

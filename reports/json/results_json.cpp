@@ -105,7 +105,7 @@ ojson phase_json(const PhaseResult& p, bool raw) {
   j["source"] = to_string(p.source);
   j["worker"] = outcome_json(p.outcome);
   j["stats"] = stats_json(p.stats, "sample_cv");
-  j["stats"]["unit"] = "s";
+  j["stats"]["unit"] = p.value_unit;  // "s", or "s/UNIT" for time per unit of work
   j["blocks"] = {{"ran", p.blocks}, {"counted", p.blocks_counted}};
   if (p.coverage_mean) j["coverage"] = {{"mean", optional_json_number(p.coverage_mean)}, {"p5", optional_json_number(p.coverage_p5)}};
   j["throughput"] = {{"value", json_number(p.throughput)}, {"unit", p.throughput_unit}};

@@ -1,6 +1,7 @@
 #include "reports/markdown/results_markdown.h"
 
 #include "harness/core/text.h"
+#include "reports/writer_common.h"
 
 #include <cmath>
 #include <cstdio>
@@ -10,8 +11,7 @@
 namespace ib {
 namespace {
 
-// Milliseconds for sample times; the unit is in the header.
-std::string ms(double s) { return formatted("%.3f", s * 1e3); }
+const std::string kSeconds = "s";  // a request latency's unit
 
 std::string ci(const Estimate& e) { return signed_percent(e.value) + " [" + signed_percent(e.ci_low) + ", " + signed_percent(e.ci_high) + "]"; }
 
@@ -61,13 +61,17 @@ void repetition_table(std::ostringstream& os, const Results& r) {
   os << "|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& run : r.runs)
     for (const auto& t : run.tenants) {
-      // The P95s compared: per-request latencies (marked "req") or sample times.
+      // The P95s compared: per-request latencies (marked "req"), sample times, or the time per unit of work of an
+      // interval reporter (with its unit: "0.2103 ns/B").
       const bool req = t.metrics && t.metrics->basis == "request_latency" && t.exclusive.latency && t.colocated.latency;
       const Summary& e = req ? *t.exclusive.latency : t.exclusive.stats;
       const Summary& c = req ? *t.colocated.latency : t.colocated.stats;
+      const std::string& ue = req ? kSeconds : t.exclusive.value_unit;
+      const std::string& uc = req ? kSeconds : t.colocated.value_unit;
       os << "| " << run.scenario << " | " << run.mode << " | " << run.repetition << "/" << run.repetitions << " | " << t.name
          << " | " << t.exclusive.blocks_counted << "/" << t.exclusive.blocks << ", " << t.colocated.blocks_counted << "/"
-         << t.colocated.blocks << " | " << ms(e.p95) << (req ? " req" : "") << " | " << ms(c.p95) << " | "
+         << t.colocated.blocks << " | " << phase_value_text(e.p95, ue) << (req ? " req" : "") << " | "
+         << phase_value_text(c.p95, uc) << " | "
          << (t.metrics ? ci(t.metrics->p95_slowdown) : std::string("n/a")) << " | " << verdict_name(t.verdict) << " |\n";
     }
 }

@@ -1,10 +1,12 @@
 """A toy training loop for the command-tenant tests: each step is a fixed amount of pure-Python CPU
 work (the same on every machine, its time is what the neighbours change).
 
-usage: toy_train.py heartbeat|stdout|wall [--work N] [--steps N]
+usage: toy_train.py heartbeat|stdout|wall|total [--work N] [--steps N] [--every S]
   heartbeat: reports every step with the shipped client (clients/python), runs until ended
   stdout:    prints "step K took X.XXX ms" for every step, runs until ended
   wall:      runs --steps steps and exits (one wall sample)
+  total:     an interval reporter: prints the running total of loop iterations done, "done N it", once every
+             --every seconds (of its own clock), runs until ended
 """
 import argparse
 import json
@@ -25,9 +27,10 @@ def one_step(n):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("metric", choices=["heartbeat", "stdout", "wall"])
+    ap.add_argument("metric", choices=["heartbeat", "stdout", "wall", "total"])
     ap.add_argument("--work", type=int, default=300000)
     ap.add_argument("--steps", type=int, default=0)
+    ap.add_argument("--every", type=float, default=0.01)
     a = ap.parse_args()
     if os.environ.get("IB_ENV_FILE"):  # what placement this start got (the tests of the modes)
         with open(os.environ["IB_ENV_FILE"], "a") as f:
@@ -48,6 +51,14 @@ def main():
             one_step(a.work)
             k += 1
             print("step %d took %.3f ms" % (k, (time.monotonic() - t0) * 1e3), flush=True)
+    elif a.metric == "total":
+        done, last = 0, time.monotonic()
+        while True:
+            one_step(1000)
+            done += 1000
+            if time.monotonic() - last >= a.every:
+                last = time.monotonic()
+                print("done %d it" % done, flush=True)
     else:
         for _ in range(a.steps):
             one_step(a.work)

@@ -70,7 +70,7 @@ def test_a_tenant_on_node_1_is_measured_on_the_conductors_timeline(runner, tmp_p
     assert r.returncode in (0, 1, 5), r.stdout + r.stderr
     assert node.returncode == 0, node_err
     res = load_results(tmp_path / "out")
-    assert res["schema_version"] == "2.8"
+    assert res["schema_version"] == "2.9"
     [n1] = res["meta"]["nodes"]
     assert n1["node_rank"] == 1 and n1["host"]
     # The known answer: node 1's clock reads OFFSET_S ahead, so the conductor's = node's - OFFSET_S, and the

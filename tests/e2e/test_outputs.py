@@ -52,7 +52,7 @@ def cpu_model():
 
 def test_a_host_run_records_the_host_as_its_device(recorded):
     _, out, res = recorded
-    assert res["schema_version"] == "2.8"
+    assert res["schema_version"] == "2.9"
     devices = res["meta"]["devices"]
     assert len(devices) == 1
     d = devices[0]

@@ -5,12 +5,16 @@ bytes every 0.1 s). Pinned to one core beside a host-compute hog, each fails (me
 hog on the other core, neither does. sysbench, which reports once a second, is told before anything runs how
 long a phase must be. The programs come from scripts/install-deps.sh --tests; without one, its tests skip."""
 import json
+import re
 import shutil
+import statistics
+import sys
 
 import pytest
 
-from conftest import SOURCE_DIR, skip_unless_measured
-from test_command import aggregate, run
+from conftest import SOURCE_DIR, compute, scenario, skip_unless_measured
+from test_command import TOY, aggregate, command_tenant, pinned, run
+from test_history_html import CHROMIUM, check_every_chart_drawn, open_in_chromium
 
 OWN = SOURCE_DIR / "scenarios" / "own"
 
@@ -148,3 +152,49 @@ def test_the_one_line_form_takes_an_interval_metric(runner, tmp_path, metric, sa
     assert says in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------ how an interval reporter is shown
+
+SCALES = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+
+def test_an_interval_reporter_is_shown_in_the_time_per_unit_it_was_judged_on(runner, tmp_path):
+    # The toy prints its running total of iterations every 10 ms: judged on time per iteration (about 0.1 us), which
+    # summary.md and the HTML page must show with its unit, not as the intervals' lengths (10 ms) nor as that time
+    # in ms ("0.000", what pv's per-byte figures printed). Blocks of 0.2 s in 5 rounds: 18 intervals counted a block.
+    counter = command_tenant("counter", [sys.executable, TOY, "total", "--every", "0.01"],
+                             {"stdout": r"done (?P<total>[0-9]+) it", "interval_s": 0.01}, step_unit="it")
+    doc = scenario("shown", [pinned(counter, 0), compute("hog", cpus=[1])], duration=1.0, warmup=0.2)
+    page = tmp_path / "report.html"
+    # What is shown is checked, not what was measured: a busy machine's blocks count too (no foreign-load limits).
+    r, res = run(runner, tmp_path, doc, "--rounds", "5", "--html", page, "--max-foreign-cpus", "4096",
+                 "--max-steal-cpus", "4096", timeout=120)
+    a = aggregate(res, "counter")
+    skip_unless_measured(a)
+    assert a["metrics"]["basis"] == "time_per_work", (a, r.stderr)
+    phases = victim_phase(res, "exclusive"), victim_phase(res, "colocated")
+    for ph in phases:  # results.json says what its figures are in
+        assert ph["stats"]["unit"] == "s/it", ph["stats"]
+    # summary.md: each repetition's P95s at their own scale with the unit, "123.4 ns/it".
+    md = (tmp_path / "out" / "summary.md").read_text()
+    row = next(ln for ln in md.splitlines() if ln.startswith("| shown | timeslice | 1/1 | counter |"))
+    shown = re.findall(r"\| ([0-9.e+-]+) (s|ms|us|ns)/it (?=\|)", row)
+    assert len(shown) == 2, row
+    for (value, prefix), ph in zip(shown, phases):
+        assert float(value) * SCALES[prefix] == pytest.approx(ph["stats"]["p95"], rel=1e-3), (row, ph["stats"])
+    # The page draws each sample's time per iteration (what the P95s are of) at the scale of its unit.
+    data = json.loads(re.search(r'<script type="application/json" id="ib-data">(.*?)</script>', page.read_text(), re.S).group(1))
+    t = next(x for x in data["runs"][0]["tenants"] if x["name"] == "counter")
+    assert t["scale"]["what"] == "time per it" and t["scale"]["unit"].endswith("s/it"), t["scale"]
+    for name, ph in zip(("exclusive", "colocated"), phases):
+        s = t["phases"][name]["samples"]
+        counted = [v for v, c in zip(s["time_per_work"], s["counted"]) if c]
+        assert statistics.median(counted) == pytest.approx(ph["stats"]["median"], rel=1e-9)
+        work = ph["samples"]["counters"]["sample_work"]
+        assert s["time_per_work"] == pytest.approx([d / w for d, w in zip(s["duration_s"], work)], rel=1e-12)
+    if CHROMIUM is None:
+        return  # the page is not opened without chromium (the data block above is what it draws)
+    dom, console = open_in_chromium(tmp_path, page)
+    check_every_chart_drawn(dom, console, 1 + 2 * len(data["runs"][0]["tenants"]))
+    assert "CDF of counted times per it per phase" in dom and "Times per it over time" in dom, dom[-3000:]

@@ -515,6 +515,111 @@ TEST(StepPatternTest, TheFormatsUsersPasteReadTheirProgramsOwnLines) {
   EXPECT_TRUE(StepPattern::compile("(?P<total>[0-9]+)", error)->reads_a_total());
 }
 
+// Lines that say their own interval (issue 48), copied from the programs' output (iperf3 3.12 and fio 3.33, Debian
+// 12): iperf3's bounds ("1.00-1.50 sec"), fio's running total and running clock.
+TEST(StepPatternTest, LinesThatSayTheirIntervalAreReadWithIt) {
+  std::string error;
+  // iperf3 -f m -i 0.5: the client's interval lines end with Retr and Cwnd; its summary (sender, receiver) does not.
+  const auto iperf = StepPattern::compile(
+      "(?P<start>[0-9.]+)-(?P<end>[0-9.]+) +sec +[0-9.]+ [KMG]?Bytes +(?P<rate>[0-9.]+) Mbits/sec +[0-9]+ +[0-9.]+ [KMG]?Bytes",
+      error);
+  ASSERT_TRUE(iperf) << error;
+  EXPECT_TRUE(iperf->reads_the_interval());
+  auto v = iperf->match("[  5]   0.50-1.00   sec   605 MBytes  10162 Mbits/sec    0   2.12 MBytes       ");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->kind, StepValueKind::rate);
+  EXPECT_DOUBLE_EQ(v->value, 10162.0);
+  ASSERT_TRUE(v->said);
+  EXPECT_EQ(v->said->kind, SaidIntervalKind::length);
+  EXPECT_DOUBLE_EQ(v->said->seconds, 0.5);
+  EXPECT_FALSE(iperf->match("[  5]   0.00-2.00   sec  3.05 GBytes  13078 Mbits/sec    0             sender"));
+  // The server's lines, and its closing fragment of no length: not an interval.
+  const auto server = StepPattern::compile("(?P<start>[0-9.]+)-(?P<end>[0-9.]+) +sec .* (?P<rate>[0-9.]+) Gbits/sec *$", error);
+  ASSERT_TRUE(server) << error;
+  v = server->match("[  5]   1.00-2.00   sec  1.05 GBytes  9.03 Gbits/sec                  ");
+  ASSERT_TRUE(v);
+  EXPECT_DOUBLE_EQ(v->said->seconds, 1.0);
+  EXPECT_DOUBLE_EQ(v->value, 9.03);
+  EXPECT_FALSE(server->match("[  5]   2.00-2.00   sec  2.38 MBytes  8.11 Gbits/sec                  "));
+  EXPECT_FALSE(server->match("[  5]   0.00-2.00   sec  2.37 GBytes  10.2 Gbits/sec                  receiver"));
+  // fio --status-interval=1: the human line's "(4965MiB/1882msec)" (MiB until fio switches to GiB), and the terse
+  // line's exact fields 47 (write KiB so far) and 50 (write runtime, ms).
+  const auto fio = StepPattern::compile("\\((?P<total>[0-9]+)MiB/(?P<elapsed_ms>[0-9]+)msec\\)", error);
+  ASSERT_TRUE(fio) << error;
+  v = fio->match("  write: IOPS=2638, BW=2638MiB/s (2766MB/s)(4965MiB/1882msec); 0 zone resets");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->kind, StepValueKind::total);
+  EXPECT_DOUBLE_EQ(v->value, 4965.0);
+  EXPECT_EQ(v->said->kind, SaidIntervalKind::clock);
+  EXPECT_DOUBLE_EQ(v->said->seconds, 1.882);
+  const auto terse = StepPattern::compile("^3;(?:[^;]*;){45}(?P<total>[0-9]+);[0-9]+;[0-9]+;(?P<elapsed_ms>[0-9]+);", error);
+  ASSERT_TRUE(terse) << error;
+  v = terse->match(
+      "3;fio-3.33;n;0;0;0;0;0;0;0;0;0.000000;0.000000;0;0;0.000000;0.000000;1.000000%=0;5.000000%=0;10.000000%=0;20.0"
+      "00000%=0;30.000000%=0;40.000000%=0;50.000000%=0;60.000000%=0;70.000000%=0;80.000000%=0;90.000000%=0;95.000000%"
+      "=0;99.000000%=0;99.500000%=0;99.900000%=0;99.950000%=0;99.990000%=0;0%=0;0%=0;0%=0;0;0;0.000000;0.000000;0;0;0"
+      ".000000%;0.000000;0.000000;51866624;58474209;57824;887;0;0;0.000000;0.000000;0;7;0.069896;0.081665;1.000000%=0"
+      ";5.000000%=0;10.000000%=0;20.000000%=0;30.000000%=0;40.000000%=0;50.000000%=0;60.000000%=0;70.000000%=0;80.000"
+      "000%=0;90.000000%=0;95.000000%=0;99.000000%=0;99.500000%=0;99.900000%=1;99.950000%=1;99.990000%=2;0%=0;0%=0;0%"
+      "=0;3;16104;15.446794;250.781344;56195072;56195072;96.102321%;56195072.000000;0.000000;40.135287%;0.450958%;105"
+      ";0;8;100.0%;0.0%;0.0%;0.0%;0.0%;0.0%;0.0%;99.97%;0.03%;0.01%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0"
+      ".00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%;0.00%");
+  ASSERT_TRUE(v);
+  EXPECT_DOUBLE_EQ(v->value, 51866624.0);
+  EXPECT_DOUBLE_EQ(v->said->seconds, 0.887);
+  // A line of `interval` seconds, and the ways a pattern cannot say it.
+  v = StepPattern::compile("(?P<rate>[0-9.]+) req/s over (?P<interval>[0-9.]+) s", error)->match("812.5 req/s over 2.0 s");
+  ASSERT_TRUE(v && v->said);
+  EXPECT_DOUBLE_EQ(v->said->seconds, 2.0);
+  EXPECT_FALSE(StepPattern::compile("(?P<rate>[0-9.]+) (?P<start>[0-9.]+)", error));
+  EXPECT_NE(error.find("start and end go together"), std::string::npos) << error;
+  EXPECT_FALSE(StepPattern::compile("(?P<rate>[0-9.]+) (?P<interval>[0-9.]+) (?P<elapsed>[0-9.]+)", error));
+  EXPECT_NE(error.find("give one way of saying the interval"), std::string::npos) << error;
+  EXPECT_FALSE(StepPattern::compile("(?P<start>[0-9.]+)-(?P<end>[0-9.]+)", error));
+  EXPECT_NE(error.find("expected a group for the value"), std::string::npos) << error;
+  EXPECT_FALSE(StepPattern::compile("(?P<rate>[0-9.]+)it/s", error)->reads_the_interval());
+}
+
+// A line that says its interval is timed by what it says, not by the arrivals: lines read in one burst are each an
+// interval; the line after a stop only opens one; a clock gives the difference of two lines' clocks.
+TEST(LineSamplesTest, ALineThatSaysItsIntervalIsTimedByIt) {
+  LineSamples lines(/*interval_s=*/0.5);
+  const auto said = [](double rate, double seconds) {
+    return StepValue{StepValueKind::rate, rate, SaidInterval{SaidIntervalKind::length, seconds}};
+  };
+  EXPECT_FALSE(lines.line(said(100, 0.5), 1'000'000'000));  // the program's start: opens
+  auto s = lines.line(said(100, 0.5), 1'700'000'000);  // arrived late: still half a second of 100 a second
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->end_ns, 1'700'000'000);
+  EXPECT_EQ(s->start_ns, 1'200'000'000);
+  EXPECT_DOUBLE_EQ(*s->work, 50.0);
+  s = lines.line(said(80, 0.5), 1'700'000'000);  // in the same read: its own half second, after the one before
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->start_ns, 1'700'000'000);
+  EXPECT_EQ(s->end_ns, 2'200'000'000);
+  EXPECT_DOUBLE_EQ(*s->work, 40.0);
+  EXPECT_EQ(s->lines_in_burst, 1);
+  lines.resumed();
+  EXPECT_FALSE(lines.line(said(5, 0.5), 3'000'000'000));  // straddles the stop
+  EXPECT_TRUE(lines.line(said(100, 0.5), 3'500'000'000));
+  // fio's running total (MiB) and clock (s): the work and the time are both differences.
+  LineSamples clocked(/*interval_s=*/1.0);
+  const auto fio = [](double mib, double clock_s) {
+    return StepValue{StepValueKind::total, mib, SaidInterval{SaidIntervalKind::clock, clock_s}};
+  };
+  EXPECT_FALSE(clocked.line(fio(2198, 0.881), 1'000'000'000));
+  s = clocked.line(fio(4965, 1.882), 2'100'000'000);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->end_ns - s->start_ns, 1'001'000'000);
+  EXPECT_DOUBLE_EQ(*s->work, 2767.0);
+  EXPECT_FALSE(clocked.line(fio(4965, 1.882), 2'200'000'000));  // the clock did not move: nothing to time
+  EXPECT_FALSE(clocked.line(fio(10, 0.1), 3'000'000'000));     // it went back (a new job): a new interval
+  s = clocked.line(fio(30, 0.6), 3'500'000'000);
+  ASSERT_TRUE(s);
+  EXPECT_DOUBLE_EQ(*s->work, 20.0);
+  EXPECT_EQ(s->end_ns - s->start_ns, 500'000'000);
+}
+
 // What a program writes to a terminal may be coloured: the escape sequences go before matching.
 TEST(StepPatternTest, ColourEscapesAreRemovedBeforeMatching) {
   std::string error;

@@ -11,6 +11,8 @@
 #include "reports/prometheus/results_prometheus.h"
 #include "tests/unit/sample_results.h"
 
+#include "reports/writer_common.h"
+
 #include <gtest/gtest.h>
 #include <pugixml.hpp>
 
@@ -32,7 +34,7 @@ using namespace ib::test;
 
 TEST(JsonWriter, SchemaVersionMetaAndSummary) {
   const auto j = results_to_json(sample_results(), true);
-  EXPECT_EQ(j.at("schema_version"), "2.8");
+  EXPECT_EQ(j.at("schema_version"), "2.9");
   EXPECT_EQ(j.at("schema_version"), kSchemaVersion);
   EXPECT_EQ(j.at("meta").at("tool"), "interference-bench");
   EXPECT_EQ(j.at("meta").at("bootstrap").at("seed"), 7);
@@ -320,6 +322,21 @@ TEST(MarkdownWriter, OneAggregateRowPerTenantWithBoldVerdict) {
             std::string::npos)
       << md;
   EXPECT_EQ(count_lines_starting(md, "| pair | timeslice | 1/2 |"), 2) << md;
+}
+
+// A tenant judged on time per unit of work (an interval reporter): its repetition's P95s are that, at their own
+// scale with their unit, never its seconds in ms (pv's 2e-10 s per byte printed 0.000).
+TEST(MarkdownWriter, ATenantJudgedPerWorkShowsItsP95sPerUnitOfWork) {
+  Results r = sample_results();
+  TenantResult& t = r.runs[0].tenants[0];
+  t.exclusive.value_unit = t.colocated.value_unit = "s/B";
+  t.exclusive.stats.p95 = 2.103e-10;
+  t.colocated.stats.p95 = 4.5e-6;
+  const std::string md = markdown_summary(r);
+  EXPECT_NE(md.find("| pair | timeslice | 1/2 | alpha | 0/0, 0/0 | 0.2103 ns/B | 4.5 us/B | +25.0%"), std::string::npos) << md;
+  EXPECT_EQ(phase_value_text(0.012, "s"), "12.000");
+  EXPECT_EQ(phase_value_text(1.5, "s/token"), "1.5 s/token");
+  EXPECT_EQ(phase_value_text(0.0125, "s/it"), "12.5 ms/it");
 }
 
 TEST(MarkdownWriter, ExitCodeLineWarningsBlocksAndRounds) {

@@ -627,12 +627,38 @@ std::string error_of(const ojson& doc) {
   return "";
 }
 
+// A phase judged on time per unit of work (an interval reporter's samples carry their work): its stats.unit says
+// s/UNIT, and read back it has each sample's time per unit for the writers; a 2.8 file, which wrote "s" for it, reads
+// with its throughput's unit; --no-raw keeps the unit.
+TEST(ResultsReader, APhaseJudgedPerWorkReadsBackWithItsUnitAndValues) {
+  Results r = sample_results();
+  PhaseResult& p = r.runs[0].tenants[0].colocated;
+  p.counter_samples[kSampleWorkCounter].assign(p.duration_s.size(), 0.0);
+  for (std::size_t i = 0; i < p.duration_s.size(); ++i) p.counter_samples[kSampleWorkCounter][i] = 1e6 * (i + 1);
+  p.throughput_unit = "B/s";
+  set_sample_values(p, "B");
+  ASSERT_EQ(p.value_unit, "s/B");
+  ojson j = results_to_json(r, true);
+  ojson& phase = j["runs"][0]["tenants"][0]["phases"]["colocated"];
+  EXPECT_EQ(phase["stats"]["unit"], "s/B");
+  const auto read = [](const ojson& doc) { return results_from_json(doc, "r.json").results.runs[0].tenants[0].colocated; };
+  PhaseResult q = read(j);
+  EXPECT_EQ(q.value_unit, "s/B");
+  ASSERT_EQ(q.time_per_work.size(), p.duration_s.size());
+  for (std::size_t i = 0; i < q.time_per_work.size(); ++i) EXPECT_DOUBLE_EQ(q.time_per_work[i], p.duration_s[i] / (1e6 * (i + 1)));
+  phase["stats"]["unit"] = "s";  // as 2.8 wrote it
+  EXPECT_EQ(read(j).value_unit, "s/B");
+  phase["stats"]["unit"] = "ms";
+  EXPECT_NE(error_of(j).find("stats.unit: expected \"s\" or \"s/UNIT\""), std::string::npos) << error_of(j);
+  EXPECT_EQ(read_back(r, false).results.runs[0].tenants[0].colocated.value_unit, "s/B");
+}
+
 TEST(ResultsReader, AnotherSchemaVersionIsRefusedByName) {
   ojson doc = results_to_json(sample_results(), true);
   doc["schema_version"] = "1.0";
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"1.0\"; not a results file of this version (schema 2.8)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"1.0\"; not a results file of this version (schema 2.9)");
   doc.erase("schema_version");
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: missing; not a results file of this version (schema 2.8)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: missing; not a results file of this version (schema 2.9)");
 }
 
 TEST(ResultsReader, EveryMinorVersionOfThisMajorReads) {
@@ -646,7 +672,7 @@ TEST(ResultsReader, EveryMinorVersionOfThisMajorReads) {
   EXPECT_FALSE(schema_version_readable("20.1"));
   ojson doc = results_to_json(every_field_results(), true);
   doc["schema_version"] = "3.0";
-  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"3.0\"; not a results file of this version (schema 2.8)");
+  EXPECT_EQ(error_of(doc), "base.json: schema_version: \"3.0\"; not a results file of this version (schema 2.9)");
 }
 
 TEST(ResultsReader, A20FileReadsWithoutDevicesAndKeepsItsVersion) {
@@ -662,14 +688,14 @@ TEST(ResultsReader, ADeviceFieldOfTheWrongWordIsNamedByItsPath) {
   ojson doc = results_to_json(every_field_results(), true);
   doc["meta"]["devices"][1]["kind"] = "tpu";
   EXPECT_EQ(error_of(doc), "base.json: meta.devices[1].kind: \"tpu\" is not one of the words this field takes; not a "
-                           "results file of this version (schema 2.8)");
+                           "results file of this version (schema 2.9)");
 }
 
 TEST(ResultsReader, AMissingFieldIsNamedByItsPath) {
   ojson doc = results_to_json(sample_results(), true);
   doc["runs"][0]["tenants"][1]["phases"]["exclusive"]["stats"].erase("median");
   EXPECT_EQ(error_of(doc), "base.json: runs[0].tenants[1].phases.exclusive.stats.median: missing; not a results file of "
-                           "this version (schema 2.8)");
+                           "this version (schema 2.9)");
 }
 
 TEST(ResultsReader, AFieldOfTheWrongTypeOrWordIsNamedByItsPath) {
@@ -703,7 +729,7 @@ TEST(ResultsReader, ImpossibleMeasurementsAreRefusedNamingTheField) {
   }
   EXPECT_NE(refused([](ojson& s) { s["start_ns"][0] = -5; }).find(samples + "start_ns[0]: -5 is before the clock's zero"),
             std::string::npos);
-  // Every rank's arrivals (schema 2.8): one per sample, as many ranks as durations, none before the clock's zero.
+  // Every rank's arrivals (schema 2.9): one per sample, as many ranks as durations, none before the clock's zero.
   EXPECT_NE(refused([](ojson& s) { s["rank_start_ns"][1].erase(0); })
                 .find(samples + "rank_start_ns[1]: 3 values where start_ns has 4"),
             std::string::npos);

@@ -8,16 +8,11 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-ojson cell_estimate_json(const std::optional<Estimate>& e) {
-  if (!e) return nullptr;
-  return {{"value", json_number(e->value)}, {"ci_low", json_number(e->ci_low)}, {"ci_high", json_number(e->ci_high)}};
-}
-
 ojson cell_change_json(const MatrixCellChange& c) {
   return {{"victim", c.victim},
           {"aggressor", c.aggressor},
-          {"base", cell_estimate_json(c.base)},
-          {"new", cell_estimate_json(c.next)},
+          {"base", optional_estimate_json(c.base)},
+          {"new", optional_estimate_json(c.next)},
           {"base_verdict", verdict_name(c.base_verdict)},
           {"new_verdict", verdict_name(c.next_verdict)},
           {"change", json_number(c.change.value)},

@@ -16,6 +16,11 @@ nlohmann::ordered_json optional_json_number(const std::optional<double>& v) {
   return v ? json_number(*v) : nlohmann::ordered_json(nullptr);
 }
 
+nlohmann::ordered_json optional_estimate_json(const std::optional<Estimate>& e) {
+  if (!e) return nullptr;
+  return {{"value", json_number(e->value)}, {"ci_low", json_number(e->ci_low)}, {"ci_high", json_number(e->ci_high)}};
+}
+
 std::string markdown_cell(const std::string& s, std::size_t max_chars) {
   std::string out;
   for (char c : printable(s, max_chars)) out += c == '|' ? std::string("\\|") : std::string(1, c);

@@ -22,6 +22,9 @@ nlohmann::ordered_json json_number(double v);
 // A number, or null when absent or not finite.
 nlohmann::ordered_json optional_json_number(const std::optional<double>& v);
 
+// {"value", "ci_low", "ci_high"} of an estimate (each a json_number), or null without one.
+nlohmann::ordered_json optional_estimate_json(const std::optional<Estimate>& e);
+
 // `s` made printable, cut at `max_chars`, with its '|' escaped so it stays one Markdown table cell.
 std::string markdown_cell(const std::string& s, std::size_t max_chars);
 

@@ -26,7 +26,7 @@ error that names the fix (exit 1), before anything is installed. A cmake >= 3.24
 
   --tests   also the test tools, each optional (a visible "skipped" line when apt cannot provide
             it; the tests that need it skip visibly): GoogleTest, Google Benchmark, python3-pytest,
-            python3-jsonschema, python3-junitparser, python3-yaml, Node.js, prometheus, clang and its
+            python3-jsonschema, python3-junitparser, python3-yaml, python3-pil, Node.js, prometheus, clang and its
             fuzzer runtime, chromium (not Ubuntu's snap stub), slurm-wlm and munge (not on a host
             that already has Slurm), sysbench, pv and mbw (programs measured as your own workload).
   --help    this text.
@@ -101,7 +101,7 @@ run_set=(build-essential cmake ninja-build pkg-config git python3 libcli11-dev n
 # build leaves each out without it
 optional=(libsqlitecpp-dev libgloo-dev)
 # sysbench, pv, mbw: programs no one here wrote, run as command tenants by tests/e2e/test_own_programs.py
-test_set=(libgtest-dev libgmock-dev googletest libbenchmark-dev python3-pytest python3-jsonschema
+test_set=(libgtest-dev libgmock-dev googletest libbenchmark-dev python3-pytest python3-jsonschema python3-pil
           python3-junitparser python3-yaml nodejs prometheus clang slurm-wlm munge sysbench pv mbw)
 # Also with --tests: chromium (a real one, not a snap stub) and clang's fuzzer runtime, resolved below.
 [ "$tests" -eq 0 ] || optional+=("${test_set[@]}")

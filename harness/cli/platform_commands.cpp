@@ -171,6 +171,8 @@ CLI::App* add_matrix_command(CLI::App& app, PlatformOptions& o) {
                                                         "(default 3)")->check(CLI::Range(0, 136));
   sub->add_option("--out", o.out, "Output folder for matrix.json, .md, .html and every run (default "
                                    "interference-bench-results/matrix-<UTC time>-<pid>)")->check(non_empty());
+  sub->add_option("--history", o.history, "Append the matrix's cells and packing to this history database (SQLite) after "
+                                          "matrix.json is written (history DB --scenario matrix lists them)")->check(non_empty());
   sub->preparse_callback([&o](std::size_t) { o.sweep_budget_s = 86400.0; });
   return sub;
 }

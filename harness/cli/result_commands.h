@@ -30,6 +30,9 @@ void add_compare_command(CLI::App& app, CompareCommand& c);
 // then enters the bootstrap at the repetition level); a file that is gone or has no raw samples is
 // skipped with a note, and no usable history is exit 5 (nothing to judge against yet).
 // Exit 1 when a tenant is worse, else 5 when one is inconclusive (or nothing matched), else 0.
+// When either file is a matrix.json (matrix_reader.h, is_matrix_file), both are read as matrices and compared
+// cell by cell (analysis/matrix_compare.h): exit 1 when a cell is worse or a pair stopped sharing on a failing
+// direction, else 5 when something is inconclusive, else 0.
 int compare_command(CompareCommand c);
 
 struct ReportCommand {
@@ -40,7 +43,7 @@ struct ReportCommand {
 };
 void add_report_command(CLI::App& app, ReportCommand& c);
 // Re-renders the outputs asked for from a saved results.json; exit 0 when they were written, 3 for
-// --html in a build without Chart.js.
+// --html in a build without Chart.js. A matrix.json renders its heatmap page (matrix.html) with --html only.
 int report_command(const ReportCommand& c);
 
 // --html (on run or report): refuses (CannotRunError, exit 3) before anything runs when this build

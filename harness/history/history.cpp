@@ -44,8 +44,14 @@ CREATE TABLE checks (run_id INTEGER NOT NULL REFERENCES runs(id), check_id TEXT 
                      status TEXT NOT NULL, evidence TEXT NOT NULL, threshold TEXT NOT NULL);
 )sql";
 
+// Version 2 -> 3: a matrix's packing on its runs row (its cells are tenants rows).
+constexpr const char* kMigrateV2ToV3 = R"sql(
+ALTER TABLE runs ADD COLUMN matrix_devices INTEGER;
+ALTER TABLE runs ADD COLUMN matrix_workloads INTEGER;
+)sql";
+
 // migrations[v - 1] takes version v to v + 1.
-constexpr const char* kMigrations[] = {kMigrateV1ToV2};
+constexpr const char* kMigrations[] = {kMigrateV1ToV2, kMigrateV2ToV3};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kHistorySchemaVersion - 1);
 
 HistoryProblem problem_of(const SQLite::Exception& e) {
@@ -134,7 +140,7 @@ std::optional<double> column_optional(const SQLite::Column& c) {
 std::int64_t insert_run(SQLite::Database& db, const HistoryRun& r) {
   SQLite::Statement s(db,
                       "INSERT INTO runs (command, start_time, host, version, git_sha, suite, backend, results_file, "
-                      "exit_code, verdict) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                      "exit_code, verdict, matrix_devices, matrix_workloads) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   s.bind(1, r.command);
   s.bind(2, r.start_time);
   s.bind(3, r.host);
@@ -146,6 +152,10 @@ std::int64_t insert_run(SQLite::Database& db, const HistoryRun& r) {
   if (r.exit_code) s.bind(9, *r.exit_code);
   else s.bind(9);
   s.bind(10, r.verdict);
+  for (const auto& [index, v] : {std::pair<int, std::optional<int>>{11, r.matrix_devices}, {12, r.matrix_workloads}}) {
+    if (v) s.bind(index, *v);
+    else s.bind(index);
+  }
   s.exec();
   return db.getLastInsertRowid();
 }
@@ -236,6 +246,45 @@ HistoryRun run_row(const Results& results, const std::string& results_file) {
   return r;
 }
 
+HistoryRun matrix_run_row(const MatrixResult& m, const std::string& matrix_file) {
+  HistoryRun r;
+  r.command = "matrix";
+  r.start_time = m.start_time;
+  r.host = m.host;
+  r.version = m.version;
+  r.git_sha = m.git_sha;
+  r.backend = m.backend;
+  r.results_file = matrix_file;
+  r.exit_code = m.exit_code;
+  if (m.packing) r.matrix_devices = static_cast<int>(m.packing->devices.size());
+  r.matrix_workloads = static_cast<int>(m.workloads.size());
+  return r;
+}
+
+// One cell as a tenants row (record_matrix says how its fields map); no repetitions rows (a pair is one run).
+void insert_cell(SQLite::Database& db, std::int64_t run_id, const MatrixResult& m, const MatrixCell& c) {
+  SQLite::Statement s(db,
+                      "INSERT INTO tenants (run_id, scenario, mode, tenant, workload, params_key, repetitions, "
+                      "repetitions_measured, cutoff, p95_slowdown, p95_ci_low, p95_ci_high, median_slowdown, verdict, "
+                      "verdict_reason) VALUES (?, 'matrix', ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)");
+  const MatrixWorkload& victim = m.workloads[c.victim];
+  const bool measured = c.p95_slowdown.has_value();
+  s.bind(1, run_id);
+  s.bind(2, m.mode);
+  s.bind(3, victim.name + " beside " + m.workloads[c.aggressor].name);
+  s.bind(4, victim.workload);
+  s.bind(5, history_params_key(victim.tenant.value("params", nlohmann::json::object())));
+  s.bind(6, measured ? 1 : 0);
+  bind_optional(s, 7, m.cutoff);
+  bind_optional(s, 8, measured ? finite(c.p95_slowdown->value) : std::nullopt);
+  bind_optional(s, 9, measured ? finite(c.p95_slowdown->ci_low) : std::nullopt);
+  bind_optional(s, 10, measured ? finite(c.p95_slowdown->ci_high) : std::nullopt);
+  bind_optional(s, 11, c.median_slowdown);
+  s.bind(12, to_string(c.verdict));
+  s.bind(13, (c.source == CellSource::predicted ? "predicted: " : "") + c.verdict_reason);
+  s.exec();
+}
+
 bool is_busy(const SQLite::Exception& e) {
   const int primary = e.getErrorCode() & 0xff;
   return primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
@@ -282,7 +331,7 @@ constexpr const char* kTenantColumns =
     "SELECT r.id, r.command, r.start_time, r.host, r.version, r.git_sha, r.suite, r.backend, r.results_file, "
     "r.exit_code, r.verdict, t.id, t.scenario, t.mode, t.tenant, t.workload, t.params_key, t.repetitions, "
     "t.repetitions_measured, t.cutoff, t.p95_slowdown, t.p95_ci_low, t.p95_ci_high, t.median_slowdown, t.verdict, "
-    "t.verdict_reason FROM tenants t JOIN runs r ON r.id = t.run_id ";
+    "t.verdict_reason, r.matrix_devices, r.matrix_workloads FROM tenants t JOIN runs r ON r.id = t.run_id ";
 
 template <typename E>
 E enum_column(const SQLite::Column& c, E fallback) {
@@ -302,6 +351,8 @@ HistoryRun run_from_row(SQLite::Statement& s) {
   r.results_file = s.getColumn(8).getString();
   if (!s.getColumn(9).isNull()) r.exit_code = s.getColumn(9).getInt();
   r.verdict = s.getColumn(10).getString();
+  if (!s.getColumn(26).isNull()) r.matrix_devices = s.getColumn(26).getInt();
+  if (!s.getColumn(27).isNull()) r.matrix_workloads = s.getColumn(27).getInt();
   return r;
 }
 
@@ -381,6 +432,15 @@ std::int64_t record_checks(const std::string& db, const HistoryRun& run, const s
   });
 }
 
+std::int64_t record_matrix(const std::string& db, const MatrixResult& m, const std::string& matrix_file,
+                           const HistoryOptions& options) {
+  return write_transaction(db, options, [&](SQLite::Database& d) {
+    const std::int64_t run_id = insert_run(d, matrix_run_row(m, matrix_file));
+    for (const MatrixCell& c : m.cells) insert_cell(d, run_id, m, c);
+    return run_id;
+  });
+}
+
 std::vector<HistoryTenantRecord> history_trend(const std::string& db, const HistoryFilter& f, const HistoryOptions& options) {
   return guarded(db, [&] {
     SQLite::Database d = retry_while_busy(options, [&] { return open_for_reading(db, options); });
@@ -401,7 +461,7 @@ std::vector<HistoryTenantRecord> history_window(const std::string& db, const His
     SQLite::Statement s(d, std::string(kTenantColumns) +
                                "WHERE t.id IN (SELECT t.id FROM tenants t JOIN runs r ON r.id = t.run_id WHERE "
                                "t.scenario = ? AND t.mode = ? AND t.tenant = ? AND t.workload = ? AND t.params_key = ? "
-                               "AND (r.exit_code IS NULL OR r.exit_code <> ?) AND r.results_file <> ? "
+                               "AND (r.exit_code IS NULL OR r.exit_code <> ?) AND r.results_file <> ? AND r.command <> 'matrix' "
                                "ORDER BY r.id DESC LIMIT ?) ORDER BY r.id, t.id");
     s.bind(1, w.key.scenario);
     s.bind(2, w.key.mode);

@@ -9,6 +9,7 @@
 // results never depend on it (harness/cli/history_command.h says which exit code follows).
 #pragma once
 
+#include "harness/results/matrix.h"
 #include "harness/results/platform_reports.h"
 #include "harness/results/results.h"
 
@@ -26,7 +27,8 @@ namespace ib {
 // Version 1: runs and one row per tenant aggregate (no params key, no repetitions, no checks).
 // Version 2: + runs.command/suite/backend/verdict, tenants.params_key/repetitions/cutoff/reason,
 // the repetitions and checks tables.
-constexpr int kHistorySchemaVersion = 2;
+// Version 3: + runs.matrix_devices/matrix_workloads (a matrix's packing; its cells are tenant rows).
+constexpr int kHistorySchemaVersion = 3;
 
 enum class HistoryProblem { not_a_database, locked, newer_schema, other };
 
@@ -49,15 +51,17 @@ struct HistoryOptions {
   std::atomic<int>* write_attempts = nullptr;
 };
 
-// One row of `runs`: one invocation of run, vet or sustain.
+// One row of `runs`: one invocation of run, vet, sustain or matrix.
 struct HistoryRun {
   std::int64_t id = 0;
-  std::string command = "run";  // run | vet | sustain
+  std::string command = "run";  // run | vet | sustain | matrix
   std::string start_time;       // meta.start_time (ISO 8601 UTC)
   std::string host, version, git_sha, suite, backend;
   std::string results_file;     // the results.json (vet.json, sustain.json) the row was taken from
   std::optional<int> exit_code;
   std::string verdict;          // vet/sustain: the document's verdict word; "" for run
+  // matrix: the devices its packing uses (none without a packing) and its workloads (one device each alone).
+  std::optional<int> matrix_devices, matrix_workloads;
 };
 
 // One repetition of a tenant, as the run's results have it.
@@ -106,6 +110,15 @@ std::int64_t record_run(const std::string& db, const Results& results, const std
 std::int64_t record_checks(const std::string& db, const HistoryRun& run, const std::vector<HistoryCheck>& checks,
                            const HistoryOptions& options = {});
 
+// Appends a matrix (matrix.json, `matrix_file`) in one transaction: a runs row (command "matrix", the packing's
+// device count and the workloads), and one tenants row per cell: scenario "matrix", the matrix's mode, tenant
+// "VICTIM beside AGGRESSOR" (the workloads' names), the victim's workload and params, the cell's P95 slowdown
+// with its interval, median slowdown, verdict and reason (a predicted cell's reason begins "predicted: "), the
+// matrix's cutoff; repetitions 1 (the pair's one run), measured when the cell has a figure, and no per-repetition
+// rows. `history DB --scenario matrix` lists them.
+std::int64_t record_matrix(const std::string& db, const MatrixResult& matrix, const std::string& matrix_file,
+                           const HistoryOptions& options = {});
+
 // What `history` lists: the tenant records of the last `last_runs` runs (0: all) that have a tenant
 // matching the filters, oldest first.
 struct HistoryFilter {
@@ -116,8 +129,8 @@ std::vector<HistoryTenantRecord> history_trend(const std::string& db, const Hist
                                                const HistoryOptions& options = {});
 
 // What `compare --against-history DB --window N` compares with: the last `last_n` runs' records of
-// exactly this (scenario, mode, tenant, workload, params), oldest first; interrupted runs (exit 130)
-// and the run of `exclude_results_file` (the results being compared, when run --history has already
+// exactly this (scenario, mode, tenant, workload, params), oldest first; interrupted runs (exit 130),
+// matrices' cells and the run of `exclude_results_file` (the results being compared, when run --history has already
 // recorded them) left out.
 struct HistoryWindow {
   HistoryKey key;

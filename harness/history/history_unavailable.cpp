@@ -24,6 +24,10 @@ std::int64_t record_checks(const std::string& db, const HistoryRun&, const std::
   unavailable(db);
 }
 
+std::int64_t record_matrix(const std::string& db, const MatrixResult&, const std::string&, const HistoryOptions&) {
+  unavailable(db);
+}
+
 std::vector<HistoryTenantRecord> history_trend(const std::string& db, const HistoryFilter&, const HistoryOptions&) {
   unavailable(db);
 }

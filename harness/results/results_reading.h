@@ -1,5 +1,5 @@
-// The results reader's own ground, shared by its files (results_reader.cpp and results_reader_*.cpp), not
-// by anyone else: a Field (a value of the document with its path, whose every wrong read throws a
+// The results reader's own ground, shared by its files (results_reader.cpp, results_reader_*.cpp, and the
+// matrix.json reader matrix_reader.cpp), not by anyone else: a Field (a value of the document with its path, whose every wrong read throws a
 // ResultsFileError naming the file and the field), the array helpers, and the readers one file hands
 // another (meta, the mode's configuration, a phase, a run, a tenant's metrics and warnings, a decision).
 #pragma once

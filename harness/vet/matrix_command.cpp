@@ -201,6 +201,7 @@ int matrix_command(const PlatformOptions& o) {
   r.exit_code = matrix_exit_code(r);
   write_matrix(out, r);
   std::cout << matrix_markdown(r) << "\nresults: " << out << "/matrix.json\n";
+  if (!o.history.empty()) return record_matrix_history(o, r, out + "/matrix.json");  // --history DB (nightly rows)
   return r.exit_code;
 }
 

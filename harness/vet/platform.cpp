@@ -373,4 +373,15 @@ void platform_check_outputs(const PlatformOptions& o, const std::string& out, co
   check_platform_outputs(o, out, own_files);
 }
 
+// matrix --history DB (platform.h): as record_platform_history, with the matrix's cells.
+int record_matrix_history(const PlatformOptions& o, const MatrixResult& r, const std::string& file) {
+  try {
+    record_matrix(o.history, r, std::filesystem::absolute(file).lexically_normal().string());
+    return r.exit_code;
+  } catch (const HistoryError& e) {
+    std::cerr << "interference-bench: --history: not recorded (" << file << " is written): " << printable(e.what(), 400) << "\n";
+    return exit_code_after_history_failure(r.exit_code);
+  }
+}
+
 }  // namespace ib

@@ -10,6 +10,7 @@
 
 #include "harness/nvml/nvml.h"
 #include "kernels/workload.h"
+#include "harness/results/matrix.h"
 #include "harness/results/platform_reports.h"
 #include "harness/results/results_reader.h"
 
@@ -102,6 +103,10 @@ int matrix_command(const PlatformOptions& o);
 std::unique_ptr<Nvml> platform_nvml(const std::string& command, int device);
 std::string platform_default_out(const std::string& what);
 void platform_check_outputs(const PlatformOptions& o, const std::string& out, const std::vector<std::string>& own_files);
+// matrix --history DB (nightly): the matrix's cells and packing appended (history.h, record_matrix) after its
+// matrix.json (`file`) is written. Returns the matrix's exit code, or exit_code_after_history_failure's when
+// the database cannot be used (one line on stderr naming it; matrix.json stays written).
+int record_matrix_history(const PlatformOptions& o, const MatrixResult& r, const std::string& file);
 // `selftest` (harness/vet/selftest.cpp): known answers that tell whether this machine can measure now.
 int selftest_command(const PlatformOptions& o);
 // The self-test's first known answer: two identical tenants time-sharing one resource (its scenario).

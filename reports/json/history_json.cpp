@@ -16,6 +16,10 @@ nlohmann::ordered_json repetition_json(const HistoryRepetition& r) {
           {"throughput_unit", r.throughput_unit}};
 }
 
+nlohmann::ordered_json optional_count(const std::optional<int>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
 }  // namespace
 
 nlohmann::ordered_json history_json(const std::vector<HistoryTenantRecord>& records) {
@@ -42,6 +46,8 @@ nlohmann::ordered_json history_json(const std::vector<HistoryTenantRecord>& reco
                    {"verdict", to_string(r.verdict)},
                    {"verdict_reason", r.verdict_reason},
                    {"per_repetition", reps}});
+    if (r.run.command == "matrix")  // a matrix's cell: its packing, once per cell
+      out.back()["packing"] = {{"devices", optional_count(r.run.matrix_devices)}, {"workloads", optional_count(r.run.matrix_workloads)}};
   }
   return out;
 }

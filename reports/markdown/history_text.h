@@ -10,7 +10,8 @@
 namespace ib {
 
 // One line per record: start time, run id, git sha, scenario/mode, tenant (workload), P95 slowdown
-// with its CI, median slowdown, verdict.
+// with its CI, median slowdown, verdict. A matrix's cells (tenant "VICTIM beside AGGRESSOR") follow one line of
+// its own: its packing's devices for its workloads.
 std::string history_text(const std::vector<HistoryTenantRecord>& records);
 
 }  // namespace ib

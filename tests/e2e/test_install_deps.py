@@ -28,7 +28,7 @@ RUN_SET = ["build-essential", "cmake", "ninja-build", "pkg-config", "git", "pyth
            "nlohmann-json3-dev", "libfmt-dev", "libpugixml-dev", "libsqlite3-dev", "libpcre2-dev",
            "libjs-chart.js"]
 TEST_SET = ["libgtest-dev", "libgmock-dev", "googletest", "libbenchmark-dev", "python3-pytest",
-            "python3-jsonschema", "python3-junitparser", "python3-yaml", "nodejs", "prometheus", "clang",
+            "python3-jsonschema", "python3-pil", "python3-junitparser", "python3-yaml", "nodejs", "prometheus", "clang",
             "slurm-wlm", "munge", "sysbench", "pv", "mbw"]
 
 # Ubuntu's chromium / chromium-browser: transitional debs that install the snap.
@@ -51,7 +51,8 @@ DISTROS = {
             "libgloo-dev": "0.0~git20220518.5b14351-3",
             "libgtest-dev": "1.12.1-0.2", "libgmock-dev": "1.12.1-0.2", "googletest": "1.12.1-0.2",
             "libbenchmark-dev": "1.7.1-1", "python3-pytest": "7.2.1-2", "python3-jsonschema": "4.10.3-1",
-            "python3-junitparser": "2.8.0-1", "python3-yaml": "6.0-3+b2", "nodejs": "18.19.0+dfsg-6~deb12u2",
+            "python3-junitparser": "2.8.0-1", "python3-yaml": "6.0-3+b2",
+            "python3-pil": "9.4.0-1.1+deb12u1", "nodejs": "18.19.0+dfsg-6~deb12u2",
             "prometheus": "2.42.0+ds-5+b5", "clang": "1:14.0-55.7~deb12u1",
             "libclang-rt-14-dev": "1:14.0.6-12", "libclang-common-14-dev": "1:14.0.6-12",
             # bookworm also carries llvm-toolchain-19 (for rustc/firefox): not the default clang's runtime.
@@ -73,7 +74,8 @@ DISTROS = {
             "libsqlitecpp-dev": "3.3.2-1", "libgloo-dev": "0.0~git20231202.5354032-3",
             "libgtest-dev": "1.16.0-1", "libgmock-dev": "1.16.0-1", "googletest": "1.16.0-1",
             "libbenchmark-dev": "1.9.1-1", "python3-pytest": "8.3.5-2", "python3-jsonschema": "4.19.2-6",
-            "python3-junitparser": "3.2.0-1", "python3-yaml": "6.0.2-1+b2", "nodejs": "20.19.2+dfsg-1",
+            "python3-junitparser": "3.2.0-1", "python3-yaml": "6.0.2-1+b2",
+            "python3-pil": "11.1.0-5", "nodejs": "20.19.2+dfsg-1",
             "prometheus": "2.53.3+ds1-2", "clang": "1:19.0-63",
             "libclang-rt-19-dev": "1:19.1.7-3+b1", "libclang-common-19-dev": "1:19.1.7-3+b1",
             "chromium": "139.0.7258.154-1~deb13u1",
@@ -95,7 +97,8 @@ DISTROS = {
             "libgloo-dev": "0.0~git20200918.3dc0328-4",
             "libgtest-dev": "1.11.0-3", "libgmock-dev": "1.11.0-3", "googletest": "1.11.0-3",
             "libbenchmark-dev": "1.6.1-1", "python3-pytest": "6.2.5-1ubuntu2", "python3-jsonschema": "3.2.0-0ubuntu2",
-            "python3-junitparser": "2.4.2-1", "python3-yaml": "5.4.1-1ubuntu1", "nodejs": "12.22.9~dfsg-1ubuntu3.6",
+            "python3-junitparser": "2.4.2-1", "python3-yaml": "5.4.1-1ubuntu1",
+            "python3-pil": "9.0.1-1ubuntu0.3", "nodejs": "12.22.9~dfsg-1ubuntu3.6",
             "prometheus": "2.31.2+ds1-1ubuntu1.22.04.3", "clang": "1:14.0-55~exp2",
             # jammy's clang 14 has its fuzzer runtime in libclang-common-14-dev; there is no libclang-rt-14-dev
             "libclang-common-14-dev": "1:14.0.0-1ubuntu1.1",
@@ -118,7 +121,8 @@ DISTROS = {
             "libgloo-dev": "0.0~git20230519.597accf-2build3",
             "libgtest-dev": "1.14.0-1", "libgmock-dev": "1.14.0-1", "googletest": "1.14.0-1",
             "libbenchmark-dev": "1.8.3-3", "python3-pytest": "7.4.4-1", "python3-jsonschema": "4.10.3-2ubuntu1",
-            "python3-junitparser": "2.8.0-2", "python3-yaml": "6.0.1-2build2", "nodejs": "18.19.1+dfsg-6ubuntu5",
+            "python3-junitparser": "2.8.0-2", "python3-yaml": "6.0.1-2build2",
+            "python3-pil": "10.2.0-1ubuntu1", "nodejs": "18.19.1+dfsg-6ubuntu5",
             "prometheus": "2.45.3+ds-2ubuntu0.3", "clang": "1:18.0-59~exp2",
             "libclang-rt-18-dev": "1:18.1.3-1ubuntu1", "libclang-common-18-dev": "1:18.1.3-1ubuntu1",
             "chromium": "2:1snap1-0ubuntu2", "chromium-browser": "2:1snap1-0ubuntu2",
@@ -416,7 +420,7 @@ def test_ubuntu_2204_with_a_newer_cmake_on_path(tmp_path):
         "the build leaves out --history (SQLiteCpp); everything else works")
     assert "snap" in w.line("install-deps: skipped chromium:")
     assert "libsqlitecpp-dev" in w.summary() and "chromium" in w.summary()
-    assert w.summary().startswith("install-deps: installed 30 packages (")
+    assert w.summary().startswith("install-deps: installed 31 packages (")
 
 
 def test_missing_sqlitecpp_is_a_line_not_an_error(tmp_path):

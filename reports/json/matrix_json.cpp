@@ -9,11 +9,6 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-ojson estimate_json(const std::optional<Estimate>& e) {
-  if (!e) return nullptr;
-  return {{"value", json_number(e->value)}, {"ci_low", json_number(e->ci_low)}, {"ci_high", json_number(e->ci_high)}};
-}
-
 ojson run_json(const MatrixRun& r) {
   return {{"outcome", to_string(r.outcome)},
           {"reason", r.reason},
@@ -26,7 +21,7 @@ ojson cell_json(const MatrixCell& c) {
   return {{"victim", c.victim},
           {"aggressor", c.aggressor},
           {"source", to_string(c.source)},
-          {"p95_slowdown", estimate_json(c.p95_slowdown)},
+          {"p95_slowdown", optional_estimate_json(c.p95_slowdown)},
           {"median_slowdown", optional_json_number(c.median_slowdown)},
           {"verdict", verdict_name(c.verdict)},
           {"verdict_reason", c.verdict_reason}};

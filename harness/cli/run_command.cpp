@@ -183,7 +183,14 @@ std::optional<int> conduct_planned(RunParts& parts, RunModes& modes, OutputFiles
       modes.plan.clear();  // a stop signal while the nodes were awaited: nothing runs, the empty results are written, 130
     }
   }
-  if (nodes) attach_nodes(*nodes, oo);
+  if (nodes) {
+    try {
+      check_node_cpus(modes.plan, nodes->open.nodes);
+    } catch (const InputError& e) {
+      return fail(kExitBadInput, e.what());  // the nodes are told "end" as `nodes` goes
+    }
+    attach_nodes(*nodes, oo);
+  }
   oo.clock = &clock;
   Orchestrator orchestrator(oo);
   try {

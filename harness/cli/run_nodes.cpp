@@ -4,6 +4,7 @@
 #include "harness/core/errors.h"
 #include "harness/core/files.h"
 #include "harness/core/host.h"
+#include "harness/core/text.h"
 #include "harness/nvml/nvml.h"
 #include "harness/process/process.h"
 #include "harness/results/results_reader.h"
@@ -30,6 +31,18 @@ nlohmann::json node_devices() {
   return nlohmann::json::parse(devices_to_json(out).dump());
 }
 
+// "0-3,8,10-11" (`cpus` sorted).
+std::string cpu_ranges(const std::vector<int>& cpus) {
+  std::string out;
+  for (std::size_t k = 0; k < cpus.size();) {
+    std::size_t last = k;
+    while (last + 1 < cpus.size() && cpus[last + 1] == cpus[last] + 1) ++last;
+    out += (out.empty() ? "" : ",") + std::to_string(cpus[k]) + (last > k ? "-" + std::to_string(cpus[last]) : "");
+    k = last + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 int serve_as_node(const NodeParts& nodes, StopSignals& stop) {
@@ -43,6 +56,7 @@ int serve_as_node(const NodeParts& nodes, StopSignals& stop) {
   a.worker_exe = nodes.worker_exe;
   a.log_dir = nodes.log_dir;
   a.devices = node_devices();
+  a.cpus = available_cpus();
   make_dirs(a.log_dir, "--out");
   return run_node_agent(a, {stop.fd(), stop.check()});
 }
@@ -54,6 +68,29 @@ void check_placed_nodes(const std::vector<Scenario>& scenarios, int nodes) {
         if (t.placement_of(r).node >= nodes)
           throw InputError(s.file + ": tenant " + t.name + " is placed on node " + std::to_string(t.placement_of(r).node) +
                            (nodes == 1 ? ", which needs --nodes" : ", not one of the run's --nodes " + std::to_string(nodes)));
+}
+
+void check_node_cpus(const std::vector<Scenario>& scenarios, const std::vector<JoinedNodeLink>& nodes) {
+  for (const JoinedNodeLink& n : nodes) {
+    if (n.cpus.empty()) continue;  // a node that did not say (before issue 49): its worker refuses what it lacks
+    for (const Scenario& s : scenarios)
+      for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+        const Tenant& t = s.tenants[i];
+        for (int r = 0; r < t.ranks; ++r) {
+          const Placement& p = t.placement_of(r);
+          if (p.node != n.node_rank) continue;
+          for (std::size_t k = 0; k < p.cpus.size(); ++k) {
+            if (std::find(n.cpus.begin(), n.cpus.end(), p.cpus[k]) != n.cpus.end()) continue;
+            // Short: a line of bad input is cut at 200 characters (app.cpp), the node's CPUs last.
+            throw PlacementError(s.file + ": tenants[" + std::to_string(i) + "]." +
+                                 (t.rank_placements.empty() ? std::string("placement") : "rank_placements[" + std::to_string(r) + "]") +
+                                 ".cpus[" + std::to_string(k) + "]: impossible placement: node " + std::to_string(n.node_rank) +
+                                 " (" + printable(n.host, 24) + ") has no CPU " + std::to_string(p.cpus[k]) +
+                                 " for it (its CPUs: " + cpu_ranges(n.cpus) + ")");
+          }
+        }
+      }
+  }
 }
 
 ConductedNodes::~ConductedNodes() {

@@ -24,6 +24,10 @@ int serve_as_node(const NodeParts& nodes, StopSignals& stop);
 
 // Every placement names a node of the run; throws InputError naming the tenant.
 void check_placed_nodes(const std::vector<Scenario>& scenarios, int nodes);
+// After the join, before any worker starts: every CPU a tenant (or rank) placed on node R names is one node R's
+// harness may run on, as its hello said (join.h); throws PlacementError naming the file, the field and the node.
+// A node whose hello said no CPUs is not checked.
+void check_node_cpus(const std::vector<Scenario>& scenarios, const std::vector<JoinedNodeLink>& nodes);
 
 // Node 0's nodes: joined, their clocks measured, and the launcher that starts workers on them.
 struct ConductedNodes {

@@ -79,6 +79,19 @@ void refuse_other_nodes(const std::vector<Scenario>& scenarios) {
   }
 }
 
+// A mode that runs its colocated tenants in one process (streams): that process runs on one node, so tenants placed
+// on two nodes would be colocated on the first one's, not where they say.
+void refuse_tenants_on_several_nodes(const std::vector<Scenario>& scenarios) {
+  for (const Scenario& s : scenarios) {
+    const char* what = mode_row(s.mode).one_process;
+    if (!what) continue;
+    for (std::size_t i = 1; i < s.tenants.size(); ++i)
+      if (const int node = s.tenants[i].placement.node, first = s.tenants[0].placement.node; node != first)
+        throw PlacementError(s.file + ": tenants[" + std::to_string(i) + "].placement.node: mode " + mode_name(s.mode) +
+                             " runs " + what + ", on one node (tenants[0]'s node " + std::to_string(first) + ")");
+  }
+}
+
 // Time-slicing on a GPU (mode timeslice, MPS beside plain processes): the compute mode allows it, the slice length
 // is recorded.
 void check_time_slicing(ModeSetup& setup, int device, const std::vector<const ModeRow*>& used) {
@@ -93,6 +106,7 @@ void check_time_slicing(ModeSetup& setup, int device, const std::vector<const Mo
 void prepare_modes(const ModeRequest& o, Backend backend, const std::vector<Scenario>& scenarios, ModeSetup& setup,
                    ModeContext& ctx, bool all_modes) {
   refuse_other_nodes(scenarios);
+  refuse_tenants_on_several_nodes(scenarios);
   const std::vector<const ModeRow*> used = modes_used(scenarios);
   if (!all_modes) refuse_options_of_unused_modes(o, used);
   const int device = common_device(scenarios);

@@ -42,6 +42,9 @@ struct ModeRow {
   bool whole_gpu = true;          // expects a whole GPU: on a GPU in MIG mode it measures one instance and says so
   // What it sets up on node 0 only, for a refusal of a worker placed elsewhere ("MPS daemon"); null: any node.
   const char* node0_only = nullptr;
+  // What it runs in one process on one node ("every tenant in one process"), for a refusal of tenants
+  // placed on more than one node; null: each tenant's worker goes to its own node.
+  const char* one_process = nullptr;
 
   // --- How its repetitions run ---
   std::size_t extra_blocks_per_tenant = 0;  // blocks per round beyond the exclusive and colocated ones (alone)

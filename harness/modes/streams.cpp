@@ -26,6 +26,7 @@ ModeRow streams_row() {
   r.mode = Mode::streams;
   r.description = "all tenants in one process, one stream (host: one thread) each: the in-process baseline";
   r.plan = streams_plan;
+  r.one_process = "every tenant in one process";
   r.in_all = true;
   return r;
 }

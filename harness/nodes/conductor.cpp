@@ -158,7 +158,7 @@ OpenConductor open_conductor(const ConductorOptions& o) {
       accept_nodes(c.listen_fd, o.nodes, o.token, deadline, monotonic_ns,
                    o.stop, o.on_refused);
   c.refused = joined.refused;
-  for (const auto& j : joined.joined) c.nodes.push_back({j.node_rank, j.host, j.fd, {}, j.devices});
+  for (const auto& j : joined.joined) c.nodes.push_back({j.node_rank, j.host, j.fd, {}, j.devices, j.cpus});
   if (!joined.missing.empty()) {
     std::string names;
     for (int r : joined.missing) names += (names.empty() ? "" : ", ") + std::to_string(r);

@@ -10,11 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include <arpa/inet.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 
 namespace ib {
 
@@ -58,7 +60,7 @@ bool take_hello(Pending& p, int nodes, const std::string& token, JoinResult& out
     return true;
   }
   write_all(p.fd, json{{"type", "welcome"}, {"node_rank", hello->node_rank}}.dump() + "\n");
-  out.joined.push_back({hello->node_rank, hello->host, p.fd, hello->devices});
+  out.joined.push_back({hello->node_rank, hello->host, p.fd, hello->devices, hello->cpus});
   p.fd = -1;
   return true;
 }
@@ -87,7 +89,7 @@ std::string socket_address(int fd, SocketEnd end, bool with_port) {
 
 std::string hello_line(const Hello& h) {
   return json{{"type", "hello"}, {"version", h.version}, {"node_rank", h.node_rank}, {"nodes", h.nodes},
-              {"token", h.token},  {"host", h.host},           {"devices", h.devices}}
+              {"token", h.token},  {"host", h.host},           {"devices", h.devices}, {"cpus", h.cpus}}
              .dump(-1, ' ', false, json::error_handler_t::replace) +
          "\n";
 }
@@ -128,6 +130,19 @@ std::optional<Hello> parse_hello(const std::string& line, std::string& why) {
       return std::nullopt;
     }
     h.devices = j.at("devices");
+  }
+  if (j.contains("cpus")) {  // CPU numbers as sched_setaffinity takes them (CPU_SETSIZE), each once
+    const json& cpus = j.at("cpus");
+    std::set<int> seen;
+    const bool numbers = cpus.is_array() && std::all_of(cpus.begin(), cpus.end(), [&](const json& c) {
+      const auto n = int_value(c);
+      return n && *n >= 0 && *n < CPU_SETSIZE && seen.insert(*n).second;
+    });
+    if (!numbers) {
+      why = "a hello whose cpus are not a list of distinct CPU numbers (0.." + std::to_string(CPU_SETSIZE - 1) + ")";
+      return std::nullopt;
+    }
+    h.cpus.assign(seen.begin(), seen.end());
   }
   return h;
 }

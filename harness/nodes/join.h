@@ -5,8 +5,10 @@
 // with one line naming why and closed; the run goes on waiting for its nodes. A node that has not joined
 // by the deadline is named. One JSON object per line, as the worker protocol.
 //
-// node -> conductor: {"type":"hello","version":1,"node_rank":R,"nodes":N,"token":T,"host":H,"devices":[...]}
-//   (devices: the node's host and GPUs in meta.devices[]'s form, for the results; optional)
+// node -> conductor: {"type":"hello","version":1,"node_rank":R,"nodes":N,"token":T,"host":H,"devices":[...],"cpus":[...]}
+//   (devices: the node's host and GPUs in meta.devices[]'s form, for the results; optional. cpus: the CPU numbers
+//   the node's harness may run on, against which the conductor checks the placements on that node before anything
+//   runs; optional, absent from a node of before issue 49, whose placements its worker then refuses)
 // conductor -> node: {"type":"welcome","node_rank":R} or {"type":"refused","reason":W} (then closed)
 #pragma once
 
@@ -33,6 +35,7 @@ struct Hello {
   std::string token;  // the run's: a stranger without it is refused
   std::string host;
   nlohmann::json devices = nlohmann::json::array();  // as the node described them; not read here
+  std::vector<int> cpus;  // the CPUs the node may run workers on; empty: not said
 };
 
 enum class SocketEnd { local, peer };
@@ -53,6 +56,7 @@ struct JoinedNode {
   std::string host;
   int fd = -1;  // the connection, owned by the caller once returned
   nlohmann::json devices = nlohmann::json::array();  // from its hello
+  std::vector<int> cpus;                              // from its hello (empty: not said)
 };
 
 struct JoinResult {

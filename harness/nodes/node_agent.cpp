@@ -162,7 +162,7 @@ int join_conductor(const NodeAgentOptions& o, const StopDescriptor& stop) {
     const int fd = connect_tcp(o.conductor_host, o.conductor_port, deadline, stop, Connection::control, why);
     if (fd >= 0) {
       const HelloOutcome h =
-          say_hello(fd, {kConductorProtocolVersion, o.node_rank, o.nodes, o.token, host_name(), o.devices}, deadline, stop);
+          say_hello(fd, {kConductorProtocolVersion, o.node_rank, o.nodes, o.token, host_name(), o.devices, o.cpus}, deadline, stop);
       if (h.answer == HelloAnswer::welcomed) return fd;
       ::close(fd);
       why = h.why;

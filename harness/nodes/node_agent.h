@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 namespace ib {
 
@@ -23,6 +24,7 @@ struct NodeAgentOptions {
   std::string log_dir;           // the workers' logs
   std::string worker_exe;        // this binary
   nlohmann::json devices = nlohmann::json::array();  // said in the hello, for the conductor's results
+  std::vector<int> cpus;  // said in the hello: the CPUs its workers may be placed on (the conductor checks placements)
 };
 
 // Returns the exit code: 0 when the conductor said "end"; kExitCannotRun when it could not join (unreachable,

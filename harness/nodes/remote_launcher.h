@@ -25,6 +25,7 @@ struct JoinedNodeLink {
   int control_fd = -1;  // owned by the launcher once given
   ClockOffset offset;   // conductor time = node time + offset.offset_ns
   nlohmann::json devices = nlohmann::json::array();  // as its hello said (join.h)
+  std::vector<int> cpus;                              // as its hello said (join.h; empty: not said)
 };
 
 class NodesLauncher final : public Launcher {

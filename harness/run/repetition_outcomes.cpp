@@ -144,6 +144,11 @@ void RepetitionRun::record_outcome(std::size_t i, Phase phase) {
   } else if (!w.ready_seen) {  // failed, stopped or interrupted while setting up: every phase it had
     oc.status = failure_status(w);
     oc.message = failure_message(w);
+  } else if (started_[i][p] == 0 && w.failed() && !interrupted_ && failed_phase_ == phase) {
+    // Failed on its own while none of its blocks of the phase had started (its node lost while a neighbour's
+    // block ran): the failure the repetition stopped in, named here, or no outcome would name it (issue 49).
+    oc.status = failure_status(w);
+    oc.message = failure_message(w);
   } else if (started_[i][p] == 0) {
     oc.status = WorkerStatus::not_run;
   } else if (completed_[i][p] >= planned_[i][p] && !(w.ended && !w.error.empty())) {
@@ -180,6 +185,11 @@ void RepetitionRun::record_outcomes() {
       waived |= oc.status == WorkerStatus::waived;
       failed += (failed.empty() ? "" : "; ") + s_.tenants[i].name + " " + to_string(oc.status) + ": " + oc.message;
     }
+  if (failed.empty() && failed_phase_)  // a failure no outcome holds (a worker of another set, between its blocks)
+    for (const Worker& w : workers_)
+      if (w.failed() && !w.slots.empty())
+        failed += (failed.empty() ? "" : "; ") + s_.tenants[w.slots[0].tenant].name + " " + to_string(failure_status(w)) +
+                  ": " + failure_message(w);
   if (failed.empty()) return;
   r_.status = waived ? RunStatus::waived : RunStatus::error;
   r_.message = std::string(phase_name(*failed_phase_)) + " phase failed: " + failed;

@@ -7,18 +7,21 @@ namespace ib {
 
 namespace {
 
-bool share(const Placement& a, const Placement& b, int scenario_device, Backend backend) {
+// Shared on one machine only: CPU 0 (or GPU 0) of node 1 is not CPU 0 of node 0, so a neighbour placed on another
+// node than the rank shares nothing with it, whatever its numbers (`by_number_only`: whether the numbers meet).
+bool share(const Placement& a, const Placement& b, int scenario_device, Backend backend, bool by_number_only = false) {
+  if (a.node != b.node && !by_number_only) return false;
   for (int cpu : a.cpus)
     if (std::find(b.cpus.begin(), b.cpus.end(), cpu) != b.cpus.end()) return true;
   return backend == Backend::cuda && a.device.value_or(scenario_device) == b.device.value_or(scenario_device);
 }
 
 // Whether rank `r` of `collective` shares a CPU or GPU with any rank of another tenant of `s`.
-bool rank_shares(const Scenario& s, const Tenant& collective, int r, Backend backend) {
+bool rank_shares(const Scenario& s, const Tenant& collective, int r, Backend backend, bool by_number_only = false) {
   for (const Tenant& other : s.tenants) {
     if (other.name == collective.name) continue;
     for (int k = 0; k < other.ranks; ++k)
-      if (share(collective.placement_of(r), other.placement_of(k), s.device, backend)) return true;
+      if (share(collective.placement_of(r), other.placement_of(k), s.device, backend, by_number_only)) return true;
   }
   return false;
 }
@@ -35,6 +38,13 @@ std::optional<int> shared_rank(const Scenario& s, const Tenant& collective, Back
             ? "no other tenant shares one of its ranks' " + where + ": amplification needs a neighbour on exactly one rank's"
             : std::to_string(sharing.size()) + " of its ranks share their " + where +
                   " with other tenants: amplification needs a neighbour on exactly one rank's";
+  if (sharing.empty())  // kept short: a line of bad input is cut at 200 characters
+    for (int r = 0; r < collective.ranks; ++r)
+      if (rank_shares(s, collective, r, backend, true)) {
+        why = "rank " + std::to_string(r) + "'s neighbour is on another node (the same numbers, another machine's): "
+              "amplification needs a neighbour on exactly one rank's node";
+        break;
+      }
   return std::nullopt;
 }
 

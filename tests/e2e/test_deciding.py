@@ -5,7 +5,7 @@ mechanics defaults of conftest.py are not added."""
 
 import pytest
 
-from conftest import LENIENT, compute, load_results, scenario
+from conftest import LENIENT, compute, load_results, scenario, skip_unless_measured
 
 
 def idle(name, sample_ms=2.0):
@@ -34,6 +34,16 @@ def test_an_idle_neighbour_runs_until_decided_and_says_how_far_it_got(runner, tm
     doc = scenario("quiet", [compute("victim", n=32, reps=2), idle("sleeper")], duration=2.0)
     r, res, out = run(runner, tmp_path, doc, "--until", "decided", limits=())
     assert r.returncode in (0, 5), r.stdout + r.stderr
+    victim = next(a for a in res["aggregates"] if a["tenant"] == "victim")
+    # A fail is a broken implementation whatever the machine: an idle neighbour competes for nothing.
+    assert victim["verdict"] in ("pass", "inconclusive"), victim["verdict_reason"]
+    # A machine too busy to measure: every block contaminated (nothing to compare), or blocks left uncounted
+    # (no re-run left) and no decision. The tool says why in its verdict: the test skips with its words.
+    skip_unless_measured(victim)
+    uncounted = [b for b in res["runs"][0]["blocks"] if b["status"] != "clean"]  # contaminated, excluded, outliers
+    if victim["verdict"] == "inconclusive" and uncounted:
+        pytest.skip(f"the tool could not decide on this machine: {victim['verdict_reason']} ({len(uncounted)} blocks "
+                    f"not counted, e.g. {uncounted[0]['reason']})")
     assert res["meta"]["stopping"] == {"until": "decided", "rounds": 10, "max_duration_s": None, "resolution": 0.0}
     st = res["runs"][0]["stopping"]
     assert st["until"] == "decided" and st["first_rounds"] == 10 and st["max_rounds"] == 20
@@ -43,15 +53,14 @@ def test_an_idle_neighbour_runs_until_decided_and_says_how_far_it_got(runner, tm
     assert 1 <= k <= 6 and st["z"] == st["boundaries"][k - 1]
     assert res["runs"][0]["rounds"] == st["looks"][k - 1]
     assert st["stopped_by"] in ("decided", "budget") and (st["stopped_by"] == "budget") == (k == 6)
-    victim = next(a for a in res["aggregates"] if a["tenant"] == "victim")
-    assert victim["verdict"] in ("pass", "inconclusive"), victim["verdict_reason"]
     d = victim["decision"]
     assert d["decided"] == (victim["verdict"] == "pass")
     assert d["rounds"] == res["runs"][0]["rounds"] and d["look"] == k and d["looks_planned"] == 6
     assert d["stopped_by"] == st["stopped_by"] and d["seconds"] > 1.0
     est = victim["metrics"]["p95_slowdown"]
     assert est["z"] == st["z"] and est["pairing"] == "paired" and est["whole_rounds"] is True
-    assert est["clusters"] == res["runs"][0]["rounds"]
+    # Every round a cluster, unless a block of it was not counted (a busy machine: a pass may still be decided).
+    assert est["clusters"] == res["runs"][0]["rounds"] or (uncounted and est["clusters"] < res["runs"][0]["rounds"])
     assert abs(d["resolution"] - (est["ci_high"] - est["ci_low"]) / 2) < 1e-12
     assert est["confidence"] > 0.95  # a look's interval is wider than a fixed 95% one
     # The terminal says how far it got; the plan's worst case was said before starting.

@@ -163,6 +163,40 @@ def test_a_placement_on_a_node_the_run_does_not_have_is_bad_input(runner, tmp_pa
     assert r.returncode == 2 and "tenants[1].placement.node: mode mps sets up node 0 only" in r.stderr, r.stderr
 
 
+def test_placements_that_cannot_mean_what_they_say_across_nodes_are_refused_before_anything_runs(runner, tmp_path):
+    # Each is refused in one line naming the file and the field, exit 2, before any node is waited for (a join
+    # timeout of 1 s would end the run with exit 3 instead).
+    # Amplification: the neighbour shares CPU 1's number with rank 1, but on node 1, another machine: nothing shared.
+    coll = {"name": "ar", "workload": "host-collective", "params": {"op": "allreduce", "kib": 4}, "ranks": 2,
+            "rank_placements": [{"cpus": [0]}, {"cpus": [1]}], "amplification": True}
+    doc = scenario("amp", [coll, compute("hog", 1, 1)])
+    r = conduct(runner, tmp_path, free_port(), doc, join_timeout="1")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "s.json: tenants[0].amplification: rank 1's neighbour is on another node (the same numbers" in r.stderr, r.stderr
+    # Mode streams runs every tenant in one process (threads): one node's.
+    doc = scenario("two-nodes", [compute("here", 0, 0), compute("there", 1, 0)], mode="streams")
+    r = conduct(runner, tmp_path, free_port(), doc, join_timeout="1")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "s.json: tenants[1].placement.node: mode streams runs every tenant in one process, on one node (tenants[0]'s node 0)" in r.stderr, r.stderr
+
+
+def test_a_cpu_the_node_does_not_have_is_refused_after_the_join_before_any_worker_starts(runner, tmp_path):
+    # Node 1's harness may run on CPU 0 only (taskset); its tenant names CPU 1. Its hello says its CPUs, so the
+    # conductor refuses the placement before starting any worker (before issue 49 the worker failed mid-run).
+    port = free_port()
+    node = subprocess.Popen(["taskset", "-c", "0", BINARY, "run", "--nodes", "2", "--node-rank", "1", "--conductor",
+                             f"127.0.0.1:{port}", "--token", TOKEN, "--out", str(tmp_path / "node1"), "--join-timeout", "30"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=runner.env, stdin=subprocess.DEVNULL)
+    doc = scenario("two-nodes", [compute("here", 0, 0), compute("there", 1, 1)])
+    r = conduct(runner, tmp_path, port, doc)
+    _, node_err = node.communicate(timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert "s.json: tenants[1].placement.cpus[0]: impossible placement: node 1 (" in r.stderr, r.stderr
+    assert ") has no CPU 1 for it (its CPUs: 0)" in r.stderr, r.stderr
+    assert node.returncode == 0, node_err  # told "end": nothing of it is left (the runner fixture checks)
+    assert not (tmp_path / "node1" / "logs").exists() or not any((tmp_path / "node1" / "logs").iterdir())
+
+
 def test_node_options_are_checked_in_one_line(runner, tmp_path):
     env = {k: v for k, v in runner.env.items() if k not in ("SLURM_NODEID", "JOB_COMPLETION_INDEX", "RANK", "MASTER_ADDR",
                                                              "SLURM_JOB_ID")}

@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -52,6 +53,26 @@ TEST(ConductorJoin, AHelloRoundTripsAndAMalformedOneIsNamed) {
     EXPECT_FALSE(parse_hello(hello.dump(), why)) << host;
     EXPECT_EQ(why.rfind("a hello whose host is not a printable name: ", 0), 0u) << why;
     EXPECT_EQ(why.find_first_of("\x1b\n"), std::string::npos) << "escaped in the message";
+  }
+}
+
+// Issue 49: a hello says the CPUs the node may run workers on (node 0 checks placements against them); a hostile
+// list is that hello's refusal, never a wrong check. Absent (a node of before): empty, not checked.
+TEST(ConductorJoin, AHellosCpusAreDistinctCpuNumbers) {
+  std::string why;
+  Hello said{1, 1, 2, "t", "h"};
+  said.cpus = {3, 0, 1};
+  const auto h = parse_hello(hello_line(said), why);
+  ASSERT_TRUE(h) << why;
+  EXPECT_EQ(h->cpus, (std::vector<int>{0, 1, 3}));
+  nlohmann::json j = {{"type", "hello"}, {"version", 1}, {"node_rank", 1}, {"nodes", 2}, {"token", "t"}, {"host", "h"}};
+  ASSERT_TRUE(parse_hello(j.dump(), why));
+  EXPECT_TRUE(parse_hello(j.dump(), why)->cpus.empty());
+  for (const nlohmann::json& bad : {nlohmann::json("0-3"), nlohmann::json({0, 0}), nlohmann::json({-1}), nlohmann::json({"1"}),
+                                    nlohmann::json({4294967297ULL}), nlohmann::json({CPU_SETSIZE})}) {
+    j["cpus"] = bad;
+    EXPECT_FALSE(parse_hello(j.dump(), why)) << bad.dump();
+    EXPECT_EQ(why.rfind("a hello whose cpus are not a list of distinct CPU numbers", 0), 0u) << why;
   }
 }
 

@@ -35,6 +35,9 @@ struct Script {
   bool never_ready = false;         // hangs in setup (ignores "end")
   int hang_in_block = -1;           // in that block: "started", one batch, then nothing (ignores "end")
   int crash_in_block = -1;          // halfway through that block: killed by SIGABRT
+  double lost_at_s = -1.0;          // >= 0: killed by SIGKILL this long after its start, whatever it does then (a
+                                    // worker whose node was lost: its exit says `lost`, as NodesLauncher's does)
+  std::string lost = "node 1 (fake) was lost mid-run";
   int error_in_block = -1;          // halfway through that block: an error report *without* its newline, exit 1
   std::string error_text = "workload failed";
   int garbage_block = -1;           // in that block, `garbage` instead of its samples (then done)
@@ -214,6 +217,7 @@ inline void Worker::start() {
     ready.resolved = rec_->resolved[slot];
     say(at, {slot, ready});
   }
+  if (rec_->script.lost_at_s >= 0.0) exit_at(now() + ns(rec_->script.lost_at_s), ExitStatus{std::nullopt, 9, rec_->script.lost});
 }
 
 inline void Worker::measure(std::size_t slot, const GoCommand& go, std::int64_t t) {

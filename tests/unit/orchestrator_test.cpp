@@ -341,6 +341,25 @@ TEST(Orchestrator, TheLastReportWithoutItsNewlineIsRead) {
   expect_all_reaped(f.world);
 }
 
+// Issue 49: a worker lost between its blocks (its node died while a neighbour's block ran) had not_run in every
+// phase, so no outcome named it and the run ended ok with "phases missing". Its failure is named in the phase the
+// repetition stopped in.
+TEST(Orchestrator, AWorkerLostWhileANeighboursBlockRunsIsNamedInThatPhase) {
+  FakeRun f;
+  f.world.scripts["b"].lost_at_s = 1.0;  // b ready at about 0.25 s; a's exclusive block runs from about 0.3 s to 3.3 s
+  const RunResult r = f.run(scenario({"a", "b"}));
+  EXPECT_EQ(r.status, RunStatus::error);
+  EXPECT_PRED2(starts_with, r.message, "exclusive phase failed: b crashed: node 1 (fake) was lost mid-run");
+  ASSERT_EQ(r.blocks.size(), 1u);
+  EXPECT_EQ(r.blocks[0].status, BlockStatus::failed);
+  const TenantResult &a = r.tenants[0], &b = r.tenants[1];
+  EXPECT_EQ(a.exclusive.outcome.status, WorkerStatus::stopped);
+  EXPECT_EQ(b.exclusive.outcome.status, WorkerStatus::crashed);
+  EXPECT_EQ(b.exclusive.outcome.message, "node 1 (fake) was lost mid-run");
+  EXPECT_EQ(b.colocated.outcome.status, WorkerStatus::not_run);  // the phase it never reached
+  expect_all_reaped(f.world);
+}
+
 // A bad report is that worker's error (what was wrong, in at most 200 characters), never a crash of
 // the harness; the run goes on to record every outcome.
 struct Garbage {

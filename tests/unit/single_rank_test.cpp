@@ -46,6 +46,21 @@ TEST_F(SingleRankTest, TheRankThatSharesACpuIsFound) {
   EXPECT_FALSE(parse_scenario(doc({1}, false), "f.json", {}, ctx).tenants[0].amplification);
 }
 
+// Issue 49: CPU 1 of node 1 is not CPU 1 of node 0. A neighbour on another node than every rank shares nothing (refused,
+// saying so); ranks on two nodes with one CPU number are two CPUs, so a neighbour beside one of them is exactly one.
+TEST_F(SingleRankTest, ANeighbourOnAnotherNodeSharesOnlyNumbers) {
+  json elsewhere = doc({1});
+  elsewhere["tenants"][1]["placement"]["node"] = 1;
+  const std::string why = error(elsewhere);
+  EXPECT_NE(why.find("tenants[0].amplification: rank 1's neighbour is on another node (the same numbers, another machine's)"),
+            std::string::npos) << why;
+  json across = doc({0});
+  across["tenants"][0]["rank_placements"] = {{{"node", 0}, {"cpus", {0}}}, {{"node", 1}, {"cpus", {0}}}};
+  EXPECT_EQ(parse_scenario(across, "f.json", {}, ctx).tenants[0].shared_rank, 0);
+  across["tenants"][1]["placement"]["node"] = 1;
+  EXPECT_EQ(parse_scenario(across, "f.json", {}, ctx).tenants[0].shared_rank, 1);
+}
+
 TEST_F(SingleRankTest, AmplificationNeedsANeighbourOnExactlyOneRank) {
   EXPECT_NE(error(doc({2})).find("tenants[0].amplification: no other tenant shares one of its ranks' CPUs"), std::string::npos);
   EXPECT_NE(error(doc({0, 1})).find("2 of its ranks share"), std::string::npos);

@@ -151,7 +151,7 @@ void run_prediction(const PlatformOptions& o, MatrixResult& r, const std::string
                     std::chrono::steady_clock::time_point t0) {
   r.prediction = plan_prediction(r);  // refuses a backend without a calibrated pressure workload
   const std::size_t sample = static_cast<std::size_t>(std::max(0, o.matrix.predict_sample));
-  PredictionRuns runs{o, t0, out_dir + "/predict", matrix_timing(o)};
+  PredictionRuns runs{o, t0, out_dir + "/predict", matrix_timing(o), {}};
   runs.total = prediction_run_count(r.workloads.size(), sample);
   run_profiles(runs, r);
   fill_pressures(*r.prediction);

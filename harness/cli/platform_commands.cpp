@@ -137,6 +137,44 @@ CLI::App* add_mig_sweep_command(CLI::App& app, PlatformOptions& o) {
   return sub;
 }
 
+CLI::App* add_matrix_command(CLI::App& app, PlatformOptions& o) {
+  CLI::App* sub = app.add_subcommand("matrix", "Which of N workloads may share a device: every pair measured as one run, an N x N "
+                                                "heatmap of P95 slowdowns, the pairs that may share, the fewest devices for all");
+  add_device_options(sub, o);
+  add_backend_options(sub, o);
+  MatrixOptions& m = o.matrix;
+  sub->add_option("--workloads", m.workloads, "A scenario FILE (its tenants) or a LIST of built-in workloads, "
+                                              "NAME[:KEY=VALUE...] separated by commas, e.g. host-compute:n=128,host-copy,host-idle")
+      ->required()->check(non_empty());
+  sub->add_option("--mode", m.mode, "How each pair shares the device: timeslice (default), mps or streams")
+      ->check(CLI::IsMember({"timeslice", "mps", "streams", "exclusive", "mig", "all"}));
+  sub->add_option("--cpus", m.cpus, "host: pin every workload without a placement of its own to these CPUs (e.g. 0: "
+                                    "every pair shares one core)")->check(non_empty());
+  sub->add_option("--duration", o.phase_s, "Seconds per phase of each run (default: the runs' 10)")
+      ->check(number_in(kMinDurationS, kMaxDurationS));
+  sub->add_option("--warmup", m.warmup_s, "Seconds of warm-up of each run's workers (default: the runs' 2)")
+      ->check(number_in(kMinWarmupS, kMaxWarmupS));
+  sub->add_option("--rounds", o.rounds, "Each run a fixed N rounds (default: until its verdicts are decided)")
+      ->check(CLI::Range(1, 1000));
+  sub->add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(number_in(0.0, kMaxCutoff, true));
+  sub->add_option("--budget", o.sweep_budget_s, "Seconds for the whole matrix; runs that would not fit are skipped and "
+                                                "listed, except the first (default 86400)")
+      ->check(number_in(1.0, 7 * 86400.0));
+  sub->add_option("--price-exclusive", o.price_exclusive, "Price of one device per hour (with --price-shared: the packing's "
+                                                          "price and seed 000's cost rule per shared workload)")
+      ->check(number_in(0.0, 1e12));
+  sub->add_option("--price-shared", o.price_shared, "Price of one share of a device per hour (e.g. half the device's)")
+      ->check(number_in(0.0, 1e12));
+  sub->add_flag("--predict", m.predict, "Predict the pairs from each workload's sensitivity and pressure against a "
+                                        "calibrated ladder (about N(k+1) runs instead of N(N+1)/2; docs/methodology.md)");
+  sub->add_option("--predict-sample", m.predict_sample, "With --predict: pairs also measured, for the prediction's error "
+                                                        "(default 3)")->check(CLI::Range(0, 136));
+  sub->add_option("--out", o.out, "Output folder for matrix.json, .md, .html and every run (default "
+                                   "interference-bench-results/matrix-<UTC time>-<pid>)")->check(non_empty());
+  sub->preparse_callback([&o](std::size_t) { o.sweep_budget_s = 86400.0; });
+  return sub;
+}
+
 }  // namespace
 
 void add_platform_commands(CLI::App& app, PlatformCommands& c) {
@@ -146,6 +184,7 @@ void add_platform_commands(CLI::App& app, PlatformCommands& c) {
   c.vet = add_vet_command(app, c.options);
   c.selftest = add_selftest_command(app, c.options);
   c.mig_sweep = add_mig_sweep_command(app, c.options);
+  c.matrix = add_matrix_command(app, c.options);
 }
 
 std::optional<int> run_platform_command(PlatformCommands& c, StopSignals& stop, const Registry& registry) {
@@ -157,6 +196,7 @@ std::optional<int> run_platform_command(PlatformCommands& c, StopSignals& stop, 
   if (c.vet && *c.vet) return vet_command(c.options);
   if (c.selftest && *c.selftest) return selftest_command(c.options);
   if (c.mig_sweep && *c.mig_sweep) return mig_sweep_command(c.options);
+  if (c.matrix && *c.matrix) return matrix_command(c.options);
   return std::nullopt;
 }
 

@@ -21,6 +21,7 @@ struct PlatformCommands {
   CLI::App* vet = nullptr;
   CLI::App* selftest = nullptr;
   CLI::App* mig_sweep = nullptr;
+  CLI::App* matrix = nullptr;
   PlatformOptions options;
 };
 void add_platform_commands(CLI::App& app, PlatformCommands& commands);

@@ -177,8 +177,9 @@ std::optional<PredictionError> prediction_error(const std::vector<PredictionChec
   return e;
 }
 
-std::size_t prediction_run_count(std::size_t n, std::size_t sample) {
+std::size_t prediction_run_count(const PlatformOptions& o, std::size_t n) {
   const std::size_t k = std::size(kLadderLevels);
+  const std::size_t sample = static_cast<std::size_t>(std::max(0, o.matrix.predict_sample));
   return k + n * k + n + std::min(sample, n * (n + 1) / 2);
 }
 

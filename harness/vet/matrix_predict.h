@@ -74,8 +74,8 @@ std::vector<std::pair<std::size_t, std::size_t>> choose_sample_pairs(const Matri
 std::optional<PredictionError> prediction_error(const std::vector<PredictionCheck>& checks, double confidence = 0.95);
 
 // How many runs --predict takes for n workloads: the ladder's k for the reporter, n k profiles, n pressures,
-// and the sampled pairs (at most n(n+1)/2).
-std::size_t prediction_run_count(std::size_t n, std::size_t sample);
+// and o.matrix.predict_sample sampled pairs (at most n(n+1)/2); said before anything runs.
+std::size_t prediction_run_count(const PlatformOptions& o, std::size_t n);
 
 // The conductor (matrix_predict_command.cpp), called by matrix_command when --predict: runs the reporter's
 // ladder, each workload's ladder and its pressure run, fills r.prediction and r.cells (predicted), then measures

@@ -127,8 +127,8 @@ void run_sample(PredictionRuns& runs, MatrixResult& r, std::size_t count) {
     const std::string folder = "sample-" + std::to_string(a) + "-" + std::to_string(b);
     const auto results = runs.child(pair_scenario(r, pair, runs.timing), folder,
                                     r.workloads[a].name + " beside " + r.workloads[b].name + " (measured)", p.sample_runs[s]);
-    pair.run = p.sample_runs[s];
-    r.pairs.push_back(pair);
+    for (MatrixPair& planned : r.pairs)  // every pair is planned (pending); this one is now measured
+      if (planned.a == a && planned.b == b) planned.run = p.sample_runs[s];
     if (!results) continue;
     const std::pair<std::size_t, std::size_t> directions[] = {{a, b}, {b, a}};
     for (const auto& [victim, aggressor] : directions) {
@@ -152,7 +152,7 @@ void run_prediction(const PlatformOptions& o, MatrixResult& r, const std::string
   r.prediction = plan_prediction(r);  // refuses a backend without a calibrated pressure workload
   const std::size_t sample = static_cast<std::size_t>(std::max(0, o.matrix.predict_sample));
   PredictionRuns runs{o, t0, out_dir + "/predict", matrix_timing(o), {}};
-  runs.total = prediction_run_count(r.workloads.size(), sample);
+  runs.total = prediction_run_count(o, r.workloads.size());
   run_profiles(runs, r);
   fill_pressures(*r.prediction);
   predict_cells(r);

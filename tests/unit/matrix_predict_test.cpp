@@ -83,8 +83,11 @@ TEST(MatrixPredict, PlanCountsRunsAndRefusesCuda) {
   EXPECT_EQ(p.runs, 3u + 15u + 5u);  // the reporter's ladder, five ladders, five pressures
   EXPECT_EQ(p.full_matrix_runs, 15u);
   EXPECT_EQ(p.bubble_workload, "host-bubble");
-  EXPECT_EQ(prediction_run_count(5, 3), 26u);
-  EXPECT_EQ(prediction_run_count(5, 100), 23u + 15u);  // at most every pair
+  PlatformOptions o;
+  o.matrix.predict_sample = 3;
+  EXPECT_EQ(prediction_run_count(o, 5), 26u);
+  o.matrix.predict_sample = 100;
+  EXPECT_EQ(prediction_run_count(o, 5), 23u + 15u);  // at most every pair
   MatrixResult cuda = host_matrix(2);
   cuda.backend = "cuda";
   try {

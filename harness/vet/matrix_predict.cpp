@@ -13,7 +13,7 @@ namespace ib {
 std::vector<CurvePoint> curve_points(const std::vector<double>& levels, const std::vector<std::optional<double>>& slowdowns) {
   std::vector<CurvePoint> points{{0.0, 0.0}};
   for (std::size_t i = 0; i < levels.size() && i < slowdowns.size(); ++i)
-    if (slowdowns[i]) points.push_back({levels[i], *slowdowns[i]});
+    if (slowdowns[i] && std::isfinite(*slowdowns[i])) points.push_back({levels[i], *slowdowns[i]});
   return points;
 }
 
@@ -78,7 +78,7 @@ void fill_pressures(MatrixPrediction& p) {
     if (curve_points(p.levels, w.curve.slowdowns).size() < 2) w.reason = "no level of its ladder was measured";
     if (reporter.size() < 2) {
       w.reason = "the reporter's ladder was not measured";
-    } else if (!w.reporter_slowdown) {
+    } else if (!w.reporter_slowdown || !std::isfinite(*w.reporter_slowdown)) {
       if (w.reason.empty()) w.reason = "its run beside the reporter gave no figure";
     } else {
       const CurveReading level = invert_curve(reporter, *w.reporter_slowdown);

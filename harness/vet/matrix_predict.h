@@ -30,7 +30,8 @@ struct CurvePoint {
   double slowdown = 0.0;
 };
 
-// (0, 0) and each measured level's point, levels ascending (`levels` is); unmeasured levels are left out.
+// (0, 0) and each measured level's point, levels ascending (`levels` is); unmeasured levels (none, or a NaN: a run
+// too short for a P95) are left out.
 std::vector<CurvePoint> curve_points(const std::vector<double>& levels, const std::vector<std::optional<double>>& slowdowns);
 
 // The curve made non-decreasing: each point's slowdown raised to the largest before it (a noisy dip is not

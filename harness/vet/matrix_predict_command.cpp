@@ -76,7 +76,7 @@ struct PredictionRuns {
     const auto results = child(s, folder, what, run);
     if (!results) return std::nullopt;
     const MatrixCell c = measured_cell(*results, tenant, 0, 0);
-    if (!c.p95_slowdown) return std::nullopt;
+    if (!c.p95_slowdown || !std::isfinite(c.p95_slowdown->value)) return std::nullopt;  // too few samples for a P95
     return c.p95_slowdown->value;
   }
 
@@ -135,7 +135,8 @@ void run_sample(PredictionRuns& runs, MatrixResult& r, std::size_t count) {
       const std::string tenant = pair_tenant_name(victim, false);  // the diagonal: its first tenant
       MatrixCell measured = measured_cell(*results, tenant, victim, aggressor);
       const MatrixCell& predicted = r.cell(victim, aggressor);
-      if (measured.p95_slowdown && predicted.p95_slowdown && predicted.source == CellSource::predicted)
+      if (measured.p95_slowdown && predicted.p95_slowdown && predicted.source == CellSource::predicted &&
+          std::isfinite(measured.p95_slowdown->value) && std::isfinite(predicted.p95_slowdown->value))
         p.checks.push_back({victim, aggressor, predicted.p95_slowdown->value, measured.p95_slowdown->value,
                             100.0 * (predicted.p95_slowdown->value - measured.p95_slowdown->value)});
       r.cell(victim, aggressor) = measured;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ void expect_points(const std::vector<CurvePoint>& got, const std::vector<std::pa
 TEST(MatrixPredict, CurvePointsStartAtZeroAndSkipUnmeasuredLevels) {
   expect_points(curve_points({0.3, 0.6, 1.0}, {0.1, std::nullopt, 0.5}), {{0, 0}, {0.3, 0.1}, {1.0, 0.5}});
   expect_points(curve_points({0.3, 0.6}, {std::nullopt, std::nullopt}), {{0, 0}});
+  expect_points(curve_points({0.3, 0.6}, {std::nan(""), 0.2}), {{0, 0}, {0.6, 0.2}});  // too few samples for a P95
 }
 
 TEST(MatrixPredict, MonotoneCurveRaisesADip) {

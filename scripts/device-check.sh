@@ -33,8 +33,9 @@
 #   only; --mode mig of the quick suite, waived with its reason on a GPU not in MIG mode), --mode streams,
 #   the telemetry sampler's cost (10 Hz vs off, ABBA), baseline + vet --budget 60, and sustain with what
 #   is left (at most 120 s, at least 30 s).
-# PART=mig (about 60-420 s; only where GPU 0 is already in MIG mode, else skipped with what nvidia-smi
-#   says): the preflight, nvidia-smi mig -lgipp (read only), then mig-sweep of the quick gemm+copy pair
+# PART=mig (about 180-560 s): the preflight, the GPU co-location matrix (issue 50: gemm, copy, latency and h2d,
+#   every pair one time-sliced run, 2 s phases, 4 fixed rounds, --budget 200: about 10 x 12 s), then, only where
+#   GPU 0 is already in MIG mode, else skipped with what nvidia-smi says: nvidia-smi mig -lgipp (read only), then mig-sweep of the quick gemm+copy pair
 #   over every valid two-instance layout (3 s phases, 4 rounds, --budget 360: the layouts that do not fit
 #   are listed as skipped); its instances are made and destroyed by the sweep's runs, pre-existing ones
 #   are never touched. Then two ranks of one NCCL allreduce, each on a MIG instance of its own, beside a
@@ -456,6 +457,11 @@ collective_mig() {  # issue 35: the allreduce's two ranks each on a MIG instance
   run collective-mig 30 150 "${PENV[@]}" "$IB" --backend cuda --mode mig --mig-create "$profile,$profile,$profile" \
     --scenario "$ROOT/scenarios/device/allreduce-two-ranks-gemm.json" --rounds 3 --until fixed --out "$WORK/collective-mig"
 }
+gpu_matrix() {  # issue 50: which of four CUDA workloads may share the GPU time-sliced (10 pair runs)
+  run gpu-matrix 60 240 "${PENV[@]}" "$IB" matrix --backend cuda --mode timeslice \
+    --workloads "gemm:reps=16,copy:reps=48,latency:mode=open:rate=10000:requests=500,h2d" \
+    --duration 2 --warmup 1 --rounds 4 --budget 200 --out "$WORK/gpu-matrix"
+}
 selftest() {  # only when this build of interference-bench has the subcommand
   local help opts=()
   help=$("${PENV[@]}" "$IB" --help 2>&1)
@@ -524,7 +530,7 @@ publish
 case "$PART" in
   first) against_torch; exclusive_cvs; shared_pairs; selftest ;;
   second) microbench rest; gpu_tests; probe; collectives; torch_tenant; mig_facts; quick_mode streams 60 130; sampler; vet; sustain ;;
-  mig) mig_sweep ;;
+  mig) gpu_matrix; mig_sweep ;;
 esac
 
 # ---- leave nothing running -----------------------------------------------------------------------

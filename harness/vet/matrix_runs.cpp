@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -80,7 +81,8 @@ MatrixCell measured_cell(const ResultsDocument& doc, const std::string& tenant, 
     if (a.tenant != tenant) continue;
     c.verdict = a.verdict;
     c.verdict_reason = a.verdict_reason;
-    if (a.metrics) {
+    // A phase left without clean blocks has metrics whose figures are not numbers: no estimate, the reason says why.
+    if (a.metrics && std::isfinite(a.metrics->p95_slowdown.value)) {
       c.p95_slowdown = a.metrics->p95_slowdown;
       c.median_slowdown = a.metrics->median_slowdown;
     }

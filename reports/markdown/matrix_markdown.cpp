@@ -47,7 +47,7 @@ void packing_section(std::ostringstream& os, const MatrixResult& r) {
   if (!r.self_sharing.empty()) os << "\nBeside a copy of itself: " << markdown_cell(names(r, r.self_sharing), 300) << ".\n";
   if (!r.packing) return;
   const MatrixPacking& p = *r.packing;
-  os << "\n## Packing\n\n**" << p.devices.size() << " devices instead of " << p.exclusive_devices << "** (" << p.saved
+  os << "\n## Packing\n\n**" << p.devices.size() << (p.devices.size() == 1 ? " device" : " devices") << " instead of " << p.exclusive_devices << "** (" << p.saved
      << " saved), only pairs that may share sharing one:\n\n";
   for (std::size_t d = 0; d < p.devices.size(); ++d)
     os << "- device " << d + 1 << ": " << markdown_cell(names(r, p.devices[d]), 300) << "\n";

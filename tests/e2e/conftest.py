@@ -31,7 +31,7 @@ LENIENT = ("--max-foreign-cpus", "64", "--max-steal-cpus", "64")
 
 
 # Subcommands other than `run`: their options are their own.
-SUBCOMMANDS = {"list", "probe", "sustain", "baseline", "vet", "selftest", "compare", "history", "report", "cleanup", "merge", "mig-sweep",
+SUBCOMMANDS = {"list", "probe", "sustain", "baseline", "vet", "selftest", "compare", "history", "report", "cleanup", "merge", "mig-sweep", "matrix",
                "worker"}
 
 # The tests of the harness's mechanics (phases, blocks, outputs, faults, signals) run the fixed length

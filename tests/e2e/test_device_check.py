@@ -361,6 +361,10 @@ def test_part_mig_sweeps_only_a_gpu_already_in_mig_mode(rehearsal_checkout, tmp_
     smi = fake_smi(tmp_path, text=MIG_ENABLED_SMI if mig == "enabled" else None)
     out, work, steps, _, _ = device_check(rehearsal_checkout, tmp_path, 0, NVIDIA_SMI=smi, REHEARSE_ALL="1", PART="mig")
     assert not any(f"{name} exit" in steps for name in FIRST + SECOND), steps
+    # First the GPU matrix (issue 50), on any GPU: four CUDA workloads, every pair time-sliced.
+    assert "gpu-matrix exit" in steps, steps
+    log = (work / "gpu-matrix.log").read_text()
+    assert "matrix --backend cuda --mode timeslice --workloads gemm:reps=16,copy:reps=48," in log and "--budget 200" in log
     if mig == "disabled":
         assert "SKIPPED mig-sweep: GPU 0 is not in MIG mode (nvidia-smi says: 0, NVIDIA H200" in steps
         assert "mig-sweep exit" not in steps

@@ -2,6 +2,7 @@
 // predicted cells, the sampled pairs and the error, on hand-computed values (docs/methodology.md).
 #include "harness/core/errors.h"
 #include "harness/vet/matrix_predict.h"
+#include "reports/markdown/matrix_markdown.h"
 
 #include <gtest/gtest.h>
 
@@ -158,6 +159,23 @@ TEST(MatrixPredict, AWorkloadWithoutCurveOrPressureGivesErrorCells) {
   EXPECT_NE(p.workloads[0].reason.find("reporter"), std::string::npos);
 }
 
+// The reporter's curve is made non-decreasing before it is inverted: with a dip (0.3, 0.3), (0.6, 0.2), (1, 1)
+// a slowdown of 0.5 lies between (0.6, 0.3) and (1, 1) of the raised curve: 0.6 + 0.4 x 0.2 / 0.7 (the raw
+// curve would give 0.6 + 0.4 x 0.3 / 0.8 = 0.75).
+TEST(MatrixPredict, PressureIsReadOnTheReportersMonotoneCurve) {
+  MatrixResult r = host_matrix(1);
+  r.prediction = plan_prediction(r);
+  MatrixPrediction& p = *r.prediction;
+  p.reporter_curve.slowdowns = {0.3, 0.2, 1.0};
+  p.workloads[0].curve.slowdowns = {0.1, 0.2, 0.3};
+  p.workloads[0].reporter_slowdown = 0.5;
+  fill_pressures(p);
+  ASSERT_TRUE(p.workloads[0].pressure);
+  EXPECT_NEAR(*p.workloads[0].pressure, 0.6 + 0.4 * 0.2 / 0.7, kTol);
+  EXPECT_FALSE(p.workloads[0].pressure_clamped);
+  EXPECT_TRUE(p.workloads[0].reason.empty()) << p.workloads[0].reason;
+}
+
 TEST(MatrixPredict, SamplePairsSpreadOverThePredictedRange) {
   MatrixResult r = host_matrix(3);
   r.cells.assign(9, MatrixCell{});
@@ -176,6 +194,33 @@ TEST(MatrixPredict, SamplePairsSpreadOverThePredictedRange) {
   EXPECT_TRUE(choose_sample_pairs(r, 0).empty());
   r.cell(2, 0).p95_slowdown.reset();  // {0, 2} has an unpredicted direction: never sampled
   EXPECT_EQ(choose_sample_pairs(r, 3), (P{{0, 0}, {1, 1}, {2, 2}}));  // 5 left: ranks 0, 2, 4
+}
+
+// matrix.md's prediction section: the curves, the pressures, each checked cell and the error with its interval.
+TEST(MatrixPredict, TheMarkdownShowsTheCurvesTheChecksAndTheError) {
+  MatrixResult r = host_matrix(2);
+  r.prediction = plan_prediction(r);
+  MatrixPrediction& p = *r.prediction;
+  p.reporter_curve.slowdowns = {0.3, 0.6, 1.0};
+  p.workloads[0].curve.slowdowns = {0.25, std::nullopt, 0.75};
+  p.workloads[0].reporter_slowdown = 1.5;  // beyond the reporter's top: clamped
+  p.workloads[1].curve.slowdowns = {0.0, 0.0, 0.1};
+  p.workloads[1].reporter_slowdown = 0.0;
+  fill_pressures(p);
+  predict_cells(r);
+  p.checks = {{0, 1, 0.0, 0.05, -5.0}, {1, 0, 0.1, 0.02, 8.0}};
+  p.error = prediction_error(p.checks);
+  const std::string md = matrix_markdown(r);
+  EXPECT_NE(md.find("## Prediction"), std::string::npos) << md;
+  EXPECT_NE(md.find("| w0 | +25.0% | - | +75.0% | 1 (beyond the top level) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| w1 | +0.0% | +0.0% | +10.0% | 0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| w0 | w1 | +0.0% | +5.0% | -5.0 |"), std::string::npos) << md;
+  // |errors| 5 and 8: mean 6.5, sd 2.1213, se 1.5, t(0.975, 1) = 12.7062: [0 (cut), 25.6].
+  EXPECT_NE(md.find("**Error: 6.5 points** mean absolute over 2 cells [0.0, 25.6] (95%, Student's t); mean signed +1.5, "
+                    "largest 8.0."), std::string::npos) << md;
+  p.checks.clear();
+  p.error.reset();
+  EXPECT_NE(matrix_markdown(r).find("error is unknown"), std::string::npos);
 }
 
 TEST(MatrixPredict, ErrorIsTheMeanAbsoluteErrorWithAStudentInterval) {

@@ -166,7 +166,7 @@ CLI::App* add_matrix_command(CLI::App& app, PlatformOptions& o) {
   sub->add_option("--price-shared", o.price_shared, "Price of one share of a device per hour (e.g. half the device's)")
       ->check(number_in(0.0, 1e12));
   sub->add_flag("--predict", m.predict, "Predict the pairs from each workload's sensitivity and pressure against a "
-                                        "calibrated ladder (about N(k+1) runs instead of N(N+1)/2; docs/methodology.md)");
+                                        "calibrated ladder (N k + N + k runs, k = 3 levels, and the sample, instead of N(N+1)/2; docs/matrix.md)");
   sub->add_option("--predict-sample", m.predict_sample, "With --predict: pairs also measured, for the prediction's error "
                                                         "(default 3)")->check(CLI::Range(0, 136));
   sub->add_option("--out", o.out, "Output folder for matrix.json, .md, .html and every run (default "

@@ -185,6 +185,9 @@ int matrix_command(const PlatformOptions& o) {
     throw InputError("matrix: --price-exclusive and --price-shared go together (a device-hour and one share of it)");
   MatrixResult r = new_matrix_result(o);
   check_workloads(o, r);
+  // --predict on a backend without a calibrated pressure workload (cuda) is refused here, in one line, before
+  // the plan is said or the output folder made (run_prediction plans it again, the same way).
+  if (o.matrix.predict) plan_prediction(r);
   const std::string out_dir = o.out.empty() ? platform_default_out("matrix") : o.out;
   platform_check_outputs(o, out_dir, kMatrixFiles);
   OutputDir folder("--out", out_dir, kMatrixFiles, o.force);

@@ -29,7 +29,7 @@ struct MatrixOptions {
   std::string mode = "timeslice";     // --mode: how each pair shares the device
   std::string cpus;                   // --cpus LIST: placement.cpus of every workload without its own (host backend)
   std::optional<double> warmup_s;     // --warmup S of every run (default: the runs')
-  bool predict = false;               // --predict: N(k+1) profiling runs instead of every pair (matrix_predict.h)
+  bool predict = false;               // --predict: N k + N + k profiling runs instead of every pair (matrix_predict.h)
   int predict_sample = 3;             // --predict-sample K: pairs measured to report the prediction's error
 };
 

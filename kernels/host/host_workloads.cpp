@@ -1,6 +1,7 @@
 #include "kernels/host/host_workloads.h"
 
 #include "kernels/host/gloo_collective.h"
+#include "kernels/host/host_bubble.h"
 
 #include "kernels/open_loop.h"
 
@@ -326,6 +327,7 @@ Support always_supported(const Params&, const ExecContext&) { return {}; }
 
 void register_host_workloads(Registry& registry) {
   register_gloo_workloads(registry);
+  register_host_bubble(registry);
   using T = ParamSpec::Type;
   registry.add({"host-compute", Backend::host,
                 "CPU-bound: float64 n x n matrix product on one core (FLOP/s)",

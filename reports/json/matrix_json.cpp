@@ -7,15 +7,15 @@ namespace ib {
 
 using ojson = nlohmann::ordered_json;
 
-namespace {
-
-ojson run_json(const MatrixRun& r) {
+ojson matrix_run_to_json(const MatrixRun& r) {
   return {{"outcome", to_string(r.outcome)},
           {"reason", r.reason},
           {"exit_code", r.exit_code ? ojson(*r.exit_code) : ojson(nullptr)},
           {"results_file", r.results_file},
           {"seconds", json_number(r.seconds)}};
 }
+
+namespace {
 
 ojson cell_json(const MatrixCell& c) {
   return {{"victim", c.victim},
@@ -48,7 +48,7 @@ ojson packing_json(const std::optional<MatrixPacking>& p) {
 ojson matrix_to_json(const MatrixResult& r) {
   ojson workloads = ojson::array(), pairs = ojson::array(), cells = ojson::array(), share = ojson::array();
   for (const auto& w : r.workloads) workloads.push_back({{"name", w.name}, {"workload", w.workload}, {"tenant", w.tenant}});
-  for (const auto& p : r.pairs) pairs.push_back({{"a", p.a}, {"b", p.b}, {"run", run_json(p.run)}});
+  for (const auto& p : r.pairs) pairs.push_back({{"a", p.a}, {"b", p.b}, {"run", matrix_run_to_json(p.run)}});
   for (const auto& c : r.cells) cells.push_back(cell_json(c));
   for (const auto& [a, b] : r.may_share) share.push_back({a, b});
   return {{"schema_version", r.schema_version},

@@ -9,5 +9,7 @@
 namespace ib {
 
 nlohmann::ordered_json matrix_to_json(const MatrixResult& result);
+// One child run of the matrix (a pair's, or --predict's): outcome, reason, exit code, results file, seconds.
+nlohmann::ordered_json matrix_run_to_json(const MatrixRun& run);
 
 }  // namespace ib

@@ -63,6 +63,47 @@ void packing_section(std::ostringstream& os, const MatrixResult& r) {
   }
 }
 
+// --predict's model as it was measured: each workload's curve and pressure, then the sampled cells beside the
+// model's figures and the error over them (docs/methodology.md "Predicted co-location").
+void prediction_section(std::ostringstream& os, const MatrixResult& r) {
+  const MatrixPrediction& p = *r.prediction;
+  const auto figure = [](const std::optional<double>& v) { return v ? signed_percent(*v) : std::string("-"); };
+  os << "\n## Prediction\n\nEach workload's P95 slowdown beside " << p.bubble_workload << " at each level of its core share"
+        " (its curve), and its pressure: the reporter (" << markdown_cell(p.reporter, 80) << ") beside it, read on the"
+        " reporter's own curve as a level.\n\n| workload |";
+  for (double l : p.levels) os << " at " << significant(l, 2) << " |";
+  os << " pressure |\n|---|";
+  for (std::size_t l = 0; l <= p.levels.size(); ++l) os << "---|";
+  const auto row = [&](const std::string& name, const SensitivityCurve& c, const std::string& pressure) {
+    os << "\n| " << markdown_cell(name, 80) << " |";
+    for (std::size_t l = 0; l < p.levels.size(); ++l) os << " " << (l < c.slowdowns.size() ? figure(c.slowdowns[l]) : "-") << " |";
+    os << " " << markdown_cell(pressure, 120) << " |";
+  };
+  row("reporter", p.reporter_curve, "-");
+  for (std::size_t i = 0; i < p.workloads.size() && i < r.workloads.size(); ++i) {
+    const PredictedWorkload& w = p.workloads[i];
+    row(r.workloads[i].name, w.curve,
+        w.pressure ? significant(*w.pressure, 2) + (w.pressure_clamped ? " (beyond the top level)" : "") : w.reason);
+  }
+  os << "\n";
+  if (p.checks.empty()) {
+    os << "\nNo sampled cell was measured: the prediction's error is unknown.\n";
+    return;
+  }
+  os << "\nThe sampled pairs, measured (their cells above are the measurements):\n\n| victim | aggressor | predicted |"
+        " measured | error (points) |\n|---|---|---|---|---|\n";
+  for (const PredictionCheck& c : p.checks)
+    os << "| " << markdown_cell(r.workloads[c.victim].name, 60) << " | " << markdown_cell(r.workloads[c.aggressor].name, 60)
+       << " | " << signed_percent(c.predicted) << " | " << signed_percent(c.measured) << " | " << formatted("%+.1f", c.error_points) << " |\n";
+  if (!p.error) return;
+  const PredictionError& e = *p.error;
+  os << "\n**Error: " << formatted("%.1f", e.mean_abs_error_points) << " points** mean absolute over " << e.cells << " cells";
+  if (e.ci_low_points && e.ci_high_points)
+    os << " [" << formatted("%.1f", *e.ci_low_points) << ", " << formatted("%.1f", *e.ci_high_points) << "] ("
+       << significant(100.0 * e.confidence, 3) << "%, Student's t)";
+  os << "; mean signed " << formatted("%+.1f", e.mean_error_points) << ", largest " << formatted("%.1f", e.max_abs_error_points) << ".\n";
+}
+
 void runs_table(std::ostringstream& os, const MatrixResult& r) {
   os << "\n## Runs\n\n| pair | outcome | seconds | exit | reason |\n|---|---|---|---|---|\n";
   for (const auto& p : r.pairs)
@@ -83,6 +124,7 @@ std::string matrix_markdown(const MatrixResult& r) {
        << r.prediction->full_matrix_runs << "; they are marked (predicted) and never measured.\n";
   heatmap_table(os, r);
   packing_section(os, r);
+  if (r.prediction) prediction_section(os, r);
   if (!r.pairs.empty() && (r.pairs.front().run.outcome != MatrixRunOutcome::pending || !r.prediction)) runs_table(os, r);
   return os.str();
 }

@@ -102,6 +102,52 @@ TEST(Registry, HostIdleSleepsWithoutWork) {
   EXPECT_EQ(w->work_per_sample().unit, "sample");
 }
 
+// host-bubble (matrix --predict's pressure): its params' ranges, and a period's shape. The busy span is wall
+// time from the sample's start and the sleep runs to the period's end, so both hold on a loaded machine too.
+TEST(Registry, HostBubbleParams) {
+  const Registry r = host_registry();
+  const WorkloadSpec* spec = r.find("host-bubble");
+  ASSERT_NE(spec, nullptr);
+  std::string err;
+  const auto defaults = validate_params(*spec, json::object(), err);
+  ASSERT_TRUE(defaults) << err;
+  EXPECT_DOUBLE_EQ(defaults->at("level").get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(defaults->at("period_ms").get<double>(), 10.0);
+  EXPECT_EQ(defaults->at("mib").get<int>(), 0);
+  EXPECT_TRUE(validate_params(*spec, json{{"level", 0.0}}, err)) << err;
+  EXPECT_TRUE(validate_params(*spec, json{{"level", 1.0}, {"mib", 8}}, err)) << err;
+  for (const json& bad : {json{{"level", -0.01}}, json{{"level", 1.01}}, json{{"period_ms", 0.5}}, json{{"mib", -1}},
+                          json{{"mib", 0.5}}, json{{"level", "half"}}}) {
+    err.clear();
+    EXPECT_FALSE(validate_params(*spec, bad, err)) << bad.dump();
+    EXPECT_FALSE(err.empty()) << bad.dump();
+  }
+}
+
+TEST(Registry, HostBubbleBusyForItsShareOfEachPeriod) {
+  const Registry r = host_registry();
+  const WorkloadSpec* spec = r.find("host-bubble");
+  ASSERT_NE(spec, nullptr);
+  struct Case { double level; int mib; };
+  for (const Case c : {Case{0.0, 0}, Case{0.5, 0}, Case{0.5, 4}}) {
+    std::string err;
+    const auto p = validate_params(*spec, json{{"level", c.level}, {"period_ms", 20.0}, {"mib", c.mib}}, err);
+    ASSERT_TRUE(p) << err;
+    auto w = spec->create(*p);
+    w->setup({});
+    SampleOutput out;
+    const auto t0 = std::chrono::steady_clock::now();
+    w->run_sample({}, out);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_GE(wall, 0.020) << "a sample is one whole period";
+    EXPECT_GE(out.counters.at("busy_s"), c.level * 0.020);
+    if (c.level == 0.0) EXPECT_LT(out.counters.at("busy_s"), 0.001);
+    EXPECT_EQ(out.counters.at("bytes_streamed") > 0, c.mib > 0 && c.level > 0) << c.level << " " << c.mib;
+    EXPECT_EQ(w->work_per_sample().unit, "period");
+    w->teardown();
+  }
+}
+
 TEST(Registry, EmptyRegistry) {
   Registry r;
   EXPECT_TRUE(r.all().empty());
@@ -111,15 +157,16 @@ TEST(Registry, EmptyRegistry) {
 TEST(Registry, HostWorkloadsRegistered) {
   const Registry r = host_registry();
   const auto all = r.all();
-  ASSERT_EQ(all.size(), 6u);
-  EXPECT_EQ(all[0]->name, "host-collective");
-  EXPECT_EQ(all[1]->name, "host-compute");
-  EXPECT_EQ(all[2]->name, "host-copy");
-  EXPECT_EQ(all[3]->name, "host-fault");
-  EXPECT_EQ(all[4]->name, "host-idle");
-  EXPECT_EQ(all[5]->name, "host-latency");
-  EXPECT_TRUE(all[0]->collective);
-  EXPECT_FALSE(all[1]->collective);
+  ASSERT_EQ(all.size(), 7u);
+  EXPECT_EQ(all[0]->name, "host-bubble");
+  EXPECT_EQ(all[1]->name, "host-collective");
+  EXPECT_EQ(all[2]->name, "host-compute");
+  EXPECT_EQ(all[3]->name, "host-copy");
+  EXPECT_EQ(all[4]->name, "host-fault");
+  EXPECT_EQ(all[5]->name, "host-idle");
+  EXPECT_EQ(all[6]->name, "host-latency");
+  EXPECT_TRUE(all[1]->collective);
+  EXPECT_FALSE(all[2]->collective);
   for (const auto* s : all) {
     EXPECT_EQ(s->backend, Backend::host);
     EXPECT_TRUE(static_cast<bool>(s->create));

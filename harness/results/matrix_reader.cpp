@@ -124,12 +124,66 @@ std::optional<MatrixPacking> read_matrix_packing(const Field& f, std::size_t n) 
   return p;
 }
 
+SensitivityCurve read_matrix_curve(const Field& f) {
+  SensitivityCurve c;
+  const Field slowdowns = f["p95_slowdowns"], runs = f["runs"];
+  for (std::size_t i = 0; i < slowdowns.size(); ++i) c.slowdowns.push_back(slowdowns[i].optional_number());
+  for (std::size_t i = 0; i < runs.size(); ++i) c.runs.push_back(read_matrix_run(runs[i]));
+  return c;
+}
+
+PredictedWorkload read_predicted_workload(const Field& f) {
+  PredictedWorkload w;
+  w.curve = read_matrix_curve(f["curve"]);
+  w.reporter_slowdown = f["reporter_slowdown"].optional_number();
+  w.pressure = f["pressure"].optional_number();
+  w.pressure_clamped = f["pressure_clamped"].boolean();
+  if (!f["pressure_run"].is_null()) w.pressure_run.push_back(read_matrix_run(f["pressure_run"]));
+  w.reason = f["reason"].string();
+  return w;
+}
+
+std::optional<PredictionError> read_prediction_error(const Field& f) {
+  if (f.is_null()) return std::nullopt;
+  PredictionError e;
+  e.cells = f["cells"].integer<std::size_t>();
+  e.mean_abs_error_points = f["mean_abs_error_points"].number();
+  e.ci_low_points = f["ci_low_points"].optional_number();
+  e.ci_high_points = f["ci_high_points"].optional_number();
+  e.confidence = f["confidence"].number();
+  e.mean_error_points = f["mean_error_points"].number();
+  e.max_abs_error_points = f["max_abs_error_points"].number();
+  return e;
+}
+
 // --predict's part: what matrix_prediction.h holds (its writer is reports/json/matrix_prediction_json.cpp).
-std::optional<MatrixPrediction> read_matrix_prediction(const Field& f) {
+std::optional<MatrixPrediction> read_matrix_prediction(const Field& f, std::size_t n) {
   if (f.is_null()) return std::nullopt;
   MatrixPrediction p;
   p.runs = f["runs"].integer<std::size_t>();
   p.full_matrix_runs = f["full_matrix_runs"].integer<std::size_t>();
+  const Field levels = f["levels"], workloads = f["workloads"], sampled = f["sampled_pairs"], checks = f["checks"];
+  for (std::size_t i = 0; i < levels.size(); ++i) p.levels.push_back(levels[i].number());
+  p.bubble_workload = f["bubble"]["workload"].string();
+  p.bubble_params = f["bubble"]["params"].free_form();
+  p.reporter = f["reporter"]["name"].string();
+  p.reporter_tenant = f["reporter"]["tenant"].free_form();
+  p.reporter_curve = read_matrix_curve(f["reporter"]["curve"]);
+  for (std::size_t i = 0; i < workloads.size(); ++i) p.workloads.push_back(read_predicted_workload(workloads[i]));
+  for (std::size_t i = 0; i < sampled.size(); ++i) {
+    p.sampled_pairs.emplace_back(matrix_workload_index(sampled[i]["a"], n), matrix_workload_index(sampled[i]["b"], n));
+    if (!sampled[i]["run"].is_null()) p.sample_runs.push_back(read_matrix_run(sampled[i]["run"]));
+  }
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    PredictionCheck c;
+    c.victim = matrix_workload_index(checks[i]["victim"], n);
+    c.aggressor = matrix_workload_index(checks[i]["aggressor"], n);
+    c.predicted = checks[i]["predicted"].number();
+    c.measured = checks[i]["measured"].number();
+    c.error_points = checks[i]["error_points"].number();
+    p.checks.push_back(c);
+  }
+  p.error = read_prediction_error(f["error"]);
   return p;
 }
 
@@ -203,7 +257,7 @@ MatrixResult matrix_from_json(const nlohmann::ordered_json& doc, const std::stri
   r.price_shared = top["price_shared"].optional_number();
   read_matrix_grid(top, r);
   r.packing = read_matrix_packing(top["packing"], r.workloads.size());
-  r.prediction = read_matrix_prediction(top["prediction"]);
+  r.prediction = read_matrix_prediction(top["prediction"], r.workloads.size());
   r.interrupted = top["interrupted"].boolean();
   r.exit_code = top["exit_code"].integer<int>();
   return r;

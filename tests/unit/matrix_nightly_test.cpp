@@ -85,7 +85,31 @@ TEST(MatrixReader, ReadsBackWhatTheWriterWroteByteForByte) {
   r.cells[4].verdict = Verdict::error;
   r.cells[5].source = CellSource::predicted;
   r.pairs[1].run = {MatrixRunOutcome::cannot_run, "exit 3: no device", 3, "", 0.5};
-  r.prediction = MatrixPrediction{4, 6};
+  // --predict's part in full: a ladder, the reporter's curve, each workload's curve and pressure, a sampled
+  // pair with its run, its checks and the error (every field the writer writes must come back).
+  MatrixPrediction pred;
+  pred.runs = 4;
+  pred.full_matrix_runs = 6;
+  pred.levels = {0.3, 0.6, 1.0};
+  pred.bubble_workload = "host-bubble";
+  pred.bubble_params = {{"period_ms", 10}};
+  pred.reporter = "host-compute:n=128:reps=8";
+  pred.reporter_tenant = {{"workload", "host-compute"}, {"params", {{"n", 128}, {"reps", 8}}}};
+  pred.reporter_curve.slowdowns = {0.2, std::nullopt, 0.9};
+  pred.reporter_curve.runs = {{MatrixRunOutcome::measured, "", 0, "a/results.json", 2.0}};
+  PredictedWorkload w;
+  w.curve.slowdowns = {0.1, 0.3, 0.5};
+  w.reporter_slowdown = 0.4;
+  w.pressure = 0.55;
+  w.pressure_clamped = true;
+  w.pressure_run = {{MatrixRunOutcome::measured, "", 0, "p/results.json", 1.5}};
+  pred.workloads = {w, PredictedWorkload{}, PredictedWorkload{}};
+  pred.workloads[1].reason = "no curve";
+  pred.sampled_pairs = {{0, 2}};
+  pred.sample_runs = {{MatrixRunOutcome::measured, "", 5, "s/results.json", 3.0}};
+  pred.checks = {{0, 2, 0.5, 0.3, 20.0}, {2, 0, 0.1, 0.2, -10.0}};
+  pred.error = PredictionError{2, 15.0, 0.0, 78.5, 0.95, 5.0, 20.0};
+  r.prediction = pred;
   r.rounds.reset();
   r.interrupted = true;
   r.exit_code = kExitInterrupted;

@@ -105,6 +105,16 @@ CLI::App* add_selftest_command(CLI::App& app, PlatformOptions& o) {
   return sub;
 }
 
+// The length and judgement of the child runs of a conductor of runs (mig-sweep, matrix): `each` names one run
+// ("each layout's run"), `phase_default` says where its phase length comes from without --duration.
+void add_child_run_options(CLI::App* sub, PlatformOptions& o, const std::string& each, const std::string& phase_default) {
+  sub->add_option("--duration", o.phase_s, "Seconds per phase of " + each + " (default: " + phase_default + ")")
+      ->check(number_in(kMinDurationS, kMaxDurationS));
+  sub->add_option("--rounds", o.rounds, "A fixed N rounds in " + each + " (default: until its verdicts are decided)")
+      ->check(CLI::Range(1, 1000));
+  sub->add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(number_in(0.0, kMaxCutoff, true));
+}
+
 CLI::App* add_mig_sweep_command(CLI::App& app, PlatformOptions& o) {
   CLI::App* sub = app.add_subcommand("mig-sweep", "On a GPU already in MIG mode: measure each MIG layout for a scenario's "
                                                   "tenants, recommend one, write it as a mig-parted config");
@@ -118,14 +128,10 @@ CLI::App* add_mig_sweep_command(CLI::App& app, PlatformOptions& o) {
   sub->add_option("--budget", o.sweep_budget_s, "Seconds for the whole sweep; entries that would not fit are skipped "
                                                 "and listed, except the first layout (default 3600)")
       ->check(number_in(1.0, 7 * 86400.0));
-  sub->add_option("--duration", o.phase_s, "Seconds per phase of each layout's run (default: the scenario's)")
-      ->check(number_in(kMinDurationS, kMaxDurationS));
-  sub->add_option("--rounds", o.rounds, "Each layout's run a fixed N rounds (default: until its verdicts are decided)")
-      ->check(CLI::Range(1, 1000));
+  add_child_run_options(sub, o, "each layout's run", "the scenario's");
   sub->add_option("--baseline", o.baseline, "An exclusive run's results, the one yardstick of every layout (default: "
                                             "each tenant alone once on the GPU's largest instance, measured by the sweep)")
       ->check(non_empty())->check(CLI::ExistingFile);
-  sub->add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(number_in(0.0, kMaxCutoff, true));
   sub->add_option("--references", o.references, "The references beside the layouts, every tenant on the largest "
                                                 "instance: timeslice, mps, both as timeslice,mps (default) or none")
       ->check(non_empty());
@@ -150,13 +156,9 @@ CLI::App* add_matrix_command(CLI::App& app, PlatformOptions& o) {
       ->check(CLI::IsMember({"timeslice", "mps", "streams", "exclusive", "mig", "all"}));
   sub->add_option("--cpus", m.cpus, "host: pin every workload without a placement of its own to these CPUs (e.g. 0: "
                                     "every pair shares one core)")->check(non_empty());
-  sub->add_option("--duration", o.phase_s, "Seconds per phase of each run (default: the runs' 10)")
-      ->check(number_in(kMinDurationS, kMaxDurationS));
+  add_child_run_options(sub, o, "each run", "the runs' 10");
   sub->add_option("--warmup", m.warmup_s, "Seconds of warm-up of each run's workers (default: the runs' 2)")
       ->check(number_in(kMinWarmupS, kMaxWarmupS));
-  sub->add_option("--rounds", o.rounds, "Each run a fixed N rounds (default: until its verdicts are decided)")
-      ->check(CLI::Range(1, 1000));
-  sub->add_option("--cutoff", o.cutoff, "P95 slowdown cutoff (default 0.40)")->check(number_in(0.0, kMaxCutoff, true));
   sub->add_option("--budget", o.sweep_budget_s, "Seconds for the whole matrix; runs that would not fit are skipped and "
                                                 "listed, except the first (default 86400)")
       ->check(number_in(1.0, 7 * 86400.0));

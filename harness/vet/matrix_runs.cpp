@@ -9,30 +9,12 @@
 
 #include <cmath>
 #include <filesystem>
-#include <sstream>
 
 namespace ib {
 
 namespace {
 
 using json = nlohmann::json;
-
-// The last line of a child's output: what it said when it refused.
-std::string matrix_child_last_line(const std::string& output) {
-  std::string line, last;
-  std::stringstream ss(output);
-  while (std::getline(ss, line))
-    if (!line.empty()) last = line;
-  return printable(last, 300);
-}
-
-std::vector<std::string> child_args(const PlatformOptions& o, const std::string& scenario_file) {
-  std::vector<std::string> args = {"--mode", o.matrix.mode, "--backend", o.backend, "--device", std::to_string(o.device),
-                                   "--scenario", scenario_file, "--cutoff", fmt::format("{}", o.cutoff),
-                                   "--telemetry-hz", fmt::format("{}", o.telemetry_hz)};
-  if (o.rounds) args.insert(args.end(), {"--rounds", std::to_string(*o.rounds), "--until", "fixed"});
-  return args;
-}
 
 }  // namespace
 
@@ -50,20 +32,20 @@ MatrixChildRun run_matrix_child(const PlatformOptions& o, const json& scenario, 
   MatrixChildRun c;
   const auto t0 = std::chrono::steady_clock::now();
   // The run's own watchdog ends a hung worker; this limit only bounds a run that never stops deciding.
-  const ChildRun run = run_self(o, child_args(o, file), dir + "/run", o.sweep_budget_s + 600.0);
+  const ChildRun run = run_self(o, child_run_args(o, o.matrix.mode, file), dir + "/run", o.sweep_budget_s + 600.0);
   c.run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   c.run.exit_code = run.exit_code;
   c.run.results_file = dir + "/run/results.json";
-  if (run.exit_code == kExitBadInput) throw InputError("matrix: " + scenario.value("description", "") + ": " + matrix_child_last_line(run.output));
+  if (run.exit_code == kExitBadInput) throw InputError("matrix: " + scenario.value("description", "") + ": " + child_last_line(run.output));
   if (run.exit_code == kExitInterrupted) {
     c.run.outcome = MatrixRunOutcome::interrupted;
     c.run.reason = "interrupted";
   } else if (run.exit_code == kExitCannotRun) {
     c.run.outcome = MatrixRunOutcome::cannot_run;
-    c.run.reason = matrix_child_last_line(run.output);
+    c.run.reason = child_last_line(run.output);
   } else if (!run.results) {
     c.run.outcome = MatrixRunOutcome::failed;
-    c.run.reason = "its run wrote no results: " + matrix_child_last_line(run.output);
+    c.run.reason = "its run wrote no results: " + child_last_line(run.output);
   } else {
     c.run.outcome = run.exit_code == kExitWorkloadFailed ? MatrixRunOutcome::failed : MatrixRunOutcome::measured;
     if (c.run.outcome == MatrixRunOutcome::failed) c.run.reason = "a workload failed (exit 4): see " + c.run.results_file;

@@ -157,31 +157,12 @@ std::string write_layout_scenario(const json& scenario, const std::vector<std::s
   return path;
 }
 
-// A child run of `mode` on `scenario`, as every entry of the sweep runs it.
-std::vector<std::string> child_run_args(const PlatformOptions& o, const std::string& mode, const std::string& scenario) {
-  std::vector<std::string> args = {"--mode", mode, "--backend", o.backend, "--device", std::to_string(o.device),
-                                   "--scenario", scenario, "--telemetry-hz", fmt::format("{}", o.telemetry_hz),
-                                   "--cutoff", fmt::format("{}", o.cutoff)};
-  if (o.phase_s) args.insert(args.end(), {"--duration", fmt::format("{}", *o.phase_s)});
-  if (o.rounds) args.insert(args.end(), {"--rounds", std::to_string(*o.rounds), "--until", "fixed"});
-  return args;
-}
-
 // Every layout's run reads its exclusive phase from the yardstick's file: never its own largest instance.
 std::vector<std::string> layout_run_args(const PlatformOptions& o, const std::string& scenario,
                                          const std::vector<std::string>& profiles, const std::string& yardstick_file) {
   std::vector<std::string> args = child_run_args(o, "mig", scenario);
   args.insert(args.end(), {"--mig-create", joined(profiles, ","), "--baseline", yardstick_file});
   return args;
-}
-
-// The last line of a child's output: what it said when it refused.
-std::string last_line(const std::string& output) {
-  std::string line, last;
-  std::stringstream ss(output);
-  while (std::getline(ss, line))
-    if (!line.empty()) last = line;
-  return printable(last, 300);
 }
 
 void read_layout_results(SweepLayout& l, const Results& r) {
@@ -222,16 +203,16 @@ void run_entry(const PlatformOptions& o, const std::vector<std::string>& args, c
   l.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   l.exit_code = run.exit_code;
   l.results_file = dir + "/run/results.json";
-  if (run.exit_code == kExitBadInput) throw InputError("mig-sweep: " + l.name + ": " + last_line(run.output));
+  if (run.exit_code == kExitBadInput) throw InputError("mig-sweep: " + l.name + ": " + child_last_line(run.output));
   if (run.exit_code == kExitInterrupted) {
     l.outcome = LayoutOutcome::interrupted;
     l.reason = "interrupted";
   } else if (run.exit_code == kExitCannotRun) {
     l.outcome = LayoutOutcome::cannot_run;
-    l.reason = last_line(run.output);
+    l.reason = child_last_line(run.output);
   } else if (!run.results) {
     l.outcome = LayoutOutcome::failed;
-    l.reason = "its run wrote no results: " + last_line(run.output);
+    l.reason = "its run wrote no results: " + child_last_line(run.output);
   } else {
     l.outcome = run.exit_code == kExitWorkloadFailed ? LayoutOutcome::failed : LayoutOutcome::measured;
     if (l.outcome == LayoutOutcome::failed) l.reason = "a workload failed (exit 4): see " + l.results_file;

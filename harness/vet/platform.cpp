@@ -76,6 +76,23 @@ ChildRun run_self(const PlatformOptions& o, std::vector<std::string> args, const
   return c;
 }
 
+std::vector<std::string> child_run_args(const PlatformOptions& o, const std::string& mode, const std::string& scenario) {
+  std::vector<std::string> args = {"--mode", mode, "--backend", o.backend, "--device", std::to_string(o.device),
+                                   "--scenario", scenario, "--telemetry-hz", fmt::format("{}", o.telemetry_hz),
+                                   "--cutoff", fmt::format("{}", o.cutoff)};
+  if (o.phase_s) args.insert(args.end(), {"--duration", fmt::format("{}", *o.phase_s)});
+  if (o.rounds) args.insert(args.end(), {"--rounds", std::to_string(*o.rounds), "--until", "fixed"});
+  return args;
+}
+
+std::string child_last_line(const std::string& output) {
+  std::string line, last;
+  std::stringstream ss(output);
+  while (std::getline(ss, line))
+    if (!line.empty()) last = line;
+  return printable(last, 300);
+}
+
 // ---- the judgements ----
 
 std::size_t ExclusivePhase::judged_count() const {

@@ -84,6 +84,11 @@ struct ChildRun {
 // `env`: more of the child's environment (NAME=VALUE), beside INTERFERENCE_BENCH_CHILD=1.
 ChildRun run_self(const PlatformOptions& o, std::vector<std::string> args, const std::string& out_dir, double timeout_s,
                   const std::vector<std::string>& env = {});
+// The arguments of a conductor's child `run` (mig-sweep's entries, matrix's runs): `mode` on `scenario` with
+// --backend, --device, --telemetry-hz, --cutoff, and --duration and a fixed --rounds where given.
+std::vector<std::string> child_run_args(const PlatformOptions& o, const std::string& mode, const std::string& scenario);
+// The last non-empty line of a child's output, printable and cut: what it said when it refused.
+std::string child_last_line(const std::string& output);
 
 // The commands (their options are parsed in harness/cli/platform_commands.cpp). Each returns its exit
 // code; throws InputError, CannotRunError or Interrupted (a stop signal before anything was measured).
